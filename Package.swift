@@ -1,0 +1,40 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "PushBridge",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "PushBridgeJSON", targets: ["PushBridgeJSON"]),
+        .library(name: "PushBridgeCore", targets: ["PushBridgeCore"]),
+        .library(name: "PushBridgeDialects", targets: ["PushBridgeDialects"]),
+        .library(name: "PushBridgeConformance", targets: ["PushBridgeConformance"]),
+        .executable(name: "pushbridge", targets: ["pushbridge"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // libjson-c: the strict, typed payload comparison.
+        .systemLibrary(name: "CJSONC", pkgConfig: "json-c", providers: [.apt(["libjson-c-dev"])]),
+        // Strict JSON: parsing with JSON pointers in errors, deterministic writing, typed comparison.
+        .target(name: "PushBridgeJSON", dependencies: ["CJSONC"]),
+        // The pure core: canonical state, message, decision and rendering. No I/O, no dialect knowledge.
+        .target(name: "PushBridgeCore", dependencies: ["PushBridgeJSON"]),
+        // One adapter per vendor dialect, and the scenario engine that drives them.
+        .target(name: "PushBridgeDialects", dependencies: ["PushBridgeCore", "PushBridgeJSON"]),
+        // The conformance harness as a library: fixtures, running, strict comparison, reports.
+        .target(name: "PushBridgeConformance", dependencies: ["PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"]),
+        .executableTarget(
+            name: "pushbridge",
+            dependencies: [
+                "PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "PushBridgeTests",
+            dependencies: ["PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON", "pushbridge"]
+        ),
+    ]
+)

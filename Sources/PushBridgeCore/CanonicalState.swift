@@ -1,0 +1,236 @@
+import Foundation
+import PushBridgeJSON
+
+/// A user id as the chat vendor knows it.
+public typealias UserID = String
+
+/// How much an offline push shows.
+public enum DisplayStyle: String, Hashable, Sendable, CaseIterable {
+    /// Only the profile's generic text ("You have a new message").
+    case simpleBanner = "SimpleBanner"
+    /// The sender's name and the message content.
+    case messageSummary = "MessageSummary"
+}
+
+/// Which messages a receiver wants pushed.
+public enum RemindType: String, Hashable, Sendable, CaseIterable {
+    case all = "All"
+    case mentionOnly = "MentionOnly"
+    case none = "None"
+}
+
+/// One-to-one or group.
+public enum ChatKind: String, Hashable, Sendable {
+    case oneToOne = "Chat"
+    case group = "GroupChat"
+}
+
+/// A conversation from the receiver's side: the peer for one-to-one, the group for groups.
+public struct ConversationKey: Hashable, Sendable, CustomStringConvertible {
+    public var kind: ChatKind
+    public var id: String
+    public init(_ kind: ChatKind, _ id: String) {
+        self.kind = kind
+        self.id = id
+    }
+    public var description: String { "\(kind.rawValue):\(id)" }
+}
+
+/// A push certificate (or APNs key binding) of the app: what a device token is registered under.
+public struct Certificate: Hashable, Sendable {
+    /// The Easemob/Agora certificate name (`apnsCertName`).
+    public var name: String?
+    /// The Tencent certificate id (`busiId`).
+    public var busiId: String?
+    /// The app's bundle id: the `apns-topic`.
+    public var bundleId: String
+    /// `development` or `production`.
+    public var environment: APNsEnvironment
+
+    public init(name: String?, busiId: String?, bundleId: String, environment: APNsEnvironment) {
+        self.name = name
+        self.busiId = busiId
+        self.bundleId = bundleId
+        self.environment = environment
+    }
+}
+
+/// The APNs environment a certificate pushes to.
+public enum APNsEnvironment: String, Hashable, Sendable, CaseIterable {
+    case development
+    case production
+}
+
+/// A registered device: its hex token (lower case) and the certificate it was registered under.
+public struct Device: Hashable, Sendable {
+    public var token: String
+    public var certificate: Certificate
+    public init(token: String, certificate: Certificate) {
+        self.token = token
+        self.certificate = certificate
+    }
+}
+
+/// Whether the receiver's app holds a live connection.
+public enum Presence: Hashable, Sendable {
+    case online
+    /// Went to the background at this instant; may still hold its connection for a grace period.
+    case background(since: Instant)
+    case offline
+}
+
+/// App-level (all conversations) push settings of a receiver.
+public struct AppPushSettings: Hashable, Sendable {
+    /// `nil` inherits the default (`All`).
+    public var remindType: RemindType?
+    /// The daily do-not-disturb window, if any.
+    public var window: DoNotDisturbWindow?
+    /// A do-not-disturb duration active on [start, until).
+    public var silentPeriod: SilentPeriod?
+    public init(remindType: RemindType? = nil, window: DoNotDisturbWindow? = nil, silentPeriod: SilentPeriod? = nil) {
+        self.remindType = remindType
+        self.window = window
+        self.silentPeriod = silentPeriod
+    }
+}
+
+/// A one-shot do-not-disturb duration: active on [start, until).
+public struct SilentPeriod: Hashable, Sendable {
+    public var start: Instant
+    public var until: Instant
+    public init(start: Instant, until: Instant) {
+        self.start = start
+        self.until = until
+    }
+    public func isActive(at instant: Instant) -> Bool { instant >= start && instant < until }
+}
+
+/// Per-conversation push settings of a receiver.
+public struct ConversationPushSettings: Hashable, Sendable {
+    /// `nil` inherits the app remind type.
+    public var remindType: RemindType?
+    public var silentPeriod: SilentPeriod?
+    public init(remindType: RemindType? = nil, silentPeriod: SilentPeriod? = nil) {
+        self.remindType = remindType
+        self.silentPeriod = silentPeriod
+    }
+    public var isEmpty: Bool { remindType == nil && silentPeriod == nil }
+}
+
+/// Everything PushBridge keeps about one user, as receiver and as sender.
+public struct UserState: Hashable, Sendable {
+    public var user: UserID
+    /// The registered device (a new registration replaces the previous one).
+    public var device: Device?
+    /// The certificate bound by SDK initialisation, used by a later token registration.
+    public var boundCertificate: Certificate?
+    public var presence: Presence
+    /// How long a backgrounded app keeps its connection (Easemob/Agora: 120 s; Tencent: 0).
+    public var backgroundGraceSeconds: Int64
+    /// The receiver's badge counter: what the last push showed.
+    public var badge: Int
+    public var app: AppPushSettings
+    public var conversations: [ConversationKey: ConversationPushSettings]
+    public var displayStyle: DisplayStyle
+    /// The sender's push display name (Easemob/Agora display name, Tencent nick).
+    public var displayName: String?
+    /// Preferred notification language; `nil` when unset.
+    public var language: String?
+    /// Tencent default sounds per conversation kind.
+    public var oneToOneSound: String?
+    public var groupSound: String?
+    /// Group name cards of this user, by group id.
+    public var nameCards: [String: String]
+    /// The receiver's time zone for do-not-disturb windows.
+    public var timeZone: TimeZone
+
+    /// A user with no settings.
+    /// - Parameters:
+    ///   - user: the user id.
+    ///   - displayStyle: the dialect's default display style.
+    ///   - backgroundGraceSeconds: the dialect's background grace.
+    public init(user: UserID, displayStyle: DisplayStyle, backgroundGraceSeconds: Int64, timeZone: TimeZone = TimeZone(identifier: "UTC")!) {
+        self.user = user
+        self.device = nil
+        self.boundCertificate = nil
+        self.presence = .offline
+        self.backgroundGraceSeconds = backgroundGraceSeconds
+        self.badge = 0
+        self.app = AppPushSettings()
+        self.conversations = [:]
+        self.displayStyle = displayStyle
+        self.displayName = nil
+        self.language = nil
+        self.oneToOneSound = nil
+        self.groupSound = nil
+        self.nameCards = [:]
+        self.timeZone = timeZone
+    }
+
+    /// Conversation settings, empty when none are stored.
+    public func settings(for conversation: ConversationKey) -> ConversationPushSettings {
+        conversations[conversation] ?? ConversationPushSettings()
+    }
+
+    /// Replaces a conversation's settings, dropping the entry when it becomes empty.
+    public mutating func setSettings(_ settings: ConversationPushSettings, for conversation: ConversationKey) {
+        conversations[conversation] = settings.isEmpty ? nil : settings
+    }
+
+    /// Whether the receiver holds a live connection at an instant.
+    public func isOnline(at now: Instant) -> Bool {
+        switch presence {
+        case .online: return true
+        case .offline: return false
+        case .background(let since): return now < since.adding(seconds: backgroundGraceSeconds)
+        }
+    }
+}
+
+/// The app-wide configuration a scenario declares: certificates and push templates.
+public struct AppConfiguration: Hashable, Sendable {
+    public var certificates: [Certificate]
+    public var templates: [PushTemplate]
+    public init(certificates: [Certificate] = [], templates: [PushTemplate] = []) {
+        self.certificates = certificates
+        self.templates = templates
+    }
+
+    public func certificate(named name: String) -> Certificate? { certificates.first { $0.name == name } }
+    public func certificate(busiId: String) -> Certificate? { certificates.first { $0.busiId == busiId } }
+    public func template(named name: String) -> PushTemplate? { templates.first { $0.name == name } }
+}
+
+/// A push template with `{0}`, `{1}`… placeholders.
+public struct PushTemplate: Hashable, Sendable {
+    public var name: String
+    public var titlePattern: String?
+    public var contentPattern: String?
+    public init(name: String, titlePattern: String?, contentPattern: String?) {
+        self.name = name
+        self.titlePattern = titlePattern
+        self.contentPattern = contentPattern
+    }
+
+    /// Fills `{n}` with `args[n]`; a missing argument leaves `{n}` as written.
+    public static func fill(_ pattern: String, with args: [String]) -> String {
+        guard pattern.contains("{") else { return pattern }
+        var out = ""
+        var chars = pattern[...]
+        while let open = chars.firstIndex(of: "{") {
+            out += chars[..<open]
+            let after = chars[chars.index(after: open)...]
+            if let close = after.firstIndex(of: "}"), let n = Int(after[..<close]), n >= 0, !after[..<close].isEmpty,
+                after[..<close].allSatisfy(\.isASCII)
+            {
+                if n < args.count { out += args[n] } else { out += chars[open...close] }
+                chars = after[after.index(after: close)...]
+            } else {
+                out += "{"
+                chars = after
+            }
+        }
+        out += chars
+        return out
+    }
+}

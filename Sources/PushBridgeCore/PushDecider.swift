@@ -1,0 +1,58 @@
+/// Decides whether a message is pushed to one receiver (SPEC §4, in its normative order).
+///
+/// Pure: no I/O, no clock, no dialect knowledge. The first rule that applies gives the reason.
+public struct PushDecider: Sendable {
+    public let app: AppConfiguration
+    public let renderer: PayloadRenderer
+
+    public init(app: AppConfiguration, renderer: PayloadRenderer = PayloadRenderer()) {
+        self.app = app
+        self.renderer = renderer
+    }
+
+    /// Decides for one receiver.
+    /// - Parameters:
+    ///   - message: the canonical message.
+    ///   - sender: the sender's state (display name, name cards), if known.
+    ///   - receiver: the receiver's state.
+    ///   - profile: the output shape to render with.
+    ///   - now: the instant the message is sent.
+    public func decide(_ message: PushMessage, sender: UserState?, receiver: UserState, profile: Profile, now: Instant) -> PushDecision {
+        if let reason = suppression(message, receiver: receiver, now: now) { return .suppressed(reason) }
+        guard let device = receiver.device else { return .suppressed(.noDevice) }
+        switch renderer.render(message, sender: sender, receiver: receiver, profile: profile, app: app) {
+        case .tooLarge:
+            return .suppressed(.payloadTooLarge)
+        case .payload(let bytes, let badgeCounter):
+            return .push(APNsRequest(payload: bytes, headers: PayloadRenderer.headers(for: device), device: device, badgeCounter: badgeCounter))
+        }
+    }
+
+    /// Rules 1–7: the reason not to push, or `nil` when the message is to be rendered.
+    public func suppression(_ message: PushMessage, receiver: UserState, now: Instant) -> SuppressionReason? {
+        if receiver.isOnline(at: now) { return .online }
+        if receiver.device == nil { return .noDevice }
+        if message.ignore { return .ignored }
+        if !message.hasDisplayableContent { return .emptyContent }
+        if message.force { return nil }
+        let conversation = receiver.conversations[message.receiverConversation]
+        if isDoNotDisturbActive(receiver: receiver, conversation: conversation, now: now) { return .doNotDisturb }
+        let remind = conversation?.remindType ?? receiver.app.remindType ?? .all
+        switch remind {
+        case .all: return nil
+        case .none: return .muted
+        case .mentionOnly: return message.mentions.includes(receiver.user) ? nil : .notMentioned
+        }
+    }
+
+    /// Rule 6: an app window, an app duration or a conversation duration is active.
+    public func isDoNotDisturbActive(receiver: UserState, conversation: ConversationPushSettings?, now: Instant) -> Bool {
+        if let period = receiver.app.silentPeriod, period.isActive(at: now) { return true }
+        if let period = conversation?.silentPeriod, period.isActive(at: now) { return true }
+        if let window = receiver.app.window {
+            if window.isAllDay { return true }
+            return window.contains(minuteOfDay: LocalClock(timeZone: receiver.timeZone).minuteOfDay(at: now))
+        }
+        return false
+    }
+}

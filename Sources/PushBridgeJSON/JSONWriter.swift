@@ -1,0 +1,110 @@
+/// Writes compact, deterministic JSON as raw UTF-8 bytes.
+///
+/// No spaces; non-ASCII is written as is (never `\u` escapes); `/` is not escaped; control
+/// characters, `"` and `\` are escaped. Integers never gain a fraction and doubles always keep
+/// one (`1.0`), so the integer/number distinction survives a round trip.
+public struct JSONWriter: Sendable {
+    public private(set) var bytes: [UInt8]
+
+    public init(capacity: Int = 256) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    public var string: String { String(decoding: bytes, as: UTF8.self) }
+
+    @inline(__always)
+    public mutating func raw(_ text: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    @inline(__always)
+    public mutating func byte(_ b: UInt8) { bytes.append(b) }
+
+    /// Writes a JSON string literal.
+    public mutating func string(_ value: String) {
+        bytes.append(0x22)
+        var value = value
+        value.withUTF8 { utf8 in
+            var runStart = 0
+            for i in 0..<utf8.count {
+                let b = utf8[i]
+                if b >= 0x20 && b != 0x22 && b != 0x5C { continue }
+                if runStart < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<i])) }
+                runStart = i + 1
+                switch b {
+                case 0x22: bytes.append(0x5C); bytes.append(0x22)
+                case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
+                case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
+                case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
+                case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
+                case 0x08: bytes.append(0x5C); bytes.append(UInt8(ascii: "b"))
+                case 0x0C: bytes.append(0x5C); bytes.append(UInt8(ascii: "f"))
+                default:
+                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                    raw("\\u00")
+                    bytes.append(hex[Int(b >> 4)])
+                    bytes.append(hex[Int(b & 0xF)])
+                }
+            }
+            if runStart < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count])) }
+        }
+        bytes.append(0x22)
+    }
+
+    /// Writes a decimal integer.
+    public mutating func integer<I: BinaryInteger>(_ value: I) {
+        if value >= 0 && value < 10 {
+            bytes.append(UInt8(ascii: "0") + UInt8(value))
+            return
+        }
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    /// Writes a double so that it reads back as a number with a fraction or exponent.
+    public mutating func double(_ value: Double) {
+        var text = value.description  // shortest round-trip form: "1.0", "1e-07", "1e+20"
+        if !text.contains(".") && !text.contains("e") && !text.contains("E") { text += ".0" }
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// Writes any JSON value; object members in their stored order.
+    public mutating func write(_ value: JSONValue) {
+        switch value {
+        case .null: raw("null")
+        case .bool(let b): if b { raw("true") } else { raw("false") }
+        case .int(let i): integer(i)
+        case .double(let d): double(d)
+        case .string(let s): string(s)
+        case .array(let elements):
+            bytes.append(UInt8(ascii: "["))
+            for (i, element) in elements.enumerated() {
+                if i > 0 { bytes.append(UInt8(ascii: ",")) }
+                write(element)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let object):
+            bytes.append(UInt8(ascii: "{"))
+            for (i, entry) in object.entries.enumerated() {
+                if i > 0 { bytes.append(UInt8(ascii: ",")) }
+                string(entry.key)
+                bytes.append(UInt8(ascii: ":"))
+                write(entry.value)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// The number of bytes `value` takes as a JSON string literal (quotes included).
+    public static func encodedLength(ofString value: String) -> Int {
+        var length = 2
+        for b in value.utf8 {
+            switch b {
+            case 0x22, 0x5C, 0x0A, 0x0D, 0x09, 0x08, 0x0C: length += 2
+            case 0..<0x20: length += 6
+            default: length += 1
+            }
+        }
+        return length
+    }
+}
