@@ -119,7 +119,7 @@ private struct Scanner {
         switch bytes[index] {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()
-        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "\""): return .string(try parseString(materialize: build))
         case UInt8(ascii: "t"): try literal("true"); return .bool(true)
         case UInt8(ascii: "f"): try literal("false"); return .bool(false)
         case UInt8(ascii: "n"): try literal("null"); return .null
@@ -169,7 +169,7 @@ private struct Scanner {
                 throw error("a member name in double quotes")
             }
             let keyStart = index
-            let key = try parseString()
+            let key = try parseString(materialize: true)
             if !seen.insert(key).inserted {
                 let saved = index
                 index = keyStart
@@ -228,14 +228,14 @@ private struct Scanner {
         return build ? .array(elements) : .null
     }
 
-    mutating func parseString() throws -> String {
+    mutating func parseString(materialize: Bool) throws -> String {
         index += 1  // opening quote
         let start = index
         // Fast path: no escapes.
         while index < bytes.count {
             let b = bytes[index]
             if b == UInt8(ascii: "\"") {
-                let s = build ? String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self) : ""
+                let s = materialize ? String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self) : ""
                 index += 1
                 return s
             }
@@ -249,7 +249,7 @@ private struct Scanner {
             let b = bytes[index]
             if b == UInt8(ascii: "\"") {
                 index += 1
-                return build ? String(decoding: out, as: UTF8.self) : ""
+                return materialize ? String(decoding: out, as: UTF8.self) : ""
             }
             if b < 0x20 { throw error("a string without raw control characters (escape them)") }
             if b == UInt8(ascii: "\\") {

@@ -44,6 +44,10 @@ public enum StrictComparison {
         public enum Role: String, Sendable { case expected, got }
         public let role: Role
         public let error: InputError
+        public init(role: Role, error: InputError) {
+            self.role = role
+            self.error = error
+        }
         public var description: String { "\(role.rawValue) document is not strict JSON: \(error)" }
     }
 

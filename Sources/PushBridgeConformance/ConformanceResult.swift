@@ -1,0 +1,71 @@
+import PushBridgeJSON
+
+/// Why one fixture did not pass.
+public enum FixtureFailure: Hashable, Sendable, CustomStringConvertible {
+    /// The output differs from the expectation.
+    case mismatch([JSONDifference])
+    /// The fixture has no `expect`.
+    case noExpectation
+    /// The fixture itself is bad input.
+    case badFixture(InputError)
+    /// The implementation under test failed to give a decision (crash, timeout, invalid JSON).
+    case implementation(String)
+
+    public var description: String {
+        switch self {
+        case .mismatch(let differences): return differences.map(\.description).joined(separator: "\n")
+        case .noExpectation: return "the fixture has no \"expect\" (record one with --record)"
+        case .badFixture(let error): return error.description
+        case .implementation(let reason): return reason
+        }
+    }
+}
+
+/// The outcome of one fixture.
+public struct FixtureResult: Hashable, Sendable {
+    public let path: String
+    /// The scenario's name, when it could be read.
+    public let name: String?
+    public let failure: FixtureFailure?
+
+    public init(path: String, name: String?, failure: FixtureFailure?) {
+        self.path = path
+        self.name = name
+        self.failure = failure
+    }
+
+    public var passed: Bool { failure == nil }
+}
+
+/// The outcome of a conformance run.
+public struct ConformanceReport: Hashable, Sendable {
+    public var results: [FixtureResult]
+
+    public init(results: [FixtureResult]) { self.results = results }
+
+    public var passedCount: Int { results.filter(\.passed).count }
+    public var failedCount: Int { results.count - passedCount }
+    /// Whether any fixture was itself bad input.
+    public var hasBadFixtures: Bool {
+        results.contains { if case .badFixture = $0.failure { return true } else { return false } }
+    }
+
+    /// The closing line: `N passed, N failed`.
+    public var summaryLine: String { "\(passedCount) passed, \(failedCount) failed" }
+
+    /// The human report: one line per fixture, the strict diff under each failure, the closing line.
+    public var humanText: String {
+        var lines: [String] = []
+        for result in results {
+            let label = result.name.map { "  \($0)" } ?? ""
+            lines.append((result.passed ? "PASS  " : "FAIL  ") + result.path + label)
+            if let failure = result.failure {
+                for line in failure.description.split(separator: "\n", omittingEmptySubsequences: false) {
+                    lines.append("      " + line)
+                }
+            }
+        }
+        lines.append(summaryLine)
+        return lines.joined(separator: "\n")
+    }
+}

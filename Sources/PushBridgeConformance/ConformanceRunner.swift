@@ -1,0 +1,119 @@
+import PushBridgeCore
+import PushBridgeDialects
+import PushBridgeJSON
+
+/// What is being tested: anything that turns a fixture into a decision.
+public protocol DecisionProvider: Sendable {
+    /// The decision JSON for a fixture, as bytes.
+    /// - Parameters:
+    ///   - fixture: the fixture.
+    ///   - profile: the profile to render with (the fixture's own when `nil`).
+    /// - Throws: ``InputError`` for bad fixtures; any other error is the implementation's failure.
+    func decision(for fixture: Fixture, profile: Profile?) throws -> [UInt8]
+
+    /// Query results for a fixture's `expect.queries`, in order; `nil` when the provider cannot answer queries.
+    func queryResults(for fixture: Fixture) throws -> [JSONValue]?
+}
+
+/// The built-in engine as a decision provider.
+public struct EngineDecisionProvider: DecisionProvider {
+    public let engine: ScenarioEngine
+
+    public init(engine: ScenarioEngine = ScenarioEngine()) { self.engine = engine }
+
+    public func decision(for fixture: Fixture, profile: Profile?) throws -> [UInt8] {
+        try engine.decide(fixture.scenario, profile: profile).json
+    }
+
+    public func queryResults(for fixture: Fixture) throws -> [JSONValue]? {
+        let queries = fixture.expectedQueries
+        if queries.isEmpty { return [] }
+        let prepared = try engine.prepare(fixture.scenario)
+        return try queries.map { try engine.query($0.query, at: $0.pointer, in: prepared) }
+    }
+}
+
+/// Runs fixtures against a decision provider and judges the output strictly.
+///
+/// This is the code path of `pushbridge conform` and of the test suite; other packages can call
+/// it from their own tests with their own ``DecisionProvider``.
+public struct ConformanceRunner: Sendable {
+    public let provider: any DecisionProvider
+
+    /// - Parameter provider: the implementation under test (the built-in engine by default).
+    public init(provider: any DecisionProvider = EngineDecisionProvider()) { self.provider = provider }
+
+    /// Runs every fixture under the given files and folders.
+    /// - Throws: ``InputError`` when a path does not exist.
+    public func run(paths: [String]) throws -> ConformanceReport {
+        ConformanceReport(results: try FixtureDiscovery.files(in: paths).map { run(file: $0) })
+    }
+
+    /// Runs one fixture file.
+    public func run(file: String) -> FixtureResult {
+        let fixture: Fixture
+        do {
+            fixture = try Fixture(path: file)
+        } catch let error as InputError {
+            return FixtureResult(path: file, name: nil, failure: .badFixture(error))
+        } catch {
+            return FixtureResult(path: file, name: nil, failure: .implementation("\(error)"))
+        }
+        return FixtureResult(path: file, name: fixture.scenario.name, failure: judge(fixture))
+    }
+
+    /// Judges one loaded fixture; `nil` when it passes.
+    public func judge(_ fixture: Fixture) -> FixtureFailure? {
+        guard let expected = fixture.expectedDecision else { return .noExpectation }
+        var differences: [JSONDifference] = []
+        do {
+            let got = try provider.decision(for: fixture, profile: nil)
+            differences += try Self.compare(expectedDecision: expected, got: got)
+            let queries = fixture.expectedQueries
+            if !queries.isEmpty {
+                guard let results = try provider.queryResults(for: fixture) else {
+                    return .implementation("the implementation under test does not answer queries")
+                }
+                for (query, result) in zip(queries, results) {
+                    var writer = JSONWriter()
+                    writer.write(result)
+                    differences += try StrictComparison.differences(expected: query.result, got: writer.bytes).map {
+                        JSONDifference(pointer: JSONPointer(tokens: query.pointer.tokens + ["result"] + $0.pointer.tokens), expected: $0.expected, got: $0.got)
+                    }
+                }
+            }
+        } catch let error as InputError {
+            return .badFixture(error.in(file: fixture.path))
+        } catch let error as StrictComparison.MalformedDocument {
+            return error.role == .expected ? .badFixture(error.error.in(file: fixture.path)) : .implementation(error.description)
+        } catch {
+            return .implementation("\(error)")
+        }
+        return differences.isEmpty ? nil : .mismatch(differences)
+    }
+
+    /// Compares the keys an expectation lists against a decision document (strict, typed).
+    /// - Parameters:
+    ///   - expected: the expected keys (`push`, `payload`, `headers`, `device`, `reason`).
+    ///   - got: the decision JSON produced.
+    /// - Returns: the differences, with pointers into the decision (`/payload/aps/badge`).
+    public static func compare(expectedDecision expected: JSONObject, got: [UInt8]) throws -> [JSONDifference] {
+        let decision: JSONValue
+        do {
+            decision = try JSONParser.parse(got)
+        } catch let error as InputError {
+            throw StrictComparison.MalformedDocument(role: .got, error: error)
+        }
+        guard case .object(let gotObject) = decision else {
+            return [JSONDifference(pointer: .root, expected: .init(text: "a decision object", type: "object"),
+                got: .init(text: decision.compactText, type: decision.typeName))]
+        }
+        var subset = JSONObject()
+        for key in expected.keys { subset[key] = gotObject[key] }
+        var expectedWriter = JSONWriter()
+        expectedWriter.write(.object(expected))
+        var gotWriter = JSONWriter()
+        gotWriter.write(.object(subset))
+        return try StrictComparison.differences(expected: expectedWriter.bytes, got: gotWriter.bytes)
+    }
+}

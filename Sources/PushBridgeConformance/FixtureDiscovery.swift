@@ -1,0 +1,38 @@
+import Foundation
+import PushBridgeJSON
+
+/// Finds fixture files: every `*.json` under the given files and folders, sorted.
+public enum FixtureDiscovery {
+    /// - Parameter paths: files or folders.
+    /// - Returns: fixture file paths in a stable order (folders expanded recursively, sorted).
+    /// - Throws: ``InputError`` with code ``InputError/Code/unreadableFile`` for a path that does not exist.
+    public static func files(in paths: [String]) throws -> [String] {
+        var out: [String] = []
+        let fm = FileManager.default
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard fm.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw InputError(.unreadableFile, at: .root, expected: "an existing fixture file or folder", found: "no such path", file: path)
+            }
+            if !isDirectory.boolValue {
+                out.append(path)
+                continue
+            }
+            guard let enumerator = fm.enumerator(atPath: path) else { continue }
+            var found: [String] = []
+            for case let relative as String in enumerator where relative.hasSuffix(".json") {
+                found.append(path.hasSuffix("/") ? path + relative : path + "/" + relative)
+            }
+            out.append(contentsOf: found.sorted())
+        }
+        return out
+    }
+
+    /// Reads a file's bytes.
+    public static func read(_ path: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw InputError(.unreadableFile, at: .root, expected: "a readable file", found: "no readable file", file: path)
+        }
+        return [UInt8](data)
+    }
+}

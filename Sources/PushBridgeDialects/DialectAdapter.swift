@@ -1,0 +1,92 @@
+import Foundation
+import PushBridgeCore
+import PushBridgeJSON
+
+/// Every user's canonical state plus the app configuration: what dialect calls act on.
+public struct PushWorld: Hashable, Sendable {
+    public var app: AppConfiguration
+    public var users: [UserID: UserState]
+
+    public init(app: AppConfiguration, users: [UserID: UserState] = [:]) {
+        self.app = app
+        self.users = users
+    }
+}
+
+/// When and on whose behalf a call is made.
+public struct CallContext: Sendable {
+    /// The user whose `calls` list holds the call.
+    public var caller: UserID
+    /// When the call is made.
+    public var at: Instant
+    public init(caller: UserID, at: Instant) {
+        self.caller = caller
+        self.at = at
+    }
+}
+
+/// Who sends a message to whom, and when.
+public struct MessageContext: Sendable {
+    public var sender: UserID
+    public var receiver: UserID
+    public var now: Instant
+    public init(sender: UserID, receiver: UserID, now: Instant) {
+        self.sender = sender
+        self.receiver = receiver
+        self.now = now
+    }
+}
+
+/// One vendor dialect: its calls, queries and message shape, mapped onto canonical state.
+///
+/// Adding a vendor means one type conforming to this protocol (in its own folder), its
+/// `Mappings/<id>.json` and its fixtures, and listing it in ``DialectRegistry/standard``.
+public protocol DialectAdapter: Sendable {
+    /// The dialect id (`easemob-legacy`, …), also the id of its profile.
+    var id: String { get }
+    /// The output shape this dialect's apps parse.
+    var profile: Profile { get }
+    /// The setting calls the dialect defines.
+    var settingCalls: [String] { get }
+    /// The query calls the dialect defines.
+    var queryCalls: [String] { get }
+    /// Every message field the dialect accepts, as paths (`ext.em_apns_ext.em_push_sound`).
+    var messageFields: [String] { get }
+
+    /// A user with this dialect's defaults (display style, background grace).
+    func newUser(_ user: UserID, timeZone: TimeZone) -> UserState
+
+    /// Applies one setting call. Validates fully before changing anything: a rejected call
+    /// leaves `world` as it was.
+    /// - Parameters:
+    ///   - call: the call object (`{"call": name, …params}`, without `at`).
+    ///   - pointer: where the call is in its document.
+    ///   - world: the state to change.
+    ///   - context: caller and time.
+    func apply(_ call: JSONValue, at pointer: JSONPointer, to world: inout PushWorld, context: CallContext) throws
+
+    /// Answers one query call from canonical state, whatever dialect wrote it.
+    func query(_ call: JSONValue, at pointer: JSONPointer, in world: PushWorld, context: CallContext) throws -> JSONValue
+
+    /// Reads a message in this dialect's shape into canonical form.
+    func message(_ json: JSONValue, at pointer: JSONPointer, context: MessageContext) throws -> PushMessage
+}
+
+extension DialectAdapter {
+    /// The call name of a call object, checked against the dialect's calls.
+    public func callName(of call: JSONValue, at pointer: JSONPointer, allowQueries: Bool = true) throws -> String {
+        let reader = try FieldReader(call, at: pointer, what: "a call object {\"call\": name, …}")
+        let all = settingCalls + (allowQueries ? queryCalls : [])
+        let expected = "a \(id) call: one of " + all.joined(separator: ", ")
+        let name = try reader.string("call", expected: expected)
+        guard all.contains(name) else {
+            throw InputError(.unknownCall, at: pointer / "call", expected: expected, found: "\"\(name)\"")
+        }
+        return name
+    }
+
+    /// The state of a user, created with this dialect's defaults when new.
+    public func user(_ id: UserID, in world: PushWorld) -> UserState {
+        world.users[id] ?? newUser(id, timeZone: TimeZone(identifier: "UTC")!)
+    }
+}

@@ -1,0 +1,89 @@
+import PushBridgeCore
+import PushBridgeJSON
+
+/// Runs scenarios: applies the setup calls through the dialect adapter, reads the message,
+/// decides and renders. The single code path behind `pushbridge decide`, `pushbridge conform`
+/// and the test suite.
+public struct ScenarioEngine: Sendable {
+    public let registry: DialectRegistry
+
+    public init(registry: DialectRegistry = .standard) { self.registry = registry }
+
+    /// A scenario after its setup: the world, the canonical message, and who is who.
+    public struct Prepared: Sendable {
+        public var adapter: any DialectAdapter
+        public var world: PushWorld
+        public var message: PushMessage
+        public var sender: UserID
+        public var receiver: UserID
+        public var now: Instant
+        /// The profile the scenario asks for (its own, else its dialect's).
+        public var profile: Profile
+
+        public var senderState: UserState? { world.users[sender] }
+        public var receiverState: UserState { world.users[receiver]! }
+    }
+
+    /// Applies the setup and reads the message.
+    public func prepare(_ scenario: Scenario) throws -> Prepared {
+        let adapter = try registry.adapter(scenario.dialect, at: JSONPointer.root / "dialect")
+        let profile = try scenario.profile.map { try registry.profile($0, at: JSONPointer.root / "profile") } ?? adapter.profile
+        var world = PushWorld(app: scenario.app)
+        world.users[scenario.sender.user] = adapter.newUser(scenario.sender.user, timeZone: scenario.timeZone)
+        var receiver = adapter.newUser(scenario.receiver.user, timeZone: scenario.timeZone)
+        receiver.presence = scenario.presence
+        receiver.badge = scenario.badge
+        world.users[scenario.receiver.user] = receiver
+
+        for party in [scenario.sender, scenario.receiver] {
+            for (call, at, pointer) in party.calls {
+                try apply(call, at: pointer, adapter: adapter, to: &world, context: CallContext(caller: party.user, at: at))
+            }
+        }
+        let message = try adapter.message(
+            scenario.message, at: JSONPointer.root / "message",
+            context: MessageContext(sender: scenario.sender.user, receiver: scenario.receiver.user, now: scenario.now))
+        return Prepared(
+            adapter: adapter, world: world, message: message, sender: scenario.sender.user, receiver: scenario.receiver.user,
+            now: scenario.now, profile: profile)
+    }
+
+    /// Applies one call atomically: on error `world` is unchanged.
+    public func apply(_ call: JSONValue, at pointer: JSONPointer, adapter: any DialectAdapter, to world: inout PushWorld, context: CallContext) throws {
+        let name = try adapter.callName(of: call, at: pointer)
+        if adapter.queryCalls.contains(name) {
+            _ = try adapter.query(call, at: pointer, in: world, context: context)
+            return
+        }
+        var copy = world
+        try adapter.apply(call, at: pointer, to: &copy, context: context)
+        world = copy
+    }
+
+    /// Decides a prepared scenario with a profile.
+    public func decide(_ prepared: Prepared, profile: Profile? = nil) -> PushDecision {
+        PushDecider(app: prepared.world.app).decide(
+            prepared.message, sender: prepared.senderState, receiver: prepared.receiverState, profile: profile ?? prepared.profile,
+            now: prepared.now)
+    }
+
+    /// Reads, prepares and decides a scenario.
+    public func decide(_ scenario: Scenario, profile: Profile? = nil) throws -> PushDecision {
+        decide(try prepare(scenario), profile: profile)
+    }
+
+    /// Runs one query (`{"call": name, …params, "user"?: id}`; `result` is ignored) after setup.
+    public func query(_ query: JSONValue, at pointer: JSONPointer, in prepared: Prepared) throws -> JSONValue {
+        let reader = try FieldReader(query, at: pointer, what: "a query object")
+        var call = reader.object
+        call["result"] = nil
+        let user = try reader.optionalString("user", expected: "the user whose state is queried") ?? prepared.receiver
+        call["user"] = nil
+        let name = try prepared.adapter.callName(of: .object(call), at: pointer)
+        guard prepared.adapter.queryCalls.contains(name) else {
+            throw InputError(.invalidValue, at: pointer / "call", expected: "a query call: one of " + prepared.adapter.queryCalls.joined(separator: ", "),
+                found: "\"\(name)\"")
+        }
+        return try prepared.adapter.query(.object(call), at: pointer, in: prepared.world, context: CallContext(caller: user, at: prepared.now))
+    }
+}

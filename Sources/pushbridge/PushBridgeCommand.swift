@@ -1,0 +1,79 @@
+import ArgumentParser
+import Foundation
+import PushBridgeConformance
+import PushBridgeCore
+import PushBridgeDialects
+import PushBridgeJSON
+
+@main
+struct PushBridgeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pushbridge",
+        abstract: "Decide, render and conformance-test iOS offline pushes across chat vendors' dialects.",
+        discussion: """
+            Dialects: easemob-legacy, agora-silent, tencent-tim (each also a profile: an output shape).
+            Exit status: 0 success, 1 a conformance failure, 2 bad input (one line on stderr naming the \
+            file, the JSON pointer and what was expected).
+            """,
+        subcommands: [Decide.self, Conform.self]
+    )
+}
+
+/// Prints one line to standard error.
+func printError(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}
+
+/// Runs a body that may reject bad input; bad input → one line on stderr and exit 2.
+func rejectingBadInput<T>(file: String?, _ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let error as InputError {
+        printError("pushbridge: " + (file.map { error.in(file: $0) } ?? error).description)
+        throw ExitCode(2)
+    }
+}
+
+struct Decide: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the decision for one scenario as one JSON object.",
+        discussion: """
+            {"push":true,"payload":{…},"headers":{…},"device":{"token":…,"environment":…}} or {"push":false,"reason":"…"}.
+            """)
+
+    @Argument(help: "A scenario file (the fixture format; `expect` is not needed).")
+    var file: String
+
+    @Option(help: "Render with this profile instead of the scenario's: easemob-legacy, agora-silent or tencent-tim.")
+    var profile: String?
+
+    func run() throws {
+        let engine = ScenarioEngine()
+        let decision = try rejectingBadInput(file: file) { () throws -> PushDecision in
+            let fixture = try Fixture(path: file)
+            let chosen = try profile.map { try engine.registry.profile($0, at: JSONPointer.root / "profile") }
+            return try engine.decide(fixture.scenario, profile: chosen)
+        }
+        print(decision.jsonText)
+    }
+}
+
+struct Conform: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run fixtures and compare the decisions strictly with their expectations.",
+        discussion: """
+            One line per fixture, a strict diff (JSON pointer, expected and got, with types) under each failure, \
+            and last `N passed, N failed`. Exit 1 if any fixture failed, 2 if any fixture is bad input.
+            """)
+
+    @Argument(help: "Fixture files or folders (searched recursively for *.json).")
+    var paths: [String]
+
+    func run() throws {
+        let runner = ConformanceRunner()
+        let report = try rejectingBadInput(file: nil) { try runner.run(paths: paths) }
+        print(report.humanText)
+        if report.hasBadFixtures { throw ExitCode(2) }
+        if report.failedCount > 0 { throw ExitCode(1) }
+    }
+}
