@@ -1,0 +1,251 @@
+import Foundation
+import PushBridgeConformance
+import PushBridgeCore
+import PushBridgeDialects
+import PushBridgeJSON
+import Testing
+
+/// SPEC §8: bad input is rejected with the JSON pointer and what was expected; nothing crashes.
+@Suite("Bad input")
+struct BadInputTests {
+    static let base = "Fixtures/easemob-legacy/001-one-to-one-simple-banner.json"
+
+    struct Case: CustomTestStringConvertible, Sendable {
+        let label: String
+        let pointer: String
+        let value: JSONValue?
+        let errorPointer: String
+        let code: InputError.Code
+        var testDescription: String { label }
+    }
+
+    static let cases: [Case] = [
+        Case(label: "hour 25", pointer: "/receiver/calls/2", value: ["call": "disableOfflinePushStart", "start": 25, "end": 8],
+            errorPointer: "/receiver/calls/2/start", code: .outOfRange),
+        Case(label: "end 0", pointer: "/receiver/calls/2", value: ["call": "disableOfflinePushStart", "start": 22, "end": 0],
+            errorPointer: "/receiver/calls/2/end", code: .outOfRange),
+        Case(label: "end 25", pointer: "/receiver/calls/2", value: ["call": "disableOfflinePushStart", "start": 22, "end": 25],
+            errorPointer: "/receiver/calls/2/end", code: .outOfRange),
+        Case(label: "negative start", pointer: "/receiver/calls/2", value: ["call": "disableOfflinePushStart", "start": -1, "end": 8],
+            errorPointer: "/receiver/calls/2/start", code: .outOfRange),
+        Case(label: "hour as a string", pointer: "/receiver/calls/2", value: ["call": "disableOfflinePushStart", "start": "7", "end": 8],
+            errorPointer: "/receiver/calls/2/start", code: .wrongType),
+        Case(label: "hour as a double", pointer: "/receiver/calls/2", value: ["call": "disableOfflinePushStart", "start": 7.0, "end": 8],
+            errorPointer: "/receiver/calls/2/start", code: .wrongType),
+        Case(label: "missing end", pointer: "/receiver/calls/2", value: ["call": "disableOfflinePushStart", "start": 7],
+            errorPointer: "/receiver/calls/2/end", code: .missingKey),
+        Case(label: "another dialect's call", pointer: "/receiver/calls/2", value: ["call": "setSilentModeForAll", "remindType": "None"],
+            errorPointer: "/receiver/calls/2/call", code: .unknownCall),
+        Case(label: "unknown call", pointer: "/sender/calls", value: [["call": "disableOfflinePush"]],
+            errorPointer: "/sender/calls/0/call", code: .unknownCall),
+        Case(label: "unknown key in a call", pointer: "/receiver/calls/2", value: ["call": "enableOfflinePush", "start": 1],
+            errorPointer: "/receiver/calls/2/start", code: .unknownKey),
+        Case(label: "call without a name", pointer: "/receiver/calls/2", value: ["start": 1],
+            errorPointer: "/receiver/calls/2/call", code: .missingKey),
+        Case(label: "non-hex token", pointer: "/receiver/calls/1/deviceToken", value: "xyz123",
+            errorPointer: "/receiver/calls/1/deviceToken", code: .invalidValue),
+        Case(label: "odd-length token", pointer: "/receiver/calls/1/deviceToken", value: "abc",
+            errorPointer: "/receiver/calls/1/deviceToken", code: .invalidValue),
+        Case(label: "unknown certificate", pointer: "/receiver/calls/0/apnsCertName", value: "nope",
+            errorPointer: "/receiver/calls/0/apnsCertName", code: .unknownReference),
+        Case(label: "token before initializeSDK", pointer: "/receiver/calls/0", value: nil,
+            errorPointer: "/receiver/calls/0/call", code: .invalidValue),
+        Case(label: "unknown display style", pointer: "/receiver/calls/2", value: ["call": "updatePushDisplayStyle", "style": "Banner"],
+            errorPointer: "/receiver/calls/2/style", code: .invalidValue),
+        Case(label: "display name over 100 characters", pointer: "/sender/calls",
+            value: [["call": "updatePushDisplayName", "displayName": .string(String(repeating: "n", count: 101))]],
+            errorPointer: "/sender/calls/0/displayName", code: .outOfRange),
+        Case(label: "empty group list", pointer: "/receiver/calls/2", value: ["call": "updatePushServiceForGroups", "groupIds": [], "disablePush": true],
+            errorPointer: "/receiver/calls/2/groupIds", code: .invalidValue),
+        Case(label: "disablePush as a number", pointer: "/receiver/calls/2",
+            value: ["call": "updatePushServiceForGroups", "groupIds": ["g"], "disablePush": 1],
+            errorPointer: "/receiver/calls/2/disablePush", code: .wrongType),
+        Case(label: "unknown dialect", pointer: "/dialect", value: "whatsapp", errorPointer: "/dialect", code: .unknownReference),
+        Case(label: "unknown profile", pointer: "/profile", value: "whatsapp", errorPointer: "/profile", code: .unknownReference),
+        Case(label: "unknown scenario key", pointer: "/expected", value: [:], errorPointer: "/expected", code: .unknownKey),
+        Case(label: "invalid now", pointer: "/now", value: "2026-03-02 09:15", errorPointer: "/now", code: .invalidValue),
+        Case(label: "invalid call time", pointer: "/receiver/calls/1/at", value: "yesterday",
+            errorPointer: "/receiver/calls/1/at", code: .invalidValue),
+        Case(label: "background without backgroundSince", pointer: "/receiver/presence", value: "background",
+            errorPointer: "/receiver/backgroundSince", code: .missingKey),
+        Case(label: "unknown presence", pointer: "/receiver/presence", value: "away", errorPointer: "/receiver/presence", code: .invalidValue),
+        Case(label: "unknown time zone", pointer: "/receiver/timezone", value: "Mars/Olympus", errorPointer: "/receiver/timezone",
+            code: .unknownReference),
+        Case(label: "negative badge", pointer: "/receiver/badge", value: -1, errorPointer: "/receiver/badge", code: .outOfRange),
+        Case(label: "unknown target type", pointer: "/message/target_type", value: "rooms", errorPointer: "/message/target_type",
+            code: .invalidValue),
+        Case(label: "receiver not in target", pointer: "/message/target", value: ["7007"], errorPointer: "/message/target", code: .invalidValue),
+        Case(label: "from is not the sender", pointer: "/message/from", value: "7007", errorPointer: "/message/from", code: .invalidValue),
+        Case(label: "unsupported message type", pointer: "/message/msg/type", value: "cmd", errorPointer: "/message/msg/type", code: .invalidValue),
+        Case(label: "missing message id", pointer: "/message/id", value: nil, errorPointer: "/message/id", code: .missingKey),
+        Case(label: "misspelt em_ key", pointer: "/message/ext", value: ["em_push_contnet": "x"], errorPointer: "/message/ext/em_push_contnet",
+            code: .unknownKey),
+        Case(label: "template in the legacy dialect", pointer: "/message/ext", value: ["em_push_template": ["name": "t"]],
+            errorPointer: "/message/ext/em_push_template", code: .unknownKey),
+        Case(label: "unknown em_apns_ext key", pointer: "/message/ext", value: ["em_apns_ext": ["em_push_colour": "red"]],
+            errorPointer: "/message/ext/em_apns_ext/em_push_colour", code: .unknownKey),
+        Case(label: "mutable content as a string", pointer: "/message/ext", value: ["em_apns_ext": ["em_push_mutable_content": "true"]],
+            errorPointer: "/message/ext/em_apns_ext/em_push_mutable_content", code: .wrongType),
+        Case(label: "loc args not strings", pointer: "/message/ext", value: ["em_apns_ext": ["em_push_body_loc_key": "K", "em_push_body_loc_args": [1]]],
+            errorPointer: "/message/ext/em_apns_ext/em_push_body_loc_args/0", code: .wrongType),
+        Case(label: "silent flag as a string", pointer: "/message/ext", value: ["em_ignore_notification": "YES"],
+            errorPointer: "/message/ext/em_ignore_notification", code: .wrongType),
+        Case(label: "unknown reason in expect", pointer: "/expect", value: ["push": false, "reason": "dnd"], errorPointer: "/expect/reason",
+            code: .invalidValue),
+        Case(label: "certificate without bundle id", pointer: "/app/certificates/0/bundleId", value: nil,
+            errorPointer: "/app/certificates/0/bundleId", code: .missingKey),
+        Case(label: "unknown environment", pointer: "/app/certificates/0/environment", value: "sandbox",
+            errorPointer: "/app/certificates/0/environment", code: .invalidValue),
+    ]
+
+    @Test("rejected with pointer and code", arguments: cases)
+    func rejected(_ c: Case) throws {
+        let document = try fixtureDocument(Self.base).setting(c.pointer, to: c.value)
+        do {
+            let fixture = try Fixture(path: "case.json", document: document)
+            let chosen = try fixture.scenario.profile.map { try ScenarioEngine().registry.profile($0, at: JSONPointer.root / "profile") }
+            _ = try ScenarioEngine().decide(fixture.scenario, profile: chosen)
+            Issue.record("\(c.label): expected an error at \(c.errorPointer)")
+        } catch let error as InputError {
+            #expect(error.pointer.description == c.errorPointer, "\(c.label): \(error)")
+            #expect(error.code == c.code, "\(c.label): \(error)")
+            #expect(error.description.contains("expected"), "\(c.label)")
+            #expect(!error.description.contains("\n"))
+        }
+    }
+
+    /// A rejected call changes nothing, even applied straight to the adapter (no copy by the engine).
+    @Test("a rejected call changes no state", arguments: [
+        ["call": "disableOfflinePushStart", "start": 22, "end": 0],
+        ["call": "updatePushServiceForGroups", "groupIds": ["g1", ""], "disablePush": true],
+        ["call": "updatePushServiceForGroups", "groupIds": ["g1"], "disablePush": "yes"],
+        ["call": "bindDeviceToken", "deviceToken": "zz"],
+        ["call": "updatePushDisplayStyle", "style": "Loud"],
+        ["call": "initializeSDK", "appkey": "a#b", "apnsCertName": "missing"],
+        ["call": "updatePushDisplayName", "displayName": 7],
+    ] as [JSONValue])
+    func rejectedCallChangesNothing(_ call: JSONValue) throws {
+        let adapter = EasemobLegacyAdapter()
+        let certificate = Certificate(name: "apnsTest", busiId: nil, bundleId: "com.example", environment: .development)
+        var world = PushWorld(app: AppConfiguration(certificates: [certificate]))
+        let context = CallContext(caller: "6006", at: Instant(milliseconds: 0))
+        try adapter.apply(["call": "initializeSDK", "appkey": "a#b", "apnsCertName": "apnsTest"], at: .root, to: &world, context: context)
+        try adapter.apply(["call": "disableOfflinePushStart", "start": 7, "end": 17], at: .root, to: &world, context: context)
+        let before = world
+        #expect(throws: InputError.self) { try adapter.apply(call, at: .root, to: &world, context: context) }
+        #expect(world == before)
+    }
+}
+
+/// The command line: exit 2 and one line naming file, pointer and expectation.
+@Suite("Command line")
+struct CommandLineTests {
+    static func scenario(replacing pointer: String, with value: JSONValue?) throws -> String {
+        let document = try fixtureDocument(BadInputTests.base).setting(pointer, to: value)
+        return try temporaryFile(document.compactText)
+    }
+
+    func expectRejected(_ run: ToolRun, file: String, pointer: String) {
+        #expect(run.status == 2)
+        let lines = run.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(run.stderr)")
+        #expect(run.stderr.contains(file))
+        #expect(run.stderr.contains("at \(pointer):"), "\(run.stderr)")
+        #expect(run.stderr.contains("expected"))
+        #expect(run.stdout.isEmpty)
+    }
+
+    @Test func malformedJSON() throws {
+        let file = try temporaryFile("{\"name\": \"x\",\n \"dialect\": \"easemob-legacy\",}")
+        let run = try runTool(["decide", file])
+        expectRejected(run, file: file, pointer: "/")
+        #expect(run.stderr.contains("line 2"))
+    }
+
+    @Test func hour25() throws {
+        let file = try Self.scenario(replacing: "/receiver/calls/2", with: ["call": "disableOfflinePushStart", "start": 25, "end": 8])
+        expectRejected(try runTool(["decide", file]), file: file, pointer: "/receiver/calls/2/start")
+    }
+
+    @Test func end0() throws {
+        let file = try Self.scenario(replacing: "/receiver/calls/2", with: ["call": "disableOfflinePushStart", "start": 22, "end": 0])
+        expectRejected(try runTool(["decide", file]), file: file, pointer: "/receiver/calls/2/end")
+    }
+
+    @Test func nonHexToken() throws {
+        let file = try Self.scenario(replacing: "/receiver/calls/1/deviceToken", with: "not-hex")
+        expectRejected(try runTool(["decide", file]), file: file, pointer: "/receiver/calls/1/deviceToken")
+    }
+
+    @Test func unknownCall() throws {
+        let file = try Self.scenario(replacing: "/receiver/calls/2", with: ["call": "muteEverything"])
+        expectRejected(try runTool(["decide", file]), file: file, pointer: "/receiver/calls/2/call")
+    }
+
+    @Test func unknownKey() throws {
+        let file = try Self.scenario(replacing: "/receiver/calls/2", with: ["call": "enableOfflinePush", "now": true])
+        expectRejected(try runTool(["decide", file]), file: file, pointer: "/receiver/calls/2/now")
+    }
+
+    @Test func wrongType() throws {
+        let file = try Self.scenario(replacing: "/message/target", with: "6006")
+        expectRejected(try runTool(["decide", file]), file: file, pointer: "/message/target")
+    }
+
+    @Test func unknownProfileOption() throws {
+        let file = Repository.root.appendingPathComponent(BadInputTests.base).path
+        expectRejected(try runTool(["decide", file, "--profile", "whatsapp"]), file: file, pointer: "/profile")
+    }
+
+    @Test func missingFile() throws {
+        let run = try runTool(["decide", "/nonexistent/scenario.json"])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("/nonexistent/scenario.json"))
+    }
+
+    @Test func decidePrintsTheDecision() throws {
+        let run = try runTool(["decide", BadInputTests.base])
+        #expect(run.status == 0)
+        #expect(run.stdout == ScenarioDecisionText.simpleBanner + "\n")
+    }
+
+    @Test func decideWithAnotherProfile() throws {
+        let run = try runTool(["decide", BadInputTests.base, "--profile", "tencent-tim"])
+        #expect(run.status == 0)
+        #expect(run.stdout.hasPrefix("{\"push\":true,\"payload\":{\"aps\":{\"alert\":\"You have a new message\",\"badge\":1,\"sound\":\"default\"}},"))
+    }
+
+    @Test func conformPassesTheLegacyFixtures() throws {
+        let run = try runTool(["conform", "Fixtures/easemob-legacy"])
+        #expect(run.status == 0)
+        let last = run.stdout.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(last == "\(Repository.fixtureFiles(under: "easemob-legacy").count) passed, 0 failed")
+    }
+
+    @Test func conformFailsWithATypedDiff() throws {
+        let document = try fixtureDocument(ConformanceTests.mutableContentFixture)
+            .setting("/expect/payload/aps/mutable-content", to: .bool(true))
+        let file = try temporaryFile(document.compactText)
+        let run = try runTool(["conform", file])
+        #expect(run.status == 1)
+        #expect(run.stdout.contains("/payload/aps/mutable-content: expected true (boolean), got 1 (integer)"))
+        #expect(run.stdout.hasSuffix("0 passed, 1 failed\n"))
+    }
+
+    @Test func conformWithABadFixtureExitsTwo() throws {
+        let file = try temporaryFile("{\"name\":\"x\"")
+        let run = try runTool(["conform", file])
+        #expect(run.status == 2)
+        #expect(run.stdout.contains("FAIL"))
+        #expect(run.stdout.contains(file))
+    }
+}
+
+extension ScenarioDecisionText {
+    static let simpleBanner = """
+        {"push":true,"payload":{"aps":{"alert":{"body":"you got a new message"},"badge":1,"sound":"default"},\
+        "f":"6001","m":"373360335316321408","t":"6006"},"headers":{"apns-push-type":"alert","apns-priority":"10",\
+        "apns-topic":"com.easemob.chatdemoui"},"device":{"token":"a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90",\
+        "environment":"development"}}
+        """
+}

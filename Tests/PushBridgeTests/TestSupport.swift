@@ -1,0 +1,101 @@
+import Foundation
+import PushBridgeConformance
+import PushBridgeJSON
+
+/// Paths of the repository, found from this source file.
+enum Repository {
+    static let root: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static var fixtures: String { root.appendingPathComponent("Fixtures").path }
+    static var mappings: String { root.appendingPathComponent("Mappings").path }
+
+    /// Every fixture file, relative to the repository root (stable test-case names).
+    static func fixtureFiles(under folder: String = "") -> [String] {
+        let base = root.appendingPathComponent("Fixtures").appendingPathComponent(folder).path
+        return ((try? FixtureDiscovery.files(in: [base])) ?? []).map { String($0.dropFirst(root.path.count + 1)) }
+    }
+
+    /// The built `pushbridge` executable next to the test bundle.
+    static var executable: String {
+        let fm = FileManager.default
+        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var candidates = [runner.deletingLastPathComponent().appendingPathComponent("pushbridge").path]
+        var dir = runner.deletingLastPathComponent()
+        for _ in 0..<4 {  // inside a .xctest bundle on other platforms
+            dir = dir.deletingLastPathComponent()
+            candidates.append(dir.appendingPathComponent("pushbridge").path)
+        }
+        candidates.append(root.appendingPathComponent(".build/debug/pushbridge").path)
+        return candidates.first { fm.isExecutableFile(atPath: $0) } ?? candidates.last!
+    }
+}
+
+/// The result of running the command-line tool.
+struct ToolRun {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Runs `pushbridge` with arguments from the repository root.
+func runTool(_ arguments: [String]) throws -> ToolRun {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: Repository.executable)
+    process.arguments = arguments
+    process.currentDirectoryURL = Repository.root
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return ToolRun(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+}
+
+/// Writes a scenario document to a temporary file and returns its path.
+func temporaryFile(_ text: String, name: String = "scenario.json") throws -> String {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushbridge-tests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    let url = dir.appendingPathComponent(name)
+    try Data(text.utf8).write(to: url)
+    return url.path
+}
+
+/// A fixture document read from the repository.
+func fixtureDocument(_ relativePath: String) throws -> JSONValue {
+    try JSONParser.parse(FixtureDiscovery.read(Repository.root.appendingPathComponent(relativePath).path))
+}
+
+extension JSONValue {
+    /// A copy with the value at `pointer` replaced (`nil` removes it); intermediate objects must exist.
+    func setting(_ pointer: String, to newValue: JSONValue?) -> JSONValue {
+        guard let p = JSONPointer(pointer) else { return self }
+        return setting(tokens: p.tokens[...], to: newValue)
+    }
+
+    private func setting(tokens: ArraySlice<String>, to newValue: JSONValue?) -> JSONValue {
+        guard let first = tokens.first else { return newValue ?? .null }
+        switch self {
+        case .object(var object):
+            if tokens.count == 1 {
+                object[first] = newValue
+            } else {
+                object[first] = (object[first] ?? .object(JSONObject())).setting(tokens: tokens.dropFirst(), to: newValue)
+            }
+            return .object(object)
+        case .array(var array):
+            guard let index = Int(first) else { return self }
+            if index == array.count, tokens.count == 1, let newValue {
+                array.append(newValue)
+            } else if index < array.count {
+                if tokens.count == 1, newValue == nil { array.remove(at: index) } else {
+                    array[index] = array[index].setting(tokens: tokens.dropFirst(), to: newValue)
+                }
+            }
+            return .array(array)
+        default:
+            return self
+        }
+    }
+}
