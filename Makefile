@@ -1,0 +1,27 @@
+# PushBridge: the two set-up commands. Each installs what is missing (libjson-c-dev) itself.
+SWIFT ?= swift
+SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
+
+.PHONY: deps demo test build clean
+
+## deps: install the system libraries PushBridge links (json-c; sqlite3 and pkg-config are usually present)
+deps:
+	@if ! pkg-config --exists json-c 2>/dev/null || [ ! -f /usr/include/json-c/json.h ]; then \
+		echo "Installing libjson-c-dev and pkg-config (missing)..."; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libjson-c-dev pkg-config libsqlite3-dev; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+## demo: decide the bundled example and print the decision with its APNs payload
+demo: build
+	@.build/debug/pushbridge decide Examples/demo.json
+
+## test: build and run every test (all fixtures run through the conformance harness)
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test
+
+clean:
+	rm -rf .build
