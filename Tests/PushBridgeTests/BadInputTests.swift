@@ -137,6 +137,82 @@ struct BadInputTests {
     }
 }
 
+/// SPEC §8 for the tencent-tim dialect.
+@Suite("Bad input: tencent-tim")
+struct TencentBadInputTests {
+    static let base = "Fixtures/tencent-tim/002-c2c-with-nick.json"
+
+    static let cases: [BadInputTests.Case] = [
+        .init(label: "openPush 3", pointer: "/receiver/calls/2", value: ["call": "setAPNS", "openPush": 3],
+            errorPointer: "/receiver/calls/2/openPush", code: .outOfRange),
+        .init(label: "busiId not in app.certificates", pointer: "/receiver/calls/0/busiId", value: 9999,
+            errorPointer: "/receiver/calls/0/busiId", code: .unknownReference),
+        .init(label: "busiId as a word", pointer: "/receiver/calls/0/busiId", value: "debug",
+            errorPointer: "/receiver/calls/0/busiId", code: .wrongType),
+        .init(label: "non-hex token", pointer: "/receiver/calls/0/token", value: "0xZZ",
+            errorPointer: "/receiver/calls/0/token", code: .invalidValue),
+        .init(label: "unknown element type", pointer: "/message/elems/0", value: ["type": "Video"],
+            errorPointer: "/message/elems/0/type", code: .invalidValue),
+        .init(label: "unknown element key", pointer: "/message/elems/0", value: ["type": "Text", "text": "a", "url": "b"],
+            errorPointer: "/message/elems/0/url", code: .unknownKey),
+        .init(label: "no elements", pointer: "/message/elems", value: [], errorPointer: "/message/elems", code: .invalidValue),
+        .init(label: "pushFlag 2", pointer: "/message/offlinePushInfo", value: ["pushFlag": 2],
+            errorPointer: "/message/offlinePushInfo/pushFlag", code: .outOfRange),
+        .init(label: "ignoreBadge as a number", pointer: "/message/offlinePushInfo", value: ["iosConfig": ["ignoreBadge": 1]],
+            errorPointer: "/message/offlinePushInfo/iosConfig/ignoreBadge", code: .wrongType),
+        .init(label: "unknown conversation type", pointer: "/message/conversation/type", value: "Room",
+            errorPointer: "/message/conversation/type", code: .invalidValue),
+        .init(label: "C2C to someone else", pointer: "/message/conversation/id", value: "carol",
+            errorPointer: "/message/conversation/id", code: .invalidValue),
+        .init(label: "negative unread", pointer: "/receiver/calls/1", value: ["call": "doBackground", "c2cUnread": -1],
+            errorPointer: "/receiver/calls/1/c2cUnread", code: .outOfRange),
+        .init(label: "an easemob call in tencent-tim", pointer: "/receiver/calls/1", value: ["call": "bindDeviceToken", "deviceToken": "ab"],
+            errorPointer: "/receiver/calls/1/call", code: .unknownCall),
+        .init(label: "sound as a number", pointer: "/receiver/calls/1", value: ["call": "setAPNS", "openPush": 1, "c2cSound": 5],
+            errorPointer: "/receiver/calls/1/c2cSound", code: .wrongType),
+    ]
+
+    @Test("rejected with pointer and code", arguments: cases)
+    func rejected(_ c: BadInputTests.Case) throws {
+        let document = try fixtureDocument(Self.base).setting(c.pointer, to: c.value)
+        do {
+            _ = try ScenarioEngine().decide(try Fixture(path: "case.json", document: document).scenario)
+            Issue.record("\(c.label): expected an error at \(c.errorPointer)")
+        } catch let error as InputError {
+            #expect(error.pointer.description == c.errorPointer, "\(c.label): \(error)")
+            #expect(error.code == c.code, "\(c.label): \(error)")
+        }
+    }
+
+    @Test("a rejected call changes no state", arguments: [
+        ["call": "setAPNS", "openPush": 3, "c2cSound": "a.caf"],
+        ["call": "setAPNS", "openPush": 2, "c2cSound": "a.caf", "groupSound": 7],
+        ["call": "setToken", "busiId": 1, "token": "abcd"],
+        ["call": "setToken", "busiId": 2383, "token": "xyz"],
+        ["call": "doBackground", "c2cUnread": 1, "groupUnread": "2"],
+        ["call": "modifyGroupMemberInfoSetNameCard", "groupId": "g", "user": "", "nameCard": "x"],
+    ] as [JSONValue])
+    func rejectedCallChangesNothing(_ call: JSONValue) throws {
+        let adapter = TencentTIMAdapter()
+        let certificate = Certificate(name: nil, busiId: "2383", bundleId: "com.example", environment: .development)
+        var world = PushWorld(app: AppConfiguration(certificates: [certificate]))
+        let context = CallContext(caller: "bob", at: Instant(milliseconds: 0))
+        try adapter.apply(["call": "setAPNS", "openPush": 1, "c2cSound": "c.caf"], at: .root, to: &world, context: context)
+        try adapter.apply(["call": "doBackground", "c2cUnread": 3], at: .root, to: &world, context: context)
+        let before = world
+        #expect(throws: InputError.self) { try adapter.apply(call, at: .root, to: &world, context: context) }
+        #expect(world == before)
+    }
+
+    @Test func commandLineRejectsOpenPush3() throws {
+        let document = try fixtureDocument(Self.base).setting("/receiver/calls/2", to: ["call": "setAPNS", "openPush": 3])
+        let file = try temporaryFile(document.compactText)
+        let run = try runTool(["decide", file])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("\(file): at /receiver/calls/2/openPush: expected openPush 0 (unchanged), 1 (on) or 2 (off), found 3"))
+    }
+}
+
 /// The command line: exit 2 and one line naming file, pointer and expectation.
 @Suite("Command line")
 struct CommandLineTests {

@@ -14,6 +14,10 @@ struct FixtureTests {
         #expect(Repository.fixtureFiles(under: "easemob-legacy").count >= 40)
     }
 
+    @Test func tencentTIMHasAtLeastThirtyFiveFixtures() {
+        #expect(Repository.fixtureFiles(under: "tencent-tim").count >= 35)
+    }
+
     @Test func conformOverTheFolderReportsEveryPass() throws {
         let report = try ConformanceRunner().run(paths: [Repository.root.appendingPathComponent("Fixtures/easemob-legacy").path])
         #expect(report.failedCount == 0)
