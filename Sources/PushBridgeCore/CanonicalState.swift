@@ -20,7 +20,7 @@ public enum RemindType: String, Hashable, Sendable, CaseIterable {
 }
 
 /// One-to-one or group.
-public enum ChatKind: String, Hashable, Sendable {
+public enum ChatKind: String, Hashable, Sendable, CaseIterable {
     case oneToOne = "Chat"
     case group = "GroupChat"
 }

@@ -8,7 +8,7 @@ public struct DialectRegistry: Sendable {
     public init(adapters: [any DialectAdapter]) { self.adapters = adapters }
 
     /// Every built-in dialect.
-    public static let standard = DialectRegistry(adapters: [EasemobLegacyAdapter(), TencentTIMAdapter()])
+    public static let standard = DialectRegistry(adapters: [EasemobLegacyAdapter(), AgoraSilentAdapter(), TencentTIMAdapter()])
 
     public var ids: [String] { adapters.map(\.id) }
 
