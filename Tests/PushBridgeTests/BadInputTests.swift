@@ -213,6 +213,107 @@ struct TencentBadInputTests {
     }
 }
 
+/// SPEC §8 for the agora-silent dialect.
+@Suite("Bad input: agora-silent")
+struct AgoraBadInputTests {
+    static let base = "Fixtures/agora-silent/001-default-all.json"
+
+    static let cases: [BadInputTests.Case] = [
+        .init(label: "duration 10081", pointer: "/receiver/calls/2", value: ["call": "setSilentModeForAll", "silentModeDuration": 10081],
+            errorPointer: "/receiver/calls/2/silentModeDuration", code: .outOfRange),
+        .init(label: "25:00", pointer: "/receiver/calls/2",
+            value: ["call": "setSilentModeForAll", "silentModeStartTime": "25:00", "silentModeEndTime": "8:00"],
+            errorPointer: "/receiver/calls/2/silentModeStartTime", code: .outOfRange),
+        .init(label: "8:60", pointer: "/receiver/calls/2",
+            value: ["call": "setSilentModeForAll", "silentModeStartTime": "8:00", "silentModeEndTime": "8:60"],
+            errorPointer: "/receiver/calls/2/silentModeEndTime", code: .outOfRange),
+        .init(label: "8h30", pointer: "/receiver/calls/2",
+            value: ["call": "setSilentModeForAll", "silentModeStartTime": "8h30", "silentModeEndTime": "9:00"],
+            errorPointer: "/receiver/calls/2/silentModeStartTime", code: .invalidValue),
+        .init(label: "start without end", pointer: "/receiver/calls/2", value: ["call": "setSilentModeForAll", "silentModeStartTime": "8:00"],
+            errorPointer: "/receiver/calls/2/silentModeEndTime", code: .missingKey),
+        .init(label: "interval on a conversation", pointer: "/receiver/calls/2",
+            value: ["call": "setSilentModeForConversation", "conversationId": "u1", "conversationType": "Chat",
+                "silentModeStartTime": "8:00", "silentModeEndTime": "9:00"],
+            errorPointer: "/receiver/calls/2/silentModeStartTime", code: .invalidValue),
+        .init(label: "unknown remind type", pointer: "/receiver/calls/2", value: ["call": "setSilentModeForAll", "remindType": "AT"],
+            errorPointer: "/receiver/calls/2/remindType", code: .invalidValue),
+        .init(label: "empty setSilentModeForAll", pointer: "/receiver/calls/2", value: ["call": "setSilentModeForAll"],
+            errorPointer: "/receiver/calls/2", code: .missingKey),
+        .init(label: "unknown conversation type", pointer: "/receiver/calls/2",
+            value: ["call": "setSilentModeForConversation", "conversationId": "u1", "conversationType": "Room", "remindType": "None"],
+            errorPointer: "/receiver/calls/2/conversationType", code: .invalidValue),
+        .init(label: "a legacy call in agora-silent", pointer: "/receiver/calls/2", value: ["call": "disableOfflinePushStart", "start": 1, "end": 2],
+            errorPointer: "/receiver/calls/2/call", code: .unknownCall),
+        .init(label: "em_at_list as a number", pointer: "/message/ext", value: ["em_at_list": 1],
+            errorPointer: "/message/ext/em_at_list", code: .wrongType),
+        .init(label: "template without a name", pointer: "/message/ext", value: ["em_push_template": ["title_args": ["a"]]],
+            errorPointer: "/message/ext/em_push_template/name", code: .missingKey),
+        .init(label: "a translation that is not text", pointer: "/message/translations", value: ["EU": 1],
+            errorPointer: "/message/translations/EU", code: .wrongType),
+        .init(label: "unknown body type", pointer: "/message/body/type", value: "sticker", errorPointer: "/message/body/type", code: .invalidValue),
+        .init(label: "to someone else", pointer: "/message/to", value: "u9", errorPointer: "/message/to", code: .invalidValue),
+    ]
+
+    @Test("rejected with pointer and code", arguments: cases)
+    func rejected(_ c: BadInputTests.Case) throws {
+        let document = try fixtureDocument(Self.base).setting(c.pointer, to: c.value)
+        do {
+            _ = try ScenarioEngine().decide(try Fixture(path: "case.json", document: document).scenario)
+            Issue.record("\(c.label): expected an error at \(c.errorPointer)")
+        } catch let error as InputError {
+            #expect(error.pointer.description == c.errorPointer, "\(c.label): \(error)")
+            #expect(error.code == c.code, "\(c.label): \(error)")
+        }
+    }
+
+    @Test func twentyOneConversationsAreRejectedAndTwentyAccepted() throws {
+        func query(_ count: Int) -> JSONValue {
+            let list = (0..<count).map { i -> JSONValue in ["conversationId": .string("g\(i)"), "conversationType": "GroupChat"] }
+            return ["call": "getSilentModeForConversations", "conversations": .array(list), "result": [:]]
+        }
+        let prepared = try ScenarioEngine().prepare(try Fixture(path: "q.json", document: try fixtureDocument(Self.base)).scenario)
+        #expect(try ScenarioEngine().query(query(20), at: .root, in: prepared) == .object(JSONObject()))
+        do {
+            _ = try ScenarioEngine().query(query(21), at: JSONPointer.root / "expect" / "queries" / 0, in: prepared)
+            Issue.record("21 conversations must be rejected")
+        } catch let error as InputError {
+            #expect(error.pointer.description == "/expect/queries/0/conversations")
+            #expect(error.code == .outOfRange)
+        }
+    }
+
+    @Test("a rejected call changes no state", arguments: [
+        ["call": "setSilentModeForAll", "remindType": "None", "silentModeDuration": 10081],
+        ["call": "setSilentModeForAll", "remindType": "None", "silentModeStartTime": "25:00", "silentModeEndTime": "1:00"],
+        ["call": "setSilentModeForAll", "silentModeDuration": 30, "remindType": "Loud"],
+        ["call": "setSilentModeForConversation", "conversationId": "u1", "conversationType": "Chat", "remindType": "None",
+            "silentModeStartTime": "1:00", "silentModeEndTime": "2:00"],
+        ["call": "setSilentModeForConversation", "conversationId": "u1", "conversationType": "Chat", "remindType": "None", "silentModeDuration": -1],
+        ["call": "clearRemindTypeForConversation", "conversationId": "", "conversationType": "Chat"],
+        ["call": "setPreferredNotificationLanguage", "languageCode": 5],
+    ] as [JSONValue])
+    func rejectedCallChangesNothing(_ call: JSONValue) throws {
+        let adapter = AgoraSilentAdapter()
+        var world = PushWorld(app: AppConfiguration())
+        let context = CallContext(caller: "u2", at: Instant(milliseconds: 1_000_000))
+        try adapter.apply(["call": "setSilentModeForAll", "remindType": "MentionOnly", "silentModeDuration": 60], at: .root, to: &world, context: context)
+        try adapter.apply(["call": "setSilentModeForConversation", "conversationId": "u1", "conversationType": "Chat", "remindType": "All"],
+            at: .root, to: &world, context: context)
+        let before = world
+        #expect(throws: InputError.self) { try adapter.apply(call, at: .root, to: &world, context: context) }
+        #expect(world == before)
+    }
+
+    @Test func commandLineRejectsDuration10081() throws {
+        let document = try fixtureDocument(Self.base).setting("/receiver/calls/2", to: ["call": "setSilentModeForAll", "silentModeDuration": 10081])
+        let file = try temporaryFile(document.compactText)
+        let run = try runTool(["decide", file])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("\(file): at /receiver/calls/2/silentModeDuration: expected a duration in minutes 0–10080"))
+    }
+}
+
 /// The command line: exit 2 and one line naming file, pointer and expectation.
 @Suite("Command line")
 struct CommandLineTests {

@@ -18,6 +18,10 @@ struct FixtureTests {
         #expect(Repository.fixtureFiles(under: "tencent-tim").count >= 35)
     }
 
+    @Test func agoraSilentHasAtLeastFortyFiveFixtures() {
+        #expect(Repository.fixtureFiles(under: "agora-silent").count >= 45)
+    }
+
     @Test func conformOverTheFolderReportsEveryPass() throws {
         let report = try ConformanceRunner().run(paths: [Repository.root.appendingPathComponent("Fixtures/easemob-legacy").path])
         #expect(report.failedCount == 0)
