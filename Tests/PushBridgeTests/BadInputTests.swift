@@ -125,15 +125,10 @@ struct BadInputTests {
         ["call": "updatePushDisplayName", "displayName": 7],
     ] as [JSONValue])
     func rejectedCallChangesNothing(_ call: JSONValue) throws {
-        let adapter = EasemobLegacyAdapter()
         let certificate = Certificate(name: "apnsTest", busiId: nil, bundleId: "com.example", environment: .development)
-        var world = PushWorld(app: AppConfiguration(certificates: [certificate]))
-        let context = CallContext(caller: "6006", at: Instant(milliseconds: 0))
-        try adapter.apply(["call": "initializeSDK", "appkey": "a#b", "apnsCertName": "apnsTest"], at: .root, to: &world, context: context)
-        try adapter.apply(["call": "disableOfflinePushStart", "start": 7, "end": 17], at: .root, to: &world, context: context)
-        let before = world
-        #expect(throws: InputError.self) { try adapter.apply(call, at: .root, to: &world, context: context) }
-        #expect(world == before)
+        try expectRejectedWithoutChange(call, adapter: EasemobLegacyAdapter(), app: AppConfiguration(certificates: [certificate]), setup: [
+            ["call": "initializeSDK", "appkey": "a#b", "apnsCertName": "apnsTest"], ["call": "disableOfflinePushStart", "start": 7, "end": 17],
+        ])
     }
 }
 
@@ -193,15 +188,10 @@ struct TencentBadInputTests {
         ["call": "modifyGroupMemberInfoSetNameCard", "groupId": "g", "user": "", "nameCard": "x"],
     ] as [JSONValue])
     func rejectedCallChangesNothing(_ call: JSONValue) throws {
-        let adapter = TencentTIMAdapter()
         let certificate = Certificate(name: nil, busiId: "2383", bundleId: "com.example", environment: .development)
-        var world = PushWorld(app: AppConfiguration(certificates: [certificate]))
-        let context = CallContext(caller: "bob", at: Instant(milliseconds: 0))
-        try adapter.apply(["call": "setAPNS", "openPush": 1, "c2cSound": "c.caf"], at: .root, to: &world, context: context)
-        try adapter.apply(["call": "doBackground", "c2cUnread": 3], at: .root, to: &world, context: context)
-        let before = world
-        #expect(throws: InputError.self) { try adapter.apply(call, at: .root, to: &world, context: context) }
-        #expect(world == before)
+        try expectRejectedWithoutChange(call, adapter: TencentTIMAdapter(), app: AppConfiguration(certificates: [certificate]), setup: [
+            ["call": "setAPNS", "openPush": 1, "c2cSound": "c.caf"], ["call": "doBackground", "c2cUnread": 3],
+        ])
     }
 
     @Test func commandLineRejectsOpenPush3() throws {
@@ -294,15 +284,10 @@ struct AgoraBadInputTests {
         ["call": "setPreferredNotificationLanguage", "languageCode": 5],
     ] as [JSONValue])
     func rejectedCallChangesNothing(_ call: JSONValue) throws {
-        let adapter = AgoraSilentAdapter()
-        var world = PushWorld(app: AppConfiguration())
-        let context = CallContext(caller: "u2", at: Instant(milliseconds: 1_000_000))
-        try adapter.apply(["call": "setSilentModeForAll", "remindType": "MentionOnly", "silentModeDuration": 60], at: .root, to: &world, context: context)
-        try adapter.apply(["call": "setSilentModeForConversation", "conversationId": "u1", "conversationType": "Chat", "remindType": "All"],
-            at: .root, to: &world, context: context)
-        let before = world
-        #expect(throws: InputError.self) { try adapter.apply(call, at: .root, to: &world, context: context) }
-        #expect(world == before)
+        try expectRejectedWithoutChange(call, adapter: AgoraSilentAdapter(), app: AppConfiguration(), setup: [
+            ["call": "setSilentModeForAll", "remindType": "MentionOnly", "silentModeDuration": 60],
+            ["call": "setSilentModeForConversation", "conversationId": "u1", "conversationType": "Chat", "remindType": "All"],
+        ])
     }
 
     @Test func commandLineRejectsDuration10081() throws {
@@ -312,6 +297,17 @@ struct AgoraBadInputTests {
         #expect(run.status == 2)
         #expect(run.stderr.contains("\(file): at /receiver/calls/2/silentModeDuration: expected a duration in minutes 0–10080"))
     }
+}
+
+/// Applies `setup` straight to the adapter (no copy by the engine), then checks that `call` is
+/// rejected and leaves the world exactly as it was.
+func expectRejectedWithoutChange(_ call: JSONValue, adapter: any DialectAdapter, app: AppConfiguration, setup: [JSONValue]) throws {
+    var world = PushWorld(app: app)
+    let context = CallContext(caller: "receiver", at: Instant(milliseconds: 1_000_000))
+    for step in setup { try adapter.apply(step, at: .root, to: &world, context: context) }
+    let before = world
+    #expect(throws: InputError.self) { try adapter.apply(call, at: .root, to: &world, context: context) }
+    #expect(world == before)
 }
 
 /// The command line: exit 2 and one line naming file, pointer and expectation.

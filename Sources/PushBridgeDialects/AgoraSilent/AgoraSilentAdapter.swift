@@ -46,13 +46,7 @@ public struct AgoraSilentAdapter: DialectAdapter {
             try legacy.apply(call, at: pointer, to: &world, context: context)  // identical in both Easemob dialects
             return
         case "registerForRemoteNotificationsWithDeviceToken":
-            try r.allowOnly(["call", "deviceToken"], context: name)
-            let token = try r.hexToken("deviceToken")
-            guard let certificate = user.boundCertificate else {
-                throw InputError(.invalidValue, at: pointer / "call", expected: "initializeSDK with an apnsCertName before registering a device token",
-                    found: "no certificate bound for user \(context.caller)")
-            }
-            user.device = Device(token: token, certificate: certificate)
+            try EasemobLegacyAdapter.registerDevice(r, call: name, for: &user, caller: context.caller)
         case "setSilentModeForAll":
             try r.allowOnly(["call", "remindType", "silentModeDuration", "silentModeStartTime", "silentModeEndTime"], context: name)
             let remind = try r.has("remindType") ? r.word("remindType", as: RemindType.self) : nil

@@ -45,13 +45,7 @@ public struct EasemobLegacyAdapter: DialectAdapter {
             }
             user.boundCertificate = certificate
         case "bindDeviceToken":
-            try r.allowOnly(["call", "deviceToken"], context: name)
-            let token = try r.hexToken("deviceToken")
-            guard let certificate = user.boundCertificate else {
-                throw InputError(.invalidValue, at: pointer / "call", expected: "initializeSDK with an apnsCertName before bindDeviceToken",
-                    found: "no certificate bound for user \(context.caller)")
-            }
-            user.device = Device(token: token, certificate: certificate)
+            try Self.registerDevice(r, call: name, for: &user, caller: context.caller)
         case "updatePushDisplayName":
             try r.allowOnly(["call", "displayName"], context: name)
             let displayName = try r.string("displayName", expected: "the push display name as a string")
@@ -88,6 +82,17 @@ public struct EasemobLegacyAdapter: DialectAdapter {
             throw InputError(.unknownCall, at: pointer / "call", expected: "a setting call", found: "\"\(name)\"")
         }
         world.users[context.caller] = user
+    }
+
+    /// Registers `deviceToken` under the certificate bound by `initializeSDK` (both Easemob dialects).
+    static func registerDevice(_ r: FieldReader, call name: String, for user: inout UserState, caller: UserID) throws {
+        try r.allowOnly(["call", "deviceToken"], context: name)
+        let token = try r.hexToken("deviceToken")
+        guard let certificate = user.boundCertificate else {
+            throw InputError(.invalidValue, at: r.pointer / "call", expected: "initializeSDK with an apnsCertName before \(name)",
+                found: "no certificate bound for user \(caller)")
+        }
+        user.device = Device(token: token, certificate: certificate)
     }
 
     public func query(_ call: JSONValue, at pointer: JSONPointer, in world: PushWorld, context: CallContext) throws -> JSONValue {
