@@ -100,18 +100,7 @@ struct BadInputTests {
 
     @Test("rejected with pointer and code", arguments: cases)
     func rejected(_ c: Case) throws {
-        let document = try fixtureDocument(Self.base).setting(c.pointer, to: c.value)
-        do {
-            let fixture = try Fixture(path: "case.json", document: document)
-            let chosen = try fixture.scenario.profile.map { try ScenarioEngine().registry.profile($0, at: JSONPointer.root / "profile") }
-            _ = try ScenarioEngine().decide(fixture.scenario, profile: chosen)
-            Issue.record("\(c.label): expected an error at \(c.errorPointer)")
-        } catch let error as InputError {
-            #expect(error.pointer.description == c.errorPointer, "\(c.label): \(error)")
-            #expect(error.code == c.code, "\(c.label): \(error)")
-            #expect(error.description.contains("expected"), "\(c.label)")
-            #expect(!error.description.contains("\n"))
-        }
+        try expectRejection(c, base: Self.base)
     }
 
     /// A rejected call changes nothing, even applied straight to the adapter (no copy by the engine).
@@ -169,14 +158,7 @@ struct TencentBadInputTests {
 
     @Test("rejected with pointer and code", arguments: cases)
     func rejected(_ c: BadInputTests.Case) throws {
-        let document = try fixtureDocument(Self.base).setting(c.pointer, to: c.value)
-        do {
-            _ = try ScenarioEngine().decide(try Fixture(path: "case.json", document: document).scenario)
-            Issue.record("\(c.label): expected an error at \(c.errorPointer)")
-        } catch let error as InputError {
-            #expect(error.pointer.description == c.errorPointer, "\(c.label): \(error)")
-            #expect(error.code == c.code, "\(c.label): \(error)")
-        }
+        try expectRejection(c, base: Self.base)
     }
 
     @Test("a rejected call changes no state", arguments: [
@@ -247,14 +229,7 @@ struct AgoraBadInputTests {
 
     @Test("rejected with pointer and code", arguments: cases)
     func rejected(_ c: BadInputTests.Case) throws {
-        let document = try fixtureDocument(Self.base).setting(c.pointer, to: c.value)
-        do {
-            _ = try ScenarioEngine().decide(try Fixture(path: "case.json", document: document).scenario)
-            Issue.record("\(c.label): expected an error at \(c.errorPointer)")
-        } catch let error as InputError {
-            #expect(error.pointer.description == c.errorPointer, "\(c.label): \(error)")
-            #expect(error.code == c.code, "\(c.label): \(error)")
-        }
+        try expectRejection(c, base: Self.base)
     }
 
     @Test func twentyOneConversationsAreRejectedAndTwentyAccepted() throws {
@@ -296,6 +271,21 @@ struct AgoraBadInputTests {
         let run = try runTool(["decide", file])
         #expect(run.status == 2)
         #expect(run.stderr.contains("\(file): at /receiver/calls/2/silentModeDuration: expected a duration in minutes 0–10080"))
+    }
+}
+
+/// Decides the `base` fixture with one value replaced and checks the rejection: pointer, code, and
+/// a one-line message saying what was expected. The scenario's own `profile` is resolved by the engine.
+func expectRejection(_ c: BadInputTests.Case, base: String) throws {
+    let document = try fixtureDocument(base).setting(c.pointer, to: c.value)
+    do {
+        _ = try ScenarioEngine().decide(try Fixture(path: "case.json", document: document).scenario)
+        Issue.record("\(c.label): expected an error at \(c.errorPointer)")
+    } catch let error as InputError {
+        #expect(error.pointer.description == c.errorPointer, "\(c.label): \(error)")
+        #expect(error.code == c.code, "\(c.label): \(error)")
+        #expect(error.description.contains("expected"), "\(c.label)")
+        #expect(!error.description.contains("\n"), "\(c.label)")
     }
 }
 
