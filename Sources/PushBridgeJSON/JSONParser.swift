@@ -12,12 +12,7 @@ public struct JSONParser {
     /// - Parameter bytes: the document.
     /// - Throws: ``InputError`` with code ``InputError/Code/malformedJSON``.
     public static func parse<Bytes: Collection>(_ bytes: Bytes) throws -> JSONValue where Bytes.Element == UInt8 {
-        let result: JSONValue? = try bytes.withContiguousStorageIfAvailable { buffer in
-            try parse(buffer: buffer)
-        }
-        if let result { return result }
-        let array = Array(bytes)
-        return try array.withUnsafeBufferPointer { try parse(buffer: $0) }
+        try withBuffer(bytes) { try parse(buffer: $0) }
     }
 
     /// Parses a string as one strict JSON document.
@@ -28,17 +23,17 @@ public struct JSONParser {
 
     /// Checks that bytes are one strict JSON document without building the value.
     public static func validate<Bytes: Collection>(_ bytes: Bytes) throws where Bytes.Element == UInt8 {
-        let done: Void? = try bytes.withContiguousStorageIfAvailable { buffer in
-            var parser = Scanner(buffer, build: false)
-            _ = try parser.document()
+        try withBuffer(bytes) { buffer in
+            var scanner = Scanner(buffer, build: false)
+            _ = try scanner.document()
         }
-        if done == nil {
-            let array = Array(bytes)
-            try array.withUnsafeBufferPointer { buffer in
-                var parser = Scanner(buffer, build: false)
-                _ = try parser.document()
-            }
-        }
+    }
+
+    /// Runs `body` over the bytes' contiguous storage, copying them only when there is none.
+    static func withBuffer<Bytes: Collection, R>(_ bytes: Bytes, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) throws -> R
+    where Bytes.Element == UInt8 {
+        if let result = try bytes.withContiguousStorageIfAvailable(body) { return result }
+        return try Array(bytes).withUnsafeBufferPointer(body)
     }
 
     static func parse(buffer: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
