@@ -38,10 +38,20 @@ public struct DoNotDisturbWindow: Hashable, Sendable {
         return m >= startMinute || m < endMinute
     }
 
-    /// The window widened outward to whole hours: start rounded down, end rounded up.
+    /// The window widened outward to whole hours: start rounded down, end rounded up; a wrapping
+    /// window whose widened ends overlap covers the whole day (0–24).
     public var wholeHours: (start: Int, end: Int) {
         if isAllDay { return (0, 24) }
-        return (startMinute / 60, (endMinute + 59) / 60)
+        let start = startMinute / 60
+        var end = (endMinute + 59) / 60
+        if startMinute > endMinute && end > start { return (0, 24) }
+        if end == 0 { end = 24 }
+        return (start, end)
+    }
+
+    /// The same window with an end of `0:00` written as `24:00` (they contain the same minutes).
+    public var normalized: DoNotDisturbWindow {
+        endMinute == 0 ? DoNotDisturbWindow(startMinute: startMinute, endMinute: 1440) : self
     }
 }
 

@@ -48,6 +48,11 @@ public enum SoundChoice: Hashable, Sendable {
     case named(String)
     /// No sound: the `sound` key is omitted.
     case silent
+
+    /// A sound file name as a dialect writes it; `push.no_sound` (Tencent `kIOSOfflinePushNoSound`) means no sound.
+    public init(_ name: String) {
+        self = name == PayloadRenderer.noSound ? .silent : .named(name)
+    }
 }
 
 /// A reference to a push template with its arguments.

@@ -70,6 +70,15 @@ public protocol DialectAdapter: Sendable {
 
     /// Reads a message in this dialect's shape into canonical form.
     func message(_ json: JSONValue, at pointer: JSONPointer, context: MessageContext) throws -> PushMessage
+
+    /// Writes the setup calls that bring a new user of this dialect to `state` (translation).
+    ///
+    /// What the dialect cannot express is recorded in `output` as a loss. Presence and the badge
+    /// counter are scenario-level and are written by the translator, not here.
+    func writeSetup(of state: UserState, into output: inout TranslationOutput)
+
+    /// Writes a canonical message in this dialect's shape (translation), recording what it cannot carry.
+    func writeMessage(_ message: PushMessage, into output: inout TranslationOutput) -> JSONValue
 }
 
 extension DialectAdapter {

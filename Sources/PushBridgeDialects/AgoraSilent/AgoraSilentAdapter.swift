@@ -106,20 +106,22 @@ public struct AgoraSilentAdapter: DialectAdapter {
                 expected: "silentModeStartTime and silentModeEndTime together")
         }
         let start = try clockTime(r, "silentModeStartTime")
-        let end = try clockTime(r, "silentModeEndTime")
+        let end = try clockTime(r, "silentModeEndTime", allowsEndOfDay: true)
         if start == 0 && end == 0 { return .some(nil) }
         return .some(DoNotDisturbWindow(startMinute: start, endMinute: end))
     }
 
-    /// Parses `H:MM` (hours 0–23, minutes 00–59) into a minute of the day.
-    static func clockTime(_ r: FieldReader, _ key: String) throws -> Int {
-        let expected = "a time \"H:MM\" with hours 0–23 and minutes 00–59"
+    /// Parses `H:MM` (hours 0–23, minutes 00–59) into a minute of the day. An end time may also be
+    /// `24:00`, the end of the day, which is how an all-day window reads back.
+    static func clockTime(_ r: FieldReader, _ key: String, allowsEndOfDay: Bool = false) throws -> Int {
+        let expected = "a time \"H:MM\" with hours 0–23 and minutes 00–59" + (allowsEndOfDay ? ", or 24:00" : "")
         let text = try r.string(key, expected: expected)
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, (1...2).contains(parts[0].count), parts[1].count == 2,
             parts.allSatisfy({ $0.utf8.allSatisfy { $0 >= 48 && $0 <= 57 } }),
             let hours = Int(parts[0]), let minutes = Int(parts[1])
         else { throw InputError(.invalidValue, at: r.pointer / key, expected: expected, found: "\"\(text)\"") }
+        if allowsEndOfDay && hours == 24 && minutes == 0 { return 1440 }
         guard hours < 24, minutes < 60 else {
             throw InputError(.outOfRange, at: r.pointer / key, expected: expected, found: "\"\(text)\"")
         }

@@ -62,7 +62,7 @@ public struct EasemobExtension: Sendable {
         message.pushTitle = try apns.optionalString("em_push_title")
         message.category = try apns.optionalString("em_push_category")
         if let sound = try apns.optionalString("em_push_sound") {
-            message.sound = sound.isEmpty ? .silent : .named(sound)
+            message.sound = sound.isEmpty ? .silent : SoundChoice(sound)
         }
         message.mutableContent = try apns.optionalBool("em_push_mutable_content") ?? false
         message.badgeOverride = try apns.optionalInt("em_push_badge", in: 0...99_999, expected: "a badge number 0–99999")

@@ -169,7 +169,7 @@ public struct TencentTIMAdapter: DialectAdapter {
             message.ignore = try info.optionalInt("pushFlag", in: 0...1, expected: "pushFlag 0 (push) or 1 (no push)") == 1
             if let ios = try info.optionalObject("iosConfig", expected: "TIMIOSOfflinePushConfig {\"sound\", \"ignoreBadge\"}") {
                 try ios.allowOnly(["sound", "ignoreBadge"], context: "iosConfig")
-                if let sound = try ios.optionalString("sound"), !sound.isEmpty { message.sound = .named(sound) }
+                if let sound = try ios.optionalString("sound"), !sound.isEmpty { message.sound = SoundChoice(sound) }
                 message.ignoreBadge = try ios.optionalBool("ignoreBadge") ?? false
             }
         }
