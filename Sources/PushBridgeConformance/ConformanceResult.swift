@@ -10,6 +10,8 @@ public enum FixtureFailure: Hashable, Sendable, CustomStringConvertible {
     case badFixture(InputError)
     /// The implementation under test failed to give a decision (crash, timeout, invalid JSON).
     case implementation(String)
+    /// Equivalence fixture: the variants and profiles that failed, and any canonical difference.
+    case variants([VariantFailure])
 
     public var description: String {
         switch self {
@@ -17,7 +19,43 @@ public enum FixtureFailure: Hashable, Sendable, CustomStringConvertible {
         case .noExpectation: return "the fixture has no \"expect\" (record one with --record)"
         case .badFixture(let error): return error.description
         case .implementation(let reason): return reason
+        case .variants(let failures): return failures.map(\.description).joined(separator: "\n")
         }
+    }
+}
+
+/// One failing part of an equivalence fixture: a variant rendered with a profile, or the
+/// canonical state of two variants.
+public struct VariantFailure: Hashable, Sendable, CustomStringConvertible {
+    /// `agora-silent rendered as tencent-tim`, or `canonical state: easemob-legacy vs tencent-tim`.
+    public let label: String
+    /// The variant's dialect.
+    public let dialect: String
+    /// The profile, for a rendering failure.
+    public let profile: String?
+    public let failure: FixtureFailure?
+    /// Canonical differences, for a state failure (`receiver user.app.window: 22:00–8:00 ≠ (none)`).
+    public let canonicalDifferences: [String]
+
+    public init(dialect: String, profile: String, failure: FixtureFailure) {
+        self.label = "\(dialect) rendered as \(profile)"
+        self.dialect = dialect
+        self.profile = profile
+        self.failure = failure
+        self.canonicalDifferences = []
+    }
+
+    public init(dialect: String, comparedWith other: String, differences: [String]) {
+        self.label = "canonical state: \(other) vs \(dialect)"
+        self.dialect = dialect
+        self.profile = nil
+        self.failure = nil
+        self.canonicalDifferences = differences
+    }
+
+    public var description: String {
+        let details = failure.map { $0.description.split(separator: "\n").map(String.init) } ?? canonicalDifferences
+        return ([label + ":"] + details.map { "  " + $0 }).joined(separator: "\n")
     }
 }
 

@@ -49,27 +49,77 @@ public struct ConformanceRunner: Sendable {
         ConformanceReport(results: try FixtureDiscovery.files(in: paths).map { run(file: $0) })
     }
 
-    /// Runs one fixture file.
+    /// Runs one fixture file: a scenario, or an equivalence fixture (one with `variants`).
     public func run(file: String) -> FixtureResult {
-        let fixture: Fixture
         do {
-            fixture = try Fixture(path: file)
+            let document: JSONValue
+            do {
+                document = try JSONParser.parse(FixtureDiscovery.read(file))
+            } catch let error as InputError {
+                throw error.in(file: file)
+            }
+            if EquivalenceFixture.isEquivalence(document) {
+                let fixture = try EquivalenceFixture(path: file, document: document)
+                return FixtureResult(path: file, name: fixture.name, failure: judge(fixture))
+            }
+            let fixture = try Fixture(path: file, document: document)
+            return FixtureResult(path: file, name: fixture.scenario.name, failure: judge(fixture))
         } catch let error as InputError {
             return FixtureResult(path: file, name: nil, failure: .badFixture(error))
         } catch {
             return FixtureResult(path: file, name: nil, failure: .implementation("\(error)"))
         }
-        return FixtureResult(path: file, name: fixture.scenario.name, failure: judge(fixture))
+    }
+
+    /// Judges an equivalence fixture: every variant with every expected profile, then the
+    /// variants' canonical state against the first variant's; `nil` when it all passes.
+    public func judge(_ fixture: EquivalenceFixture) -> FixtureFailure? {
+        var failures: [VariantFailure] = []
+        for variant in fixture.variants {
+            for expectation in fixture.expectations {
+                if let failure = judge(variant.fixture, expected: expectation.decision, profile: expectation.profile) {
+                    if case .badFixture(let error) = failure { return .badFixture(EquivalenceFixture.locate(error, inVariant: variant.dialect)) }
+                    failures.append(VariantFailure(dialect: variant.dialect, profile: expectation.profile.id, failure: failure))
+                }
+            }
+        }
+        let engine = ScenarioEngine()
+        do {
+            let prepared = try fixture.variants.map { variant in
+                do {
+                    return try engine.prepare(variant.fixture.scenario)
+                } catch let error as InputError {
+                    throw EquivalenceFixture.locate(error, inVariant: variant.dialect)
+                }
+            }
+            for (variant, state) in zip(fixture.variants, prepared).dropFirst() {
+                let differences = prepared[0].stateDifferences(from: state)
+                if !differences.isEmpty {
+                    failures.append(VariantFailure(dialect: variant.dialect, comparedWith: fixture.variants[0].dialect,
+                        differences: differences.map { "\($0.party) \($0.difference)" }))
+                }
+            }
+        } catch let error as InputError {
+            return .badFixture(error.in(file: fixture.path))
+        } catch {
+            return .implementation("\(error)")
+        }
+        return failures.isEmpty ? nil : .variants(failures)
     }
 
     /// Judges one loaded fixture; `nil` when it passes.
     public func judge(_ fixture: Fixture) -> FixtureFailure? {
         guard let expected = fixture.expectedDecision else { return .noExpectation }
+        return judge(fixture, expected: expected, profile: nil)
+    }
+
+    /// Judges a fixture against an expected decision, rendered with a profile (its own when `nil`).
+    func judge(_ fixture: Fixture, expected: JSONObject, profile: Profile?) -> FixtureFailure? {
         var differences: [JSONDifference] = []
         do {
-            let got = try provider.decision(for: fixture, profile: nil)
+            let got = try provider.decision(for: fixture, profile: profile)
             differences += try Self.compare(expectedDecision: expected, got: got)
-            let queries = fixture.expectedQueries
+            let queries = profile == nil ? fixture.expectedQueries : []
             if !queries.isEmpty {
                 guard let results = try provider.queryResults(for: fixture) else {
                     return .implementation("the implementation under test does not answer queries")

@@ -86,7 +86,7 @@ extension DialectAdapter {
     public func callName(of call: JSONValue, at pointer: JSONPointer, allowQueries: Bool = true) throws -> String {
         let reader = try FieldReader(call, at: pointer, what: "a call object {\"call\": name, …}")
         let all = settingCalls + (allowQueries ? queryCalls : [])
-        let expected = "a \(id) call: one of " + all.joined(separator: ", ")
+        let expected = (id.first.map { "aeiou".contains($0) } == true ? "an " : "a ") + "\(id) call: one of " + all.joined(separator: ", ")
         let name = try reader.string("call", expected: expected)
         guard all.contains(name) else {
             throw InputError(.unknownCall, at: pointer / "call", expected: expected, found: "\"\(name)\"")

@@ -169,7 +169,11 @@ public struct Scenario: Sendable {
         }
     }
 
-    static func validateExpectation(_ value: JSONValue, at pointer: JSONPointer) throws {
+    /// Checks the shape of an expectation (`push`, `payload`, `headers`, `device`, `reason`, `queries`).
+    /// - Parameters:
+    ///   - value: the expectation.
+    ///   - pointer: where it is.
+    public static func validateExpectation(_ value: JSONValue, at pointer: JSONPointer) throws {
         let e = try FieldReader(value, at: pointer, what: "an expectation object")
         try e.allowOnly(["push", "payload", "headers", "device", "reason", "queries"], context: "an expectation")
         if e.has("push") { _ = try e.bool("push") }

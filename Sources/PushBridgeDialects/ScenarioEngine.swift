@@ -97,14 +97,18 @@ public struct ScenarioEngine: Sendable {
 }
 
 extension ScenarioEngine.Prepared {
-    /// How the sender's and the receiver's canonical state differ from another prepared scenario's
-    /// (same parties), evaluated at this scenario's `now`; each line names the party.
+    /// The sender's fields that take part in a push (SPEC §2: "per sender — display name / nickname,
+    /// group name cards"); the sender's own receiving settings do not.
+    public static let senderFields: Set<CanonicalField> = [.displayName, .nameCards]
+
+    /// How the receiver's canonical state, and the sender's display name and name cards, differ
+    /// from another prepared scenario's (same parties), evaluated at this scenario's `now`.
     public func stateDifferences(from other: ScenarioEngine.Prepared) -> [(party: String, difference: CanonicalDifference)] {
         var out: [(String, CanonicalDifference)] = []
-        for (party, mine, theirs) in [("sender", senderState, other.senderState), ("receiver", receiverState, other.receiverState)] {
-            guard let mine, let theirs else { continue }
-            out += mine.canonicalDifferences(from: theirs, at: now).map { (party, $0) }
+        if let mine = senderState, let theirs = other.senderState {
+            out += mine.canonicalDifferences(from: theirs, at: now).filter { Self.senderFields.contains($0.field) }.map { ("sender", $0) }
         }
+        out += receiverState.canonicalDifferences(from: other.receiverState, at: now).map { ("receiver", $0) }
         return out
     }
 }

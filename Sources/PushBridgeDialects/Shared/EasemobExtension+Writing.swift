@@ -19,7 +19,6 @@ extension EasemobExtension {
         case .silent?: apns["em_push_sound"] = .string("")
         case nil: break
         }
-        
         if message.mutableContent { apns["em_push_mutable_content"] = .bool(true) }
         if let v = message.badgeOverride { apns["em_push_badge"] = .int(Int64(v)) }
         let loc = message.localization
