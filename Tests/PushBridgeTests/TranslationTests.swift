@@ -23,6 +23,10 @@ struct TranslationTests {
             let prepared = try engine.prepare(translated.scenario)
             #expect(prepared.adapter.id == target)
 
+            for loss in translation.losses {
+                let cell = try MappingTests.catalog.get().cell(loss.field, in: target)
+                #expect(cell.fidelity <= .lossy, "\(file) → \(target): lost \(loss.field.rawValue), which Mappings/\(target).json says is \(cell.fidelity.rawValue)")
+            }
             let covered = Set(translation.losses.flatMap { [$0.field] + $0.alsoChanges })
             let changed = original.stateDifferences(from: prepared).map(\.difference) + original.message.canonicalDifferences(from: prepared.message)
             for difference in changed {

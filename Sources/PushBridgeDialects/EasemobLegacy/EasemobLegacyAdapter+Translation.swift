@@ -43,8 +43,8 @@ extension EasemobLegacyAdapter {
                 if let device = state.device { output.call(user, registerCall, [("deviceToken", .string(device.token))]) }
             } else if state.device != nil {
                 output.lose(.deviceCertificate, user: user,
-                    "certificate busiId \(certificate.busiId ?? "?") has no apnsCertName: give it a \"name\" in app.certificates; the device is not registered")
-                output.lose(.deviceToken, user: user, "the device cannot be registered without a certificate name")
+                    "certificate busiId \(certificate.busiId ?? "?") has no apnsCertName: give it a \"name\" in app.certificates; the device is not registered",
+                    alsoChanges: [.deviceToken])
             }
         }
         if var name = state.displayName {

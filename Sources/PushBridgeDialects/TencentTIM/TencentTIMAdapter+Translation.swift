@@ -10,8 +10,8 @@ extension TencentTIMAdapter {
                 output.call(user, "setToken", [("busiId", id), ("token", .string(device.token))])
             } else {
                 output.lose(.deviceCertificate, user: user,
-                    "certificate \(device.certificate.name ?? "?") has no busiId: give it a \"busiId\" in app.certificates; the device is not registered")
-                output.lose(.deviceToken, user: user, "the device cannot be registered without a certificate id (busiId)")
+                    "certificate \(device.certificate.name ?? "?") has no busiId: give it a \"busiId\" in app.certificates; the device is not registered",
+                    alsoChanges: [.deviceToken])
             }
         }
         if let nick = state.displayName { output.call(user, "modifySelfProfile", [("nick", .string(nick))]) }
