@@ -65,11 +65,20 @@ public struct FixtureResult: Hashable, Sendable {
     /// The scenario's name, when it could be read.
     public let name: String?
     public let failure: FixtureFailure?
+    /// The dialects run: the scenario's, or an equivalence fixture's variants.
+    public let dialects: [String]
+    /// The profiles checked: the scenario's, or each expected profile of an equivalence fixture.
+    public let profiles: [String]
+    /// Whether this is an equivalence fixture (which also compares canonical state).
+    public let isEquivalence: Bool
 
-    public init(path: String, name: String?, failure: FixtureFailure?) {
+    public init(path: String, name: String?, failure: FixtureFailure?, dialects: [String] = [], profiles: [String] = [], isEquivalence: Bool = false) {
         self.path = path
         self.name = name
         self.failure = failure
+        self.dialects = dialects
+        self.profiles = profiles
+        self.isEquivalence = isEquivalence
     }
 
     public var passed: Bool { failure == nil }
@@ -95,7 +104,8 @@ public struct ConformanceReport: Hashable, Sendable {
     public var humanText: String {
         var lines: [String] = []
         for result in results {
-            let label = result.name.map { "  \($0)" } ?? ""
+            var label = result.name.map { "  \($0)" } ?? ""
+            if result.isEquivalence { label += " (\(result.dialects.count) variants × \(result.profiles.count) profiles)" }
             lines.append((result.passed ? "PASS  " : "FAIL  ") + result.path + label)
             if let failure = result.failure {
                 for line in failure.description.split(separator: "\n", omittingEmptySubsequences: false) {

@@ -26,9 +26,41 @@ public struct JSONDifference: Hashable, Sendable, CustomStringConvertible {
         self.got = got
     }
 
-    /// `/aps/badge: expected 1 (integer), got true (boolean)`.
+    /// `/aps/badge: expected 1 (integer), got true (boolean)`. Values longer than
+    /// ``shownCharacters`` are shortened around the first character where they differ.
     public var description: String {
-        "\(pointer): expected \(expected?.description ?? "nothing"), got \(got?.description ?? "nothing")"
+        var e = expected?.text
+        var g = got?.text
+        if let a = e, let b = g, max(a.count, b.count) > Self.shownCharacters {
+            (e, g) = Self.shortened(a, b)
+        } else {
+            e = e.map { Self.clip($0) }
+            g = g.map { Self.clip($0) }
+        }
+        let expectedText = expected.map { "\(e!) (\($0.type))" } ?? "nothing"
+        let gotText = got.map { "\(g!) (\($0.type))" } ?? "nothing"
+        return "\(pointer): expected \(expectedText), got \(gotText)"
+    }
+
+    /// How many characters of a value a diff line shows.
+    public static let shownCharacters = 80
+
+    static func clip(_ text: String) -> String {
+        text.count > shownCharacters ? String(text.prefix(shownCharacters - 1)) + "…" : text
+    }
+
+    /// Both texts cut to a window that starts a little before their first difference.
+    static func shortened(_ a: String, _ b: String) -> (String, String) {
+        let x = Array(a)
+        let y = Array(b)
+        var first = 0
+        while first < x.count, first < y.count, x[first] == y[first] { first += 1 }
+        let start = max(0, first - 20)
+        func window(_ c: [Character]) -> String {
+            let end = min(c.count, start + shownCharacters - 2)
+            return (start > 0 ? "…" : "") + String(c[min(start, c.count)..<end]) + (end < c.count ? "…" : "")
+        }
+        return (window(x), window(y))
     }
 }
 

@@ -63,18 +63,135 @@ struct Conform: ParsableCommand {
         abstract: "Run fixtures and compare the decisions strictly with their expectations.",
         discussion: """
             One line per fixture, a strict diff (JSON pointer, expected and got, with types) under each failure, \
-            and last `N passed, N failed`. Exit 1 if any fixture failed, 2 if any fixture is bad input.
+            and last `N passed, N failed`. Exit 1 if any fixture failed, 2 if any fixture is bad input. \
+            With --against, another implementation gives the decisions: a command run as `CMD FILE` (its standard \
+            output is the decision JSON) or an http(s) URL each fixture is POSTed to (the response body is the decision); \
+            a crash, a timeout or invalid JSON fails that fixture. Queries (expect.queries) are judged only in-process.
             """)
+
+    enum ReportFormat: String, ExpressibleByArgument, CaseIterable {
+        case human, json
+    }
 
     @Argument(help: "Fixture files or folders (searched recursively for *.json).")
     var paths: [String]
 
+    @Option(help: "The implementation under test: a shell command (run as `CMD FILE`) or an http:// or https:// URL.")
+    var against: String?
+
+    @Option(help: "Seconds per fixture for --against.")
+    var timeout: Double = 10
+
+    @Option(help: "Also write a JUnit XML report to this file (one testcase per fixture and profile).")
+    var junit: String?
+
+    @Option(help: "The report on standard output: human or json.")
+    var format: ReportFormat = .human
+
+    @Flag(help: "Write the engine's current decision into fixtures that have no expect, instead of judging.")
+    var record = false
+
+    @Flag(help: "With --record: replace existing expectations too.")
+    var force = false
+
+    @Option(help: "Only fixtures whose path or name contains this text (or matches this glob).")
+    var filter: String?
+
+    @Option(help: "Only scenarios in this dialect (and only this variant of equivalence fixtures).")
+    var dialect: String?
+
+    @Option(help: "Only scenarios rendered with this profile (and only this profile of equivalence fixtures).")
+    var profile: String?
+
+    func validate() throws {
+        if force && !record { throw ValidationError("--force only goes with --record") }
+        if record && against != nil { throw ValidationError("--record writes the built-in engine's decisions; it cannot be used with --against") }
+        if timeout <= 0 { throw ValidationError("--timeout must be a positive number of seconds") }
+    }
+
     func run() throws {
-        let runner = ConformanceRunner()
-        let report = try rejectingBadInput(file: nil) { try runner.run(paths: paths) }
-        print(report.humanText)
+        let registry = DialectRegistry.standard
+        if let dialect, registry.adapter(dialect) == nil {
+            printError("pushbridge: --dialect: expected a dialect: one of \(registry.ids.joined(separator: ", ")), found \"\(dialect)\" [unknown-reference]")
+            throw ExitCode(2)
+        }
+        if let profile, registry.profile(profile) == nil {
+            printError("pushbridge: --profile: expected a profile: one of \(registry.profiles.map(\.id).joined(separator: ", ")), found \"\(profile)\" [unknown-reference]")
+            throw ExitCode(2)
+        }
+        let selection = FixtureSelection(pattern: filter, dialect: dialect, profile: profile)
+        if record { return try recordFixtures(selection) }
+
+        let runner = ConformanceRunner(provider: try provider())
+        let progress = ProgressLine()
+        let report = try rejectingBadInput(file: nil) { try runner.run(paths: paths, selection: selection, progress: progress.show) }
+        progress.clear()
+        switch format {
+        case .human: print(report.humanText)
+        case .json: print(JSONWriter.prettyText(report.json))
+        }
+        if let junit {
+            guard FileManager.default.createFile(atPath: junit, contents: Data(report.junitXML.utf8)) else {
+                printError("pushbridge: --junit: expected a writable file, found \"\(junit)\" [unreadable-file]")
+                throw ExitCode(2)
+            }
+        }
         if report.hasBadFixtures { throw ExitCode(2) }
         if report.failedCount > 0 { throw ExitCode(1) }
+    }
+
+    func provider() throws -> any DecisionProvider {
+        guard let against else { return EngineDecisionProvider() }
+        if against.hasPrefix("http://") || against.hasPrefix("https://") {
+            guard let url = URL(string: against), url.host != nil else {
+                printError("pushbridge: --against: expected a URL such as http://127.0.0.1:8080/decide, found \"\(against)\" [invalid-value]")
+                throw ExitCode(2)
+            }
+            return HTTPDecisionProvider(url: url, timeout: timeout)
+        }
+        return CommandDecisionProvider(command: against, timeout: timeout)
+    }
+
+    func recordFixtures(_ selection: FixtureSelection) throws {
+        let recorder = FixtureRecorder()
+        let files = try rejectingBadInput(file: nil) { try FixtureDiscovery.files(in: paths) }
+        var recorded = 0
+        var kept = 0
+        var bad = false
+        for file in files {
+            do {
+                switch try recorder.record(file: file, force: force, selection: selection) {
+                case .recorded?:
+                    recorded += 1
+                    print("RECORDED  " + file)
+                case .kept?:
+                    kept += 1
+                    print("KEPT      " + file + "  (has expect; --force replaces it)")
+                case nil: break
+                }
+            } catch let error as InputError {
+                bad = true
+                printError("pushbridge: " + error.in(file: file).description)
+            }
+        }
+        print("\(recorded) recorded, \(kept) kept")
+        if bad { throw ExitCode(2) }
+    }
+}
+
+/// The `[i/n] path` line on a terminal while more than 50 fixtures run; nothing otherwise.
+final class ProgressLine {
+    let enabled = isatty(STDERR_FILENO) == 1
+    var shown = false
+
+    func show(_ index: Int, _ total: Int, _ path: String) {
+        guard enabled, total > 50 else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K[\(index + 1)/\(total)] \(path)".utf8))
+        shown = true
+    }
+
+    func clear() {
+        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 }
 

@@ -1,0 +1,173 @@
+import PushBridgeJSON
+
+extension FixtureFailure {
+    /// A short word for the kind of failure.
+    public var kind: String {
+        switch self {
+        case .mismatch: return "mismatch"
+        case .noExpectation: return "no-expectation"
+        case .badFixture: return "bad-fixture"
+        case .implementation: return "implementation"
+        case .variants: return "variants"
+        }
+    }
+
+    /// The failure as JSON: `kind`, `message`, and the structured details.
+    public var json: JSONValue {
+        var o = JSONObject([("kind", .string(kind)), ("message", .string(description))])
+        switch self {
+        case .mismatch(let differences):
+            o["differences"] = .array(differences.map(\.json))
+        case .badFixture(let error):
+            o["error"] = .object(
+                JSONObject([
+                    ("file", error.file.map(JSONValue.string) ?? .null), ("pointer", .string(error.pointer.description)),
+                    ("code", .string(error.code.description)), ("expected", .string(error.expected)),
+                    ("found", error.found.map(JSONValue.string) ?? .null),
+                ]))
+        case .variants(let failures):
+            o["variants"] = .array(
+                failures.map { v in
+                    var entry = JSONObject([("dialect", .string(v.dialect))])
+                    if let profile = v.profile { entry["profile"] = .string(profile) }
+                    if let failure = v.failure { entry["failure"] = failure.json }
+                    if !v.canonicalDifferences.isEmpty { entry["canonicalDifferences"] = .array(v.canonicalDifferences.map(JSONValue.string)) }
+                    return .object(entry)
+                })
+        case .noExpectation, .implementation: break
+        }
+        return .object(o)
+    }
+}
+
+extension JSONDifference {
+    /// `{"pointer", "expected": {"text", "type"} | null, "got": … }`.
+    public var json: JSONValue {
+        func side(_ s: Side?) -> JSONValue {
+            s.map { .object(JSONObject([("text", .string($0.text)), ("type", .string($0.type))])) } ?? .null
+        }
+        return .object(JSONObject([("pointer", .string(pointer.description)), ("expected", side(expected)), ("got", side(got))]))
+    }
+}
+
+extension ConformanceReport {
+    /// The machine-readable report (`--format json`).
+    public var json: JSONValue {
+        .object(
+            JSONObject([
+                ("passed", .int(Int64(passedCount))), ("failed", .int(Int64(failedCount))),
+                (
+                    "fixtures",
+                    .array(
+                        results.map { r in
+                            var o = JSONObject([("path", .string(r.path)), ("name", r.name.map(JSONValue.string) ?? .null)])
+                            o["status"] = .string(r.passed ? "passed" : "failed")
+                            o["kind"] = .string(r.isEquivalence ? "equivalence" : "scenario")
+                            o["dialects"] = .array(r.dialects.map(JSONValue.string))
+                            o["profiles"] = .array(r.profiles.map(JSONValue.string))
+                            if let failure = r.failure { o["failure"] = failure.json }
+                            return .object(o)
+                        })
+                ),
+            ]))
+    }
+
+    /// One JUnit test case: a fixture rendered with one profile (or an equivalence fixture's
+    /// canonical-state check).
+    struct TestCase {
+        var suite: String
+        var name: String
+        var path: String
+        /// `failure` or `error` with its message and body; `nil` when it passed.
+        var outcome: (element: String, type: String, message: String, body: String)?
+    }
+
+    /// The JUnit test cases: one per fixture and profile; an equivalence fixture adds one for its
+    /// canonical state; a fixture that is bad input is one `error` case.
+    var testCases: [TestCase] {
+        var cases: [TestCase] = []
+        for r in results {
+            let slash = r.path.lastIndex(of: "/")
+            let suite = slash.map { String(r.path[..<$0]) } ?? "."
+            let file = slash.map { String(r.path[r.path.index(after: $0)...]) } ?? r.path
+            func outcome(_ f: FixtureFailure) -> (String, String, String, String) {
+                let message = f.description.split(separator: "\n").first.map(String.init) ?? f.kind
+                if case .badFixture = f { return ("error", f.kind, message, f.description) }
+                return ("failure", f.kind, message, f.description)
+            }
+            var isBad = false
+            if case .badFixture? = r.failure { isBad = true }
+            if isBad || r.profiles.isEmpty {
+                cases.append(TestCase(suite: suite, name: file, path: r.path, outcome: r.failure.map(outcome)))
+                continue
+            }
+            switch r.failure {
+            case .variants(let failures)?:
+                for profile in r.profiles {
+                    let mine = failures.filter { $0.profile == profile }
+                    let body = mine.map(\.description).joined(separator: "\n")
+                    cases.append(TestCase(suite: suite, name: "\(file) [\(profile)]", path: r.path,
+                        outcome: mine.isEmpty ? nil : ("failure", "variants", mine[0].label, body)))
+                }
+                let canonical = failures.filter { $0.profile == nil }
+                cases.append(TestCase(suite: suite, name: "\(file) [canonical state]", path: r.path,
+                    outcome: canonical.isEmpty ? nil : ("failure", "canonical-state", canonical[0].label, canonical.map(\.description).joined(separator: "\n"))))
+            default:
+                for profile in r.profiles {
+                    cases.append(TestCase(suite: suite, name: "\(file) [\(profile)]", path: r.path, outcome: r.failure.map(outcome)))
+                }
+                if r.isEquivalence {
+                    cases.append(TestCase(suite: suite, name: "\(file) [canonical state]", path: r.path, outcome: nil))
+                }
+            }
+        }
+        return cases
+    }
+
+    /// The report as JUnit XML (`--junit FILE`): one `testsuite` per folder, one `testcase` per
+    /// fixture and profile, failure messages carrying the strict diff.
+    public var junitXML: String {
+        let cases = testCases
+        var suites: [(String, [TestCase])] = []
+        for c in cases {
+            if let i = suites.firstIndex(where: { $0.0 == c.suite }) { suites[i].1.append(c) } else { suites.append((c.suite, [c])) }
+        }
+        func count(_ list: [TestCase], _ element: String) -> Int { list.filter { $0.outcome?.element == element }.count }
+        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        xml += "<testsuites name=\"pushbridge conform\" tests=\"\(cases.count)\" failures=\"\(count(cases, "failure"))\" errors=\"\(count(cases, "error"))\">\n"
+        for (name, list) in suites {
+            xml += "  <testsuite name=\"\(Self.escape(name))\" tests=\"\(list.count)\" failures=\"\(count(list, "failure"))\" errors=\"\(count(list, "error"))\">\n"
+            for c in list {
+                let head = "    <testcase classname=\"\(Self.escape(c.suite))\" name=\"\(Self.escape(c.name))\" file=\"\(Self.escape(c.path))\""
+                guard let o = c.outcome else {
+                    xml += head + "/>\n"
+                    continue
+                }
+                xml += head + ">\n"
+                xml += "      <\(o.element) type=\"\(Self.escape(o.type))\" message=\"\(Self.escape(o.message))\">\(Self.escape(o.body))</\(o.element)>\n"
+                xml += "    </testcase>\n"
+            }
+            xml += "  </testsuite>\n"
+        }
+        return xml + "</testsuites>\n"
+    }
+
+    /// Escapes text for XML content and attributes; drops characters XML 1.0 cannot hold.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            case "\n": out += "&#10;"
+            case "\t", "\r": out += "&#\(scalar.value);"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF { out += "\u{FFFD}" } else { out.unicodeScalars.append(scalar) }
+            }
+        }
+        return out
+    }
+}
