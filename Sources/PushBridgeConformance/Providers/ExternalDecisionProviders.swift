@@ -66,6 +66,9 @@ public struct CommandDecisionProvider: DecisionProvider {
             let stderr = String(decoding: outcome.stderr, as: UTF8.self).split(separator: "\n").first.map { ": " + $0 } ?? ""
             if outcome.timedOut { throw ImplementationFailure("`\(command)` timed out after \(Self.seconds(timeout)) s") }
             if let signal = outcome.signal { throw ImplementationFailure("`\(command)` crashed (signal \(signal))\(stderr)") }
+            if let status = outcome.status, status > 128, status < 160 {  // the shell reports a child killed by signal N as 128 + N
+                throw ImplementationFailure("`\(command)` crashed (signal \(status - 128))\(stderr)")
+            }
             if let status = outcome.status, status != 0 { throw ImplementationFailure("`\(command)` exited with status \(status)\(stderr)") }
             return outcome.stdout
         }
