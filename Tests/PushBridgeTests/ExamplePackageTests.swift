@@ -1,0 +1,28 @@
+import Foundation
+import Testing
+
+/// `Examples/ConformanceExample` is another package that runs PushBridge's fixtures against its own
+/// implementation from its own `swift test` (Swift Testing and XCTest); the suite builds and runs it.
+@Suite("Example package")
+struct ExamplePackageTests {
+    @Test func theExamplePackageBuildsAndItsConformanceTestsPass() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "swift", "test", "--package-path", Repository.root.appendingPathComponent("Examples/ConformanceExample").path,
+            "--scratch-path", Repository.root.appendingPathComponent(".build/examples").path,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        let tail = text.split(separator: "\n").suffix(15).joined(separator: "\n")
+        #expect(process.terminationStatus == 0, "\(tail)")
+        #expect(text.contains("Executed 1 test, with 0 failures"), "XCTest ran: \(tail)")
+        #expect(text.contains("✔ Test toyServerConformsToPushBridge() passed"), "\(tail)")
+        #expect(text.contains("✔ Test aBadgeBugIsCaught() passed"), "\(tail)")
+    }
+}
