@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: deps demo test build clean
+.PHONY: deps demo test build bench clean
 
 ## deps: install the system libraries PushBridge links (json-c; sqlite3 and pkg-config are usually present)
 deps:
@@ -22,6 +22,11 @@ demo: build
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+
+## bench: release build, then throughput figures against baselines measured in the same run (last line: one JSON object)
+bench: deps
+	$(SWIFT) build -c release --product pushbridge-bench
+	@.build/release/pushbridge-bench
 
 clean:
 	rm -rf .build

@@ -32,6 +32,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // `make bench`: release-build throughput against baselines measured in the same run.
+        .executableTarget(
+            name: "pushbridge-bench",
+            dependencies: ["PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"],
+            path: "Sources/PushBridgeBench"
+        ),
         .testTarget(
             name: "PushBridgeTests",
             dependencies: ["PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON", "pushbridge"]
