@@ -140,12 +140,20 @@ public struct PayloadRenderer: Sendable {
         let ellipsisBytes = 3
         var used = 2 + ellipsisBytes
         guard used <= budget else { return nil }
+        // One walk over the grapheme boundaries; each cluster's cost is read from its UTF-8 bytes.
+        let utf8 = text.utf8
         var end = text.startIndex
-        for cluster in text {
-            let cost = JSONWriter.encodedLength(ofString: String(cluster)) - 2
+        var byte = utf8.startIndex
+        while end < text.endIndex {
+            let next = text.index(after: end)
+            var cost = 0
+            while byte < next {
+                cost += JSONWriter.encodedLength(ofByte: utf8[byte])
+                utf8.formIndex(after: &byte)
+            }
             if used + cost > budget { break }
             used += cost
-            end = text.index(end, offsetBy: 1)
+            end = next
         }
         return String(text[..<end]) + ellipsis
     }

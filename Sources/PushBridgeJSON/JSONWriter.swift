@@ -98,13 +98,17 @@ public struct JSONWriter: Sendable {
     /// The number of bytes `value` takes as a JSON string literal (quotes included).
     public static func encodedLength(ofString value: String) -> Int {
         var length = 2
-        for b in value.utf8 {
-            switch b {
-            case 0x22, 0x5C, 0x0A, 0x0D, 0x09, 0x08, 0x0C: length += 2
-            case 0..<0x20: length += 6
-            default: length += 1
-            }
-        }
+        for b in value.utf8 { length += encodedLength(ofByte: b) }
         return length
+    }
+
+    /// The number of bytes one UTF-8 byte of a string takes inside a JSON string literal.
+    @inline(__always)
+    public static func encodedLength(ofByte b: UInt8) -> Int {
+        switch b {
+        case 0x22, 0x5C, 0x0A, 0x0D, 0x09, 0x08, 0x0C: return 2
+        case 0..<0x20: return 6
+        default: return 1
+        }
     }
 }
