@@ -19,7 +19,7 @@ extension UserState {
         check(.presence, isOnline(at: now), other.isOnline(at: now)) { $0 ? "online" : "offline" }
         check(.badge, badge, other.badge) { "\($0)" }
         check(.appRemindType, app.remindType ?? .all, other.app.remindType ?? .all) { $0.rawValue }
-        check(.appWindow, app.window?.normalized, other.app.window?.normalized) { $0.map(Self.describe) ?? "(none)" }
+        check(.appWindow, app.window?.normalized, other.app.window?.normalized) { $0?.clockText ?? "(none)" }
         check(.appSilentPeriod, Self.live(app.silentPeriod, now), Self.live(other.app.silentPeriod, now)) { $0.map(Self.describe) ?? "(none)" }
         let keys = Set(conversations.keys).union(other.conversations.keys).sorted { $0.description < $1.description }
         for key in keys {
@@ -49,11 +49,6 @@ extension UserState {
 
     static func describe(_ c: Certificate) -> String {
         [c.name.map { "name \($0)" }, c.busiId.map { "busiId \($0)" }, "\(c.bundleId) \(c.environment.rawValue)"].compactMap { $0 }.joined(separator: ", ")
-    }
-
-    static func describe(_ w: DoNotDisturbWindow) -> String {
-        func clock(_ m: Int) -> String { "\(m / 60):" + (m % 60 < 10 ? "0" : "") + "\(m % 60)" }
-        return clock(w.startMinute) + "–" + clock(w.endMinute)
     }
 
     static func describe(_ p: SilentPeriod) -> String { "\(p.start) – \(p.until)" }

@@ -49,6 +49,15 @@ public struct DoNotDisturbWindow: Hashable, Sendable {
         return (start, end)
     }
 
+    /// A minute of the day as `H:MM` (1440 as `24:00`).
+    public static func clockText(_ minute: Int) -> String {
+        let m = minute % 60
+        return "\(minute / 60):" + (m < 10 ? "0\(m)" : "\(m)")
+    }
+
+    /// `22:30–7:15`.
+    public var clockText: String { Self.clockText(startMinute) + "–" + Self.clockText(endMinute) }
+
     /// The same window with an end of `0:00` written as `24:00` (they contain the same minutes).
     public var normalized: DoNotDisturbWindow {
         endMinute == 0 ? DoNotDisturbWindow(startMinute: startMinute, endMinute: 1440) : self

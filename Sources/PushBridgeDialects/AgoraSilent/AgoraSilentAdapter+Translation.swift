@@ -10,8 +10,8 @@ extension AgoraSilentAdapter {
         var all: [(String, JSONValue)] = []
         if let remind = state.app.remindType { all.append(("remindType", .string(remind.rawValue))) }
         if let window = state.app.window {
-            all.append(("silentModeStartTime", .string(Self.clockText(window.startMinute))))
-            all.append(("silentModeEndTime", .string(Self.clockText(window.normalized.endMinute))))
+            all.append(("silentModeStartTime", .string(DoNotDisturbWindow.clockText(window.startMinute))))
+            all.append(("silentModeEndTime", .string(DoNotDisturbWindow.clockText(window.normalized.endMinute))))
         }
         if !all.isEmpty { output.call(user, "setSilentModeForAll", all) }
         if let period = state.app.silentPeriod, period.until > output.now {

@@ -128,12 +128,6 @@ public struct AgoraSilentAdapter: DialectAdapter {
         return hours * 60 + minutes
     }
 
-    /// Writes a minute of the day as `H:MM` (1440 as `24:00`).
-    static func clockText(_ minute: Int) -> String {
-        let m = minute % 60
-        return "\(minute / 60):" + (m < 10 ? "0\(m)" : "\(m)")
-    }
-
     static func rejectInterval(_ r: FieldReader) throws {
         for key in ["silentModeStartTime", "silentModeEndTime"] where r.has(key) {
             throw InputError(.invalidValue, at: r.pointer / key,
@@ -173,8 +167,8 @@ public struct AgoraSilentAdapter: DialectAdapter {
                 JSONObject([
                     ("remindType", .string((user.app.remindType ?? .all).rawValue)),
                     ("expireTimestamp", expiry(user.app.silentPeriod)),
-                    ("silentModeStartTime", window.map { .string(Self.clockText($0.startMinute)) } ?? .null),
-                    ("silentModeEndTime", window.map { .string(Self.clockText($0.endMinute)) } ?? .null),
+                    ("silentModeStartTime", window.map { .string(DoNotDisturbWindow.clockText($0.startMinute)) } ?? .null),
+                    ("silentModeEndTime", window.map { .string(DoNotDisturbWindow.clockText($0.endMinute)) } ?? .null),
                 ]))
         case "getSilentModeForConversation":
             try r.allowOnly(["call", "conversationId", "conversationType"], context: name)

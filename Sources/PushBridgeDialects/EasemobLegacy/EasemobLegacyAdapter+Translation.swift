@@ -10,7 +10,7 @@ extension EasemobLegacyAdapter {
             output.call(user, "disableOfflinePushStart", [("start", .int(Int64(hours.start))), ("end", .int(Int64(hours.end)))])
             if DoNotDisturbWindow(startMinute: hours.start * 60, endMinute: hours.end * 60) != window.normalized {
                 output.lose(.appWindow, user: user,
-                    "easemob-legacy windows are whole hours: \(Self.clock(window.startMinute))–\(Self.clock(window.endMinute)) widened outward to \(hours.start)–\(hours.end)")
+                    "easemob-legacy windows are whole hours: \(window.clockText) widened outward to \(hours.start)–\(hours.end)")
             }
         }
         switch state.app.remindType {
@@ -67,8 +67,6 @@ extension EasemobLegacyAdapter {
             output.lose(.nameCards, user: user, key: group, "\(dialect) has no group name cards (the Easemob profiles always show the display name)")
         }
     }
-
-    static func clock(_ minute: Int) -> String { AgoraSilentAdapter.clockText(minute) }
 
     /// The REST message types by content part (the inverse of ``messageTypes``).
     static func restType(of part: ContentPart) -> String? {
