@@ -67,16 +67,16 @@ public struct ConformanceRunner: Sendable {
     /// Runs one fixture file if the selection takes it; `nil` when it does not.
     public func run(file: String, selection: FixtureSelection) -> FixtureResult? {
         do {
-            switch try LoadedFixture(file: file) {
-            case .equivalence(let whole):
-                guard selection.takes(path: file, name: whole.name), let fixture = whole.restricted(to: selection) else { return nil }
+            switch try LoadedFixture(file: file).selected(by: selection) {
+            case .equivalence(let fixture)?:
                 return FixtureResult(path: file, name: fixture.name, failure: judge(fixture), dialects: fixture.variants.map(\.dialect),
                     profiles: fixture.expectations.map(\.profile.id), isEquivalence: true)
-            case .scenario(let fixture):
+            case .scenario(let fixture)?:
                 let scenario = fixture.scenario
-                let profile = scenario.profile ?? scenario.dialect
-                guard selection.takes(path: file, name: scenario.name), selection.takes(dialect: scenario.dialect, profile: profile) else { return nil }
-                return FixtureResult(path: file, name: scenario.name, failure: judge(fixture), dialects: [scenario.dialect], profiles: [profile])
+                return FixtureResult(path: file, name: scenario.name, failure: judge(fixture), dialects: [scenario.dialect],
+                    profiles: [scenario.profile ?? scenario.dialect])
+            case nil:
+                return nil
             }
         } catch let error as InputError {
             guard selection.takes(path: file, name: nil) else { return nil }

@@ -19,6 +19,8 @@ public struct EquivalenceFixture: Sendable {
     }
 
     public let path: String
+    /// The whole document as read.
+    public let document: JSONValue
     public let name: String
     public internal(set) var variants: [Variant]
     public internal(set) var expectations: [Expectation]
@@ -49,6 +51,7 @@ public struct EquivalenceFixture: Sendable {
     /// - Throws: ``InputError`` naming the file and the pointer (inside a variant: `/variants/<dialect>/…`).
     public init(path: String, document: JSONValue, registry: DialectRegistry = .standard) throws {
         self.path = path
+        self.document = document
         do {
             let root = try FieldReader(document, at: .root, what: "an equivalence fixture object")
             try root.allowOnly(Self.topLevelKeys, context: "an equivalence fixture")

@@ -24,24 +24,22 @@ public struct FixtureRecorder: Sendable {
     /// - Throws: ``InputError`` for a fixture that is bad input (nothing is written).
     public func record(file: String, force: Bool, selection: FixtureSelection = .all) throws -> Outcome? {
         let loaded = try LoadedFixture(file: file)
+        guard loaded.selected(by: selection) != nil else { return nil }
         let expect: JSONValue
         let document: JSONValue
         switch loaded {
         case .scenario(let fixture):
-            let s = fixture.scenario
-            guard selection.takes(path: file, name: s.name), selection.takes(dialect: s.dialect, profile: s.profile ?? s.dialect) else { return nil }
-            if s.expect != nil && !force { return .kept }
+            if fixture.scenario.expect != nil && !force { return .kept }
             expect = try expectation(for: fixture)
             document = fixture.document
         case .equivalence(let fixture):
-            guard selection.takes(path: file, name: fixture.name), fixture.restricted(to: selection) != nil else { return nil }
             if !fixture.expectations.isEmpty && !force { return .kept }
             let profiles = fixture.expectations.isEmpty ? Profile.builtIn : fixture.expectations.map(\.profile)
             let first = try engine.prepare(fixture.variants[0].fixture.scenario)
             var byProfile = JSONObject()
-            for profile in profiles { byProfile[profile.id] = try Self.parse(engine.decide(first, profile: profile).json) }
+            for profile in profiles { byProfile[profile.id] = try JSONParser.parse(engine.decide(first, profile: profile).json) }
             expect = .object(byProfile)
-            document = try JSONParser.parse(FixtureDiscovery.read(file))
+            document = fixture.document
         }
         guard case .object(var object) = document else { return nil }
         object["expect"] = expect
@@ -54,7 +52,7 @@ public struct FixtureRecorder: Sendable {
     /// The engine's decision for a scenario, with its query results when the fixture lists queries.
     func expectation(for fixture: Fixture) throws -> JSONValue {
         let prepared = try engine.prepare(fixture.scenario)
-        guard case .object(var decision) = try Self.parse(engine.decide(prepared).json) else { return .null }
+        guard case .object(var decision) = try JSONParser.parse(engine.decide(prepared).json) else { return .null }
         let queries = fixture.expectedQueries
         if !queries.isEmpty {
             decision["queries"] = .array(
@@ -66,6 +64,4 @@ public struct FixtureRecorder: Sendable {
         }
         return .object(decision)
     }
-
-    static func parse(_ bytes: [UInt8]) throws -> JSONValue { try JSONParser.parse(bytes) }
 }

@@ -55,6 +55,22 @@ public enum LoadedFixture: Sendable {
     }
 }
 
+extension LoadedFixture {
+    /// The fixture as a selection takes it (an equivalence fixture cut down to the selected
+    /// dialect and profile); `nil` when the selection leaves it out.
+    public func selected(by selection: FixtureSelection) -> LoadedFixture? {
+        switch self {
+        case .scenario(let fixture):
+            let s = fixture.scenario
+            guard selection.takes(path: fixture.path, name: s.name), selection.takes(dialect: s.dialect, profile: s.profile ?? s.dialect) else { return nil }
+            return self
+        case .equivalence(let fixture):
+            guard selection.takes(path: fixture.path, name: fixture.name) else { return nil }
+            return fixture.restricted(to: selection).map(LoadedFixture.equivalence)
+        }
+    }
+}
+
 extension EquivalenceFixture {
     /// The fixture cut down to a selection's dialect and profile; `nil` when nothing is left.
     public func restricted(to selection: FixtureSelection) -> EquivalenceFixture? {

@@ -79,11 +79,6 @@ public struct TranslationOutput: Sendable {
         if !losses.contains(loss) { losses.append(loss) }
     }
 
-    /// Records a loss when a user's value differs from what the target dialect starts with.
-    public mutating func loseUnlessEqual<T: Equatable>(_ value: T, _ targetDefault: T, _ field: CanonicalField, user: UserID, _ why: String) {
-        if value != targetDefault { lose(field, user: user, why) }
-    }
-
     /// Reports the conversation settings a dialect cannot keep: every duration, and each remind
     /// type `keepsRemindType` refuses.
     public mutating func loseConversations(
