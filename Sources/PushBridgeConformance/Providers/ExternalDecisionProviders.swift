@@ -23,9 +23,7 @@ extension Fixture {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent(URL(fileURLWithPath: path).lastPathComponent).path
-        var writer = JSONWriter()
-        writer.write(document(profile: profile))
-        guard FileManager.default.createFile(atPath: file, contents: Data(writer.bytes)) else {
+        guard FileManager.default.createFile(atPath: file, contents: Data(bytes(profile: profile))) else {
             throw ImplementationFailure("could not write the temporary fixture \(file)")
         }
         return try body(file)
@@ -36,6 +34,13 @@ extension Fixture {
         guard let profile, case .object(var object) = document else { return document }
         object["profile"] = .string(profile.id)
         return .object(object)
+    }
+
+    /// ``document(profile:)`` as compact JSON bytes: what an implementation under test is given.
+    public func bytes(profile: Profile?) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.write(document(profile: profile))
+        return writer.bytes
     }
 }
 
@@ -99,9 +104,7 @@ public struct HTTPDecisionProvider: DecisionProvider {
 
     public func decision(for fixture: Fixture, profile: Profile?) throws -> [UInt8] {
         if fixture.isFile && profile == nil { return try post(FixtureDiscovery.read(fixture.path)) }  // the file as written
-        var writer = JSONWriter()
-        writer.write(fixture.document(profile: profile))
-        return try post(writer.bytes)
+        return try post(fixture.bytes(profile: profile))
     }
 
     func post(_ bytes: [UInt8]) throws -> [UInt8] {

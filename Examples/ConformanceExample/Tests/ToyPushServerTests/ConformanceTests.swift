@@ -11,9 +11,7 @@ struct ToyProvider: DecisionProvider {
     let server: ToyPushServer
 
     func decision(for fixture: Fixture, profile: Profile?) throws -> [UInt8] {
-        var writer = JSONWriter()
-        writer.write(fixture.document(profile: profile))
-        return try server.handle(writer.bytes)
+        try server.handle(fixture.bytes(profile: profile))
     }
 
     /// This server answers no settings queries: `expect.queries` are skipped.
