@@ -196,6 +196,17 @@ struct AgoraBadInputTests {
         .init(label: "25:00", pointer: "/receiver/calls/2",
             value: ["call": "setSilentModeForAll", "silentModeStartTime": "25:00", "silentModeEndTime": "8:00"],
             errorPointer: "/receiver/calls/2/silentModeStartTime", code: .outOfRange),
+        .init(label: "24:00 as a start (only an end may be 24:00)", pointer: "/receiver/calls/2",
+            value: ["call": "setSilentModeForAll", "silentModeStartTime": "24:00", "silentModeEndTime": "8:00"],
+            errorPointer: "/receiver/calls/2/silentModeStartTime", code: .outOfRange),
+        .init(label: "24:30 as an end", pointer: "/receiver/calls/2",
+            value: ["call": "setSilentModeForAll", "silentModeStartTime": "8:00", "silentModeEndTime": "24:30"],
+            errorPointer: "/receiver/calls/2/silentModeEndTime", code: .outOfRange),
+        .init(label: "translation losses that are not an array", pointer: "/losses", value: "none", errorPointer: "/losses", code: .wrongType),
+        .init(label: "translatedFrom that is not a string", pointer: "/translatedFrom", value: 1, errorPointer: "/translatedFrom", code: .wrongType),
+        .init(label: "a query's dialect that is not a string", pointer: "/expect",
+            value: ["push": true, "queries": [["call": "getAPNSConfig", "dialect": 5, "result": [:]]]],
+            errorPointer: "/expect/queries/0/dialect", code: .wrongType),
         .init(label: "8:60", pointer: "/receiver/calls/2",
             value: ["call": "setSilentModeForAll", "silentModeStartTime": "8:00", "silentModeEndTime": "8:60"],
             errorPointer: "/receiver/calls/2/silentModeEndTime", code: .outOfRange),
@@ -251,6 +262,7 @@ struct AgoraBadInputTests {
     @Test("a rejected call changes no state", arguments: [
         ["call": "setSilentModeForAll", "remindType": "None", "silentModeDuration": 10081],
         ["call": "setSilentModeForAll", "remindType": "None", "silentModeStartTime": "25:00", "silentModeEndTime": "1:00"],
+        ["call": "setSilentModeForAll", "remindType": "None", "silentModeStartTime": "24:00", "silentModeEndTime": "1:00"],
         ["call": "setSilentModeForAll", "silentModeDuration": 30, "remindType": "Loud"],
         ["call": "setSilentModeForConversation", "conversationId": "u1", "conversationType": "Chat", "remindType": "None",
             "silentModeStartTime": "1:00", "silentModeEndTime": "2:00"],
@@ -323,6 +335,13 @@ struct CommandLineTests {
         let run = try runTool(["decide", file])
         expectRejected(run, file: file, pointer: "/")
         #expect(run.stderr.contains("line 2"))
+    }
+
+    @Test func aQueryInAnUnknownDialect() throws {
+        let file = try Self.scenario(replacing: "/expect/queries", with: [["call": "getSilentModeForAll", "dialect": "line-classic", "result": [:]]])
+        let run = try runTool(["conform", file])
+        #expect(run.status == 2)
+        #expect(run.stdout.contains("at /expect/queries/0/dialect: expected a dialect: one of easemob-legacy, agora-silent, tencent-tim, found \"line-classic\""))
     }
 
     @Test func hour25() throws {
