@@ -3,12 +3,14 @@ import PackageDescription
 
 let package = Package(
     name: "PushBridge",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "PushBridgeJSON", targets: ["PushBridgeJSON"]),
         .library(name: "PushBridgeCore", targets: ["PushBridgeCore"]),
         .library(name: "PushBridgeDialects", targets: ["PushBridgeDialects"]),
         .library(name: "PushBridgeConformance", targets: ["PushBridgeConformance"]),
+        .library(name: "PushBridgeStore", targets: ["PushBridgeStore"]),
+        .library(name: "PushBridgeFacade", targets: ["PushBridgeFacade"]),
         .executable(name: "pushbridge", targets: ["pushbridge"]),
     ],
     dependencies: [
@@ -17,6 +19,8 @@ let package = Package(
     targets: [
         // libjson-c: the strict, typed payload comparison.
         .systemLibrary(name: "CJSONC", pkgConfig: "json-c", providers: [.apt(["libjson-c-dev"])]),
+        // libsqlite3: the facade's persistent state.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Strict JSON: parsing with JSON pointers in errors, deterministic writing, typed comparison.
         .target(name: "PushBridgeJSON", dependencies: ["CJSONC"]),
         // The pure core: canonical state, message, decision and rendering. No I/O, no dialect knowledge.
@@ -24,23 +28,31 @@ let package = Package(
         // One adapter per vendor dialect, and the scenario engine that drives them.
         .target(name: "PushBridgeDialects", dependencies: ["PushBridgeCore", "PushBridgeJSON"]),
         // The conformance harness as a library: fixtures, running, strict comparison, reports.
-        .target(name: "PushBridgeConformance", dependencies: ["PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"]),
+        .target(
+            name: "PushBridgeConformance",
+            dependencies: ["PushBridgeFacade", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"]),
+        // Canonical push state behind a protocol: SQLite (WAL, migrations) and its in-memory twin.
+        .target(name: "PushBridgeStore", dependencies: ["CSQLite", "PushBridgeCore", "PushBridgeJSON"]),
+        // The multi-vendor facade: apply dialect calls, set group members, send → one decision per receiver.
+        .target(name: "PushBridgeFacade", dependencies: ["PushBridgeStore", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"]),
         .executableTarget(
             name: "pushbridge",
             dependencies: [
-                "PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON",
+                "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // `make bench`: release-build throughput against baselines measured in the same run.
         .executableTarget(
             name: "pushbridge-bench",
-            dependencies: ["PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"],
+            dependencies: ["PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"],
             path: "Sources/PushBridgeBench"
         ),
         .testTarget(
             name: "PushBridgeTests",
-            dependencies: ["PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON", "pushbridge"]
+            dependencies: [
+                "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON", "pushbridge",
+            ]
         ),
     ]
 )

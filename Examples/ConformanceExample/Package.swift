@@ -9,7 +9,7 @@ let pushBridge = URL(fileURLWithPath: #filePath).deletingLastPathComponent().app
 
 let package = Package(
     name: "ConformanceExample",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     dependencies: [.package(path: "../..")],
     targets: [
         // The implementation under test: a push service with its own decision code.

@@ -173,3 +173,11 @@ public struct PushMessage: Hashable, Sendable {
         return !derivedContent.isEmpty
     }
 }
+
+/// Who a message goes to, before the sender is excluded.
+public enum Audience: Hashable, Sendable {
+    /// One-to-one: these users, in this order.
+    case users([UserID])
+    /// Every member of a group, in membership order.
+    case group(String)
+}

@@ -37,6 +37,17 @@ public struct MessageContext: Sendable {
     }
 }
 
+/// Who a dialect message is from and to, read from the message alone (the facade's fan-out).
+public struct MessageAddress: Hashable, Sendable {
+    /// The sender the message names, if it names one.
+    public var sender: UserID?
+    public var audience: Audience
+    public init(sender: UserID?, audience: Audience) {
+        self.sender = sender
+        self.audience = audience
+    }
+}
+
 /// One vendor dialect: its calls, queries and message shape, mapped onto canonical state.
 ///
 /// Adding a vendor means one type conforming to this protocol (in its own folder), its
@@ -67,6 +78,12 @@ public protocol DialectAdapter: Sendable {
 
     /// Answers one query call from canonical state, whatever dialect wrote it.
     func query(_ call: JSONValue, at pointer: JSONPointer, in world: PushWorld, context: CallContext) throws -> JSONValue
+
+    /// Reads who a message in this dialect's shape is from and to, without reading the rest.
+    /// - Parameters:
+    ///   - json: the message.
+    ///   - pointer: where it is in its document.
+    func address(of json: JSONValue, at pointer: JSONPointer) throws -> MessageAddress
 
     /// Reads a message in this dialect's shape into canonical form.
     func message(_ json: JSONValue, at pointer: JSONPointer, context: MessageContext) throws -> PushMessage

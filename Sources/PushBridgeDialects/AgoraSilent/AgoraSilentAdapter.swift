@@ -204,6 +204,14 @@ public struct AgoraSilentAdapter: DialectAdapter {
         }
     }
 
+    public func address(of json: JSONValue, at pointer: JSONPointer) throws -> MessageAddress {
+        let r = try FieldReader(json, at: pointer, what: "an SDK message object")
+        let sender = try r.string("from", expected: "the sender's user id")
+        let to = try r.string("to", expected: "the receiver (Chat) or the group id (GroupChat)", allowEmpty: false)
+        let kind = try r.word("chatType", as: ChatKind.self)
+        return MessageAddress(sender: sender, audience: kind == .group ? .group(to) : .users([to]))
+    }
+
     public func message(_ json: JSONValue, at pointer: JSONPointer, context: MessageContext) throws -> PushMessage {
         let r = try FieldReader(json, at: pointer, what: "an SDK message object")
         try r.allowOnly(["id", "conversationId", "from", "to", "chatType", "body", "ext", "translations"], context: "an agora-silent message")

@@ -126,6 +126,17 @@ public struct EasemobLegacyAdapter: DialectAdapter {
         "loc": (["type", "lat", "lng", "addr"], { _ in .location }),
     ]
 
+    public func address(of json: JSONValue, at pointer: JSONPointer) throws -> MessageAddress {
+        let r = try FieldReader(json, at: pointer, what: "a REST message body")
+        let targets = try r.stringArray("target", expected: "a non-empty array of user or group ids", allowEmpty: false)
+        let sender = try r.optionalString("from")
+        switch try r.string("target_type", expected: "\"users\" or \"chatgroups\"") {
+        case "users": return MessageAddress(sender: sender, audience: .users(targets))
+        case "chatgroups": return MessageAddress(sender: sender, audience: .group(targets[0]))
+        case let other: throw InputError(.invalidValue, at: pointer / "target_type", expected: "\"users\" or \"chatgroups\"", found: "\"\(other)\"")
+        }
+    }
+
     public func message(_ json: JSONValue, at pointer: JSONPointer, context: MessageContext) throws -> PushMessage {
         let r = try FieldReader(json, at: pointer, what: "a REST message body")
         try r.allowOnly(["id", "target_type", "target", "msg", "from", "ext"], context: "an easemob-legacy message")

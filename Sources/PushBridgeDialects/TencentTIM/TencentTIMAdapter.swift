@@ -128,6 +128,18 @@ public struct TencentTIMAdapter: DialectAdapter {
         }
     }
 
+    public func address(of json: JSONValue, at pointer: JSONPointer) throws -> MessageAddress {
+        let r = try FieldReader(json, at: pointer, what: "a TIM message")
+        let sender = try r.optionalString("sender")
+        let conversation = try r.object("conversation", expected: "the conversation {\"type\": \"C2C\" or \"Group\", \"id\", \"groupName\"}")
+        let id = try conversation.string("id", expected: "the conversation id", allowEmpty: false)
+        switch try conversation.string("type", expected: "\"C2C\" or \"Group\"") {
+        case "C2C": return MessageAddress(sender: sender, audience: .users([id]))
+        case "Group": return MessageAddress(sender: sender, audience: .group(id))
+        case let other: throw InputError(.invalidValue, at: conversation.pointer / "type", expected: "\"C2C\" or \"Group\"", found: "\"\(other)\"")
+        }
+    }
+
     public func message(_ json: JSONValue, at pointer: JSONPointer, context: MessageContext) throws -> PushMessage {
         let r = try FieldReader(json, at: pointer, what: "a TIM message")
         try r.allowOnly(["id", "conversation", "sender", "elems", "offlinePushInfo"], context: "a tencent-tim message")

@@ -1,0 +1,50 @@
+import PushBridgeCore
+import PushBridgeDialects
+import PushBridgeFacade
+import PushBridgeJSON
+import PushBridgeStore
+
+/// The facade's store path as a decision provider: each fixture is replayed into a fresh store
+/// (``PushFacade/replay(_:profile:)``) and its queries are answered from that store.
+///
+/// `pushbridge conform --via-store` and the test suite use it to hold the store path to the
+/// same fixtures as the in-memory engine.
+public struct StoreDecisionProvider: DecisionProvider {
+    /// Which store backs each replay.
+    public enum Backing: String, Sendable, CaseIterable {
+        /// A private in-memory SQLite database: the SQL, schema and row decoding all run.
+        case sqlite
+        /// ``MemoryStateStore``, the in-memory twin.
+        case memory
+    }
+
+    public let backing: Backing
+
+    public init(backing: Backing = .sqlite) { self.backing = backing }
+
+    func facade() throws -> PushFacade {
+        switch backing {
+        case .sqlite: return PushFacade(store: try SQLiteStateStore(path: ":memory:"))
+        case .memory: return PushFacade(store: MemoryStateStore())
+        }
+    }
+
+    public func decision(for fixture: Fixture, profile: Profile?) throws -> [UInt8] {
+        try facade().replay(fixture.scenario, profile: profile).json
+    }
+
+    public func queryResults(for fixture: Fixture) throws -> [JSONValue]? {
+        let queries = fixture.expectedQueries
+        if queries.isEmpty { return [] }
+        let scenario = fixture.scenario
+        let facade = try facade()
+        _ = try facade.replay(scenario)
+        return try queries.map { query, _, pointer in
+            var call = query.objectValue ?? JSONObject()
+            let user = call["user"]?.stringValue ?? scenario.receiver.user
+            let dialect = call["dialect"]?.stringValue ?? scenario.dialect
+            for key in ["result", "user", "dialect"] { call[key] = nil }
+            return try facade.query(.object(call), dialect: dialect, user: user, now: scenario.now, pointer: pointer)
+        }
+    }
+}

@@ -1,0 +1,249 @@
+import Foundation
+import PushBridgeCore
+import PushBridgeDialects
+import PushBridgeJSON
+import PushBridgeStore
+
+/// The multi-vendor facade: dialect calls and messages in, one decision per receiver out, with
+/// every receiver's push state kept in a ``PushStateStore``.
+///
+/// Each method is one store transaction: a call or message that is rejected (bad input, a store
+/// failure) changes nothing. Bad input throws ``InputError`` naming the pointer and what was expected.
+public struct PushFacade: Sendable {
+    public let store: any PushStateStore
+    public let registry: DialectRegistry
+
+    /// - Parameters:
+    ///   - store: where state lives (``SQLiteStateStore`` or ``MemoryStateStore``).
+    ///   - registry: the dialects the facade understands.
+    public init(store: any PushStateStore, registry: DialectRegistry = .standard) {
+        self.store = store
+        self.registry = registry
+    }
+
+    /// One receiver's decision for a sent message.
+    public struct ReceiverDecision: Hashable, Sendable {
+        public var receiver: UserID
+        public var decision: PushDecision
+
+        /// `{"receiver":"u2","push":true,…}`: the decision JSON with the receiver first.
+        public var json: [UInt8] {
+            var w = JSONWriter(capacity: 600)
+            w.raw("{\"receiver\":")
+            w.string(receiver)
+            w.raw(",")
+            for b in decision.json.dropFirst() { w.byte(b) }
+            return w.bytes
+        }
+    }
+
+    /// The dialect adapter for an id, or bad input at `pointer`.
+    public func adapter(_ dialect: String, at pointer: JSONPointer = .root) throws -> any DialectAdapter {
+        try registry.adapter(dialect, at: pointer)
+    }
+
+    // MARK: App
+
+    /// Replaces the app configuration (certificates that `apnsCertName` / `busiId` refer to, templates).
+    public func configure(_ app: AppConfiguration) throws {
+        try store.write { try $0.setApp(app) }
+    }
+
+    /// The stored app configuration.
+    public func app() throws -> AppConfiguration {
+        try store.read { try $0.app() }
+    }
+
+    // MARK: Calls
+
+    /// Applies one dialect call on behalf of a user, atomically.
+    ///
+    /// A query call changes nothing and returns its result (SPEC §9 "Query results").
+    /// - Parameters:
+    ///   - call: `{"call": name, …params}` in the dialect's vocabulary (no `at`).
+    ///   - dialect: the dialect id.
+    ///   - user: the caller.
+    ///   - at: when the call is made (durations start then).
+    ///   - pointer: where the call is in its document, for errors.
+    /// - Returns: the query result for a query call, `nil` for a setting call.
+    @discardableResult
+    public func apply(_ call: JSONValue, dialect: String, user: UserID, at: Instant, pointer: JSONPointer = .root) throws -> JSONValue? {
+        try apply([DialectCall(call, at: at, pointer: pointer)], dialect: dialect, user: user).first ?? nil
+    }
+
+    /// One call with when it is made and where it is in its document.
+    public struct DialectCall: Sendable {
+        public var call: JSONValue
+        public var at: Instant
+        public var pointer: JSONPointer
+        public init(_ call: JSONValue, at: Instant, pointer: JSONPointer) {
+            self.call = call
+            self.at = at
+            self.pointer = pointer
+        }
+    }
+
+    /// Applies several calls of one user in one transaction: all of them, or (when one is rejected) none.
+    /// - Returns: one entry per call: the query result, or `nil` for a setting call.
+    public func apply(_ calls: [DialectCall], dialect: String, user: UserID) throws -> [JSONValue?] {
+        let adapter = try adapter(dialect)
+        try Self.checkUser(user)
+        return try store.write { transaction in
+            var world = PushWorld(app: try transaction.app())
+            var stored: [UserID: UserState] = [:]
+            var results: [JSONValue?] = []
+            for (call, at, pointer) in calls.map({ ($0.call, $0.at, $0.pointer) }) {
+                let name = try adapter.callName(of: call, at: pointer)
+                // A call changes its caller, or the user its `user` parameter names (name cards).
+                var involved = [user]
+                if case .object(let object) = call, case .string(let named)? = object["user"], !named.isEmpty { involved.append(named) }
+                for id in involved where world.users[id] == nil {
+                    let record = try transaction.user(id)
+                    world.users[id] = Self.state(of: record, user: id, adapter: adapter)
+                    if record?.isConfigured == true { stored[id] = record!.state }
+                }
+                let context = CallContext(caller: user, at: at)
+                if adapter.queryCalls.contains(name) {
+                    results.append(try adapter.query(call, at: pointer, in: world, context: context))
+                } else {
+                    try adapter.apply(call, at: pointer, to: &world, context: context)
+                    results.append(nil)
+                }
+            }
+            // Save what changed, and the caller even unchanged: a call configures its caller.
+            for (id, state) in world.users.sorted(by: { $0.key < $1.key }) where stored[id] != state {
+                if id != user && stored[id] == nil && state == Self.state(of: nil, user: id, adapter: adapter) { continue }
+                try transaction.save(state)
+            }
+            return results
+        }
+    }
+
+    /// Changes a user's state directly: what no dialect call sets (presence in the Easemob
+    /// dialects, the time zone, the badge counter), as a server learns it.
+    /// - Parameters:
+    ///   - user: the user.
+    ///   - dialect: whose defaults a new user gets.
+    ///   - change: the change.
+    public func updateUser(_ user: UserID, dialect: String, _ change: (inout UserState) throws -> Void) throws {
+        let adapter = try adapter(dialect)
+        try Self.checkUser(user)
+        try store.write { transaction in
+            var state = Self.state(of: try transaction.user(user), user: user, adapter: adapter)
+            try change(&state)
+            try transaction.save(state)
+        }
+    }
+
+    /// A user's stored state, `nil` when the store has never heard of the user.
+    public func user(_ user: UserID) throws -> UserRecord? {
+        try store.read { try $0.user(user) }
+    }
+
+    /// Answers a query call from the store.
+    /// - Parameters:
+    ///   - query: `{"call": name, …params}`.
+    ///   - dialect: the dialect whose query it is (any dialect reads the same canonical state).
+    ///   - user: whose state is read.
+    ///   - now: the instant the query is made (expiries).
+    public func query(_ query: JSONValue, dialect: String, user: UserID, now: Instant, pointer: JSONPointer = .root) throws -> JSONValue {
+        let adapter = try adapter(dialect)
+        let name = try adapter.callName(of: query, at: pointer)
+        guard adapter.queryCalls.contains(name) else {
+            throw InputError(.invalidValue, at: pointer / "call", expected: "a query call: one of " + adapter.queryCalls.joined(separator: ", "),
+                found: "\"\(name)\"")
+        }
+        return try store.read { transaction in
+            let world = PushWorld(app: try transaction.app(), users: [user: Self.state(of: try transaction.user(user), user: user, adapter: adapter)])
+            return try adapter.query(query, at: pointer, in: world, context: CallContext(caller: user, at: now))
+        }
+    }
+
+    // MARK: Groups
+
+    /// Replaces a group's members (the order is kept: it is the order decisions come in).
+    /// - Parameters:
+    ///   - members: distinct, non-empty user ids.
+    ///   - group: the group id.
+    public func setMembers(_ members: [UserID], of group: String) throws {
+        guard !group.isEmpty else { throw InputError(.invalidValue, at: .root, expected: "a non-empty group id", found: "an empty string") }
+        var seen = Set<UserID>()
+        for (i, member) in members.enumerated() {
+            try Self.checkUser(member, at: JSONPointer.root / i)
+            guard seen.insert(member).inserted else {
+                throw InputError(.invalidValue, at: JSONPointer.root / i, expected: "each member once", found: "\"\(member)\" again")
+            }
+        }
+        try store.write { try $0.setMembers(members, of: group) }
+    }
+
+    /// A group's members in order.
+    public func members(of group: String) throws -> [UserID] {
+        try store.read { try $0.members(of: group) }
+    }
+
+    // MARK: Sending
+
+    /// Decides a message for every receiver, and commits the pushed receivers' badge counters in
+    /// the same transaction.
+    ///
+    /// A one-to-one message goes to its target(s); a group message to every member except the
+    /// sender, in membership order. Receivers the store does not know get the dialect's defaults
+    /// (so: `no-device`).
+    /// - Parameters:
+    ///   - message: the message in the dialect's shape.
+    ///   - dialect: the dialect id.
+    ///   - now: when the message is sent.
+    ///   - profile: the output shape (the dialect's own by default).
+    ///   - sender: the sender, when the message does not name one (or to check it against).
+    ///   - pointer: where the message is in its document.
+    public func send(
+        _ message: JSONValue, dialect: String, now: Instant, profile: Profile? = nil, sender: UserID? = nil, pointer: JSONPointer = .root
+    ) throws -> [ReceiverDecision] {
+        let adapter = try adapter(dialect)
+        let address = try adapter.address(of: message, at: pointer)
+        guard let from = sender ?? address.sender else {
+            throw InputError(.missingKey, at: pointer / "from", expected: "the sender: the message's own sender field, or --sender")
+        }
+        try Self.checkUser(from, at: pointer / "from")
+        // The canonical message does not depend on the receiver; read it once.
+        let firstReceiver: UserID
+        switch address.audience {
+        case .users(let users): firstReceiver = users.first { $0 != from } ?? users[0]
+        case .group(let group): firstReceiver = group
+        }
+        let canonical = try adapter.message(message, at: pointer, context: MessageContext(sender: from, receiver: firstReceiver, now: now))
+        let profile = profile ?? adapter.profile
+        return try store.write { transaction in
+            let decider = PushDecider(app: try transaction.app())
+            let senderState = try transaction.user(from)?.state
+            let receivers = try transaction.receivers(of: address.audience, excluding: from, conversation: canonical.receiverConversation)
+            var decisions: [ReceiverDecision] = []
+            decisions.reserveCapacity(receivers.count)
+            var badges: [(key: UserKey, badge: Int)] = []
+            for receiver in receivers {
+                let state = receiver.isConfigured ? receiver.state : adapter.newUser(receiver.state.user, timeZone: receiver.state.timeZone)
+                let decision = decider.decide(canonical, sender: senderState, receiver: state, profile: profile, now: now)
+                if case .push(let request) = decision, request.badgeCounter != state.badge, let key = receiver.key {
+                    badges.append((key, request.badgeCounter))
+                }
+                decisions.append(ReceiverDecision(receiver: state.user, decision: decision))
+            }
+            try transaction.setBadges(badges)
+            return decisions
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The state a call or message sees: the stored one, or the dialect's defaults for a user
+    /// that no call has configured yet (keeping what the store knows: the time zone).
+    static func state(of record: UserRecord?, user: UserID, adapter: any DialectAdapter) -> UserState {
+        if let record, record.isConfigured { return record.state }
+        return adapter.newUser(user, timeZone: record?.state.timeZone ?? TimeZone(identifier: "UTC")!)
+    }
+
+    static func checkUser(_ user: UserID, at pointer: JSONPointer = .root) throws {
+        guard !user.isEmpty else { throw InputError(.invalidValue, at: pointer, expected: "a non-empty user id", found: "an empty string") }
+    }
+}

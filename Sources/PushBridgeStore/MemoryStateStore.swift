@@ -1,0 +1,109 @@
+import PushBridgeCore
+import Synchronization
+
+/// The in-memory twin of ``SQLiteStateStore``: the same contract, no persistence.
+///
+/// A write transaction works on a copy that replaces the state only when the body returns.
+public final class MemoryStateStore: PushStateStore {
+    struct Contents: Sendable {
+        var app = AppConfiguration()
+        var users: [UserID: (key: UserKey, record: UserRecord)] = [:]
+        var byKey: [UserKey: UserID] = [:]
+        var groups: [String: [UserID]] = [:]
+        var nextKey: Int64 = 1
+
+        mutating func key(for user: UserID) -> UserKey {
+            if let existing = users[user] { return existing.key }
+            let key = UserKey(rawValue: nextKey)
+            nextKey += 1
+            users[user] = (key, .placeholder(user))
+            byKey[key] = user
+            return key
+        }
+    }
+
+    private let contents = Mutex(Contents())
+
+    /// An empty store.
+    public init() {}
+
+    public func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
+        try contents.withLock { contents in
+            let transaction = Transaction(contents, writable: true)
+            let result = try body(transaction)
+            contents = transaction.contents
+            return result
+        }
+    }
+
+    public func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
+        let snapshot = contents.withLock { $0 }
+        return try body(Transaction(snapshot, writable: false))
+    }
+
+    final class Transaction: PushStateTransaction {
+        var contents: Contents
+        let writable: Bool
+
+        init(_ contents: Contents, writable: Bool) {
+            self.contents = contents
+            self.writable = writable
+        }
+
+        func checkWritable() throws {
+            guard writable else { throw StoreError(.readOnly, "a change inside a read transaction") }
+        }
+
+        func app() throws -> AppConfiguration { contents.app }
+
+        func setApp(_ app: AppConfiguration) throws {
+            try checkWritable()
+            contents.app = app
+        }
+
+        func user(_ id: UserID) throws -> UserRecord? { contents.users[id]?.record }
+
+        func save(_ state: UserState) throws {
+            try checkWritable()
+            let key = contents.key(for: state.user)
+            contents.users[state.user] = (key, UserRecord(state: state, isConfigured: true))
+        }
+
+        func members(of group: String) throws -> [UserID] { contents.groups[group] ?? [] }
+
+        func setMembers(_ members: [UserID], of group: String) throws {
+            try checkWritable()
+            for member in members { _ = contents.key(for: member) }
+            contents.groups[group] = members.isEmpty ? nil : members
+        }
+
+        func receivers(of audience: Audience, excluding sender: UserID, conversation: ConversationKey) throws -> [StoredReceiver] {
+            let ids: [UserID]
+            switch audience {
+            case .users(let users): ids = users
+            case .group(let group): ids = contents.groups[group] ?? []
+            }
+            var seen = Set<UserID>()
+            var out: [StoredReceiver] = []
+            for id in ids where id != sender && seen.insert(id).inserted {
+                guard let (key, record) = contents.users[id] else {
+                    out.append(StoredReceiver(key: nil, state: UserRecord.placeholder(id).state, isConfigured: false))
+                    continue
+                }
+                var state = record.state
+                state.conversations = state.conversations[conversation].map { [conversation: $0] } ?? [:]
+                state.nameCards = [:]
+                out.append(StoredReceiver(key: key, state: state, isConfigured: record.isConfigured))
+            }
+            return out
+        }
+
+        func setBadges(_ badges: [(key: UserKey, badge: Int)]) throws {
+            try checkWritable()
+            for (key, badge) in badges {
+                guard let id = contents.byKey[key] else { throw StoreError(.unexpectedValue, "no user with key \(key.rawValue)") }
+                contents.users[id]?.record.state.badge = badge
+            }
+        }
+    }
+}

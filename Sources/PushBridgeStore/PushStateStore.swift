@@ -1,0 +1,86 @@
+import PushBridgeCore
+
+/// Where the facade keeps canonical push state: users, group membership and the app configuration.
+///
+/// Every change happens inside ``write(_:)``: the body sees one consistent snapshot, and either all
+/// of its changes are kept or (when it throws) none are. ``MemoryStateStore`` is the in-memory
+/// twin of ``SQLiteStateStore``; both pass the same tests.
+public protocol PushStateStore: AnyObject, Sendable {
+    /// Runs `body` in one write transaction; a thrown error rolls everything back and is rethrown.
+    /// - Parameter body: reads and changes state through the transaction.
+    func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T
+
+    /// Runs `body` on one consistent snapshot; changes are not allowed (they throw).
+    /// - Parameter body: reads state through the transaction.
+    func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T
+}
+
+/// One receiver loaded for a decision.
+public struct StoredReceiver: Sendable {
+    /// The store's handle for the user's row, for ``PushStateTransaction/setBadges(_:)``; `nil`
+    /// for a one-to-one receiver the store has never heard of.
+    public var key: UserKey?
+    /// The receiver's state. Its `conversations` hold only the conversation the message is in,
+    /// and `nameCards` is empty: a decision for a receiver reads nothing else of them.
+    public var state: UserState
+    /// Whether a dialect call has configured the user. When not, `state` carries placeholder
+    /// defaults and the caller applies its dialect's (see ``UserRecord/isConfigured``).
+    public var isConfigured: Bool
+    public init(key: UserKey?, state: UserState, isConfigured: Bool) {
+        self.key = key
+        self.state = state
+        self.isConfigured = isConfigured
+    }
+}
+
+/// A store's handle for one user row (a SQLite rowid); stable for the life of the store.
+public struct UserKey: Hashable, Sendable {
+    public var rawValue: Int64
+    public init(rawValue: Int64) { self.rawValue = rawValue }
+}
+
+/// A user as stored: the canonical state, and whether any dialect call has configured it yet.
+public struct UserRecord: Sendable {
+    /// An unconfigured placeholder: what a user known only by id looks like.
+    public static func placeholder(_ user: UserID) -> UserRecord {
+        UserRecord(state: UserState(user: user, displayStyle: .simpleBanner, backgroundGraceSeconds: 0), isConfigured: false)
+    }
+
+    public var state: UserState
+    /// `false` for a user known only as a group member: its display style and background grace are
+    /// not set yet, and the dialect of the first call (or message) that reads it supplies them.
+    public var isConfigured: Bool
+    public init(state: UserState, isConfigured: Bool) {
+        self.state = state
+        self.isConfigured = isConfigured
+    }
+}
+
+/// What one transaction can read and change.
+public protocol PushStateTransaction {
+    /// The app configuration (certificates and templates); empty until set.
+    func app() throws -> AppConfiguration
+    /// Replaces the app configuration.
+    func setApp(_ app: AppConfiguration) throws
+
+    /// A user's full state, or `nil` when the store has never heard of the user.
+    func user(_ id: UserID) throws -> UserRecord?
+    /// Stores a user's full state (inserting or replacing), which marks it configured.
+    func save(_ state: UserState) throws
+
+    /// A group's members in membership order (empty for an unknown group).
+    func members(of group: String) throws -> [UserID]
+    /// Replaces a group's members; users not yet known are created unconfigured.
+    /// - Parameters:
+    ///   - members: distinct, non-empty user ids, in the order to keep.
+    ///   - group: the group id.
+    func setMembers(_ members: [UserID], of group: String) throws
+
+    /// Everyone a message reaches except `sender`, in audience order (duplicates once), each loaded
+    /// for deciding on `conversation`. One-to-one receivers the store does not know come back
+    /// unconfigured, without a key. A bounded number of queries, never one per receiver.
+    func receivers(of audience: Audience, excluding sender: UserID, conversation: ConversationKey) throws -> [StoredReceiver]
+
+    /// Sets badge counters of receivers loaded in this transaction, in one statement.
+    func setBadges(_ badges: [(key: UserKey, badge: Int)]) throws
+}

@@ -1,0 +1,151 @@
+import CSQLite
+
+/// `SQLITE_TRANSIENT` is a macro Swift does not import: SQLite copies the bound bytes.
+let transientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// One SQLite connection with a cache of prepared statements. Not thread-safe: its owner serialises use.
+final class SQLiteConnection {
+    let handle: OpaquePointer
+    let path: String
+    private var statements: [String: Statement] = [:]
+
+    /// Opens (creating if needed) a database file.
+    init(path: String, readOnly: Bool = false) throws {
+        var db: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let db { sqlite3_close_v2(db) }
+            throw StoreError(.sqlite, "cannot open \(path): \(message)", sqliteCode: rc)
+        }
+        sqlite3_extended_result_codes(db, 1)
+        handle = db
+        self.path = path
+    }
+
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    func error(_ rc: Int32, _ sql: String?) -> StoreError {
+        let code = sqlite3_extended_errcode(handle)
+        let message = String(cString: sqlite3_errmsg(handle))
+        let primary = rc & 0xff
+        return StoreError(primary == SQLITE_BUSY || primary == SQLITE_LOCKED ? .busy : .sqlite, message, sqliteCode: code, context: sql)
+    }
+
+    /// Runs one or more statements without results.
+    func execute(_ sql: String) throws {
+        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc, sql) }
+    }
+
+    /// A cached prepared statement, reset and with its bindings cleared.
+    func statement(_ sql: String) throws -> Statement {
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        var raw: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
+        guard rc == SQLITE_OK, let raw else { throw error(rc, sql) }
+        let statement = Statement(raw, connection: self, sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// The rowid of the last insert.
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+}
+
+/// A prepared statement: bind by 1-based index, step, read columns by 0-based index.
+final class Statement {
+    let raw: OpaquePointer
+    unowned let connection: SQLiteConnection
+    let sql: String
+
+    init(_ raw: OpaquePointer, connection: SQLiteConnection, sql: String) {
+        self.raw = raw
+        self.connection = connection
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(raw) }
+
+    func reset() {
+        sqlite3_reset(raw)
+        sqlite3_clear_bindings(raw)
+    }
+
+    @discardableResult
+    func bind(_ index: Int32, _ value: Int64?) -> Statement {
+        if let value { sqlite3_bind_int64(raw, index, value) } else { sqlite3_bind_null(raw, index) }
+        return self
+    }
+
+    @discardableResult
+    func bind(_ index: Int32, _ value: Int?) -> Statement { bind(index, value.map(Int64.init)) }
+
+    @discardableResult
+    func bind(_ index: Int32, _ value: String?) -> Statement {
+        if let value {
+            var copy = value
+            copy.withUTF8 { bindText(index, UnsafeRawBufferPointer($0)) }
+        } else {
+            sqlite3_bind_null(raw, index)
+        }
+        return self
+    }
+
+    @discardableResult
+    func bind(_ index: Int32, bytes: [UInt8]) -> Statement {
+        bytes.withUnsafeBytes { bindText(index, $0) }
+        return self
+    }
+
+    private func bindText(_ index: Int32, _ bytes: UnsafeRawBufferPointer) {
+        if let base = bytes.baseAddress, bytes.count > 0 {
+            sqlite3_bind_text(raw, index, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), transientDestructor)
+        } else {
+            sqlite3_bind_text(raw, index, "", 0, transientDestructor)
+        }
+    }
+
+    /// Steps once: `true` when a row is available, `false` when done.
+    func step() throws -> Bool {
+        let rc = sqlite3_step(raw)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = connection.error(rc, sql)
+            sqlite3_reset(raw)
+            throw error
+        }
+    }
+
+    /// Steps to the end, for statements without results.
+    func run() throws {
+        while try step() {}
+    }
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(raw, column) == SQLITE_NULL }
+
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(raw, column) }
+
+    func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(raw, column)) }
+
+    func optionalInt64(_ column: Int32) -> Int64? { isNull(column) ? nil : int64(column) }
+
+    func optionalInt(_ column: Int32) -> Int? { isNull(column) ? nil : int(column) }
+
+    func string(_ column: Int32) -> String {
+        guard let text = sqlite3_column_text(raw, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(raw, column))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    func optionalString(_ column: Int32) -> String? { isNull(column) ? nil : string(column) }
+}

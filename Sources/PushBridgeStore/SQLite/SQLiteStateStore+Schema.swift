@@ -1,0 +1,117 @@
+/// One schema change, applied once and recorded under its identifier in `pushbridge_migrations`.
+struct Migration: Sendable {
+    let identifier: String
+    let sql: String
+}
+
+extension SQLiteStateStore {
+    /// Every migration, oldest first. Never edit a shipped one: append a new identifier.
+    ///
+    /// Small closed vocabularies are stored as integers (checked): presence 0 offline, 1 online,
+    /// 2 background; remind type 0 All, 1 MentionOnly, 2 None, NULL inherited; display style
+    /// 0 SimpleBanner, 1 MessageSummary. Instants are epoch milliseconds.
+    static let migrations: [Migration] = [
+        Migration(
+            identifier: "2026-11-21-canonical-state",
+            sql: """
+                CREATE TABLE certificates (
+                    id INTEGER PRIMARY KEY,
+                    name TEXT,
+                    busi_id TEXT,
+                    bundle_id TEXT NOT NULL,
+                    environment TEXT NOT NULL CHECK (environment IN ('development', 'production')),
+                    CHECK (name IS NOT NULL OR busi_id IS NOT NULL)
+                );
+                CREATE TABLE app_certificates (
+                    position INTEGER PRIMARY KEY,
+                    certificate_id INTEGER NOT NULL REFERENCES certificates(id)
+                );
+                CREATE TABLE app_templates (
+                    position INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    title_pattern TEXT,
+                    content_pattern TEXT
+                );
+                CREATE TABLE users (
+                    id INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL UNIQUE,
+                    configured INTEGER NOT NULL DEFAULT 0 CHECK (configured IN (0, 1)),
+                    device_token TEXT,
+                    device_certificate INTEGER REFERENCES certificates(id),
+                    bound_certificate INTEGER REFERENCES certificates(id),
+                    presence INTEGER NOT NULL DEFAULT 0 CHECK (presence IN (0, 1, 2)),
+                    background_since INTEGER,
+                    background_grace INTEGER NOT NULL DEFAULT 0,
+                    badge INTEGER NOT NULL DEFAULT 0,
+                    app_remind INTEGER CHECK (app_remind IN (0, 1, 2)),
+                    window_start INTEGER,
+                    window_end INTEGER,
+                    app_silent_start INTEGER,
+                    app_silent_until INTEGER,
+                    display_style INTEGER NOT NULL DEFAULT 0 CHECK (display_style IN (0, 1)),
+                    display_name TEXT,
+                    language TEXT,
+                    one_to_one_sound TEXT,
+                    group_sound TEXT,
+                    time_zone TEXT NOT NULL DEFAULT 'UTC',
+                    CHECK ((device_token IS NULL) = (device_certificate IS NULL)),
+                    CHECK ((presence = 2) = (background_since IS NOT NULL)),
+                    CHECK ((window_start IS NULL) = (window_end IS NULL)),
+                    CHECK ((app_silent_start IS NULL) = (app_silent_until IS NULL))
+                );
+                CREATE TABLE conversation_settings (
+                    user_id INTEGER NOT NULL REFERENCES users(id),
+                    group_chat INTEGER NOT NULL CHECK (group_chat IN (0, 1)),
+                    conversation TEXT NOT NULL,
+                    remind INTEGER CHECK (remind IN (0, 1, 2)),
+                    silent_start INTEGER,
+                    silent_until INTEGER,
+                    PRIMARY KEY (user_id, group_chat, conversation)
+                ) WITHOUT ROWID;
+                CREATE TABLE name_cards (
+                    user_id INTEGER NOT NULL REFERENCES users(id),
+                    group_id TEXT NOT NULL,
+                    card TEXT NOT NULL,
+                    PRIMARY KEY (user_id, group_id)
+                ) WITHOUT ROWID;
+                CREATE TABLE members (
+                    group_id TEXT NOT NULL,
+                    position INTEGER NOT NULL,
+                    user_id INTEGER NOT NULL REFERENCES users(id),
+                    PRIMARY KEY (group_id, position),
+                    UNIQUE (group_id, user_id)
+                ) WITHOUT ROWID;
+                """),
+    ]
+
+    /// Applies the migrations this database lacks, each in its own transaction.
+    static func migrate(_ connection: SQLiteConnection) throws {
+        try connection.execute(
+            "CREATE TABLE IF NOT EXISTS pushbridge_migrations (identifier TEXT PRIMARY KEY, applied_at INTEGER NOT NULL) WITHOUT ROWID")
+        try withImmediateTransaction(connection) {
+            var applied = Set<String>()
+            let list = try connection.statement("SELECT identifier FROM pushbridge_migrations")
+            while try list.step() { applied.insert(list.string(0)) }
+            let known = Set(migrations.map(\.identifier))
+            if let unknown = applied.subtracting(known).sorted().first {
+                throw StoreError(.newerSchema, "the database has migration \"\(unknown)\", which this PushBridge does not know; use a newer PushBridge",
+                    context: connection.path)
+            }
+            for migration in migrations where !applied.contains(migration.identifier) {
+                try connection.execute(migration.sql)
+                try connection.statement("INSERT INTO pushbridge_migrations (identifier, applied_at) VALUES (?, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER))")
+                    .bind(1, migration.identifier).run()
+            }
+        }
+    }
+
+    /// The identifiers of the migrations a database has, in the order applied.
+    public func appliedMigrations() throws -> [String] {
+        try lock.withLock {
+            let list = try connection.statement("SELECT identifier FROM pushbridge_migrations ORDER BY applied_at, identifier")
+            var out: [String] = []
+            while try list.step() { out.append(list.string(0)) }
+            return out
+        }
+    }
+}

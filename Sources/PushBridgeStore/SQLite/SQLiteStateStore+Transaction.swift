@@ -1,0 +1,344 @@
+import Foundation
+import PushBridgeCore
+import PushBridgeJSON
+
+extension SQLiteStateStore {
+    /// One transaction's view of the database. Lives only inside ``SQLiteStateStore/write(_:)`` or ``read(_:)``.
+    final class Transaction: PushStateTransaction {
+        let connection: SQLiteConnection
+        let writable: Bool
+        private var certificateCache: [Int64: Certificate]?
+        private var timeZones: [String: TimeZone] = [:]
+
+        init(_ connection: SQLiteConnection, writable: Bool) {
+            self.connection = connection
+            self.writable = writable
+        }
+
+        func checkWritable() throws {
+            guard writable else { throw StoreError(.readOnly, "a change inside a read transaction") }
+        }
+
+        // MARK: App configuration
+
+        func app() throws -> AppConfiguration {
+            var app = AppConfiguration()
+            let certificates = try certificatesByID()
+            let list = try connection.statement("SELECT certificate_id FROM app_certificates ORDER BY position")
+            while try list.step() {
+                guard let certificate = certificates[list.int64(0)] else {
+                    throw StoreError(.unexpectedValue, "app certificate \(list.int64(0)) does not exist", context: "app_certificates")
+                }
+                app.certificates.append(certificate)
+            }
+            let templates = try connection.statement("SELECT name, title_pattern, content_pattern FROM app_templates ORDER BY position")
+            while try templates.step() {
+                app.templates.append(
+                    PushTemplate(name: templates.string(0), titlePattern: templates.optionalString(1), contentPattern: templates.optionalString(2)))
+            }
+            return app
+        }
+
+        func setApp(_ app: AppConfiguration) throws {
+            try checkWritable()
+            try connection.execute("DELETE FROM app_certificates; DELETE FROM app_templates")
+            for (position, certificate) in app.certificates.enumerated() {
+                let id = try certificateID(certificate)
+                try connection.statement("INSERT INTO app_certificates (position, certificate_id) VALUES (?, ?)").bind(1, position).bind(2, id).run()
+            }
+            for (position, template) in app.templates.enumerated() {
+                try connection.statement("INSERT INTO app_templates (position, name, title_pattern, content_pattern) VALUES (?, ?, ?, ?)")
+                    .bind(1, position).bind(2, template.name).bind(3, template.titlePattern).bind(4, template.contentPattern).run()
+            }
+        }
+
+        func certificatesByID() throws -> [Int64: Certificate] {
+            if let certificateCache { return certificateCache }
+            var out: [Int64: Certificate] = [:]
+            let all = try connection.statement("SELECT id, name, busi_id, bundle_id, environment FROM certificates")
+            while try all.step() {
+                guard let environment = APNsEnvironment(rawValue: all.string(4)) else {
+                    throw StoreError(.unexpectedValue, "environment \"\(all.string(4))\"", context: "certificates.environment")
+                }
+                out[all.int64(0)] = Certificate(
+                    name: all.optionalString(1), busiId: all.optionalString(2), bundleId: all.string(3), environment: environment)
+            }
+            certificateCache = out
+            return out
+        }
+
+        /// The row id of a certificate, inserting it when new (certificates are interned, never changed).
+        func certificateID(_ certificate: Certificate) throws -> Int64 {
+            if let (id, _) = try certificatesByID().first(where: { $0.value == certificate }) { return id }
+            try connection.statement("INSERT INTO certificates (name, busi_id, bundle_id, environment) VALUES (?, ?, ?, ?)")
+                .bind(1, certificate.name).bind(2, certificate.busiId).bind(3, certificate.bundleId).bind(4, certificate.environment.rawValue).run()
+            let id = connection.lastInsertRowID
+            certificateCache?[id] = certificate
+            return id
+        }
+
+        func certificate(_ id: Int64?, column: String) throws -> Certificate? {
+            guard let id else { return nil }
+            guard let certificate = try certificatesByID()[id] else {
+                throw StoreError(.unexpectedValue, "certificate \(id) does not exist", context: column)
+            }
+            return certificate
+        }
+
+        // MARK: Users
+
+        /// The `users` columns a decision reads, in the order ``readReceiver(_:offset:)`` expects.
+        static let receiverColumns = """
+            u.id, u.name, u.configured, u.device_token, u.device_certificate, u.presence, u.background_since, u.background_grace, \
+            u.badge, u.app_remind, u.window_start, u.window_end, u.app_silent_start, u.app_silent_until, u.display_style, \
+            u.language, u.one_to_one_sound, u.group_sound, u.time_zone
+            """
+        static let receiverColumnCount: Int32 = 19
+
+        func user(_ id: UserID) throws -> UserRecord? {
+            let row = try connection.statement(
+                "SELECT \(Self.receiverColumns), u.bound_certificate, u.display_name FROM users u WHERE u.name = ?")
+            row.bind(1, id)
+            guard try row.step() else { return nil }
+            let key = row.int64(0)
+            var (state, configured) = try readReceiver(row)
+            state.boundCertificate = try certificate(row.optionalInt64(19), column: "users.bound_certificate")
+            state.displayName = row.optionalString(20)
+
+            let conversations = try connection.statement(
+                "SELECT group_chat, conversation, remind, silent_start, silent_until FROM conversation_settings WHERE user_id = ?")
+            conversations.bind(1, key)
+            while try conversations.step() {
+                let conversation = ConversationKey(conversations.int(0) == 1 ? .group : .oneToOne, conversations.string(1))
+                state.conversations[conversation] = try readConversation(conversations, offset: 2)
+            }
+            let cards = try connection.statement("SELECT group_id, card FROM name_cards WHERE user_id = ?")
+            cards.bind(1, key)
+            while try cards.step() { state.nameCards[cards.string(0)] = cards.string(1) }
+            return UserRecord(state: state, isConfigured: configured)
+        }
+
+        func save(_ state: UserState) throws {
+            try checkWritable()
+            let device = try state.device.map { try certificateID($0.certificate) }
+            let bound = try state.boundCertificate.map { try certificateID($0) }
+            let (presence, since) = Self.encode(state.presence)
+            let upsert = try connection.statement(
+                """
+                INSERT INTO users (name, configured, device_token, device_certificate, bound_certificate, presence, background_since,
+                    background_grace, badge, app_remind, window_start, window_end, app_silent_start, app_silent_until, display_style,
+                    display_name, language, one_to_one_sound, group_sound, time_zone)
+                VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+                ON CONFLICT (name) DO UPDATE SET configured = 1, device_token = ?2, device_certificate = ?3, bound_certificate = ?4,
+                    presence = ?5, background_since = ?6, background_grace = ?7, badge = ?8, app_remind = ?9, window_start = ?10,
+                    window_end = ?11, app_silent_start = ?12, app_silent_until = ?13, display_style = ?14, display_name = ?15,
+                    language = ?16, one_to_one_sound = ?17, group_sound = ?18, time_zone = ?19
+                RETURNING id
+                """)
+            upsert.bind(1, state.user).bind(2, state.device?.token).bind(3, device).bind(4, bound).bind(5, presence).bind(6, since)
+                .bind(7, state.backgroundGraceSeconds).bind(8, state.badge).bind(9, state.app.remindType.map(Self.encode))
+                .bind(10, state.app.window?.startMinute).bind(11, state.app.window?.endMinute)
+                .bind(12, state.app.silentPeriod?.start.milliseconds).bind(13, state.app.silentPeriod?.until.milliseconds)
+                .bind(14, state.displayStyle == .messageSummary ? 1 : 0).bind(15, state.displayName).bind(16, state.language)
+                .bind(17, state.oneToOneSound).bind(18, state.groupSound).bind(19, state.timeZone.identifier)
+            guard try upsert.step() else { throw StoreError(.sqlite, "the user upsert returned no id", context: upsert.sql) }
+            let key = upsert.int64(0)
+            try upsert.run()
+
+            try connection.statement("DELETE FROM conversation_settings WHERE user_id = ?").bind(1, key).run()
+            for (conversation, settings) in state.conversations where !settings.isEmpty {
+                try connection.statement(
+                    "INSERT INTO conversation_settings (user_id, group_chat, conversation, remind, silent_start, silent_until) VALUES (?, ?, ?, ?, ?, ?)"
+                )
+                .bind(1, key).bind(2, conversation.kind == .group ? 1 : 0).bind(3, conversation.id).bind(4, settings.remindType.map(Self.encode))
+                .bind(5, settings.silentPeriod?.start.milliseconds).bind(6, settings.silentPeriod?.until.milliseconds).run()
+            }
+            try connection.statement("DELETE FROM name_cards WHERE user_id = ?").bind(1, key).run()
+            for (group, card) in state.nameCards {
+                try connection.statement("INSERT INTO name_cards (user_id, group_id, card) VALUES (?, ?, ?)").bind(1, key).bind(2, group).bind(3, card).run()
+            }
+        }
+
+        // MARK: Groups
+
+        func members(of group: String) throws -> [UserID] {
+            let list = try connection.statement(
+                "SELECT u.name FROM members m JOIN users u ON u.id = m.user_id WHERE m.group_id = ? ORDER BY m.position")
+            list.bind(1, group)
+            var out: [UserID] = []
+            while try list.step() { out.append(list.string(0)) }
+            return out
+        }
+
+        func setMembers(_ members: [UserID], of group: String) throws {
+            try checkWritable()
+            try connection.statement("DELETE FROM members WHERE group_id = ?").bind(1, group).run()
+            guard !members.isEmpty else { return }
+            let names = Self.jsonArray(members)
+            // Unknown users are created unconfigured; then one insert for the whole list, in order.
+            try connection.statement("INSERT INTO users (name) SELECT value FROM json_each(?1) WHERE true ON CONFLICT (name) DO NOTHING")
+                .bind(1, bytes: names).run()
+            try connection.statement(
+                "INSERT INTO members (group_id, position, user_id) SELECT ?1, j.key, u.id FROM json_each(?2) j JOIN users u ON u.name = j.value")
+                .bind(1, group).bind(2, bytes: names).run()
+        }
+
+        // MARK: Fan-out
+
+        func receivers(of audience: Audience, excluding sender: UserID, conversation: ConversationKey) throws -> [StoredReceiver] {
+            switch audience {
+            case .group(let group):
+                let rows = try connection.statement(
+                    """
+                    SELECT \(Self.receiverColumns), c.remind, c.silent_start, c.silent_until
+                    FROM members m JOIN users u ON u.id = m.user_id
+                    LEFT JOIN conversation_settings c ON c.user_id = m.user_id AND c.group_chat = ?2 AND c.conversation = ?3
+                    WHERE m.group_id = ?1 AND u.name <> ?4 ORDER BY m.position
+                    """)
+                rows.bind(1, group).bind(2, conversation.kind == .group ? 1 : 0).bind(3, conversation.id).bind(4, sender)
+                var out: [StoredReceiver] = []
+                while try rows.step() { out.append(try receiver(rows, conversation: conversation)) }
+                return out
+            case .users(let users):
+                var seen = Set<UserID>()
+                let wanted = users.filter { $0 != sender && seen.insert($0).inserted }
+                guard !wanted.isEmpty else { return [] }
+                let rows = try connection.statement(
+                    """
+                    SELECT \(Self.receiverColumns), c.remind, c.silent_start, c.silent_until, j.value
+                    FROM json_each(?1) j LEFT JOIN users u ON u.name = j.value
+                    LEFT JOIN conversation_settings c ON c.user_id = u.id AND c.group_chat = ?2 AND c.conversation = ?3
+                    ORDER BY j.key
+                    """)
+                rows.bind(1, bytes: Self.jsonArray(wanted)).bind(2, conversation.kind == .group ? 1 : 0).bind(3, conversation.id)
+                var out: [StoredReceiver] = []
+                while try rows.step() {
+                    if rows.isNull(0) {
+                        let placeholder = UserRecord.placeholder(rows.string(Self.receiverColumnCount + 3))
+                        out.append(StoredReceiver(key: nil, state: placeholder.state, isConfigured: false))
+                    } else {
+                        out.append(try receiver(rows, conversation: conversation))
+                    }
+                }
+                return out
+            }
+        }
+
+        func receiver(_ row: Statement, conversation: ConversationKey) throws -> StoredReceiver {
+            var (state, configured) = try readReceiver(row)
+            let settings = try readConversation(row, offset: Self.receiverColumnCount)
+            if !settings.isEmpty { state.conversations[conversation] = settings }
+            return StoredReceiver(key: UserKey(rawValue: row.int64(0)), state: state, isConfigured: configured)
+        }
+
+        func setBadges(_ badges: [(key: UserKey, badge: Int)]) throws {
+            try checkWritable()
+            guard !badges.isEmpty else { return }
+            var pairs = JSONWriter(capacity: badges.count * 16)
+            pairs.raw("[")
+            for (i, (key, badge)) in badges.enumerated() {
+                if i > 0 { pairs.raw(",") }
+                pairs.raw("[")
+                pairs.integer(key.rawValue)
+                pairs.raw(",")
+                pairs.integer(badge)
+                pairs.raw("]")
+            }
+            pairs.raw("]")
+            try connection.statement("UPDATE users SET badge = j.value ->> 1 FROM json_each(?1) j WHERE users.id = j.value ->> 0")
+                .bind(1, bytes: pairs.bytes).run()
+        }
+
+        // MARK: Rows
+
+        /// Reads ``receiverColumns`` (from column 0) into a state without conversations, name cards,
+        /// bound certificate or display name.
+        func readReceiver(_ row: Statement) throws -> (UserState, configured: Bool) {
+            let name = row.string(1)
+            let configured = row.int(2) == 1
+            let style: DisplayStyle = row.int(14) == 1 ? .messageSummary : .simpleBanner
+            let zoneName = row.string(18)
+            let zone: TimeZone
+            if let cached = timeZones[zoneName] {
+                zone = cached
+            } else {
+                guard let made = TimeZone(identifier: zoneName) else {
+                    throw StoreError(.unexpectedValue, "time zone \"\(zoneName)\"", context: "users.time_zone")
+                }
+                timeZones[zoneName] = made
+                zone = made
+            }
+            var state = UserState(user: name, displayStyle: style, backgroundGraceSeconds: row.int64(7), timeZone: zone)
+            if let token = row.optionalString(3), let certificate = try certificate(row.optionalInt64(4), column: "users.device_certificate") {
+                state.device = Device(token: token, certificate: certificate)
+            }
+            switch row.int(5) {
+            case 1: state.presence = .online
+            case 2: state.presence = .background(since: Instant(milliseconds: row.int64(6)))
+            default: state.presence = .offline
+            }
+            state.badge = row.int(8)
+            state.app.remindType = try Self.decodeRemind(row.optionalInt(9), column: "users.app_remind")
+            if let start = row.optionalInt(10), let end = row.optionalInt(11) {
+                guard (0..<1440).contains(start), (1...1440).contains(end) else {
+                    throw StoreError(.unexpectedValue, "window \(start)–\(end)", context: "users.window_start")
+                }
+                state.app.window = DoNotDisturbWindow(startMinute: start, endMinute: end)
+            }
+            if let start = row.optionalInt64(12), let until = row.optionalInt64(13) {
+                state.app.silentPeriod = SilentPeriod(start: Instant(milliseconds: start), until: Instant(milliseconds: until))
+            }
+            state.language = row.optionalString(15)
+            state.oneToOneSound = row.optionalString(16)
+            state.groupSound = row.optionalString(17)
+            return (state, configured)
+        }
+
+        /// Reads (remind, silent_start, silent_until) starting at `offset`.
+        func readConversation(_ row: Statement, offset: Int32) throws -> ConversationPushSettings {
+            var settings = ConversationPushSettings()
+            settings.remindType = try Self.decodeRemind(row.optionalInt(offset), column: "conversation_settings.remind")
+            if let start = row.optionalInt64(offset + 1), let until = row.optionalInt64(offset + 2) {
+                settings.silentPeriod = SilentPeriod(start: Instant(milliseconds: start), until: Instant(milliseconds: until))
+            }
+            return settings
+        }
+
+        static func encode(_ presence: Presence) -> (Int, Int64?) {
+            switch presence {
+            case .offline: return (0, nil)
+            case .online: return (1, nil)
+            case .background(let since): return (2, since.milliseconds)
+            }
+        }
+
+        static func encode(_ remind: RemindType) -> Int {
+            switch remind {
+            case .all: return 0
+            case .mentionOnly: return 1
+            case .none: return 2
+            }
+        }
+
+        static func decodeRemind(_ code: Int?, column: String) throws -> RemindType? {
+            switch code {
+            case nil: return nil
+            case 0: return .all
+            case 1: return .mentionOnly
+            case 2: return RemindType.none
+            case let other?: throw StoreError(.unexpectedValue, "remind type code \(other)", context: column)
+            }
+        }
+
+        static func jsonArray(_ strings: [String]) -> [UInt8] {
+            var w = JSONWriter(capacity: strings.count * 12)
+            w.raw("[")
+            for (i, s) in strings.enumerated() {
+                if i > 0 { w.raw(",") }
+                w.string(s)
+            }
+            w.raw("]")
+            return w.bytes
+        }
+    }
+}

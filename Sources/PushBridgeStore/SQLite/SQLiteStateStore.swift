@@ -1,0 +1,104 @@
+import CSQLite
+import Foundation
+import PushBridgeCore
+
+/// Push state in one SQLite file: WAL journal, identified migrations, `BEGIN IMMEDIATE` writes
+/// with a busy timeout and bounded retries, so several processes can share one database.
+///
+/// Durability (``Options/synchronous``): with the default `.normal` a committed transaction
+/// survives the process being killed (SIGKILL, a crash) and the file is never corrupted; only an
+/// operating-system crash or power loss can drop the last commits. `.full` also syncs the WAL on
+/// every commit, for power-loss durability, at the cost of one `fsync` per transaction.
+public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
+    /// How the database is opened.
+    public struct Options: Sendable {
+        /// SQLite's `synchronous` setting in WAL mode.
+        public enum Synchronous: String, Sendable, CaseIterable {
+            /// Commits survive a killed process; power loss may drop the most recent ones.
+            case normal = "NORMAL"
+            /// Every commit is synced to disk before it returns.
+            case full = "FULL"
+        }
+
+        public var synchronous: Synchronous
+        /// How long one attempt waits for another writer's lock (SQLite's busy timeout).
+        public var busyTimeoutMilliseconds: Int32
+        /// How many more times a write is attempted after the busy timeout expires.
+        public var busyRetries: Int
+
+        /// - Parameters:
+        ///   - synchronous: durability against power loss (`.normal` is durable against a killed process).
+        ///   - busyTimeoutMilliseconds: per-attempt wait for the write lock.
+        ///   - busyRetries: further attempts, with a growing pause, before ``StoreError/Code/busy``.
+        public init(synchronous: Synchronous = .normal, busyTimeoutMilliseconds: Int32 = 5_000, busyRetries: Int = 5) {
+            self.synchronous = synchronous
+            self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+            self.busyRetries = busyRetries
+        }
+    }
+
+    let connection: SQLiteConnection
+    let lock = NSLock()
+    public let options: Options
+
+    /// Opens or creates a database and brings its schema up to date.
+    /// - Parameters:
+    ///   - path: the database file (`:memory:` for a private in-memory database).
+    ///   - options: durability and busy handling.
+    /// - Throws: ``StoreError`` when the file cannot be opened or was written by a newer PushBridge.
+    public init(path: String, options: Options = Options()) throws {
+        self.options = options
+        connection = try SQLiteConnection(path: path)
+        sqlite3_busy_timeout(connection.handle, options.busyTimeoutMilliseconds)
+        try Self.retryingBusy(retries: options.busyRetries) {
+            try connection.execute("PRAGMA journal_mode = WAL")
+        }
+        try connection.execute("PRAGMA synchronous = \(options.synchronous.rawValue); PRAGMA foreign_keys = ON")
+        try Self.retryingBusy(retries: options.busyRetries) { try Self.migrate(connection) }
+    }
+
+    public func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
+        try lock.withLock {
+            try Self.retryingBusy(retries: options.busyRetries) {
+                try Self.withImmediateTransaction(connection) {
+                    try body(Transaction(connection, writable: true))
+                }
+            }
+        }
+    }
+
+    public func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
+        try lock.withLock {
+            try connection.execute("BEGIN DEFERRED")
+            defer { try? connection.execute("COMMIT") }
+            return try body(Transaction(connection, writable: false))
+        }
+    }
+
+    /// Runs `body` between `BEGIN IMMEDIATE` and `COMMIT`; rolls back when it throws.
+    static func withImmediateTransaction<T>(_ connection: SQLiteConnection, _ body: () throws -> T) throws -> T {
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try connection.execute("COMMIT")
+            return result
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Repeats `body` while it fails with ``StoreError/Code/busy``, pausing 50 ms, 100 ms, 200 ms…
+    /// between attempts (each attempt has already waited the busy timeout).
+    static func retryingBusy<T>(retries: Int, _ body: () throws -> T) throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try body()
+            } catch let error as StoreError where error.code == .busy && attempt < retries {
+                usleep(useconds_t(50_000 << min(attempt, 5)))
+                attempt += 1
+            }
+        }
+    }
+}
