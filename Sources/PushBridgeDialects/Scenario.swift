@@ -87,6 +87,41 @@ public struct Scenario: Sendable {
         if let expect { try Scenario.validateExpectation(expect, at: JSONPointer.root / "expect") }
     }
 
+    /// Reads an app configuration `{"certificates": [...], "templates": [...]}` (the scenario's `app`).
+    /// - Parameters:
+    ///   - value: the JSON object.
+    ///   - pointer: where it is in its document.
+    public static func app(from value: JSONValue, at pointer: JSONPointer) throws -> AppConfiguration {
+        try readApp(try FieldReader(value, at: pointer, what: "an app object {\"certificates\": [...], \"templates\": [...]}"))
+    }
+
+    /// Reads an array of call objects, each with an optional `at` (ISO 8601, default `now`).
+    /// - Parameters:
+    ///   - value: the JSON array.
+    ///   - pointer: where it is in its document.
+    ///   - now: the instant of calls without `at`.
+    /// - Returns: the calls without `at`, each with its instant and pointer.
+    public static func calls(from value: JSONValue, at pointer: JSONPointer, now: Instant) throws -> [(call: JSONValue, at: Instant, pointer: JSONPointer)] {
+        guard case .array(let items) = value else {
+            throw InputError(.wrongType, at: pointer, expected: "an array of call objects", found: value.briefDescription)
+        }
+        return try items.enumerated().map { i, value in
+            let pointer = pointer / i
+            let call = try FieldReader(value, at: pointer, what: "a call object {\"call\": name, …}")
+            var at = now
+            var stripped = call.object
+            if call.has("at") {
+                let text = try call.string("at", expected: "an ISO 8601 date-time")
+                guard let instant = Instant(iso8601: text) else {
+                    throw InputError(.invalidValue, at: pointer / "at", expected: "an ISO 8601 date-time such as 2026-03-02T09:15:00Z", found: "\"\(text)\"")
+                }
+                at = instant
+                stripped["at"] = nil
+            }
+            return (.object(stripped), at, pointer)
+        }
+    }
+
     static func readApp(_ reader: FieldReader) throws -> AppConfiguration {
         try reader.allowOnly(["certificates", "templates"], context: "app")
         var app = AppConfiguration()
@@ -128,24 +163,8 @@ public struct Scenario: Sendable {
 
     static func readParty(_ reader: FieldReader, now: Instant) throws -> Party {
         let user = try reader.string("user", expected: "a user id string", allowEmpty: false)
-        var calls: [(JSONValue, Instant, JSONPointer)] = []
-        if reader.has("calls") {
-            for (i, value) in try reader.array("calls", expected: "an array of call objects").enumerated() {
-                let pointer = reader.pointer / "calls" / i
-                let call = try FieldReader(value, at: pointer, what: "a call object {\"call\": name, …}")
-                var at = now
-                var stripped = call.object
-                if call.has("at") {
-                    let text = try call.string("at", expected: "an ISO 8601 date-time")
-                    guard let instant = Instant(iso8601: text) else {
-                        throw InputError(.invalidValue, at: pointer / "at", expected: "an ISO 8601 date-time such as 2026-03-02T09:15:00Z", found: "\"\(text)\"")
-                    }
-                    at = instant
-                    stripped["at"] = nil
-                }
-                calls.append((.object(stripped), at, pointer))
-            }
-        }
+        var calls: [(call: JSONValue, at: Instant, pointer: JSONPointer)] = []
+        if let value = reader.value("calls") { calls = try Scenario.calls(from: value, at: reader.pointer / "calls", now: now) }
         return Party(user: user, calls: calls)
     }
 

@@ -15,7 +15,7 @@ struct PushBridgeCommand: ParsableCommand {
             Exit status: 0 success, 1 a conformance failure, 2 bad input (one line on stderr naming the \
             file, the JSON pointer and what was expected), 3 `translate --strict` lost something.
             """,
-        subcommands: [Decide.self, Conform.self, Translate.self, Mappings.self]
+        subcommands: [Decide.self, Conform.self, Translate.self, Mappings.self, App.self, Apply.self, Members.self, Send.self, User.self]
     )
 }
 

@@ -1,0 +1,269 @@
+import ArgumentParser
+import Foundation
+import PushBridgeConformance
+import PushBridgeCore
+import PushBridgeDialects
+import PushBridgeFacade
+import PushBridgeJSON
+import PushBridgeStore
+
+/// The options every facade command shares: the database and its durability.
+struct StoreOptions: ParsableArguments {
+    @Option(help: "The SQLite database file (created with its schema when missing).")
+    var db: String
+
+    @Option(help: "SQLite synchronous mode: normal (commits survive a killed process) or full (also power loss; one fsync per commit).")
+    var synchronous: SQLiteStateStore.Options.Synchronous = .normal
+
+    /// Opens the facade over the database; a store failure → one line on stderr and exit 4.
+    func facade() throws -> PushFacade {
+        try reportingStoreErrors { PushFacade(store: try SQLiteStateStore(path: db, options: .init(synchronous: synchronous))) }
+    }
+}
+
+extension SQLiteStateStore.Options.Synchronous: ExpressibleByArgument {
+    public init?(argument: String) { self.init(rawValue: argument.uppercased()) }
+    public static var allValueStrings: [String] { allCases.map { $0.rawValue.lowercased() } }
+}
+
+/// Runs a store operation; a ``StoreError`` → one line on stderr and exit 4.
+func reportingStoreErrors<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let error as StoreError {
+        printError("pushbridge: \(error)")
+        throw ExitCode(4)
+    }
+}
+
+/// Reads `--now`, or the current time.
+func instant(_ text: String?, option: String) throws -> Instant {
+    guard let text else { return Instant(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))) }
+    guard let instant = Instant(iso8601: text) else {
+        printError("pushbridge: \(option): expected an ISO 8601 date-time such as 2026-03-02T09:15:00Z, found \"\(text)\" [invalid-value]")
+        throw ExitCode(2)
+    }
+    return instant
+}
+
+/// Writes bytes to standard output at once (unbuffered: what is printed has been done).
+func writeOut(_ bytes: [UInt8]) {
+    FileHandle.standardOutput.write(Data(bytes))
+}
+
+struct App: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Set the app configuration of a database: certificates and templates.",
+        discussion: "APP.json is the scenario `app` object: {\"certificates\": [{\"name\" or \"busiId\", \"bundleId\", \"environment\"}], \"templates\": [...]}.")
+
+    @OptionGroup var store: StoreOptions
+
+    @Argument(help: "The app configuration file.")
+    var file: String
+
+    func run() throws {
+        let facade = try store.facade()
+        try rejectingBadInput(file: file) {
+            let app = try Scenario.app(from: try JSONParser.parse(try FixtureDiscovery.read(file)), at: .root)
+            try reportingStoreErrors { try facade.configure(app) }
+        }
+    }
+}
+
+struct Apply: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Apply a user's dialect calls to the database.",
+        discussion: """
+            CALLS.json is an array of call objects ({"call": name, …params, "at"?: ISO 8601}). Each call is its own \
+            transaction; after it commits, one line {"applied":N,"call":name} is printed (a query call adds "result"). \
+            A rejected call changes nothing: the calls before it stay applied (they were printed), the rest are not \
+            applied, and the error goes to stderr with exit 2. With --atomic all calls are one transaction: all or none.
+            """)
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: "The dialect of the calls: easemob-legacy, agora-silent or tencent-tim.")
+    var dialect: String
+
+    @Option(help: "The user making the calls.")
+    var user: String
+
+    @Option(help: "When calls without `at` are made (ISO 8601; default: now).")
+    var now: String?
+
+    @Flag(help: "Apply all calls in one transaction: all of them or none.")
+    var atomic = false
+
+    @Argument(help: "A JSON file holding an array of calls.")
+    var file: String
+
+    func run() throws {
+        let now = try instant(now, option: "--now")
+        let facade = try store.facade()
+        try rejectingBadInput(file: file) {
+            _ = try facade.adapter(dialect, at: .root)
+            let calls = try Scenario.calls(from: try JSONParser.parse(try FixtureDiscovery.read(file)), at: .root, now: now).map {
+                PushFacade.DialectCall($0.call, at: $0.at, pointer: $0.pointer)
+            }
+            let batches = atomic ? [calls] : calls.map { [$0] }
+            var index = 0
+            for batch in batches where !batch.isEmpty {
+                let results = try reportingStoreErrors { try facade.apply(batch, dialect: dialect, user: user) }
+                var out: [UInt8] = []
+                for (call, result) in zip(batch, results) {
+                    var w = JSONWriter(capacity: 64)
+                    w.raw("{\"applied\":")
+                    w.integer(index)
+                    w.raw(",\"call\":")
+                    w.write(call.call["call"] ?? .null)
+                    if let result {
+                        w.raw(",\"result\":")
+                        w.write(result)
+                    }
+                    w.raw("}\n")
+                    out += w.bytes
+                    index += 1
+                }
+                writeOut(out)
+            }
+        }
+    }
+}
+
+struct Members: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Set or print a group's members.",
+        discussion: "With --set the members are replaced (their order is the order `send` prints decisions in), --clear empties the group; without either they are printed as a JSON array.")
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: "The group id.")
+    var group: String
+
+    @Option(parsing: .upToNextOption, help: "The new members, in order.")
+    var set: [String] = []
+
+    @Flag(help: "Remove every member.")
+    var clear = false
+
+    func validate() throws {
+        if clear && !set.isEmpty { throw ValidationError("--clear and --set do not go together") }
+    }
+
+    func run() throws {
+        let facade = try store.facade()
+        try rejectingBadInput(file: "--set") {
+            if clear || !set.isEmpty {
+                try reportingStoreErrors { try facade.setMembers(set, of: group) }
+            } else {
+                let members = try reportingStoreErrors { try facade.members(of: group) }
+                var w = JSONWriter()
+                w.write(.array(members.map(JSONValue.string)))
+                print(w.string)
+            }
+        }
+    }
+}
+
+struct Send: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send a dialect message: one decision JSON object per receiver, one per line.",
+        discussion: """
+            {"receiver":id,"push":true,"payload":{…},"headers":{…},"device":{…}} or {"receiver":id,"push":false,"reason":…}. \
+            A group message goes to every member except the sender, in membership order; one-to-one to its targets in order. \
+            The pushed receivers' badge counters are committed in the same transaction.
+            """)
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: "The dialect of the message: easemob-legacy, agora-silent or tencent-tim.")
+    var dialect: String
+
+    @Option(help: "When the message is sent (ISO 8601; default: now).")
+    var now: String?
+
+    @Option(help: "Render with this profile instead of the dialect's own.")
+    var profile: String?
+
+    @Option(help: "The sender, for messages that do not name one (an easemob-legacy body without `from`).")
+    var sender: String?
+
+    @Argument(help: "The message file in the dialect's shape.")
+    var file: String
+
+    func run() throws {
+        let now = try instant(now, option: "--now")
+        let facade = try store.facade()
+        let decisions = try rejectingBadInput(file: file) { () throws -> [PushFacade.ReceiverDecision] in
+            let chosen = try profile.map { try facade.registry.profile($0, at: JSONPointer.root / "profile") }
+            let message = try JSONParser.parse(try FixtureDiscovery.read(file))
+            return try reportingStoreErrors { try facade.send(message, dialect: dialect, now: now, profile: chosen, sender: sender) }
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(64 * 1024)
+        for decision in decisions {
+            out += decision.json
+            out.append(10)
+            if out.count >= 60 * 1024 {
+                writeOut(out)
+                out.removeAll(keepingCapacity: true)
+            }
+        }
+        writeOut(out)
+    }
+}
+
+struct User: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Set what no dialect call sets: a user's presence, time zone or badge counter.",
+        discussion: "A server learns presence from its connections (the Easemob dialects have no presence call). A new user gets the dialect's defaults.")
+
+    enum PresenceWord: String, ExpressibleByArgument, CaseIterable {
+        case online, offline, background
+    }
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: "The dialect whose defaults a new user gets.")
+    var dialect: String
+
+    @Option(help: "The user.")
+    var user: String
+
+    @Option(help: "online, offline or background (with --since).")
+    var presence: PresenceWord?
+
+    @Option(help: "When the app went to the background (ISO 8601).")
+    var since: String?
+
+    @Option(help: "The IANA time zone do-not-disturb windows are read in.")
+    var timezone: String?
+
+    @Option(help: "The badge counter before the next message.")
+    var badge: Int?
+
+    func validate() throws {
+        if (presence == .background) != (since != nil) { throw ValidationError("--since goes with --presence background, and only with it") }
+        if let badge, !(0...99_999).contains(badge) { throw ValidationError("--badge must be 0–99999") }
+        if let timezone, TimeZone(identifier: timezone) == nil { throw ValidationError("--timezone: unknown IANA time zone \"\(timezone)\"") }
+    }
+
+    func run() throws {
+        let since = try since.map { try instant($0, option: "--since") }
+        let facade = try store.facade()
+        try rejectingBadInput(file: "--dialect") {
+            try reportingStoreErrors {
+                try facade.updateUser(user, dialect: dialect) { state in
+                    switch presence {
+                    case .online?: state.presence = .online
+                    case .offline?: state.presence = .offline
+                    case .background?: state.presence = .background(since: since!)
+                    case nil: break
+                    }
+                    if let timezone { state.timeZone = TimeZone(identifier: timezone)! }
+                    if let badge { state.badge = badge }
+                }
+            }
+        }
+    }
+}
