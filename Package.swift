@@ -51,7 +51,8 @@ let package = Package(
         .testTarget(
             name: "PushBridgeTests",
             dependencies: [
-                "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON", "pushbridge",
+                "CSQLite", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON",
+                "pushbridge",
             ]
         ),
     ]

@@ -113,7 +113,7 @@ public struct PushFacade: Sendable {
             // Save what changed, and the caller even unchanged: a call configures its caller.
             for (id, state) in world.users.sorted(by: { $0.key < $1.key }) where stored[id] != state {
                 if id != user && stored[id] == nil && state == Self.state(of: nil, user: id, adapter: adapter) { continue }
-                try transaction.save(state)
+                try transaction.save(state, replacing: stored[id])
             }
             return results
         }
@@ -129,9 +129,10 @@ public struct PushFacade: Sendable {
         let adapter = try adapter(dialect)
         try Self.checkUser(user)
         try store.write { transaction in
-            var state = Self.state(of: try transaction.user(user), user: user, adapter: adapter)
+            let record = try transaction.user(user)
+            var state = Self.state(of: record, user: user, adapter: adapter)
             try change(&state)
-            try transaction.save(state)
+            try transaction.save(state, replacing: record?.isConfigured == true ? record?.state : nil)
         }
     }
 

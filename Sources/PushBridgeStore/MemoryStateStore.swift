@@ -63,7 +63,7 @@ public final class MemoryStateStore: PushStateStore {
 
         func user(_ id: UserID) throws -> UserRecord? { contents.users[id]?.record }
 
-        func save(_ state: UserState) throws {
+        func save(_ state: UserState, replacing previous: UserState?) throws {
             try checkWritable()
             let key = contents.key(for: state.user)
             contents.users[state.user] = (key, UserRecord(state: state, isConfigured: true))

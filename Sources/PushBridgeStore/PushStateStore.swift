@@ -66,7 +66,10 @@ public protocol PushStateTransaction {
     /// A user's full state, or `nil` when the store has never heard of the user.
     func user(_ id: UserID) throws -> UserRecord?
     /// Stores a user's full state (inserting or replacing), which marks it configured.
-    func save(_ state: UserState) throws
+    /// - Parameters:
+    ///   - state: the new state.
+    ///   - previous: the state as read in this transaction, if any: only what differs is rewritten.
+    func save(_ state: UserState, replacing previous: UserState?) throws
 
     /// A group's members in membership order (empty for an unknown group).
     func members(of group: String) throws -> [UserID]

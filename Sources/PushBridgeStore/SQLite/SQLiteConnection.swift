@@ -8,6 +8,8 @@ final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
     private var statements: [String: Statement] = [:]
+    /// How many statements have been started on this connection (diagnostics: fan-out stays bounded).
+    private(set) var statementsStarted = 0
 
     /// Opens (creating if needed) a database file.
     init(path: String, readOnly: Bool = false) throws {
@@ -38,12 +40,14 @@ final class SQLiteConnection {
 
     /// Runs one or more statements without results.
     func execute(_ sql: String) throws {
+        statementsStarted += 1
         let rc = sqlite3_exec(handle, sql, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc, sql) }
     }
 
     /// A cached prepared statement, reset and with its bindings cleared.
     func statement(_ sql: String) throws -> Statement {
+        statementsStarted += 1
         if let cached = statements[sql] {
             cached.reset()
             return cached

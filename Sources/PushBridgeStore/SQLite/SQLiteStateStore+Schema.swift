@@ -84,6 +84,9 @@ extension SQLiteStateStore {
                 """),
     ]
 
+    /// The identifiers of every migration this PushBridge knows, oldest first.
+    public static var migrationIdentifiers: [String] { migrations.map(\.identifier) }
+
     /// Applies the migrations this database lacks, each in its own transaction.
     static func migrate(_ connection: SQLiteConnection) throws {
         try connection.execute(

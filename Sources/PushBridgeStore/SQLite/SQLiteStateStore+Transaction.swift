@@ -118,7 +118,7 @@ extension SQLiteStateStore {
             return UserRecord(state: state, isConfigured: configured)
         }
 
-        func save(_ state: UserState) throws {
+        func save(_ state: UserState, replacing previous: UserState?) throws {
             try checkWritable()
             let device = try state.device.map { try certificateID($0.certificate) }
             let bound = try state.boundCertificate.map { try certificateID($0) }
@@ -145,17 +145,30 @@ extension SQLiteStateStore {
             let key = upsert.int64(0)
             try upsert.run()
 
-            try connection.statement("DELETE FROM conversation_settings WHERE user_id = ?").bind(1, key).run()
-            for (conversation, settings) in state.conversations where !settings.isEmpty {
+            // Conversations and name cards: rewrite only the entries that changed.
+            let oldConversations = previous?.conversations ?? [:]
+            if previous == nil { try connection.statement("DELETE FROM conversation_settings WHERE user_id = ?").bind(1, key).run() }
+            for (conversation, _) in oldConversations where state.conversations[conversation] == nil {
+                try connection.statement("DELETE FROM conversation_settings WHERE user_id = ? AND group_chat = ? AND conversation = ?")
+                    .bind(1, key).bind(2, conversation.kind == .group ? 1 : 0).bind(3, conversation.id).run()
+            }
+            for (conversation, settings) in state.conversations where !settings.isEmpty && oldConversations[conversation] != settings {
                 try connection.statement(
-                    "INSERT INTO conversation_settings (user_id, group_chat, conversation, remind, silent_start, silent_until) VALUES (?, ?, ?, ?, ?, ?)"
+                    """
+                    INSERT OR REPLACE INTO conversation_settings (user_id, group_chat, conversation, remind, silent_start, silent_until)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """
                 )
                 .bind(1, key).bind(2, conversation.kind == .group ? 1 : 0).bind(3, conversation.id).bind(4, settings.remindType.map(Self.encode))
                 .bind(5, settings.silentPeriod?.start.milliseconds).bind(6, settings.silentPeriod?.until.milliseconds).run()
             }
-            try connection.statement("DELETE FROM name_cards WHERE user_id = ?").bind(1, key).run()
-            for (group, card) in state.nameCards {
-                try connection.statement("INSERT INTO name_cards (user_id, group_id, card) VALUES (?, ?, ?)").bind(1, key).bind(2, group).bind(3, card).run()
+            let oldCards = previous?.nameCards ?? [:]
+            if previous == nil { try connection.statement("DELETE FROM name_cards WHERE user_id = ?").bind(1, key).run() }
+            for (group, _) in oldCards where state.nameCards[group] == nil {
+                try connection.statement("DELETE FROM name_cards WHERE user_id = ? AND group_id = ?").bind(1, key).bind(2, group).run()
+            }
+            for (group, card) in state.nameCards where oldCards[group] != card {
+                try connection.statement("INSERT OR REPLACE INTO name_cards (user_id, group_id, card) VALUES (?, ?, ?)").bind(1, key).bind(2, group).bind(3, card).run()
             }
         }
 

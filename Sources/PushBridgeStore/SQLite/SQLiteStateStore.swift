@@ -57,6 +57,10 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         try Self.retryingBusy(retries: options.busyRetries) { try Self.migrate(connection) }
     }
 
+    /// How many SQL statements this store has started: diagnostics, so that tests can check that a
+    /// group message costs a bounded number of statements, not one per member.
+    public var statementsStarted: Int { lock.withLock { connection.statementsStarted } }
+
     public func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
         try lock.withLock {
             try Self.retryingBusy(retries: options.busyRetries) {

@@ -1,0 +1,212 @@
+import CSQLite
+import Foundation
+import PushBridgeCore
+import PushBridgeDialects
+import PushBridgeFacade
+import PushBridgeJSON
+import PushBridgeStore
+import Testing
+
+/// The facade over both stores: the same contract on SQLite and on its in-memory twin.
+@Suite("Facade")
+struct FacadeTests {
+    enum Backing: String, CaseIterable, CustomStringConvertible {
+        case sqliteFile, memory
+        var description: String { rawValue }
+
+        func store() throws -> any PushStateStore {
+            switch self {
+            case .sqliteFile: return try SQLiteStateStore(path: temporaryDatabase())
+            case .memory: return MemoryStateStore()
+            }
+        }
+    }
+
+    static let now = Instant(iso8601: "2026-03-02T09:15:00Z")!
+    static let app = AppConfiguration(certificates: [
+        Certificate(name: "agoraTest", busiId: nil, bundleId: "io.agora.chatdemo", environment: .development)
+    ])
+    static let token = "9f8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a39281706f5e4d3c2b1a0"
+
+    static func json(_ text: String) -> JSONValue { try! JSONParser.parse(text) }
+
+    /// An agora user with a device.
+    static func register(_ user: UserID, in facade: PushFacade) throws {
+        _ = try facade.apply(
+            [
+                .init(json(#"{"call":"initializeSDK","appkey":"41117440#383391","apnsCertName":"agoraTest"}"#), at: now, pointer: .root / 0),
+                .init(json(#"{"call":"registerForRemoteNotificationsWithDeviceToken","deviceToken":"\#(token)"}"#), at: now, pointer: .root / 1),
+            ], dialect: "agora-silent", user: user)
+    }
+
+    static func groupMessage(from sender: UserID, to group: String, text: String = "hi") -> JSONValue {
+        json(#"{"id":"m1","conversationId":"\#(group)","from":"\#(sender)","to":"\#(group)","chatType":"GroupChat","body":{"type":"text","text":"\#(text)"}}"#)
+    }
+
+    @Test("group fan-out excludes the sender, keeps membership order and commits badges", arguments: Backing.allCases)
+    func groupFanOut(_ backing: Backing) throws {
+        let facade = PushFacade(store: try backing.store())
+        try facade.configure(Self.app)
+        for user in ["u1", "u2", "u3"] { try Self.register(user, in: facade) }
+        try facade.setMembers(["u3", "u1", "u4", "u2"], of: "g1")
+        _ = try facade.apply(Self.json(#"{"call":"setSilentModeForConversation","conversationId":"g1","conversationType":"GroupChat","remindType":"None"}"#),
+            dialect: "agora-silent", user: "u2", at: Self.now)
+
+        let first = try facade.send(Self.groupMessage(from: "u1", to: "g1"), dialect: "agora-silent", now: Self.now)
+        #expect(first.map(\.receiver) == ["u3", "u4", "u2"])
+        #expect(first[0].decision.request?.badgeCounter == 1)
+        #expect(first[1].decision == .suppressed(.noDevice))
+        #expect(first[2].decision == .suppressed(.muted))
+
+        let second = try facade.send(Self.groupMessage(from: "u1", to: "g1"), dialect: "agora-silent", now: Self.now)
+        #expect(second[0].decision.request?.badgeCounter == 2)
+        #expect(try facade.user("u3")?.state.badge == 2)
+        #expect(try facade.user("u2")?.state.badge == 0, "a suppressed receiver's counter does not move")
+        #expect(try facade.user("u4")?.isConfigured == false, "a member no call has named stays unconfigured")
+    }
+
+    @Test("one-to-one goes to the target only; an unknown target is no-device", arguments: Backing.allCases)
+    func oneToOne(_ backing: Backing) throws {
+        let facade = PushFacade(store: try backing.store())
+        try facade.configure(Self.app)
+        try Self.register("u2", in: facade)
+        let message = Self.json(#"{"id":"m1","conversationId":"u2","from":"u1","to":"u2","chatType":"Chat","body":{"type":"text","text":"hi"}}"#)
+        let decisions = try facade.send(message, dialect: "agora-silent", now: Self.now)
+        #expect(decisions.map(\.receiver) == ["u2"])
+        #expect(decisions[0].decision.request?.payloadText == #"{"aps":{"alert":{"body":"You have a new message"},"badge":1,"sound":"default"},"f":"u1","m":"m1","t":"u2"}"#)
+        let unknown = Self.json(#"{"id":"m2","conversationId":"u9","from":"u1","to":"u9","chatType":"Chat","body":{"type":"text","text":"hi"}}"#)
+        #expect(try facade.send(unknown, dialect: "agora-silent", now: Self.now).map(\.decision) == [.suppressed(.noDevice)])
+        #expect(try facade.user("u9") == nil, "sending to a stranger stores nothing")
+    }
+
+    @Test("a rejected call in a batch changes nothing and names its pointer", arguments: Backing.allCases)
+    func rejectedBatchChangesNothing(_ backing: Backing) throws {
+        let facade = PushFacade(store: try backing.store())
+        try facade.configure(Self.app)
+        try Self.register("u2", in: facade)
+        let before = try #require(try facade.user("u2")).state
+        let calls: [PushFacade.DialectCall] = [
+            .init(Self.json(#"{"call":"setSilentModeForAll","remindType":"None"}"#), at: Self.now, pointer: .root / 0),
+            .init(Self.json(#"{"call":"setSilentModeForAll","silentModeDuration":10081}"#), at: Self.now, pointer: .root / 1),
+        ]
+        let error = try #require(throws: InputError.self) { try facade.apply(calls, dialect: "agora-silent", user: "u2") }
+        #expect(error.pointer.description == "/1/silentModeDuration")
+        #expect(error.code == .outOfRange)
+        #expect(try facade.user("u2")?.state == before)
+
+        // Bad input in a message changes no badge either.
+        try facade.setMembers(["u1", "u2"], of: "g1")
+        var bad = Self.groupMessage(from: "u1", to: "g1").objectValue!
+        bad["body"] = Self.json(#"{"type":"sticker"}"#)
+        #expect(throws: InputError.self) { try facade.send(.object(bad), dialect: "agora-silent", now: Self.now) }
+        #expect(try facade.user("u2")?.state == before)
+
+        // Bad group input.
+        let duplicate = try #require(throws: InputError.self) { try facade.setMembers(["u1", "u1"], of: "g1") }
+        #expect(duplicate.pointer.description == "/1")
+        #expect(try facade.members(of: "g1") == ["u1", "u2"])
+    }
+
+    @Test("queries read the stored state, in any dialect", arguments: Backing.allCases)
+    func queriesFromTheStore(_ backing: Backing) throws {
+        let facade = PushFacade(store: try backing.store())
+        try facade.configure(AppConfiguration(certificates: [
+            Certificate(name: "apnsTest", busiId: nil, bundleId: "com.easemob.chatdemoui", environment: .development)
+        ]))
+        _ = try facade.apply(Self.json(#"{"call":"disableOfflinePushStart","start":22,"end":8}"#), dialect: "easemob-legacy", user: "6006", at: Self.now)
+        let agora = try facade.query(Self.json(#"{"call":"getSilentModeForAll"}"#), dialect: "agora-silent", user: "6006", now: Self.now)
+        #expect(agora["silentModeStartTime"] == .string("22:00"))
+        #expect(agora["silentModeEndTime"] == .string("8:00"))
+        let result = try facade.apply(Self.json(#"{"call":"getPushOptionsFromServer"}"#), dialect: "easemob-legacy", user: "6006", at: Self.now)
+        #expect(result?["noDisturbingStartH"] == .int(22))
+    }
+
+    @Test func stateSurvivesReopeningAndMigrationsAreRecordedOnce() throws {
+        let path = temporaryDatabase()
+        do {
+            let facade = PushFacade(store: try SQLiteStateStore(path: path))
+            try facade.configure(Self.app)
+            try Self.register("u2", in: facade)
+            try facade.setMembers(["u1", "u2"], of: "g1")
+            _ = try facade.send(Self.groupMessage(from: "u1", to: "g1"), dialect: "agora-silent", now: Self.now)
+        }
+        let store = try SQLiteStateStore(path: path)
+        #expect(try store.appliedMigrations() == SQLiteStateStore.migrationIdentifiers)
+        let facade = PushFacade(store: store)
+        #expect(try facade.app() == Self.app)
+        #expect(try facade.members(of: "g1") == ["u1", "u2"])
+        let u2 = try #require(try facade.user("u2"))
+        #expect(u2.state.badge == 1)
+        #expect(u2.state.device?.token == Self.token)
+    }
+
+    @Test func aDatabaseFromANewerPushBridgeIsRefused() throws {
+        let path = temporaryDatabase()
+        _ = try SQLiteStateStore(path: path)
+        try sqlite(path, "INSERT INTO pushbridge_migrations VALUES ('2099-01-01-from-the-future', 0)")
+        let error = try #require(throws: StoreError.self) { try SQLiteStateStore(path: path) }
+        #expect(error.code == .newerSchema)
+        #expect(error.description.contains("2099-01-01-from-the-future"))
+    }
+
+    @Test func aReadTransactionRefusesChanges() throws {
+        for store in [try SQLiteStateStore(path: ":memory:") as any PushStateStore, MemoryStateStore()] {
+            let error = try #require(throws: StoreError.self) { try store.read { try $0.setMembers(["a"], of: "g") } }
+            #expect(error.code == .readOnly)
+        }
+    }
+
+    @Test("a group message costs the same statements for 10 or 1,000 members")
+    func fanOutIsBoundedInStatements() throws {
+        func statements(members: Int) throws -> Int {
+            let store = try SQLiteStateStore(path: ":memory:")
+            let facade = PushFacade(store: store)
+            try facade.configure(Self.app)
+            try store.write { transaction in
+                for i in 0..<members {
+                    var state = UserState(user: "m\(i)", displayStyle: .messageSummary, backgroundGraceSeconds: 120)
+                    state.device = Device(token: Self.token, certificate: Self.app.certificates[0])
+                    try transaction.save(state, replacing: nil)
+                }
+            }
+            try facade.setMembers((0..<members).map { "m\($0)" }, of: "g1")
+            let before = store.statementsStarted
+            let decisions = try facade.send(Self.groupMessage(from: "m0", to: "g1"), dialect: "agora-silent", now: Self.now)
+            #expect(decisions.count == members - 1)
+            #expect(decisions.allSatisfy { $0.decision.request != nil })
+            return store.statementsStarted - before
+        }
+        let small = try statements(members: 10)
+        #expect(small <= 12)
+        #expect(try statements(members: 1_000) == small)
+    }
+}
+
+/// A fresh database path in the temporary folder.
+func temporaryDatabase() -> String {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushbridge-db-\(UUID().uuidString)")
+    try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    return dir.appendingPathComponent("state.db").path
+}
+
+/// Runs SQL on a database with the sqlite3 library directly (outside the store); returns the
+/// first column of every row as text.
+@discardableResult
+func sqlite(_ path: String, _ sql: String) throws -> [String] {
+    var db: OpaquePointer?
+    guard sqlite3_open(path, &db) == SQLITE_OK, let db else { throw StoreError(.sqlite, "cannot open \(path)") }
+    defer { sqlite3_close(db) }
+    var statement: OpaquePointer?
+    guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+        throw StoreError(.sqlite, String(cString: sqlite3_errmsg(db)), context: sql)
+    }
+    defer { sqlite3_finalize(statement) }
+    var rows: [String] = []
+    while true {
+        let rc = sqlite3_step(statement)
+        if rc == SQLITE_DONE { break }
+        guard rc == SQLITE_ROW else { throw StoreError(.sqlite, String(cString: sqlite3_errmsg(db)), context: sql) }
+        rows.append(sqlite3_column_text(statement, 0).map { String(cString: $0) } ?? "NULL")
+    }
+    return rows
+}
