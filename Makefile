@@ -4,10 +4,10 @@ SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then
 
 .PHONY: deps demo test build bench clean
 
-## deps: install the system libraries PushBridge links (json-c; sqlite3 and pkg-config are usually present)
+## deps: install the system libraries PushBridge links (json-c, sqlite3) when missing
 deps:
-	@if ! pkg-config --exists json-c 2>/dev/null || [ ! -f /usr/include/json-c/json.h ]; then \
-		echo "Installing libjson-c-dev and pkg-config (missing)..."; \
+	@if ! pkg-config --exists json-c 2>/dev/null || [ ! -f /usr/include/json-c/json.h ] || [ ! -f /usr/include/sqlite3.h ]; then \
+		echo "Installing libjson-c-dev, libsqlite3-dev and pkg-config (missing)..."; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libjson-c-dev pkg-config libsqlite3-dev; \
 	fi
 

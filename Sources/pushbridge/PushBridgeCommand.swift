@@ -17,6 +17,25 @@ struct PushBridgeCommand: ParsableCommand {
             """,
         subcommands: [Decide.self, Conform.self, Translate.self, Mappings.self, App.self, Apply.self, Members.self, Send.self, User.self]
     )
+
+    static func main() {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        var memberList: [String]? = nil
+        if arguments.first == "members", let (rest, users) = Members.splitMemberList(Array(arguments.dropFirst())) {
+            arguments = ["members"] + rest
+            memberList = users
+        }
+        do {
+            var command = try parseAsRoot(arguments)
+            if let memberList, var members = command as? Members {
+                members.users = memberList
+                command = members
+            }
+            try command.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// Prints one line to standard error.

@@ -60,6 +60,12 @@ final class SQLiteConnection {
         return statement
     }
 
+    /// Resets every cached statement, so that none holds a read snapshot past the transaction
+    /// (a pending statement would turn the next `BEGIN IMMEDIATE` into `SQLITE_BUSY_SNAPSHOT`).
+    func resetAll() {
+        for statement in statements.values { sqlite3_reset(statement.raw) }
+    }
+
     /// The rowid of the last insert.
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 }

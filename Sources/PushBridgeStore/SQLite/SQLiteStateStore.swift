@@ -74,7 +74,10 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
     public func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
         try lock.withLock {
             try connection.execute("BEGIN DEFERRED")
-            defer { try? connection.execute("COMMIT") }
+            defer {
+                connection.resetAll()
+                try? connection.execute("COMMIT")
+            }
             return try body(Transaction(connection, writable: false))
         }
     }
@@ -84,9 +87,11 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         try connection.execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
+            connection.resetAll()
             try connection.execute("COMMIT")
             return result
         } catch {
+            connection.resetAll()
             try? connection.execute("ROLLBACK")
             throw error
         }

@@ -1,0 +1,162 @@
+import Foundation
+import PushBridgeCore
+import PushBridgeDialects
+import PushBridgeFacade
+import PushBridgeJSON
+import PushBridgeStore
+import Testing
+
+/// The store under real processes: SIGKILL mid-write, two writers at once, a 10,000-member group.
+@Suite("Store reliability", .serialized)
+struct StoreReliabilityTests {
+    static let now = "2026-03-02T09:15:00Z"
+
+    static let appJSON = #"{"certificates":[{"name":"agoraTest","bundleId":"io.agora.chatdemo","environment":"development"}]}"#
+
+    /// `count` agora-silent calls that each leave a trace: conversation remind types over 97
+    /// conversations, the language, the app remind type and the display name.
+    static func calls(_ count: Int, tag: String) -> [String] {
+        let reminds = ["All", "MentionOnly", "None"]
+        return (0..<count).map { i in
+            switch i % 4 {
+            case 0:
+                return #"{"call":"setSilentModeForConversation","conversationId":"c\#(i % 97)","conversationType":"GroupChat","remindType":"\#(reminds[i % 3])"}"#
+            case 1: return #"{"call":"setPreferredNotificationLanguage","languageCode":"\#(tag)\#(i)"}"#
+            case 2: return #"{"call":"setSilentModeForAll","remindType":"\#(reminds[(i / 4) % 3])"}"#
+            default: return #"{"call":"updatePushDisplayName","displayName":"\#(tag)-\#(i)"}"#
+            }
+        }
+    }
+
+    /// The state a user reaches after exactly these calls, computed in memory.
+    static func expectedState(after calls: ArraySlice<String>, user: UserID) throws -> UserState? {
+        let facade = PushFacade(store: MemoryStateStore())
+        try facade.configure(try Scenario.app(from: try JSONParser.parse(appJSON), at: .root))
+        let now = Instant(iso8601: Self.now)!
+        let parsed = try calls.enumerated().map { PushFacade.DialectCall(try JSONParser.parse($0.element), at: now, pointer: .root / $0.offset) }
+        if !parsed.isEmpty { _ = try facade.apply(parsed, dialect: "agora-silent", user: user) }
+        return try facade.user(user)?.state
+    }
+
+    static func prepareDatabase() throws -> (db: String, folder: String) {
+        let db = temporaryDatabase()
+        let folder = (db as NSString).deletingLastPathComponent
+        let app = folder + "/app.json"
+        try appJSON.write(toFile: app, atomically: true, encoding: .utf8)
+        let run = try runTool(["app", "--db", db, app])
+        #expect(run.status == 0, "\(run.stderr)")
+        return (db, folder)
+    }
+
+    @Test("kill -9 mid-apply: every acknowledged call is there, the database is intact")
+    func killNineKeepsAcknowledgedCalls() throws {
+        let (db, folder) = try Self.prepareDatabase()
+        let calls = Self.calls(10_000, tag: "k")
+        let file = folder + "/calls.json"
+        try ("[" + calls.joined(separator: ",\n") + "]").write(toFile: file, atomically: true, encoding: .utf8)
+        let killAfter = Int.random(in: 200..<9_000)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Repository.executable)
+        process.arguments = ["apply", "--db", db, "--dialect", "agora-silent", "--user", "k", "--now", Self.now, file]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var received: [UInt8] = []
+        var lines = 0
+        var killed = false
+        while true {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            received += chunk
+            lines += chunk.reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
+            if !killed && lines >= killAfter {
+                kill(process.processIdentifier, SIGKILL)
+                killed = true
+            }
+        }
+        process.waitUntilExit()
+        #expect(killed, "the child finished before the kill point \(killAfter)")
+        #expect(process.terminationReason == .uncaughtSignal)
+
+        // Only whole lines are acknowledgements; each names its call index, in order.
+        let acknowledged = String(decoding: received, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        for (i, line) in acknowledged.enumerated() {
+            #expect(line.hasPrefix("{\"applied\":\(i),"), "acknowledgement \(i): \(line)")
+        }
+        let acked = acknowledged.count
+        #expect(acked >= killAfter && acked < 10_000, "killed after \(killAfter), \(acked) acknowledged")
+
+        #expect(try sqlite(db, "PRAGMA integrity_check") == ["ok"])
+        #expect(try sqlite(db, "PRAGMA foreign_key_check") == [])
+        let stored = try #require(try PushFacade(store: try SQLiteStateStore(path: db)).user("k")).state
+        // At most one call can have committed without its acknowledgement being read.
+        let candidates = [try Self.expectedState(after: calls.prefix(acked), user: "k"), try Self.expectedState(after: calls.prefix(acked + 1), user: "k")]
+        #expect(candidates.contains(stored), "killed after \(killAfter) acknowledgements (\(acked) read): the stored state is no prefix of ≥ \(acked) calls")
+    }
+
+    @Test("two writer processes at once lose nothing")
+    func concurrentWritersLoseNothing() throws {
+        let (db, folder) = try Self.prepareDatabase()
+        var processes: [(Process, Pipe, user: String, calls: [String])] = []
+        for user in ["writer-a", "writer-b"] {
+            let calls = Self.calls(1_500, tag: user)
+            let file = folder + "/\(user).json"
+            try ("[" + calls.joined(separator: ",\n") + "]").write(toFile: file, atomically: true, encoding: .utf8)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Repository.executable)
+            process.arguments = ["apply", "--db", db, "--dialect", "agora-silent", "--user", user, "--now", Self.now, file]
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            processes.append((process, out, user, calls))
+        }
+        for (process, _, _, _) in processes { try process.run() }
+        for (process, out, user, calls) in processes {
+            let lines = out.fileHandleForReading.readDataToEndOfFile().reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(user)")
+            #expect(lines == calls.count, "\(user) acknowledged \(lines) of \(calls.count)")
+        }
+        #expect(try sqlite(db, "PRAGMA integrity_check") == ["ok"])
+        let facade = PushFacade(store: try SQLiteStateStore(path: db))
+        for (_, _, user, calls) in processes {
+            #expect(try facade.user(user)?.state == (try Self.expectedState(after: calls[...], user: user)), "\(user)")
+        }
+    }
+
+    @Test("a 10,000-member group message prints 9,999 decisions in membership order")
+    func tenThousandMembers() throws {
+        let (db, folder) = try Self.prepareDatabase()
+        let members = (0..<10_000).map { "member-\(($0 * 7_919) % 10_000)" }  // not sorted: the order is the membership order
+        let store = try SQLiteStateStore(path: db)
+        let certificate = try PushFacade(store: store).app().certificates[0]
+        try store.write { transaction in
+            for (i, member) in members.enumerated() where i % 2 == 0 {
+                var state = UserState(user: member, displayStyle: .messageSummary, backgroundGraceSeconds: 120)
+                state.device = Device(token: String(repeating: "ab", count: 32), certificate: certificate)
+                state.badge = i % 5
+                try transaction.save(state, replacing: nil)
+            }
+        }
+        let set = try runTool(["members", "--db", db, "--group", "big", "--set"] + members)
+        #expect(set.status == 0, "\(set.stderr)")
+        let sender = members[1]
+        let message = folder + "/message.json"
+        try #"{"id":"m1","conversationId":"big","from":"\#(sender)","to":"big","chatType":"GroupChat","body":{"type":"text","text":"hello"}}"#
+            .write(toFile: message, atomically: true, encoding: .utf8)
+        let send = try runTool(["send", "--db", db, "--dialect", "agora-silent", "--now", Self.now, message])
+        #expect(send.status == 0, "\(send.stderr)")
+        let lines = send.stdout.split(separator: "\n")
+        #expect(lines.count == 9_999)
+        let receivers = try lines.map { try JSONParser.parse(String($0))["receiver"]?.stringValue ?? "" }
+        #expect(receivers == members.filter { $0 != sender })
+        #expect(lines.filter { $0.contains("\"push\":true") }.count == 5_000)
+        #expect(lines.filter { $0.contains("\"reason\":\"no-device\"") }.count == 4_999)
+        // The badge counters were committed with the decisions.
+        let after = PushFacade(store: try SQLiteStateStore(path: db))
+        #expect(try after.user(members[0])?.state.badge == 1)
+        #expect(try after.user(members[2])?.state.badge == 3)
+    }
+}
