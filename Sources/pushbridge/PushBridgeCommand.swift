@@ -107,6 +107,9 @@ struct Conform: ParsableCommand {
     @Option(help: "The report on standard output: human or json.")
     var format: ReportFormat = .human
 
+    @Flag(help: "Run each fixture through the facade's SQLite store (apply the calls, set the group, send) instead of the in-memory engine; queries are answered from the store.")
+    var viaStore = false
+
     @Flag(help: "Write the engine's current decision into fixtures that have no expect, instead of judging.")
     var record = false
 
@@ -124,6 +127,7 @@ struct Conform: ParsableCommand {
 
     func validate() throws {
         if force && !record { throw ValidationError("--force only goes with --record") }
+        if viaStore && (against != nil || record) { throw ValidationError("--via-store tests the built-in store path; it goes with neither --against nor --record") }
         if record && against != nil { throw ValidationError("--record writes the built-in engine's decisions; it cannot be used with --against") }
         if timeout <= 0 { throw ValidationError("--timeout must be a positive number of seconds") }
     }
@@ -160,6 +164,7 @@ struct Conform: ParsableCommand {
     }
 
     func provider() throws -> any DecisionProvider {
+        if viaStore { return StoreDecisionProvider(backing: .sqlite) }
         guard let against else { return EngineDecisionProvider() }
         if against.hasPrefix("http://") || against.hasPrefix("https://") {
             guard let url = URL(string: against), url.host != nil else {
