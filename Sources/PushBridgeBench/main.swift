@@ -5,7 +5,9 @@ import Foundation
 import PushBridgeConformance
 import PushBridgeCore
 import PushBridgeDialects
+import PushBridgeFacade
 import PushBridgeJSON
+import PushBridgeStore
 
 let arguments = CommandLine.arguments
 let fixturesRoot = arguments.firstIndex(of: "--fixtures").map { arguments[$0 + 1] } ?? "Fixtures"
@@ -27,6 +29,12 @@ func fail(_ message: String) -> Never {
     exit(2)
 }
 
+if arguments.contains("--only-fanout") {  // for profiling the fan-out alone
+    let f = try fanOut(members: 100_000, rounds: 3)
+    print("fanout_100k_ms \(f.ms) pushed \(f.pushed)")
+    exit(0)
+}
+
 // MARK: - The mix: every dialect fixture, prepared (state in memory), rendered with each profile.
 
 let engine = ScenarioEngine()
@@ -34,6 +42,18 @@ let scenarioFiles = (try? FixtureDiscovery.files(in: DialectRegistry.standard.id
 if scenarioFiles.isEmpty { fail("no fixtures under \(fixturesRoot) (run from the repository root or pass --fixtures DIR)") }
 let prepared: [ScenarioEngine.Prepared] = scenarioFiles.compactMap { try? engine.prepare(Fixture(path: $0).scenario) }
 let mix: [(ScenarioEngine.Prepared, Profile, PushDecider)] = prepared.flatMap { p in Profile.builtIn.map { (p, $0, PushDecider(app: p.world.app)) } }
+/// The hot loop's inputs with the states already loaded (as a server holds them after its store read).
+struct Case {
+    var message: PushMessage
+    var sender: UserState?
+    var receiver: UserState
+    var profile: Profile
+    var decider: PushDecider
+    var now: Instant
+}
+let cases = mix.map { p, profile, decider in
+    Case(message: p.message, sender: p.senderState, receiver: p.receiverState, profile: profile, decider: decider, now: p.now)
+}
 
 // MARK: - decide + render
 
@@ -41,8 +61,8 @@ var sink = 0
 let decideIterations = max(1, 2_000_000 / mix.count)
 let decideSeconds = median(rounds) {
     for _ in 0..<decideIterations {
-        for (p, profile, decider) in mix {
-            switch decider.decide(p.message, sender: p.senderState, receiver: p.receiverState, profile: profile, now: p.now) {
+        for i in cases.indices {
+            switch cases[i].decider.decide(cases[i].message, sender: cases[i].sender, receiver: cases[i].receiver, profile: cases[i].profile, now: cases[i].now) {
             case .push(let request): sink &+= request.payload.count
             case .suppressed(let reason): sink &+= reason.rawValue.utf8.count
             }
@@ -50,6 +70,10 @@ let decideSeconds = median(rounds) {
     }
 }
 let decideRenderPerSec = Double(decideIterations * mix.count) / decideSeconds
+if arguments.contains("--only-decide") {  // for profiling the hot path alone (perf, callgrind)
+    print("decide_render_per_sec \(Int(decideRenderPerSec)) sink \(sink % 10)")
+    exit(0)
+}
 
 // MARK: - Baselines: the same payloads built as Codable structs (JSONEncoder) and as dictionaries (JSONSerialization).
 
@@ -192,6 +216,50 @@ var conformReport = ConformanceReport(results: [])
 let conformSeconds = try median(max(1, rounds / 2)) { conformReport = try ConformanceRunner().run(paths: [generated.path]) }
 if conformReport.failedCount != 0 || conformReport.passedCount != 10_000 { fail("generated fixtures: \(conformReport.summaryLine)") }
 
+// MARK: - Fan-out: one group message to 100,000 members, state in SQLite, end to end.
+
+/// Builds a database of `members` group members with a realistic mix of state, and returns the
+/// median time in milliseconds of `facade.send` (load, decide, render, badge updates committed).
+func fanOut(members: Int, rounds: Int) throws -> (ms: Double, decisions: Int, pushed: Int) {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pushbridge-fanout-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let store = try SQLiteStateStore(path: folder.appendingPathComponent("state.db").path)
+    let facade = PushFacade(store: store)
+    let certificate = Certificate(name: "agoraTest", busiId: nil, bundleId: "io.agora.chatdemo", environment: .production)
+    try facade.configure(AppConfiguration(certificates: [certificate]))
+    let ids = (0..<members).map { "user-\($0)" }
+    let shanghai = TimeZone(identifier: "Asia/Shanghai")!
+    try store.write { transaction in
+        for (i, id) in ids.enumerated() {
+            var state = UserState(user: id, displayStyle: i % 3 == 0 ? .simpleBanner : .messageSummary, backgroundGraceSeconds: 120,
+                timeZone: i % 4 == 0 ? shanghai : TimeZone(identifier: "UTC")!)
+            if i % 10 != 9 { state.device = Device(token: String(format: "%064x", i), certificate: certificate) }
+            if i % 17 == 0 { state.presence = .online }
+            if i % 13 == 0 { state.app.window = DoNotDisturbWindow(startMinute: 22 * 60, endMinute: 8 * 60) }
+            if i % 11 == 0 { state.conversations[ConversationKey(.group, "big")] = ConversationPushSettings(remindType: .mentionOnly) }
+            if i % 23 == 0 { state.language = "de" }
+            state.badge = i % 7
+            try transaction.save(state, replacing: nil)
+        }
+    }
+    try facade.setMembers(ids, of: "big")
+    let message = try JSONParser.parse(
+        #"{"id":"m1","conversationId":"big","from":"user-1","to":"big","chatType":"GroupChat","body":{"type":"text","text":"Standup in 5 minutes"},"ext":{"em_at_list":["user-11"]}}"#)
+    let now = Instant(iso8601: "2026-03-02T09:15:00Z")!
+    var decisions: [PushFacade.ReceiverDecision] = []
+    let seconds = try median(rounds) { decisions = try facade.send(message, dialect: "agora-silent", now: now) }
+    if arguments.contains("--only-fanout") {  // where the fan-out time goes
+        let load = try median(3) { _ = try store.read { try $0.receivers(of: .group("big"), excluding: "user-1", conversation: ConversationKey(.group, "big")) } }
+        let badges = decisions.enumerated().compactMap { i, d in d.decision.request.map { (key: UserKey(rawValue: Int64(i + 1)), badge: $0.badgeCounter + 1) } }
+        let write = try median(3) { try store.write { try $0.setBadges(badges) } }
+        print("load_ms \(load * 1000) badge_write_ms \(write * 1000)")
+    }
+    return (seconds * 1000, decisions.count, decisions.filter { $0.decision.request != nil }.count)
+}
+let fanout = try fanOut(members: 100_000, rounds: max(3, rounds))
+if fanout.decisions != 99_999 { fail("fan-out: \(fanout.decisions) decisions for 100,000 members") }
+
 // MARK: - Report
 
 let figures: [(String, Double)] = [
@@ -204,18 +272,19 @@ let figures: [(String, Double)] = [
     ("foundation_compare_per_sec", foundationComparePerSec),
     ("foundation_false_equal", Double(foundationFalseEqual)),
     ("conform_10k_fixtures_s", conformSeconds),
+    ("fanout_100k_ms", fanout.ms),
 ]
 print("figure                         value")
 for (name, value) in figures {
     let shown = value >= 100 ? String(Int(value.rounded())) : String(format: "%.3f", value)
     print(name.padding(toLength: 30, withPad: " ", startingAt: 0) + " " + shown)
 }
+print("fan-out: 100,000 members, \(fanout.pushed) pushed, the rest suppressed (online, no device, do-not-disturb, not mentioned)")
 print("mix: \(prepared.count) scenarios × \(Profile.builtIn.count) profiles; \(pairs.count) comparison pairs (\(tricky.count) differ only in type or by a duplicate key); median of \(rounds) runs; sink \(sink % 10)")
 var json = JSONObject()
 for (name, value) in figures {
     json[name] = name == "foundation_false_equal" ? .int(Int64(value)) : .double((value * 1000).rounded() / 1000)
 }
-json["fanout_100k_ms"] = .null  // the SQLite facade (issue 7) is not built yet
 var writer = JSONWriter()
 writer.write(.object(json))
 print(String(decoding: writer.bytes, as: UTF8.self))

@@ -140,20 +140,28 @@ public struct PayloadRenderer: Sendable {
         let ellipsisBytes = 3
         var used = 2 + ellipsisBytes
         guard used <= budget else { return nil }
-        // One walk over the grapheme boundaries; each cluster's cost is read from its UTF-8 bytes.
-        let utf8 = text.utf8
-        var end = text.startIndex
-        var byte = utf8.startIndex
-        while end < text.endIndex {
-            let next = text.index(after: end)
-            var cost = 0
-            while byte < next {
-                cost += JSONWriter.encodedLength(ofByte: utf8[byte])
-                utf8.formIndex(after: &byte)
+        // The longest prefix of whole scalars whose literal fits, costed from the UTF-8 bytes…
+        var text = text
+        let cutOffset = text.withUTF8 { utf8 -> Int in
+            var cut = 0
+            var index = 0
+            while index < utf8.count {
+                let lead = utf8[index]
+                let length = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4
+                let cost = lead < 0x80 ? JSONWriter.encodedLength(ofByte: lead) : length
+                if used + cost > budget { break }
+                used += cost
+                index += length
+                cut = index
             }
-            if used + cost > budget { break }
-            used += cost
-            end = next
+            return cut
+        }
+        let cut = text.utf8.index(text.utf8.startIndex, offsetBy: cutOffset)
+        // …then back to the last grapheme-cluster boundary of the whole text at or before it
+        // (only the scalars at the cut are examined, not every cluster before it).
+        var end = cut
+        while end > text.startIndex && end.samePosition(in: text) == nil {
+            end = text.unicodeScalars.index(before: end)
         }
         return String(text[..<end]) + ellipsis
     }

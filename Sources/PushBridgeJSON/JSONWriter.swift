@@ -23,34 +23,49 @@ public struct JSONWriter: Sendable {
 
     /// Writes a JSON string literal.
     public mutating func string(_ value: String) {
-        bytes.append(0x22)
         var value = value
-        value.withUTF8 { utf8 in
-            var runStart = 0
-            for i in 0..<utf8.count {
-                let b = utf8[i]
-                if b >= 0x20 && b != 0x22 && b != 0x5C { continue }
-                if runStart < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<i])) }
-                runStart = i + 1
-                switch b {
-                case 0x22: bytes.append(0x5C); bytes.append(0x22)
-                case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
-                case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
-                case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
-                case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
-                case 0x08: bytes.append(0x5C); bytes.append(UInt8(ascii: "b"))
-                case 0x0C: bytes.append(0x5C); bytes.append(UInt8(ascii: "f"))
-                default:
-                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    raw("\\u00")
-                    bytes.append(hex[Int(b >> 4)])
-                    bytes.append(hex[Int(b & 0xF)])
-                }
-            }
-            if runStart < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count])) }
+        value.withUTF8 { literal($0) }
+    }
+
+    /// Writes UTF-8 bytes as a JSON string literal: runs that need no escape are copied at once.
+    public mutating func literal(_ utf8: UnsafeBufferPointer<UInt8>) {
+        bytes.append(0x22)
+        guard let base = utf8.baseAddress else {
+            bytes.append(0x22)
+            return
         }
+        let count = utf8.count
+        var runStart = 0
+        var i = 0
+        while i < count {
+            let b = base[i]
+            if b >= 0x20 && b != 0x22 && b != 0x5C {
+                i += 1
+                continue
+            }
+            if runStart < i { bytes.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: i - runStart)) }
+            i += 1
+            runStart = i
+            switch b {
+            case 0x22: bytes.append(0x5C); bytes.append(0x22)
+            case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
+            case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
+            case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
+            case 0x08: bytes.append(0x5C); bytes.append(UInt8(ascii: "b"))
+            case 0x0C: bytes.append(0x5C); bytes.append(UInt8(ascii: "f"))
+            default:
+                raw("\\u00")
+                bytes.append(JSONWriter.hexDigit(b >> 4))
+                bytes.append(JSONWriter.hexDigit(b & 0xF))
+            }
+        }
+        if runStart < count { bytes.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: count - runStart)) }
         bytes.append(0x22)
     }
+
+    @inline(__always)
+    static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x57 + nibble }
 
     /// Writes a decimal integer.
     public mutating func integer<I: BinaryInteger>(_ value: I) {
