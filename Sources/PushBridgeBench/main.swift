@@ -260,7 +260,7 @@ func fanOut(members: Int, rounds: Int) throws -> (ms: Double, decisions: Int, pu
 let fanout = try fanOut(members: 100_000, rounds: max(3, rounds))
 if fanout.decisions != 99_999 { fail("fan-out: \(fanout.decisions) decisions for 100,000 members") }
 
-// MARK: - Report
+// MARK: - Report, targets, and the regression check against the recorded figures
 
 let figures: [(String, Double)] = [
     ("decide_render_per_sec", decideRenderPerSec),
@@ -274,10 +274,52 @@ let figures: [(String, Double)] = [
     ("conform_10k_fixtures_s", conformSeconds),
     ("fanout_100k_ms", fanout.ms),
 ]
-print("figure                         value")
+
+/// Figures where lower is better (times); the rest are rates or counts, where higher is better.
+let lowerIsBetter: Set<String> = ["fanout_100k_ms", "conform_10k_fixtures_s"]
+/// The figures checked against the recorded ones (the Foundation and Codable baselines are not ours to regress).
+let checked = ["decide_render_per_sec", "ratio_vs_codable", "ratio_vs_foundation", "strict_compare_per_sec", "conform_10k_fixtures_s", "fanout_100k_ms"]
+/// The issue's targets.
+let targets: [String: Double] = ["decide_render_per_sec": 2_000_000, "ratio_vs_codable": 8, "fanout_100k_ms": 200]
+let recordedPath = arguments.firstIndex(of: "--recorded").map { arguments[$0 + 1] } ?? "Sources/PushBridgeBench/recorded.json"
+let tolerance = 0.30
+
+func shown(_ value: Double) -> String { value >= 100 ? String(Int(value.rounded())) : String(format: "%.3f", value) }
+
+var recorded: [String: Double] = [:]
+if let bytes = FileManager.default.contents(atPath: recordedPath), case .object(let object)? = try? JSONParser.parse([UInt8](bytes)) {
+    for (key, value) in object {
+        switch value {
+        case .int(let n): recorded[key] = Double(n)
+        case .double(let d): recorded[key] = d
+        default: break
+        }
+    }
+}
+
+var regressions: [String] = []
+print("figure                         value        recorded     target")
 for (name, value) in figures {
-    let shown = value >= 100 ? String(Int(value.rounded())) : String(format: "%.3f", value)
-    print(name.padding(toLength: 30, withPad: " ", startingAt: 0) + " " + shown)
+    var line = name.padding(toLength: 30, withPad: " ", startingAt: 0) + " " + shown(value).padding(toLength: 12, withPad: " ", startingAt: 0)
+    line += " " + (recorded[name].map(shown) ?? "-").padding(toLength: 12, withPad: " ", startingAt: 0)
+    if let target = targets[name] {
+        let lower = lowerIsBetter.contains(name)
+        let met = lower ? value <= target : value >= target
+        let sign = lower ? "≤ " : "≥ "
+        line += " " + sign + shown(target) + (met ? " met" : " NOT MET")
+    }
+    if checked.contains(name), let before = recorded[name] {
+        let regressed = lowerIsBetter.contains(name) ? value * (1 - tolerance) > before : value < before * (1 - tolerance)
+        if regressed {
+            regressions.append(name)
+            line += "   REGRESSED > 30 %"
+        }
+    }
+    if name == "foundation_false_equal", let before = recorded[name], value != before {
+        regressions.append(name)
+        line += "   CHANGED"
+    }
+    print(line)
 }
 print("fan-out: 100,000 members, \(fanout.pushed) pushed, the rest suppressed (online, no device, do-not-disturb, not mentioned)")
 print("mix: \(prepared.count) scenarios × \(Profile.builtIn.count) profiles; \(pairs.count) comparison pairs (\(tricky.count) differ only in type or by a duplicate key); median of \(rounds) runs; sink \(sink % 10)")
@@ -285,6 +327,15 @@ var json = JSONObject()
 for (name, value) in figures {
     json[name] = name == "foundation_false_equal" ? .int(Int64(value)) : .double((value * 1000).rounded() / 1000)
 }
+if arguments.contains("--record") {
+    FileManager.default.createFile(atPath: recordedPath, contents: Data((JSONWriter.prettyText(.object(json)) + "\n").utf8))
+    print("recorded in \(recordedPath)")
+} else if recorded.isEmpty {
+    FileHandle.standardError.write(Data("pushbridge-bench: no recorded figures at \(recordedPath); run with --record\n".utf8))
+} else if !regressions.isEmpty {
+    FileHandle.standardError.write(Data("pushbridge-bench: regressed more than 30 % below the recorded figures: \(regressions.joined(separator: ", "))\n".utf8))
+}
 var writer = JSONWriter()
 writer.write(.object(json))
 print(String(decoding: writer.bytes, as: UTF8.self))
+if !regressions.isEmpty && !arguments.contains("--record") { exit(1) }
