@@ -92,7 +92,8 @@ public struct PushFacade: Sendable {
             var world = PushWorld(app: try transaction.app())
             var stored: [UserID: UserState] = [:]
             var results: [JSONValue?] = []
-            for (call, at, pointer) in calls.map({ ($0.call, $0.at, $0.pointer) }) {
+            for item in calls {
+                let (call, pointer) = (item.call, item.pointer)
                 let name = try adapter.callName(of: call, at: pointer)
                 // A call changes its caller, or the user its `user` parameter names (name cards).
                 var involved = [user]
@@ -102,7 +103,7 @@ public struct PushFacade: Sendable {
                     world.users[id] = Self.state(of: record, user: id, adapter: adapter)
                     if record?.isConfigured == true { stored[id] = record!.state }
                 }
-                let context = CallContext(caller: user, at: at)
+                let context = CallContext(caller: user, at: item.at)
                 if adapter.queryCalls.contains(name) {
                     results.append(try adapter.query(call, at: pointer, in: world, context: context))
                 } else {
