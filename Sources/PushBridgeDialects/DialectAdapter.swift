@@ -111,6 +111,16 @@ extension DialectAdapter {
         return name
     }
 
+    /// The call name of a query call object; a setting call here is bad input at `pointer/call`.
+    public func queryName(of call: JSONValue, at pointer: JSONPointer) throws -> String {
+        let name = try callName(of: call, at: pointer)
+        guard queryCalls.contains(name) else {
+            throw InputError(.invalidValue, at: pointer / "call", expected: "a query call: one of " + queryCalls.joined(separator: ", "),
+                found: "\"\(name)\"")
+        }
+        return name
+    }
+
     /// The state of a user, created with this dialect's defaults when new.
     public func user(_ id: UserID, in world: PushWorld) -> UserState {
         world.users[id] ?? newUser(id, timeZone: TimeZone(identifier: "UTC")!)

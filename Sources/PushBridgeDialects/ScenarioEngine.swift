@@ -77,22 +77,24 @@ public struct ScenarioEngine: Sendable {
     /// `dialect` names another dialect whose query answers from the same canonical state: this is
     /// how settings written in one dialect are read back in another.
     public func query(_ query: JSONValue, at pointer: JSONPointer, in prepared: Prepared) throws -> JSONValue {
+        let request = try Self.queryRequest(query, at: pointer)
+        let adapter = try request.dialect.map { try registry.adapter($0, at: pointer / "dialect") } ?? prepared.adapter
+        _ = try adapter.queryName(of: request.call, at: pointer)
+        return try adapter.query(request.call, at: pointer, in: prepared.world, context: CallContext(caller: request.user ?? prepared.receiver, at: prepared.now))
+    }
+
+    /// Splits a fixture's query object into the call itself and whose state, in which dialect, it reads.
+    /// - Parameters:
+    ///   - query: `{"call": name, …params, "user"?: id, "dialect"?: id, "result"?: …}`.
+    ///   - pointer: where it is in its document.
+    /// - Returns: the call without `user`, `dialect` and `result`; the user and dialect when given.
+    public static func queryRequest(_ query: JSONValue, at pointer: JSONPointer) throws -> (call: JSONValue, user: UserID?, dialect: String?) {
         let reader = try FieldReader(query, at: pointer, what: "a query object")
         var call = reader.object
-        call["result"] = nil
-        let user = try reader.optionalString("user", expected: "the user whose state is queried") ?? prepared.receiver
-        call["user"] = nil
-        var adapter = prepared.adapter
-        if let dialect = try reader.optionalString("dialect", expected: "the dialect whose query call this is") {
-            adapter = try registry.adapter(dialect, at: pointer / "dialect")
-            call["dialect"] = nil
-        }
-        let name = try adapter.callName(of: .object(call), at: pointer)
-        guard adapter.queryCalls.contains(name) else {
-            throw InputError(.invalidValue, at: pointer / "call", expected: "a query call: one of " + adapter.queryCalls.joined(separator: ", "),
-                found: "\"\(name)\"")
-        }
-        return try adapter.query(.object(call), at: pointer, in: prepared.world, context: CallContext(caller: user, at: prepared.now))
+        let user = try reader.optionalString("user", expected: "the user whose state is queried")
+        let dialect = try reader.optionalString("dialect", expected: "the dialect whose query call this is")
+        for key in ["result", "user", "dialect"] { call[key] = nil }
+        return (.object(call), user, dialect)
     }
 }
 

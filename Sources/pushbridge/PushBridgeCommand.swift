@@ -43,6 +43,16 @@ func printError(_ line: String) {
     FileHandle.standardError.write(Data((line + "\n").utf8))
 }
 
+/// The profile a `--profile` option names; an unknown one → one line on stderr and exit 2.
+func profileOption(_ id: String?, in registry: DialectRegistry) throws -> Profile? {
+    guard let id else { return nil }
+    guard let profile = registry.profile(id) else {
+        printError("pushbridge: --profile: expected a profile: one of \(registry.profiles.map(\.id).joined(separator: ", ")), found \"\(id)\" [unknown-reference]")
+        throw ExitCode(2)
+    }
+    return profile
+}
+
 /// Runs a body that may reject bad input; bad input → one line on stderr and exit 2.
 func rejectingBadInput<T>(file: String?, _ body: () throws -> T) throws -> T {
     do {
@@ -138,10 +148,7 @@ struct Conform: ParsableCommand {
             printError("pushbridge: --dialect: expected a dialect: one of \(registry.ids.joined(separator: ", ")), found \"\(dialect)\" [unknown-reference]")
             throw ExitCode(2)
         }
-        if let profile, registry.profile(profile) == nil {
-            printError("pushbridge: --profile: expected a profile: one of \(registry.profiles.map(\.id).joined(separator: ", ")), found \"\(profile)\" [unknown-reference]")
-            throw ExitCode(2)
-        }
+        _ = try profileOption(profile, in: registry)
         let selection = FixtureSelection(pattern: filter, dialect: dialect, profile: profile)
         if record { return try recordFixtures(selection) }
 

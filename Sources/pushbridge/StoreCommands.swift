@@ -210,8 +210,8 @@ struct Send: ParsableCommand {
     func run() throws {
         let now = try instant(now, option: "--now")
         let facade = try store.facade()
+        let chosen = try profileOption(profile, in: facade.registry)
         let decisions = try rejectingBadInput(file: file) { () throws -> [PushFacade.ReceiverDecision] in
-            let chosen = try profile.map { try facade.registry.profile($0, at: JSONPointer.root / "profile") }
             let message = try JSONParser.parse(try FixtureDiscovery.read(file))
             return try reportingStoreErrors { try facade.send(message, dialect: dialect, now: now, profile: chosen, sender: sender) }
         }

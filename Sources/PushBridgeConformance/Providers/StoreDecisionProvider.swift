@@ -40,11 +40,9 @@ public struct StoreDecisionProvider: DecisionProvider {
         let facade = try facade()
         _ = try facade.replay(scenario)
         return try queries.map { query, _, pointer in
-            var call = query.objectValue ?? JSONObject()
-            let user = call["user"]?.stringValue ?? scenario.receiver.user
-            let dialect = call["dialect"]?.stringValue ?? scenario.dialect
-            for key in ["result", "user", "dialect"] { call[key] = nil }
-            return try facade.query(.object(call), dialect: dialect, user: user, now: scenario.now, pointer: pointer)
+            let request = try ScenarioEngine.queryRequest(query, at: pointer)
+            return try facade.query(request.call, dialect: request.dialect ?? scenario.dialect, user: request.user ?? scenario.receiver.user,
+                now: scenario.now, pointer: pointer)
         }
     }
 }
