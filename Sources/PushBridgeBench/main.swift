@@ -234,7 +234,7 @@ func fanOut(members: Int, rounds: Int) throws -> (ms: Double, decisions: Int, pu
         for (i, id) in ids.enumerated() {
             var state = UserState(user: id, displayStyle: i % 3 == 0 ? .simpleBanner : .messageSummary, backgroundGraceSeconds: 120,
                 timeZone: i % 4 == 0 ? shanghai : TimeZone(identifier: "UTC")!)
-            if i % 10 != 9 { state.device = Device(token: String(format: "%064x", i), certificate: certificate) }
+            if i % 10 != 9 { state.devices = [Device(token: String(format: "%064x", i), certificate: certificate)] }
             if i % 17 == 0 { state.presence = .online }
             if i % 13 == 0 { state.app.window = DoNotDisturbWindow(startMinute: 22 * 60, endMinute: 8 * 60) }
             if i % 11 == 0 { state.conversations[ConversationKey(.group, "big")] = ConversationPushSettings(remindType: .mentionOnly) }

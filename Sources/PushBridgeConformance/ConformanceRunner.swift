@@ -158,7 +158,7 @@ public struct ConformanceRunner: Sendable {
 
     /// Compares the keys an expectation lists against a decision document (strict, typed).
     /// - Parameters:
-    ///   - expected: the expected keys (`push`, `payload`, `headers`, `device`, `reason`).
+    ///   - expected: the expected keys (`push`, `payload`, `deliveries`, `reason`).
     ///   - got: the decision JSON produced.
     /// - Returns: the differences, with pointers into the decision (`/payload/aps/badge`).
     public static func compare(expectedDecision expected: JSONObject, got: [UInt8]) throws -> [JSONDifference] {

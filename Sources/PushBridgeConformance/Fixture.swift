@@ -40,7 +40,7 @@ public struct Fixture: Sendable {
         }
     }
 
-    /// The expected decision keys (`push`, `payload`, `headers`, `device`, `reason`), without `queries`.
+    /// The expected decision keys (`push`, `payload`, `deliveries`, `reason`), without `queries`.
     public var expectedDecision: JSONObject? {
         guard var object = scenario.expect?.objectValue else { return nil }
         object["queries"] = nil

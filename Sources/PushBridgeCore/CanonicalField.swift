@@ -40,6 +40,7 @@ public enum CanonicalField: String, Hashable, Sendable, CaseIterable, Comparable
     case messageIgnore = "message.ignore"
     case messageForce = "message.force"
     case messageMentions = "message.mentions"
+    case messageAndroidOptions = "message.androidOptions"
 
     /// What the field holds, for the matrix.
     public var summary: String {
@@ -83,6 +84,7 @@ public enum CanonicalField: String, Hashable, Sendable, CaseIterable, Comparable
         case .messageIgnore: return "do not push"
         case .messageForce: return "push through do-not-disturb and mutes"
         case .messageMentions: return "mentioned users (em_at_list)"
+        case .messageAndroidOptions: return "Android push options: carried, no effect on APNs"
         }
     }
 

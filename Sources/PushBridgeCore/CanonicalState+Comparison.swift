@@ -4,7 +4,7 @@ extension UserState {
     /// What is compared is what decides and renders a push, so three things are normalised: presence
     /// is whether the user is online at `now` (a dialect's background grace is how it gets there); an
     /// unset app remind type equals `All`; a duration that ended by `now` equals none. The bound
-    /// certificate (an Easemob step before a token) and the grace itself are not compared.
+    /// certificate (an Easemob step before a token), the grace itself and when devices were bound are not compared.
     /// - Parameters:
     ///   - other: the state to compare with.
     ///   - now: the instant presence and durations are evaluated at.
@@ -14,8 +14,11 @@ extension UserState {
         func check<T: Equatable>(_ field: CanonicalField, key: String? = nil, _ a: T, _ b: T, _ text: (T) -> String) {
             if a != b { out.append(CanonicalDifference(field, key: key, left: text(a), right: text(b))) }
         }
-        check(.deviceToken, device?.token, other.device?.token) { $0 ?? "(none)" }
-        check(.deviceCertificate, device?.certificate, other.device?.certificate) { $0.map(Self.describe) ?? "(none)" }
+        // Devices in binding order (newest first); when each was bound is not compared.
+        check(.deviceToken, devices.map(\.token), other.devices.map(\.token)) { $0.isEmpty ? "(none)" : $0.joined(separator: ", ") }
+        check(.deviceCertificate, devices.map(\.certificate), other.devices.map(\.certificate)) {
+            $0.isEmpty ? "(none)" : $0.map(Self.describe).joined(separator: ", ")
+        }
         check(.presence, isOnline(at: now), other.isOnline(at: now)) { $0 ? "online" : "offline" }
         check(.badge, badge, other.badge) { "\($0)" }
         check(.appRemindType, app.remindType ?? .all, other.app.remindType ?? .all) { $0.rawValue }
@@ -87,6 +90,7 @@ extension PushMessage {
         check(.messageIgnore, ignore, other.ignore)
         check(.messageForce, force, other.force)
         check(.messageMentions, mentions, other.mentions)
+        check(.messageAndroidOptions, androidOptions, other.androidOptions)
         return out
     }
 

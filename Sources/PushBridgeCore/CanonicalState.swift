@@ -61,13 +61,23 @@ public enum APNsEnvironment: String, Hashable, Sendable, CaseIterable {
     case production
 }
 
-/// A registered device: its hex token (lower case) and the certificate it was registered under.
+/// A registered device: its hex token (lower case), the certificate it was registered under, and when.
 public struct Device: Hashable, Sendable {
+    /// The APNs device token, hex, lower case: one app install on one phone.
     public var token: String
     public var certificate: Certificate
-    public init(token: String, certificate: Certificate) {
+    /// When the token was last bound (a re-bind refreshes it). APNs feedback older than this does
+    /// not remove the device (SPEC §13).
+    public var boundAt: Instant
+
+    /// - Parameters:
+    ///   - token: hex, lower case.
+    ///   - certificate: the certificate bound when the token was registered.
+    ///   - boundAt: when it was registered.
+    public init(token: String, certificate: Certificate, boundAt: Instant = Instant(milliseconds: 0)) {
         self.token = token
         self.certificate = certificate
+        self.boundAt = boundAt
     }
 }
 
@@ -120,8 +130,8 @@ public struct ConversationPushSettings: Hashable, Sendable {
 /// Everything PushBridge keeps about one user, as receiver and as sender.
 public struct UserState: Hashable, Sendable {
     public var user: UserID
-    /// The registered device (a new registration replaces the previous one).
-    public var device: Device?
+    /// The registered devices, newest binding first (SPEC §10); one token appears once.
+    public var devices: [Device]
     /// The certificate bound by SDK initialisation, used by a later token registration.
     public var boundCertificate: Certificate?
     public var presence: Presence
@@ -151,7 +161,7 @@ public struct UserState: Hashable, Sendable {
     ///   - backgroundGraceSeconds: the dialect's background grace.
     public init(user: UserID, displayStyle: DisplayStyle, backgroundGraceSeconds: Int64, timeZone: TimeZone = TimeZone(identifier: "UTC")!) {
         self.user = user
-        self.device = nil
+        self.devices = []
         self.boundCertificate = nil
         self.presence = .offline
         self.backgroundGraceSeconds = backgroundGraceSeconds
@@ -175,6 +185,32 @@ public struct UserState: Hashable, Sendable {
     /// Replaces a conversation's settings, dropping the entry when it becomes empty.
     public mutating func setSettings(_ settings: ConversationPushSettings, for conversation: ConversationKey) {
         conversations[conversation] = settings.isEmpty ? nil : settings
+    }
+
+    /// Adds a device, or refreshes the one with the same token (new certificate, new binding time):
+    /// either way it becomes the newest binding.
+    /// - Parameter device: the device as bound now.
+    public mutating func bind(_ device: Device) {
+        devices.removeAll { $0.token == device.token }
+        devices.insert(device, at: 0)
+    }
+
+    /// Removes the device with this token.
+    /// - Parameter token: hex, lower case.
+    /// - Returns: whether the user had it.
+    @discardableResult
+    public mutating func removeDevice(token: String) -> Bool {
+        guard let index = devices.firstIndex(where: { $0.token == token }) else { return false }
+        devices.remove(at: index)
+        return true
+    }
+
+    /// Changes presence; becoming online resets the badge counter (it counts pushes since the user
+    /// was last online, SPEC §10).
+    /// - Parameter presence: the new presence.
+    public mutating func setPresence(_ presence: Presence) {
+        if presence == .online && self.presence != .online { badge = 0 }
+        self.presence = presence
     }
 
     /// Whether the receiver holds a live connection at an instant.
@@ -212,7 +248,8 @@ public struct PushTemplate: Hashable, Sendable {
         self.contentPattern = contentPattern
     }
 
-    /// Fills `{n}` with `args[n]`; a missing argument leaves `{n}` as written.
+    /// Fills `{n}` with `args[n]`, where `n` is ASCII digits only (`{+1}` and `{-0}` stay as
+    /// written, SPEC §10); a missing argument leaves `{n}` as written.
     public static func fill(_ pattern: String, with args: [String]) -> String {
         guard pattern.contains("{") else { return pattern }
         var out = ""
@@ -220,8 +257,8 @@ public struct PushTemplate: Hashable, Sendable {
         while let open = chars.firstIndex(of: "{") {
             out += chars[..<open]
             let after = chars[chars.index(after: open)...]
-            if let close = after.firstIndex(of: "}"), let n = Int(after[..<close]), n >= 0, !after[..<close].isEmpty,
-                after[..<close].allSatisfy(\.isASCII)
+            if let close = after.firstIndex(of: "}"), !after[..<close].isEmpty,
+                after[..<close].allSatisfy({ $0.isASCII && $0.isNumber }), let n = Int(after[..<close])
             {
                 if n < args.count { out += args[n] } else { out += chars[open...close] }
                 chars = after[after.index(after: close)...]

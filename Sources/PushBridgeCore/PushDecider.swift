@@ -19,21 +19,20 @@ public struct PushDecider: Sendable {
     ///   - now: the instant the message is sent.
     public func decide(_ message: PushMessage, sender: UserState?, receiver: UserState, profile: Profile, now: Instant) -> PushDecision {
         if let reason = suppression(message, receiver: receiver, now: now) { return .suppressed(reason) }
-        guard let device = receiver.device else { return .suppressed(.noDevice) }
         switch renderer.render(message, sender: sender, receiver: receiver, profile: profile, app: app) {
         case .tooLarge:
             return .suppressed(.payloadTooLarge)
         case .payload(let bytes, let badgeCounter):
-            return .push(APNsRequest(payload: bytes, headers: PayloadRenderer.headers(for: device), device: device, badgeCounter: badgeCounter))
+            return .push(APNsRequest(payload: bytes, deliveries: receiver.devices.map(APNsDelivery.init(device:)), badgeCounter: badgeCounter))
         }
     }
 
     /// Rules 1–7: the reason not to push, or `nil` when the message is to be rendered.
     public func suppression(_ message: PushMessage, receiver: UserState, now: Instant) -> SuppressionReason? {
         if receiver.isOnline(at: now) { return .online }
-        if receiver.device == nil { return .noDevice }
+        if receiver.devices.isEmpty { return .noDevice }
         if message.ignore { return .ignored }
-        if !message.hasDisplayableContent { return .emptyContent }
+        if !message.hasDisplayableContent(forLanguage: receiver.language) { return .emptyContent }
         if message.force { return nil }
         let conversation = receiver.conversations[message.receiverConversation]
         if isDoNotDisturbActive(receiver: receiver, conversation: conversation, now: now) { return .doNotDisturb }

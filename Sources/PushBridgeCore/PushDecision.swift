@@ -20,35 +20,60 @@ public enum SuppressionReason: String, Hashable, Sendable, CaseIterable {
     case payloadTooLarge = "payload-too-large"
 }
 
-/// One APNs request: payload bytes, headers and the device it goes to.
+/// What one push sends: one payload for the receiver, delivered to each of the receiver's devices.
 public struct APNsRequest: Hashable, Sendable {
-    /// The exact payload, compact UTF-8 JSON of at most ``PayloadRenderer/maximumPayloadBytes``.
+    /// The exact payload, compact UTF-8 JSON of at most ``PayloadRenderer/maximumPayloadBytes``; the
+    /// same bytes go to every device (one badge counter per user).
     public var payload: [UInt8]
-    /// Header names and values, in a fixed order.
-    public var headers: [(name: String, value: String)]
-    public var device: Device
+    /// One APNs request per device, newest binding first.
+    public var deliveries: [APNsDelivery]
     /// The receiver's badge counter after this push.
     public var badgeCounter: Int
 
-    public init(payload: [UInt8], headers: [(name: String, value: String)], device: Device, badgeCounter: Int) {
+    /// - Parameters:
+    ///   - payload: the payload bytes.
+    ///   - deliveries: one per device, newest binding first (never empty).
+    ///   - badgeCounter: the counter after this push.
+    public init(payload: [UInt8], deliveries: [APNsDelivery], badgeCounter: Int) {
         self.payload = payload
-        self.headers = headers
-        self.device = device
+        self.deliveries = deliveries
         self.badgeCounter = badgeCounter
     }
 
-    public static func == (lhs: APNsRequest, rhs: APNsRequest) -> Bool {
-        lhs.payload == rhs.payload && lhs.device == rhs.device && lhs.badgeCounter == rhs.badgeCounter
-            && lhs.headers.elementsEqual(rhs.headers) { $0.name == $1.name && $0.value == $1.value }
+    public var payloadText: String { String(decoding: payload, as: UTF8.self) }
+}
+
+/// One device a push goes to, with the request headers for its certificate.
+public struct APNsDelivery: Hashable, Sendable {
+    public var device: Device
+    /// Header names and values, in a fixed order (the `apns-topic` is the device certificate's bundle id).
+    public var headers: [(name: String, value: String)]
+
+    /// - Parameters:
+    ///   - device: the device.
+    ///   - headers: its request headers.
+    public init(device: Device, headers: [(name: String, value: String)]) {
+        self.device = device
+        self.headers = headers
+    }
+
+    /// A delivery to a device with the standard headers (``PayloadRenderer/headers(for:)``).
+    /// - Parameter device: the device.
+    public init(device: Device) {
+        self.init(device: device, headers: PayloadRenderer.headers(for: device))
+    }
+
+    public static func == (lhs: APNsDelivery, rhs: APNsDelivery) -> Bool {
+        lhs.device == rhs.device && lhs.headers.elementsEqual(rhs.headers) { $0.name == $1.name && $0.value == $1.value }
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(payload)
         hasher.combine(device)
-        hasher.combine(badgeCounter)
+        for header in headers {
+            hasher.combine(header.name)
+            hasher.combine(header.value)
+        }
     }
-
-    public var payloadText: String { String(decoding: payload, as: UTF8.self) }
 }
 
 /// Whether a message is pushed to one receiver, and what exactly is sent or why not.
@@ -67,8 +92,8 @@ public enum PushDecision: Hashable, Sendable {
     }
 
     /// The decision as one compact JSON object:
-    /// `{"push":true,"payload":{…},"headers":{…},"device":{"token":…,"environment":…}}` or
-    /// `{"push":false,"reason":"…"}`.
+    /// `{"push":true,"payload":{…},"deliveries":[{"device":{"token":…,"environment":…},"headers":{…}},…]}`
+    /// or `{"push":false,"reason":"…"}`.
     public var json: [UInt8] {
         var w = JSONWriter(capacity: 512)
         write(to: &w)
@@ -87,18 +112,23 @@ public enum PushDecision: Hashable, Sendable {
         case .push(let request):
             w.raw("{\"push\":true,\"payload\":")
             for b in request.payload { w.byte(b) }
-            w.raw(",\"headers\":{")
-            for (i, header) in request.headers.enumerated() {
+            w.raw(",\"deliveries\":[")
+            for (i, delivery) in request.deliveries.enumerated() {
                 if i > 0 { w.raw(",") }
-                w.string(header.name)
-                w.raw(":")
-                w.string(header.value)
+                w.raw("{\"device\":{\"token\":")
+                w.string(delivery.device.token)
+                w.raw(",\"environment\":")
+                w.string(delivery.device.certificate.environment.rawValue)
+                w.raw("},\"headers\":{")
+                for (j, header) in delivery.headers.enumerated() {
+                    if j > 0 { w.raw(",") }
+                    w.string(header.name)
+                    w.raw(":")
+                    w.string(header.value)
+                }
+                w.raw("}}")
             }
-            w.raw("},\"device\":{\"token\":")
-            w.string(request.device.token)
-            w.raw(",\"environment\":")
-            w.string(request.device.certificate.environment.rawValue)
-            w.raw("}}")
+            w.raw("]}")
         }
     }
 }

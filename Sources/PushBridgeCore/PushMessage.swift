@@ -121,6 +121,9 @@ public struct PushMessage: Hashable, Sendable {
     /// Push even through do-not-disturb and remind types (`em_force_notification`).
     public var force: Bool
     public var mentions: Mentions
+    /// Android push options (Tencent `androidConfig` / REST `AndroidInfo`): carried as given so a
+    /// translation can keep or report them; they have no effect on APNs (SPEC §10).
+    public var androidOptions: JSONValue?
 
     /// A plain message with no push options.
     public init(id: String, sender: UserID, kind: ChatKind, groupId: String? = nil, content: [ContentPart]) {
@@ -148,6 +151,7 @@ public struct PushMessage: Hashable, Sendable {
         self.ignore = false
         self.force = false
         self.mentions = .nobody
+        self.androidOptions = nil
     }
 
     /// The conversation this message belongs to, seen from the receiver.
@@ -165,9 +169,13 @@ public struct PushMessage: Hashable, Sendable {
         return s
     }
 
-    /// Whether there is anything at all to display (rule 4: empty content is not pushed).
-    public var hasDisplayableContent: Bool {
+    /// Whether there is anything at all to display to a receiver (rule 4: empty content is not
+    /// pushed). A non-empty translation in the receiver's language is content even when the
+    /// original text is empty (SPEC §10).
+    /// - Parameter language: the receiver's preferred notification language, if any.
+    public func hasDisplayableContent(forLanguage language: String?) -> Bool {
         if let contentOverride, !contentOverride.isEmpty { return true }
+        if let language, translations[language]?.isEmpty == false { return true }
         if pushContent?.isEmpty == false || alertBody?.isEmpty == false || template != nil { return true }
         if localization.bodyKey != nil { return true }
         return !derivedContent.isEmpty

@@ -11,6 +11,18 @@ public struct PushWorld: Hashable, Sendable {
         self.app = app
         self.users = users
     }
+
+    /// Binds a device to a user (SPEC §10): the user gets it as the newest binding, and any other
+    /// user in this world that had the token loses it (one token is one app install).
+    /// - Parameters:
+    ///   - device: the device as bound now.
+    ///   - user: the caller's state (written back to the world by the adapter).
+    public mutating func bind(_ device: Device, to user: inout UserState) {
+        for (id, other) in users where id != user.user && other.devices.contains(where: { $0.token == device.token }) {
+            users[id]?.removeDevice(token: device.token)
+        }
+        user.bind(device)
+    }
 }
 
 /// When and on whose behalf a call is made.

@@ -188,17 +188,29 @@ public struct Scenario: Sendable {
         }
     }
 
-    /// Checks the shape of an expectation (`push`, `payload`, `headers`, `device`, `reason`, `queries`).
+    /// Checks the shape of an expectation (`push`, `payload`, `deliveries`, `reason`, `queries`).
+    /// The single `headers` / `device` keys of earlier versions are refused with a pointer to `deliveries`.
     /// - Parameters:
     ///   - value: the expectation.
     ///   - pointer: where it is.
     public static func validateExpectation(_ value: JSONValue, at pointer: JSONPointer) throws {
         let e = try FieldReader(value, at: pointer, what: "an expectation object")
-        try e.allowOnly(["push", "payload", "headers", "device", "reason", "queries"], context: "an expectation")
+        for old in ["headers", "device"] where e.has(old) {
+            throw InputError(.unknownKey, at: pointer / old,
+                expected: "expect.deliveries [{\"device\", \"headers\"}, …], one per device (SPEC §10 replaced the single \(old) key)",
+                found: "the key \"\(old)\"")
+        }
+        try e.allowOnly(["push", "payload", "deliveries", "reason", "queries"], context: "an expectation")
         if e.has("push") { _ = try e.bool("push") }
         if e.has("payload") { _ = try e.object("payload", expected: "the expected payload object") }
-        if e.has("headers") { _ = try e.object("headers", expected: "the expected headers object") }
-        if e.has("device") { _ = try e.object("device", expected: "the expected device object") }
+        if e.has("deliveries") {
+            for (i, d) in try e.array("deliveries", expected: "an array of {\"device\", \"headers\"}, newest binding first").enumerated() {
+                let delivery = try FieldReader(d, at: pointer / "deliveries" / i, what: "a delivery {\"device\": {\"token\", \"environment\"}, \"headers\": {…}}")
+                try delivery.allowOnly(["device", "headers"], context: "a delivery")
+                _ = try delivery.object("device", expected: "the expected device {\"token\", \"environment\"}")
+                _ = try delivery.object("headers", expected: "the expected headers object")
+            }
+        }
         if e.has("reason") { _ = try e.word("reason", as: SuppressionReason.self) }
         if e.has("queries") {
             for (i, q) in try e.array("queries", expected: "an array of {\"call\", …, \"result\"}").enumerated() {

@@ -12,13 +12,21 @@ import PushBridgeStore
 public struct PushFacade: Sendable {
     public let store: any PushStateStore
     public let registry: DialectRegistry
+    /// How long a sent message id is remembered: a send of the same id within this time returns
+    /// the first send's decisions and changes nothing (SPEC §10). At least 24 hours.
+    public let repeatWindowSeconds: Int64
+
+    /// The shortest repeat window SPEC §10 allows, and the default: 24 hours.
+    public static let minimumRepeatWindowSeconds: Int64 = 86_400
 
     /// - Parameters:
     ///   - store: where state lives (``SQLiteStateStore`` or ``MemoryStateStore``).
     ///   - registry: the dialects the facade understands.
-    public init(store: any PushStateStore, registry: DialectRegistry = .standard) {
+    ///   - repeatWindowSeconds: how long sent message ids are remembered (raised to 24 hours when shorter).
+    public init(store: any PushStateStore, registry: DialectRegistry = .standard, repeatWindowSeconds: Int64 = minimumRepeatWindowSeconds) {
         self.store = store
         self.registry = registry
+        self.repeatWindowSeconds = max(repeatWindowSeconds, Self.minimumRepeatWindowSeconds)
     }
 
     /// One receiver's decision for a sent message.
@@ -137,6 +145,43 @@ public struct PushFacade: Sendable {
         }
     }
 
+    /// Sets a user's presence as a server learns it from its connections. Becoming online resets the
+    /// badge counter (SPEC §10).
+    /// - Parameters:
+    ///   - presence: the new presence.
+    ///   - user: a user the store knows (a call, a device or a group membership); another is bad input.
+    ///   - dialect: whose defaults a user known only as a group member gets.
+    public func setPresence(_ presence: Presence, of user: UserID, dialect: String) throws {
+        let adapter = try adapter(dialect)
+        try Self.checkUser(user)
+        try store.write { transaction in
+            guard let record = try transaction.user(user) else {
+                throw InputError(.unknownReference, at: JSONPointer.root / "user",
+                    expected: "a user the store knows (one that made a call or is a group member)", found: "\"\(user)\"")
+            }
+            var state = Self.state(of: record, user: user, adapter: adapter)
+            state.setPresence(presence)
+            try transaction.save(state, replacing: record.isConfigured ? record.state : nil)
+        }
+    }
+
+    /// Removes a device, whoever has it (the server API or APNs feedback, SPEC §10).
+    /// - Parameter token: the device token (hex; any case).
+    /// - Returns: the user that had it.
+    @discardableResult
+    public func removeDevice(token: String) throws -> UserID {
+        let token = token.lowercased()
+        return try store.write { transaction in
+            guard let owner = try transaction.owner(ofDevice: token), let record = try transaction.user(owner) else {
+                throw InputError(.unknownReference, at: JSONPointer.root / "token", expected: "a device token bound to a user", found: "\"\(token)\"")
+            }
+            var state = record.state
+            state.removeDevice(token: token)
+            try transaction.save(state, replacing: record.state)
+            return owner
+        }
+    }
+
     /// A user's stored state, `nil` when the store has never heard of the user.
     public func user(_ user: UserID) throws -> UserRecord? {
         try store.read { try $0.user(user) }
@@ -185,6 +230,10 @@ public struct PushFacade: Sendable {
     /// Decides a message for every receiver, and commits the pushed receivers' badge counters in
     /// the same transaction.
     ///
+    /// A message id already sent within ``repeatWindowSeconds`` is not a second message: the first
+    /// send's decisions come back byte for byte and no counter changes (SPEC §10). An empty id is
+    /// never taken for a repeat.
+    ///
     /// A one-to-one message goes to its target(s); a group message to every member except the
     /// sender, in membership order. Receivers the store does not know get the dialect's defaults
     /// (so: `no-device`).
@@ -213,6 +262,10 @@ public struct PushFacade: Sendable {
         let canonical = try adapter.message(message, at: pointer, context: MessageContext(sender: from, receiver: firstReceiver, now: now))
         let profile = profile ?? adapter.profile
         return try store.write { transaction in
+            let remembered = !canonical.id.isEmpty
+            if remembered, let record = try transaction.sentMessage(canonical.id) {
+                return try SentMessageRecord.decode(record, messageID: canonical.id)
+            }
             let decider = PushDecider(app: try transaction.app())
             let senderState = try transaction.user(from)?.state
             let receivers = try transaction.receivers(of: address.audience, excluding: from, conversation: canonical.receiverConversation)
@@ -228,6 +281,10 @@ public struct PushFacade: Sendable {
                 decisions.append(ReceiverDecision(receiver: state.user, decision: decision))
             }
             try transaction.setBadges(badges)
+            if remembered {
+                try transaction.recordSentMessage(
+                    canonical.id, at: now, decisions: SentMessageRecord.encode(decisions), forgettingBefore: now.adding(seconds: -repeatWindowSeconds))
+            }
             return decisions
         }
     }

@@ -10,6 +10,10 @@ public final class MemoryStateStore: PushStateStore {
         var users: [UserID: (key: UserKey, record: UserRecord)] = [:]
         var byKey: [UserKey: UserID] = [:]
         var groups: [String: [UserID]] = [:]
+        /// Who has each device token.
+        var deviceOwners: [String: UserID] = [:]
+        /// Sent message ids: when, and the encoded decisions.
+        var sent: [String: (at: Instant, decisions: [UInt8])] = [:]
         var nextKey: Int64 = 1
 
         mutating func key(for user: UserID) -> UserKey {
@@ -66,7 +70,27 @@ public final class MemoryStateStore: PushStateStore {
         func save(_ state: UserState, replacing previous: UserState?) throws {
             try checkWritable()
             let key = contents.key(for: state.user)
+            let before = contents.users[state.user]?.record.state.devices ?? []
+            for device in before where !state.devices.contains(where: { $0.token == device.token }) {
+                contents.deviceOwners[device.token] = nil
+            }
+            for device in state.devices {
+                if let owner = contents.deviceOwners[device.token], owner != state.user {
+                    contents.users[owner]?.record.state.removeDevice(token: device.token)
+                }
+                contents.deviceOwners[device.token] = state.user
+            }
             contents.users[state.user] = (key, UserRecord(state: state, isConfigured: true))
+        }
+
+        func owner(ofDevice token: String) throws -> UserID? { contents.deviceOwners[token] }
+
+        func sentMessage(_ id: String) throws -> [UInt8]? { contents.sent[id]?.decisions }
+
+        func recordSentMessage(_ id: String, at instant: Instant, decisions: [UInt8], forgettingBefore cutoff: Instant) throws {
+            try checkWritable()
+            contents.sent = contents.sent.filter { $0.value.at >= cutoff }
+            contents.sent[id] = (instant, decisions)
         }
 
         func members(of group: String) throws -> [UserID] { contents.groups[group] ?? [] }

@@ -65,7 +65,8 @@ public protocol PushStateTransaction {
 
     /// A user's full state, or `nil` when the store has never heard of the user.
     func user(_ id: UserID) throws -> UserRecord?
-    /// Stores a user's full state (inserting or replacing), which marks it configured.
+    /// Stores a user's full state (inserting or replacing), which marks it configured. A device
+    /// token that another user had moves to this user (one token, one owner).
     /// - Parameters:
     ///   - state: the new state.
     ///   - previous: the state as read in this transaction, if any: only what differs is rewritten.
@@ -86,4 +87,21 @@ public protocol PushStateTransaction {
 
     /// Sets badge counters of receivers loaded in this transaction, in one statement.
     func setBadges(_ badges: [(key: UserKey, badge: Int)]) throws
+
+    /// The user a device token is bound to, or `nil` when no one has it.
+    /// - Parameter token: hex, lower case.
+    func owner(ofDevice token: String) throws -> UserID?
+
+    /// The decisions recorded for a message id by ``recordSentMessage(_:at:decisions:forgettingBefore:)``,
+    /// byte for byte, or `nil` when the id was not sent (or was forgotten).
+    /// - Parameter id: the message id.
+    func sentMessage(_ id: String) throws -> [UInt8]?
+
+    /// Records a sent message's decisions, and forgets messages sent before a cutoff.
+    /// - Parameters:
+    ///   - id: the message id.
+    ///   - instant: when it was sent.
+    ///   - decisions: the encoded decisions, returned as they are by ``sentMessage(_:)``.
+    ///   - cutoff: messages sent before this instant are forgotten.
+    func recordSentMessage(_ id: String, at instant: Instant, decisions: [UInt8], forgettingBefore cutoff: Instant) throws
 }

@@ -15,7 +15,7 @@ struct PushBridgeCommand: ParsableCommand {
             Exit status: 0 success, 1 a conformance failure, 2 bad input (one line on stderr naming the \
             file, the JSON pointer and what was expected), 3 `translate --strict` lost something.
             """,
-        subcommands: [Decide.self, Conform.self, Translate.self, Mappings.self, App.self, Apply.self, Members.self, Send.self, User.self]
+        subcommands: [Decide.self, Conform.self, Translate.self, Mappings.self, App.self, Apply.self, Members.self, Send.self, User.self, DeviceCommand.self]
     )
 
     static func main() {
@@ -67,7 +67,8 @@ struct Decide: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the decision for one scenario as one JSON object.",
         discussion: """
-            {"push":true,"payload":{…},"headers":{…},"device":{"token":…,"environment":…}} or {"push":false,"reason":"…"}.
+            {"push":true,"payload":{…},"deliveries":[{"device":{"token":…,"environment":…},"headers":{…}},…]} or \
+            {"push":false,"reason":"…"}. One delivery per device of the receiver, newest binding first.
             """)
 
     @Argument(help: "A scenario file (the fixture format; `expect` is not needed).")

@@ -185,7 +185,7 @@ struct Send: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send a dialect message: one decision JSON object per receiver, one per line.",
         discussion: """
-            {"receiver":id,"push":true,"payload":{…},"headers":{…},"device":{…}} or {"receiver":id,"push":false,"reason":…}. \
+            {"receiver":id,"push":true,"payload":{…},"deliveries":[…]} or {"receiver":id,"push":false,"reason":…}. \
             A group message goes to every member except the sender, in membership order; one-to-one to its targets in order. \
             The pushed receivers' badge counters are committed in the same transaction.
             """)
@@ -232,7 +232,11 @@ struct Send: ParsableCommand {
 struct User: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Set what no dialect call sets: a user's presence, time zone or badge counter.",
-        discussion: "A server learns presence from its connections (the Easemob dialects have no presence call). A new user gets the dialect's defaults.")
+        discussion: """
+            A server learns presence from its connections (the Easemob dialects have no presence call). Becoming online \
+            resets the badge counter. --presence needs a user the database knows; --timezone and --badge create a new \
+            user with the dialect's defaults.
+            """)
 
     enum PresenceWord: String, ExpressibleByArgument, CaseIterable {
         case online, offline, background
@@ -267,19 +271,44 @@ struct User: ParsableCommand {
     func run() throws {
         let since = try since.map { try instant($0, option: "--since") }
         let facade = try store.facade()
-        try rejectingBadInput(file: "--dialect") {
+        try rejectingBadInput(file: "--user \(user)") {
             try reportingStoreErrors {
+                switch presence {
+                case .online?: try facade.setPresence(.online, of: user, dialect: dialect)
+                case .offline?: try facade.setPresence(.offline, of: user, dialect: dialect)
+                case .background?: try facade.setPresence(.background(since: since!), of: user, dialect: dialect)
+                case nil: break
+                }
+                guard timezone != nil || badge != nil else { return }
                 try facade.updateUser(user, dialect: dialect) { state in
-                    switch presence {
-                    case .online?: state.presence = .online
-                    case .offline?: state.presence = .offline
-                    case .background?: state.presence = .background(since: since!)
-                    case nil: break
-                    }
                     if let timezone { state.timeZone = TimeZone(identifier: timezone)! }
                     if let badge { state.badge = badge }
                 }
             }
         }
+    }
+}
+
+struct DeviceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device",
+        abstract: "Remove a device token from whichever user has it.",
+        discussion: "Prints {\"removed\":token,\"user\":id}. A token no user has is bad input (exit 2); nothing changes.")
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(name: .customLong("delete"), help: "The device token to remove (hex, any case).")
+    var token: String
+
+    func run() throws {
+        let facade = try store.facade()
+        let owner = try rejectingBadInput(file: "--delete") { try reportingStoreErrors { try facade.removeDevice(token: token) } }
+        var w = JSONWriter()
+        w.raw("{\"removed\":")
+        w.string(token.lowercased())
+        w.raw(",\"user\":")
+        w.string(owner)
+        w.raw("}\n")
+        writeOut(w.bytes)
     }
 }

@@ -426,8 +426,8 @@ struct CommandLineTests {
 extension ScenarioDecisionText {
     static let simpleBanner = """
         {"push":true,"payload":{"aps":{"alert":{"body":"you got a new message"},"badge":1,"sound":"default"},\
-        "f":"6001","m":"373360335316321408","t":"6006"},"headers":{"apns-push-type":"alert","apns-priority":"10",\
-        "apns-topic":"com.easemob.chatdemoui"},"device":{"token":"a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90",\
-        "environment":"development"}}
+        "f":"6001","m":"373360335316321408","t":"6006"},"deliveries":[{"device":{"token":\
+        "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90","environment":"development"},"headers":\
+        {"apns-push-type":"alert","apns-priority":"10","apns-topic":"com.easemob.chatdemoui"}}]}
         """
 }

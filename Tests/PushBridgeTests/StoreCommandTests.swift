@@ -52,6 +52,12 @@ struct StoreCommandTests {
         let unopenable = try runTool(["members", "--db", "/nonexistent-dir/x.db", "--group", "g"])
         #expect(unopenable.status == 4)
         #expect(unopenable.stderr.contains("store error [sqlite"), "\(unopenable.stderr)")
+        let stranger = try runTool(["user", "--db", db, "--dialect", "agora-silent", "--user", "nobody", "--presence", "online"])
+        #expect(stranger.status == 2)
+        #expect(stranger.stderr.contains("--user nobody: at /user: expected a user the store knows"), "\(stranger.stderr)")
+        #expect(try PushFacade(store: try SQLiteStateStore(path: db)).user("nobody") == nil, "a rejected presence change creates no user")
+        let known = try runTool(["members", "--db", db, "--group", "g9", "--set", "u1"])
+        #expect(known.status == 0, "\(known.stderr)")
         let presence = try runTool(["user", "--db", db, "--dialect", "agora-silent", "--user", "u1", "--presence", "background",
             "--since", "2026-03-02T09:14:00Z", "--timezone", "Asia/Shanghai", "--badge", "4"])
         #expect(presence.status == 0, "\(presence.stderr)")

@@ -135,7 +135,7 @@ struct StoreReliabilityTests {
         try store.write { transaction in
             for (i, member) in members.enumerated() where i % 2 == 0 {
                 var state = UserState(user: member, displayStyle: .messageSummary, backgroundGraceSeconds: 120)
-                state.device = Device(token: String(repeating: "ab", count: 32), certificate: certificate)
+                state.devices = [Device(token: String(format: "%064x", i), certificate: certificate)]  // one token per install
                 state.badge = i % 5
                 try transaction.save(state, replacing: nil)
             }

@@ -46,7 +46,7 @@ public struct AgoraSilentAdapter: DialectAdapter {
             try legacy.apply(call, at: pointer, to: &world, context: context)  // identical in both Easemob dialects
             return
         case "registerForRemoteNotificationsWithDeviceToken":
-            try EasemobLegacyAdapter.registerDevice(r, call: name, for: &user, caller: context.caller)
+            try EasemobLegacyAdapter.registerDevice(r, call: name, for: &user, in: &world, context: context)
         case "setSilentModeForAll":
             try r.allowOnly(["call", "remindType", "silentModeDuration", "silentModeStartTime", "silentModeEndTime"], context: name)
             let remind = try r.has("remindType") ? r.word("remindType", as: RemindType.self) : nil

@@ -37,15 +37,24 @@ extension EasemobLegacyAdapter {
     /// Device, display name, display style; sounds and name cards reported lost (both Easemob dialects).
     static func writeCommonSetup(of state: UserState, dialect: String, registerCall: String, defaults: UserState, into output: inout TranslationOutput) {
         let user = state.user
-        if let certificate = state.device?.certificate ?? state.boundCertificate {
-            if let name = certificate.name {
-                output.call(user, "initializeSDK", [("appkey", .string(output.appkey)), ("apnsCertName", .string(name))])
-                if let device = state.device { output.call(user, registerCall, [("deviceToken", .string(device.token))]) }
-            } else if state.device != nil {
+        // Oldest binding first, so that the newest ends up first again; initializeSDK before each
+        // token whose certificate differs from the one bound last.
+        var bound: Certificate?
+        for device in state.devices.reversed() {
+            guard let name = device.certificate.name else {
                 output.lose(.deviceCertificate, user: user,
-                    "certificate busiId \(certificate.busiId ?? "?") has no apnsCertName: give it a \"name\" in app.certificates; the device is not registered",
+                    "certificate busiId \(device.certificate.busiId ?? "?") has no apnsCertName: give it a \"name\" in app.certificates; the device \(device.token) is not registered",
                     alsoChanges: [.deviceToken])
+                continue
             }
+            if bound != device.certificate {
+                output.call(user, "initializeSDK", [("appkey", .string(output.appkey)), ("apnsCertName", .string(name))])
+                bound = device.certificate
+            }
+            output.call(user, registerCall, [("deviceToken", .string(device.token))])
+        }
+        if let certificate = state.boundCertificate, certificate != bound, let name = certificate.name {
+            output.call(user, "initializeSDK", [("appkey", .string(output.appkey)), ("apnsCertName", .string(name))])
         }
         if var name = state.displayName {
             if name.count > maximumDisplayNameLength {

@@ -45,7 +45,7 @@ public struct EasemobLegacyAdapter: DialectAdapter {
             }
             user.boundCertificate = certificate
         case "bindDeviceToken":
-            try Self.registerDevice(r, call: name, for: &user, caller: context.caller)
+            try Self.registerDevice(r, call: name, for: &user, in: &world, context: context)
         case "updatePushDisplayName":
             try r.allowOnly(["call", "displayName"], context: name)
             let displayName = try r.string("displayName", expected: "the push display name as a string")
@@ -85,14 +85,14 @@ public struct EasemobLegacyAdapter: DialectAdapter {
     }
 
     /// Registers `deviceToken` under the certificate bound by `initializeSDK` (both Easemob dialects).
-    static func registerDevice(_ r: FieldReader, call name: String, for user: inout UserState, caller: UserID) throws {
+    static func registerDevice(_ r: FieldReader, call name: String, for user: inout UserState, in world: inout PushWorld, context: CallContext) throws {
         try r.allowOnly(["call", "deviceToken"], context: name)
         let token = try r.hexToken("deviceToken")
         guard let certificate = user.boundCertificate else {
             throw InputError(.invalidValue, at: r.pointer / "call", expected: "initializeSDK with an apnsCertName before \(name)",
-                found: "no certificate bound for user \(caller)")
+                found: "no certificate bound for user \(context.caller)")
         }
-        user.device = Device(token: token, certificate: certificate)
+        world.bind(Device(token: token, certificate: certificate, boundAt: context.at), to: &user)
     }
 
     public func query(_ call: JSONValue, at pointer: JSONPointer, in world: PushWorld, context: CallContext) throws -> JSONValue {

@@ -53,6 +53,9 @@ extension EasemobExtension {
         if message.ignoreBadge {
             output.lose(.messageIgnoreBadge, "\(dialect) cannot leave a push out of the badge; em_push_badge only sets the value shown")
         }
+        if message.androidOptions != nil {
+            output.lose(.messageAndroidOptions, "\(dialect) messages carry no Android push options (they have no effect on APNs)")
+        }
         if message.groupName != nil {
             output.lose(.messageGroupName, "\(dialect) messages carry no group name (only the Tencent profile shows one)")
         }

@@ -57,11 +57,15 @@ public struct EasemobExtension: Sendable {
         }
         guard let apns = try reader.optionalObject("em_apns_ext", expected: "the em_apns_ext object") else { return }
         try apns.allowOnly(EasemobExtension.apnsKeys, context: "em_apns_ext")
-        message.extensionValue = apns.value("extern")
+        // An empty extension string is no extension in every profile (SPEC §10).
+        message.extensionValue = apns.value("extern") == .string("") ? nil : apns.value("extern")
         message.pushContent = try apns.optionalString("em_push_content")
         message.pushTitle = try apns.optionalString("em_push_title")
         message.category = try apns.optionalString("em_push_category")
-        if let sound = try apns.optionalString("em_push_sound") {
+        // `em_push_sound: null` is silent, like "" (seed 000: no sound when it is empty).
+        if apns.value("em_push_sound") == .null {
+            message.sound = .silent
+        } else if let sound = try apns.optionalString("em_push_sound") {
             message.sound = sound.isEmpty ? .silent : SoundChoice(sound)
         }
         message.mutableContent = try apns.optionalBool("em_push_mutable_content") ?? false

@@ -4,13 +4,13 @@ import PushBridgeJSON
 extension TencentTIMAdapter {
     public func writeSetup(of state: UserState, into output: inout TranslationOutput) {
         let user = state.user
-        if let device = state.device {
+        for device in state.devices.reversed() {  // oldest binding first: the newest ends up first again
             if let busiId = device.certificate.busiId {
                 let id: JSONValue = Int64(busiId).map(JSONValue.int) ?? .string(busiId)
                 output.call(user, "setToken", [("busiId", id), ("token", .string(device.token))])
             } else {
                 output.lose(.deviceCertificate, user: user,
-                    "certificate \(device.certificate.name ?? "?") has no busiId: give it a \"busiId\" in app.certificates; the device is not registered",
+                    "certificate \(device.certificate.name ?? "?") has no busiId: give it a \"busiId\" in app.certificates; the device \(device.token) is not registered",
                     alsoChanges: [.deviceToken])
             }
         }
@@ -105,6 +105,7 @@ extension TencentTIMAdapter {
         }
         if message.ignoreBadge { ios["ignoreBadge"] = true }
         if !ios.isEmpty { info["iosConfig"] = .object(ios) }
+        if let android = message.androidOptions { info["androidConfig"] = android }
         if !info.isEmpty { o["offlinePushInfo"] = .object(info) }
 
         let unsupported: [(CanonicalField, Bool, String)] = [

@@ -26,7 +26,7 @@ public struct TencentTIMAdapter: DialectAdapter {
         [
             "id", "sender", "conversation.type", "conversation.id", "conversation.groupName", "elems.type", "elems.text",
             "elems.desc", "elems.data", "offlinePushInfo.desc", "offlinePushInfo.ext", "offlinePushInfo.pushFlag",
-            "offlinePushInfo.iosConfig.sound", "offlinePushInfo.iosConfig.ignoreBadge",
+            "offlinePushInfo.iosConfig.sound", "offlinePushInfo.iosConfig.ignoreBadge", "offlinePushInfo.androidConfig",
         ]
     }
 
@@ -50,7 +50,7 @@ public struct TencentTIMAdapter: DialectAdapter {
                     expected: "a certificate id listed in app.certificates (" + world.app.certificates.compactMap(\.busiId).joined(separator: ", ") + ")",
                     found: busiId)
             }
-            user.device = Device(token: token, certificate: certificate)
+            world.bind(Device(token: token, certificate: certificate, boundAt: context.at), to: &user)
         case "setAPNS":
             try r.allowOnly(["call", "openPush", "c2cSound", "groupSound"], context: name)
             let openPush = try r.int("openPush", in: 0...2, expected: "openPush 0 (unchanged), 1 (on) or 2 (off)")
@@ -71,7 +71,7 @@ public struct TencentTIMAdapter: DialectAdapter {
             user.badge = c2c + group
         case "doForeground":
             try r.allowOnly(["call"], context: name)
-            user.presence = .online
+            user.setPresence(.online)  // resets the badge counter (SPEC §10)
         case "modifySelfProfile":
             try r.allowOnly(["call", "nick"], context: name)
             user.displayName = try r.string("nick", expected: "the nickname as a string")
@@ -175,9 +175,14 @@ public struct TencentTIMAdapter: DialectAdapter {
         message.content = try elements.enumerated().map { index, value in try Self.part(value, at: pointer / "elems" / index) }
 
         if let info = try r.optionalObject("offlinePushInfo", expected: "TIMOfflinePushInfo {\"desc\", \"ext\", \"pushFlag\", \"iosConfig\"}") {
-            try info.allowOnly(["desc", "ext", "pushFlag", "iosConfig"], context: "offlinePushInfo")
+            try info.allowOnly(["desc", "ext", "pushFlag", "iosConfig", "androidConfig"], context: "offlinePushInfo")
             if let desc = try info.optionalString("desc"), !desc.isEmpty { message.contentOverride = desc }
-            if let ext = try info.optionalString("ext") { message.extensionValue = .string(ext) }
+            // An empty ext is no extension in every profile (SPEC §10).
+            if let ext = try info.optionalString("ext"), !ext.isEmpty { message.extensionValue = .string(ext) }
+            // Android options: accepted and carried, no effect on APNs (SPEC §10).
+            if let android = try info.optionalObject("androidConfig", expected: "TIMAndroidOfflinePushConfig, an object") {
+                message.androidOptions = .object(android.object)
+            }
             message.ignore = try info.optionalInt("pushFlag", in: 0...1, expected: "pushFlag 0 (push) or 1 (no push)") == 1
             if let ios = try info.optionalObject("iosConfig", expected: "TIMIOSOfflinePushConfig {\"sound\", \"ignoreBadge\"}") {
                 try ios.allowOnly(["sound", "ignoreBadge"], context: "iosConfig")

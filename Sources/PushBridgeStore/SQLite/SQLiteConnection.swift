@@ -158,4 +158,10 @@ final class Statement {
     }
 
     func optionalString(_ column: Int32) -> String? { isNull(column) ? nil : string(column) }
+
+    /// A text or blob column's bytes, as stored.
+    func bytes(_ column: Int32) -> [UInt8] {
+        guard let base = sqlite3_column_blob(raw, column) else { return [] }
+        return [UInt8](UnsafeRawBufferPointer(start: base, count: Int(sqlite3_column_bytes(raw, column))))
+    }
 }

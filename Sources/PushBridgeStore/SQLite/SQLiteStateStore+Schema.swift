@@ -94,6 +94,39 @@ extension SQLiteStateStore {
                 INSERT INTO badge_counters (user_id, badge) SELECT id, badge FROM users;
                 ALTER TABLE users DROP COLUMN badge;
                 """),
+        // Several devices per user (SPEC §10), keyed by token: a token belongs to one user at a time.
+        // `sequence` orders bindings (newest = highest); a binding of a migrated device is unknown (0).
+        // users.device_token / device_certificate stay (a CHECK names them, so SQLite cannot drop
+        // them) and are always NULL from here on. Were one token on two users, the user created
+        // last keeps it.
+        Migration(
+            identifier: "2026-11-22-devices-table",
+            sql: """
+                CREATE TABLE devices (
+                    token TEXT PRIMARY KEY,
+                    user_id INTEGER NOT NULL REFERENCES users(id),
+                    certificate_id INTEGER NOT NULL REFERENCES certificates(id),
+                    bound_at INTEGER NOT NULL,
+                    sequence INTEGER NOT NULL UNIQUE
+                );
+                CREATE INDEX devices_by_user ON devices (user_id, sequence);
+                INSERT INTO devices (token, user_id, certificate_id, bound_at, sequence)
+                    SELECT device_token, id, device_certificate, 0, id FROM users WHERE device_token IS NOT NULL ORDER BY id DESC
+                    ON CONFLICT (token) DO NOTHING;
+                UPDATE users SET device_token = NULL, device_certificate = NULL;
+                """),
+        // Repeated sends (SPEC §10): the decisions of each message id, byte for byte, kept for the
+        // facade's repeat window and pruned by later sends.
+        Migration(
+            identifier: "2026-11-22-sent-messages",
+            sql: """
+                CREATE TABLE sent_messages (
+                    message_id TEXT PRIMARY KEY,
+                    sent_at INTEGER NOT NULL,
+                    decisions BLOB NOT NULL
+                );
+                CREATE INDEX sent_messages_by_time ON sent_messages (sent_at);
+                """),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.

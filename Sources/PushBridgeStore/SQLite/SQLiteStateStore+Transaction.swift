@@ -89,11 +89,11 @@ extension SQLiteStateStore {
 
         /// The `users` columns a decision reads, in the order ``readReceiver(_:offset:)`` expects.
         static let receiverColumns = """
-            u.id, u.name, u.configured, u.device_token, u.device_certificate, u.presence, u.background_since, u.background_grace, \
+            u.id, u.name, u.configured, u.presence, u.background_since, u.background_grace, \
             ifnull(b.badge, 0), u.app_remind, u.window_start, u.window_end, u.app_silent_start, u.app_silent_until, u.display_style, \
             u.language, u.one_to_one_sound, u.group_sound, u.time_zone
             """
-        static let receiverColumnCount: Int32 = 19
+        static let receiverColumnCount: Int32 = 17
         /// Badge counters live in their own narrow table, so a fan-out rewrites few pages.
         static let badgeJoin = "LEFT JOIN badge_counters b ON b.user_id = u.id"
 
@@ -104,8 +104,11 @@ extension SQLiteStateStore {
             guard try row.step() else { return nil }
             let key = row.int64(0)
             var (state, configured) = try readReceiver(row)
-            state.boundCertificate = try certificate(row.optionalInt64(19), column: "users.bound_certificate")
-            state.displayName = row.optionalString(20)
+            state.boundCertificate = try certificate(row.optionalInt64(17), column: "users.bound_certificate")
+            state.displayName = row.optionalString(18)
+            state.devices = try devices(
+                "SELECT user_id, token, certificate_id, bound_at FROM devices WHERE user_id = ?1 ORDER BY sequence DESC", bind: { $0.bind(1, key) }
+            )[key] ?? []
 
             let conversations = try connection.statement(
                 "SELECT group_chat, conversation, remind, silent_start, silent_until FROM conversation_settings WHERE user_id = ?")
@@ -122,22 +125,21 @@ extension SQLiteStateStore {
 
         func save(_ state: UserState, replacing previous: UserState?) throws {
             try checkWritable()
-            let device = try state.device.map { try certificateID($0.certificate) }
             let bound = try state.boundCertificate.map { try certificateID($0) }
             let (presence, since) = Self.encode(state.presence)
             let upsert = try connection.statement(
                 """
-                INSERT INTO users (name, configured, device_token, device_certificate, bound_certificate, presence, background_since,
+                INSERT INTO users (name, configured, bound_certificate, presence, background_since,
                     background_grace, app_remind, window_start, window_end, app_silent_start, app_silent_until, display_style,
                     display_name, language, one_to_one_sound, group_sound, time_zone)
-                VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
-                ON CONFLICT (name) DO UPDATE SET configured = 1, device_token = ?2, device_certificate = ?3, bound_certificate = ?4,
+                VALUES (?1, 1, ?4, ?5, ?6, ?7, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+                ON CONFLICT (name) DO UPDATE SET configured = 1, bound_certificate = ?4,
                     presence = ?5, background_since = ?6, background_grace = ?7, app_remind = ?9, window_start = ?10,
                     window_end = ?11, app_silent_start = ?12, app_silent_until = ?13, display_style = ?14, display_name = ?15,
                     language = ?16, one_to_one_sound = ?17, group_sound = ?18, time_zone = ?19
                 RETURNING id
                 """)
-            upsert.bind(1, state.user).bind(2, state.device?.token).bind(3, device).bind(4, bound).bind(5, presence).bind(6, since)
+            upsert.bind(1, state.user).bind(4, bound).bind(5, presence).bind(6, since)
                 .bind(7, state.backgroundGraceSeconds).bind(9, state.app.remindType.map(Self.encode))
                 .bind(10, state.app.window?.startMinute).bind(11, state.app.window?.endMinute)
                 .bind(12, state.app.silentPeriod?.start.milliseconds).bind(13, state.app.silentPeriod?.until.milliseconds)
@@ -147,6 +149,24 @@ extension SQLiteStateStore {
             let key = upsert.int64(0)
             try upsert.run()
             try connection.statement("INSERT OR REPLACE INTO badge_counters (user_id, badge) VALUES (?, ?)").bind(1, key).bind(2, state.badge).run()
+
+            // Devices: rewritten in binding order when they changed. A token another user had
+            // moves to this one (the token is the key).
+            if previous?.devices != state.devices {
+                try connection.statement("DELETE FROM devices WHERE user_id = ?").bind(1, key).run()
+                let insert = try connection.statement(
+                    """
+                    INSERT INTO devices (token, user_id, certificate_id, bound_at, sequence)
+                    VALUES (?1, ?2, ?3, ?4, (SELECT ifnull(max(sequence), 0) + 1 FROM devices))
+                    ON CONFLICT (token) DO UPDATE SET user_id = excluded.user_id, certificate_id = excluded.certificate_id,
+                        bound_at = excluded.bound_at, sequence = excluded.sequence
+                    """)
+                for device in state.devices.reversed() {  // oldest first: the newest gets the highest sequence
+                    insert.reset()
+                    try insert.bind(1, device.token).bind(2, key).bind(3, try certificateID(device.certificate))
+                        .bind(4, device.boundAt.milliseconds).run()
+                }
+            }
 
             // Conversations and name cards: rewrite only the entries that changed.
             let oldConversations = previous?.conversations ?? [:]
@@ -214,7 +234,12 @@ extension SQLiteStateStore {
                 rows.bind(1, group).bind(2, conversation.kind == .group ? 1 : 0).bind(3, conversation.id).bind(4, sender)
                 var out: [StoredReceiver] = []
                 while try rows.step() { out.append(try receiver(rows, conversation: conversation)) }
-                return out
+                let devices = try devices(
+                    """
+                    SELECT d.user_id, d.token, d.certificate_id, d.bound_at FROM members m JOIN devices d ON d.user_id = m.user_id
+                    WHERE m.group_id = ?1 ORDER BY d.user_id, d.sequence DESC
+                    """, bind: { $0.bind(1, group) })
+                return Self.attach(devices, to: out)
             case .users(let users):
                 var seen = Set<UserID>()
                 let wanted = users.filter { $0 != sender && seen.insert($0).inserted }
@@ -236,8 +261,57 @@ extension SQLiteStateStore {
                         out.append(try receiver(rows, conversation: conversation))
                     }
                 }
-                return out
+                let devices = try devices(
+                    """
+                    SELECT d.user_id, d.token, d.certificate_id, d.bound_at FROM json_each(?1) j JOIN users u ON u.name = j.value
+                    JOIN devices d ON d.user_id = u.id ORDER BY d.user_id, d.sequence DESC
+                    """, bind: { $0.bind(1, bytes: Self.jsonArray(wanted)) })
+                return Self.attach(devices, to: out)
             }
+        }
+
+        /// Devices by user key from a query of (user_id, token, certificate_id, bound_at) rows,
+        /// each user's in the order the rows come (newest binding first).
+        func devices(_ sql: String, bind: (Statement) -> Void) throws -> [Int64: [Device]] {
+            let rows = try connection.statement(sql)
+            bind(rows)
+            var out: [Int64: [Device]] = [:]
+            while try rows.step() {
+                guard let certificate = try certificate(rows.int64(2), column: "devices.certificate_id") else { continue }
+                out[rows.int64(0), default: []].append(
+                    Device(token: rows.string(1), certificate: certificate, boundAt: Instant(milliseconds: rows.int64(3))))
+            }
+            return out
+        }
+
+        static func attach(_ devices: [Int64: [Device]], to receivers: [StoredReceiver]) -> [StoredReceiver] {
+            guard !devices.isEmpty else { return receivers }
+            var out = receivers
+            for i in out.indices {
+                if let key = out[i].key, let list = devices[key.rawValue] { out[i].state.devices = list }
+            }
+            return out
+        }
+
+        // MARK: Devices and sent messages
+
+        func owner(ofDevice token: String) throws -> UserID? {
+            let row = try connection.statement("SELECT u.name FROM devices d JOIN users u ON u.id = d.user_id WHERE d.token = ?")
+            row.bind(1, token)
+            return try row.step() ? row.string(0) : nil
+        }
+
+        func sentMessage(_ id: String) throws -> [UInt8]? {
+            let row = try connection.statement("SELECT decisions FROM sent_messages WHERE message_id = ?")
+            row.bind(1, id)
+            return try row.step() ? row.bytes(0) : nil
+        }
+
+        func recordSentMessage(_ id: String, at instant: Instant, decisions: [UInt8], forgettingBefore cutoff: Instant) throws {
+            try checkWritable()
+            try connection.statement("DELETE FROM sent_messages WHERE sent_at < ?").bind(1, cutoff.milliseconds).run()
+            try connection.statement("INSERT OR REPLACE INTO sent_messages (message_id, sent_at, decisions) VALUES (?, ?, ?)")
+                .bind(1, id).bind(2, instant.milliseconds).bind(3, bytes: decisions).run()
         }
 
         func receiver(_ row: Statement, conversation: ConversationKey) throws -> StoredReceiver {
@@ -260,13 +334,13 @@ extension SQLiteStateStore {
 
         // MARK: Rows
 
-        /// Reads ``receiverColumns`` (from column 0) into a state without conversations, name cards,
-        /// bound certificate or display name.
+        /// Reads ``receiverColumns`` (from column 0) into a state without devices, conversations,
+        /// name cards, bound certificate or display name.
         func readReceiver(_ row: Statement) throws -> (UserState, configured: Bool) {
             let name = row.string(1)
             let configured = row.int(2) == 1
-            let style: DisplayStyle = row.int(14) == 1 ? .messageSummary : .simpleBanner
-            let zoneName = row.string(18)
+            let style: DisplayStyle = row.int(12) == 1 ? .messageSummary : .simpleBanner
+            let zoneName = row.string(16)
             let zone: TimeZone
             if let cached = timeZones[zoneName] {
                 zone = cached
@@ -277,29 +351,26 @@ extension SQLiteStateStore {
                 timeZones[zoneName] = made
                 zone = made
             }
-            var state = UserState(user: name, displayStyle: style, backgroundGraceSeconds: row.int64(7), timeZone: zone)
-            if let token = row.optionalString(3), let certificate = try certificate(row.optionalInt64(4), column: "users.device_certificate") {
-                state.device = Device(token: token, certificate: certificate)
-            }
-            switch row.int(5) {
+            var state = UserState(user: name, displayStyle: style, backgroundGraceSeconds: row.int64(5), timeZone: zone)
+            switch row.int(3) {
             case 1: state.presence = .online
-            case 2: state.presence = .background(since: Instant(milliseconds: row.int64(6)))
+            case 2: state.presence = .background(since: Instant(milliseconds: row.int64(4)))
             default: state.presence = .offline
             }
-            state.badge = row.int(8)
-            state.app.remindType = try Self.decodeRemind(row.optionalInt(9), column: "users.app_remind")
-            if let start = row.optionalInt(10), let end = row.optionalInt(11) {
+            state.badge = row.int(6)
+            state.app.remindType = try Self.decodeRemind(row.optionalInt(7), column: "users.app_remind")
+            if let start = row.optionalInt(8), let end = row.optionalInt(9) {
                 guard (0..<1440).contains(start), (1...1440).contains(end) else {
                     throw StoreError(.unexpectedValue, "window \(start)–\(end)", context: "users.window_start")
                 }
                 state.app.window = DoNotDisturbWindow(startMinute: start, endMinute: end)
             }
-            if let start = row.optionalInt64(12), let until = row.optionalInt64(13) {
+            if let start = row.optionalInt64(10), let until = row.optionalInt64(11) {
                 state.app.silentPeriod = SilentPeriod(start: Instant(milliseconds: start), until: Instant(milliseconds: until))
             }
-            state.language = row.optionalString(15)
-            state.oneToOneSound = row.optionalString(16)
-            state.groupSound = row.optionalString(17)
+            state.language = row.optionalString(13)
+            state.oneToOneSound = row.optionalString(14)
+            state.groupSound = row.optionalString(15)
             return (state, configured)
         }
 
