@@ -187,7 +187,8 @@ struct Send: ParsableCommand {
         discussion: """
             {"receiver":id,"push":true,"payload":{…},"deliveries":[…]} or {"receiver":id,"push":false,"reason":…}. \
             A group message goes to every member except the sender, in membership order; one-to-one to its targets in order. \
-            The pushed receivers' badge counters are committed in the same transaction.
+            The pushed receivers' badge counters are committed in the same transaction. A message id sent before \
+            (within 24 hours) prints the first send's decisions again, byte for byte, and counts nothing.
             """)
 
     @OptionGroup var store: StoreOptions
