@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: deps demo test build bench clean
+.PHONY: deps core demo test build bench clean
 
 ## deps: install the system libraries PushBridge links (json-c, sqlite3) when missing
 deps:
@@ -18,8 +18,13 @@ build: deps
 demo: build
 	@.build/debug/pushbridge decide Examples/demo.json
 
-## test: build and run every test (all fixtures run through the conformance harness)
-test: deps
+## core: the pure core alone, before any system library is installed (it needs neither json-c nor sqlite headers)
+core:
+	$(SWIFT) build --target PushBridgeCore
+
+## test: build and run every test (all fixtures run through the conformance harness). The core is built
+## first, before `deps` installs json-c: on a fresh machine that proves it needs no C library.
+test: core deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 

@@ -11,35 +11,43 @@ let package = Package(
         .library(name: "PushBridgeConformance", targets: ["PushBridgeConformance"]),
         .library(name: "PushBridgeStore", targets: ["PushBridgeStore"]),
         .library(name: "PushBridgeFacade", targets: ["PushBridgeFacade"]),
+        .library(name: "PushBridgeFacadeConformance", targets: ["PushBridgeFacadeConformance"]),
         .executable(name: "pushbridge", targets: ["pushbridge"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
+    // The module graph, lowest first. Data flows one way: dialect JSON → canonical → decision → bytes.
+    // `Tests/PushBridgeTests/ModuleGraphTests.swift` fails when an edge breaks these rules:
+    // the core needs only PushBridgeJSON (no system library); the harness knows no store, facade,
+    // server or delivery; the store knows no facade; nothing imports an executable.
     targets: [
-        // libjson-c: the strict, typed payload comparison.
+        // libjson-c: the strict, typed payload comparison (the conformance harness only).
         .systemLibrary(name: "CJSONC", pkgConfig: "json-c", providers: [.apt(["libjson-c-dev"])]),
         // libsqlite3: the facade's persistent state.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        // Strict JSON: parsing with JSON pointers in errors, deterministic writing, typed comparison.
-        .target(name: "PushBridgeJSON", dependencies: ["CJSONC"]),
+        // Strict JSON: parsing with JSON pointers in errors, deterministic writing. Links no system library.
+        .target(name: "PushBridgeJSON"),
         // The pure core: canonical state, message, decision and rendering. No I/O, no dialect knowledge.
         .target(name: "PushBridgeCore", dependencies: ["PushBridgeJSON"]),
         // One adapter per vendor dialect, and the scenario engine that drives them.
         .target(name: "PushBridgeDialects", dependencies: ["PushBridgeCore", "PushBridgeJSON"]),
-        // The conformance harness as a library: fixtures, running, strict comparison, reports.
-        .target(
-            name: "PushBridgeConformance",
-            dependencies: ["PushBridgeFacade", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"]),
+        // The conformance harness as a library: fixtures, running, strict comparison (json-c), reports.
+        // It knows implementations only through the `DecisionProvider` protocol.
+        .target(name: "PushBridgeConformance", dependencies: ["CJSONC", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"]),
         // Canonical push state behind a protocol: SQLite (WAL, migrations) and its in-memory twin.
         .target(name: "PushBridgeStore", dependencies: ["CSQLite", "PushBridgeCore", "PushBridgeJSON"]),
         // The multi-vendor facade: apply dialect calls, set group members, send → one decision per receiver.
         .target(name: "PushBridgeFacade", dependencies: ["PushBridgeStore", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"]),
+        // The facade as a conformance implementation (`conform --via-store`): the one place that knows both.
+        .target(
+            name: "PushBridgeFacadeConformance",
+            dependencies: ["PushBridgeFacade", "PushBridgeConformance", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"]),
         .executableTarget(
             name: "pushbridge",
             dependencies: [
-                "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
+                "PushBridgeCore", "PushBridgeJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // `make bench`: release-build throughput against baselines measured in the same run.
@@ -51,8 +59,8 @@ let package = Package(
         .testTarget(
             name: "PushBridgeTests",
             dependencies: [
-                "CSQLite", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON",
-                "pushbridge",
+                "CSQLite", "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
+                "PushBridgeCore", "PushBridgeJSON", "pushbridge",
             ]
         ),
     ]

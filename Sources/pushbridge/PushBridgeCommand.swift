@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PushBridgeConformance
+import PushBridgeFacadeConformance
 import PushBridgeCore
 import PushBridgeDialects
 import PushBridgeJSON

@@ -6,11 +6,12 @@ import Testing
 @Suite("Example package")
 struct ExamplePackageTests {
     @Test func theExamplePackageBuildsAndItsConformanceTestsPass() throws {
+        let scratch = Repository.root.appendingPathComponent(".build/examples")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             "swift", "test", "--package-path", Repository.root.appendingPathComponent("Examples/ConformanceExample").path,
-            "--scratch-path", Repository.root.appendingPathComponent(".build/examples").path,
+            "--scratch-path", scratch.path,
         ]
         let output = Pipe()
         process.standardOutput = output
@@ -24,5 +25,11 @@ struct ExamplePackageTests {
         #expect(text.contains("Executed 1 test, with 0 failures"), "XCTest ran: \(tail)")
         #expect(text.contains("✔ Test toyServerConformsToPushBridge() passed"), "\(tail)")
         #expect(text.contains("✔ Test aBadgeBugIsCaught() passed"), "\(tail)")
+        // The conformance library links no store, facade or SQLite into the example's test binary (issue 20).
+        let binary = scratch.appendingPathComponent("debug/ConformanceExamplePackageTests.xctest")
+        let contents = try Data(contentsOf: binary)
+        #expect(contents.range(of: Data("libsqlite3".utf8)) == nil, "the example's test binary links SQLite")
+        #expect(contents.range(of: Data("SQLiteStateStore".utf8)) == nil, "the store is linked into the example")
+        #expect(contents.range(of: Data("libjson-c".utf8)) != nil, "the strict comparison (json-c) is expected in the harness")
     }
 }

@@ -1,4 +1,5 @@
 import PushBridgeConformance
+import PushBridgeFacadeConformance
 import PushBridgeCore
 import PushBridgeDialects
 import PushBridgeFacade

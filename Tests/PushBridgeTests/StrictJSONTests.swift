@@ -1,3 +1,4 @@
+import PushBridgeConformance
 import PushBridgeJSON
 import Testing
 

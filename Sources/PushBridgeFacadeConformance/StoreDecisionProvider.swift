@@ -1,3 +1,4 @@
+import PushBridgeConformance
 import PushBridgeCore
 import PushBridgeDialects
 import PushBridgeFacade

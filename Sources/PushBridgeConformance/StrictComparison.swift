@@ -1,4 +1,5 @@
 import CJSONC
+import PushBridgeJSON
 
 /// One difference between an expected and an actual JSON document.
 public struct JSONDifference: Hashable, Sendable, CustomStringConvertible {

@@ -1,0 +1,100 @@
+import Foundation
+import PushBridgeJSON
+import Testing
+
+/// The module boundaries (issue 20), read from `Package.swift` itself through `swift package
+/// dump-package`: a forbidden edge fails here, naming the edge.
+@Suite("Module graph")
+struct ModuleGraphTests {
+    /// A target's name, kind and direct dependencies on other targets of this package.
+    struct Target {
+        var name: String
+        var type: String
+        var dependencies: [String]
+    }
+
+    /// The package's targets as SwiftPM reads them.
+    static let targets: Result<[String: Target], any Error> = Result {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("pushbridge-dump-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        // A scratch path of its own: the running `swift test` holds the lock on .build.
+        process.arguments = ["swift", "package", "--package-path", Repository.root.path, "--scratch-path", scratch, "dump-package"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw ModuleGraphError(message: "swift package dump-package exited \(process.terminationStatus)") }
+        let root = try JSONParser.parse([UInt8](data))
+        var out: [String: Target] = [:]
+        for value in root["targets"]?.arrayValue ?? [] {
+            guard let name = value["name"]?.stringValue, let type = value["type"]?.stringValue else { continue }
+            let dependencies = (value["dependencies"]?.arrayValue ?? []).compactMap { dependency -> String? in
+                // {"byName": ["X", null]} or {"target": ["X", null]}; products of other packages are not edges here.
+                (dependency["byName"] ?? dependency["target"])?.arrayValue?.first?.stringValue
+            }
+            out[name] = Target(name: name, type: type, dependencies: dependencies)
+        }
+        return out
+    }
+
+    struct ModuleGraphError: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
+
+    /// Everything a target reaches through its dependencies, not counting itself.
+    static func closure(of name: String, in targets: [String: Target]) -> Set<String> {
+        var seen = Set<String>()
+        var stack = targets[name]?.dependencies ?? []
+        while let next = stack.popLast() {
+            guard seen.insert(next).inserted else { continue }
+            stack += targets[next]?.dependencies ?? []
+        }
+        return seen
+    }
+
+    /// The rules, as (target, what it must not reach, why). Targets not yet in the package (the
+    /// service, delivery, mock APNs and PostgreSQL store of issues 14, 16 and 19) are named too,
+    /// so the rule holds the day they appear.
+    static let forbidden: [(from: String, to: Set<String>, why: String)] = [
+        ("PushBridgeJSON", ["CJSONC", "CSQLite"], "the JSON module links no system library"),
+        ("PushBridgeConformance", ["PushBridgeStore", "PushBridgeFacade", "PushBridgeServer", "PushBridgeDelivery", "PushBridgePostgres", "CSQLite"],
+            "the harness knows implementations only through DecisionProvider"),
+        ("PushBridgeStore", ["PushBridgeFacade", "PushBridgeConformance", "PushBridgeServer", "PushBridgeDelivery"], "storage sits below the facade"),
+        ("PushBridgeDialects", ["PushBridgeStore", "PushBridgeFacade", "PushBridgeConformance", "CJSONC", "CSQLite"], "the dialects are pure"),
+        ("PushBridgeFacade", ["PushBridgeConformance", "CJSONC", "PushBridgeServer", "PushBridgeDelivery"], "the facade knows no harness and no transport"),
+    ]
+
+    @Test func theCoreNeedsOnlyTheJSONModule() throws {
+        let targets = try Self.targets.get()
+        #expect(targets["PushBridgeCore"]?.dependencies == ["PushBridgeJSON"])
+        let reached = Self.closure(of: "PushBridgeCore", in: targets)
+        #expect(reached == ["PushBridgeJSON"], "PushBridgeCore reaches \(reached.sorted())")
+        #expect(reached.allSatisfy { targets[$0]?.type != "system" }, "the core must build without json-c or sqlite headers")
+    }
+
+    @Test func noForbiddenEdge() throws {
+        let targets = try Self.targets.get()
+        #expect(targets.count >= 10, "dump-package gave \(targets.count) targets")
+        for rule in Self.forbidden where targets[rule.from] != nil {
+            let bad = Self.closure(of: rule.from, in: targets).intersection(rule.to)
+            #expect(bad.isEmpty, "\(rule.from) → \(bad.sorted()): \(rule.why)")
+        }
+        let executables = Set(targets.values.filter { $0.type == "executable" }.map(\.name))
+        for target in targets.values where target.type != "test" {
+            let bad = Set(target.dependencies).intersection(executables)
+            #expect(bad.isEmpty, "\(target.name) depends on the executable \(bad.sorted())")
+        }
+    }
+
+    @Test func theRulesCatchABadEdge() throws {
+        var targets = try Self.targets.get()
+        targets["PushBridgeConformance"]?.dependencies.append("PushBridgeFacade")
+        let bad = Self.closure(of: "PushBridgeConformance", in: targets).intersection(Self.forbidden[1].to)
+        #expect(bad == ["PushBridgeFacade", "PushBridgeStore", "CSQLite"])
+    }
+}
