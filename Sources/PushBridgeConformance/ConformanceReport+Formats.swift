@@ -1,3 +1,4 @@
+import Foundation
 import PushBridgeJSON
 
 extension FixtureFailure {
@@ -72,60 +73,42 @@ extension ConformanceReport {
             ]))
     }
 
-    /// One JUnit test case: a fixture rendered with one profile (or an equivalence fixture's
-    /// canonical-state check).
+    /// One JUnit test case: one fixture, as one line of the human report.
     struct TestCase {
         var suite: String
         var name: String
         var path: String
+        var seconds: Double
         /// `failure` or `error` with its message and body; `nil` when it passed.
         var outcome: (element: String, type: String, message: String, body: String)?
     }
 
-    /// The JUnit test cases: one per fixture and profile; an equivalence fixture adds one for its
-    /// canonical state; a fixture that is bad input is one `error` case.
+    /// The JUnit test cases: one per fixture, so the counts equal the human report's (an
+    /// equivalence fixture is one case whatever its variants and profiles; its body names each
+    /// variant and profile that failed). A fixture that is bad input is an `error`, any other
+    /// failure a `failure`: failures + errors = the report's failed count.
     var testCases: [TestCase] {
-        var cases: [TestCase] = []
-        for r in results {
+        results.map { r in
             let slash = r.path.lastIndex(of: "/")
             let suite = slash.map { String(r.path[..<$0]) } ?? "."
-            let file = slash.map { String(r.path[r.path.index(after: $0)...]) } ?? r.path
-            func outcome(_ f: FixtureFailure) -> (String, String, String, String) {
-                let message = f.description.split(separator: "\n").first.map(String.init) ?? f.kind
+            var name = slash.map { String(r.path[r.path.index(after: $0)...]) } ?? r.path
+            if !r.profiles.isEmpty { name += " [" + r.profiles.joined(separator: ", ") + "]" }
+            let outcome = r.failure.map { f -> (String, String, String, String) in
+                let message: String
+                if case .variants(let failures) = f, let first = failures.first {
+                    message = first.label + (failures.count > 1 ? " (and \(failures.count - 1) more)" : "")
+                } else {
+                    message = f.description.split(separator: "\n").first.map(String.init) ?? f.kind
+                }
                 if case .badFixture = f { return ("error", f.kind, message, f.description) }
                 return ("failure", f.kind, message, f.description)
             }
-            var isBad = false
-            if case .badFixture? = r.failure { isBad = true }
-            if isBad || r.profiles.isEmpty {
-                cases.append(TestCase(suite: suite, name: file, path: r.path, outcome: r.failure.map(outcome)))
-                continue
-            }
-            switch r.failure {
-            case .variants(let failures)?:
-                for profile in r.profiles {
-                    let mine = failures.filter { $0.profile == profile }
-                    let body = mine.map(\.description).joined(separator: "\n")
-                    cases.append(TestCase(suite: suite, name: "\(file) [\(profile)]", path: r.path,
-                        outcome: mine.isEmpty ? nil : ("failure", "variants", mine[0].label, body)))
-                }
-                let canonical = failures.filter { $0.profile == nil }
-                cases.append(TestCase(suite: suite, name: "\(file) [canonical state]", path: r.path,
-                    outcome: canonical.isEmpty ? nil : ("failure", "canonical-state", canonical[0].label, canonical.map(\.description).joined(separator: "\n"))))
-            default:
-                for profile in r.profiles {
-                    cases.append(TestCase(suite: suite, name: "\(file) [\(profile)]", path: r.path, outcome: r.failure.map(outcome)))
-                }
-                if r.isEquivalence {
-                    cases.append(TestCase(suite: suite, name: "\(file) [canonical state]", path: r.path, outcome: nil))
-                }
-            }
+            return TestCase(suite: suite, name: name, path: r.path, seconds: r.seconds, outcome: outcome)
         }
-        return cases
     }
 
     /// The report as JUnit XML (`--junit FILE`): one `testsuite` per folder, one `testcase` per
-    /// fixture and profile, failure messages carrying the strict diff.
+    /// fixture with its time in seconds, failure messages carrying the strict diff.
     public var junitXML: String {
         let cases = testCases
         var suites: [(String, [TestCase])] = []
@@ -133,12 +116,15 @@ extension ConformanceReport {
             if let i = suites.firstIndex(where: { $0.0 == c.suite }) { suites[i].1.append(c) } else { suites.append((c.suite, [c])) }
         }
         func count(_ list: [TestCase], _ element: String) -> Int { list.filter { $0.outcome?.element == element }.count }
+        func time(_ seconds: Double) -> String { String(format: "%.3f", seconds) }
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        xml += "<testsuites name=\"pushbridge conform\" tests=\"\(cases.count)\" failures=\"\(count(cases, "failure"))\" errors=\"\(count(cases, "error"))\">\n"
+        xml += "<testsuites name=\"pushbridge conform\" tests=\"\(cases.count)\" failures=\"\(count(cases, "failure"))\" errors=\"\(count(cases, "error"))\""
+            + " time=\"\(time(cases.reduce(0) { $0 + $1.seconds }))\">\n"
         for (name, list) in suites {
-            xml += "  <testsuite name=\"\(Self.escape(name))\" tests=\"\(list.count)\" failures=\"\(count(list, "failure"))\" errors=\"\(count(list, "error"))\">\n"
+            xml += "  <testsuite name=\"\(Self.escape(name))\" tests=\"\(list.count)\" failures=\"\(count(list, "failure"))\" errors=\"\(count(list, "error"))\""
+                + " time=\"\(time(list.reduce(0) { $0 + $1.seconds }))\">\n"
             for c in list {
-                let head = "    <testcase classname=\"\(Self.escape(c.suite))\" name=\"\(Self.escape(c.name))\" file=\"\(Self.escape(c.path))\""
+                let head = "    <testcase classname=\"\(Self.escape(c.suite))\" name=\"\(Self.escape(c.name))\" file=\"\(Self.escape(c.path))\" time=\"\(time(c.seconds))\""
                 guard let o = c.outcome else {
                     xml += head + "/>\n"
                     continue

@@ -13,6 +13,28 @@ public enum FixtureFailure: Hashable, Sendable, CustomStringConvertible {
     /// Equivalence fixture: the variants and profiles that failed, and any canonical difference.
     case variants([VariantFailure])
 
+    /// The reasons of this failure for the grouped summary: one per difference, by pointer and
+    /// JSON types (not values), so that the same mistake in many fixtures groups into one line.
+    public var reasons: Set<String> {
+        switch self {
+        case .mismatch(let differences):
+            return Set(differences.map { d in
+                let expected = d.expected?.type ?? "nothing"
+                let got = d.got?.type ?? "nothing"
+                // Types, not values, group the same mistake; a boolean has only two values, so they are shown.
+                if expected == got, expected == "boolean", let e = d.expected?.text, let g = d.got?.text { return "\(d.pointer) expected \(e), got \(g)" }
+                return "\(d.pointer) " + (expected == got ? "a different \(expected)" : "expected \(expected), got \(got)")
+            })
+        case .noExpectation: return ["no \"expect\""]
+        case .badFixture(let error): return ["bad fixture: \(error.code)"]
+        case .implementation(let reason): return [reason]
+        case .variants(let failures):
+            return failures.reduce(into: Set<String>()) { out, v in
+                if let failure = v.failure { out.formUnion(failure.reasons) } else { out.insert("canonical state differs between variants") }
+            }
+        }
+    }
+
     public var description: String {
         switch self {
         case .mismatch(let differences): return differences.map(\.description).joined(separator: "\n")
@@ -71,6 +93,8 @@ public struct FixtureResult: Hashable, Sendable {
     public let profiles: [String]
     /// Whether this is an equivalence fixture (which also compares canonical state).
     public let isEquivalence: Bool
+    /// How long the fixture took to run, in seconds (every variant and profile of it).
+    public var seconds: Double = 0
 
     public init(path: String, name: String?, failure: FixtureFailure?, dialects: [String] = [], profiles: [String] = [], isEquivalence: Bool = false) {
         self.path = path
@@ -100,17 +124,41 @@ public struct ConformanceReport: Hashable, Sendable {
     /// The closing line: `N passed, N failed`.
     public var summaryLine: String { "\(passedCount) passed, \(failedCount) failed" }
 
-    /// The human report: one line per fixture, the strict diff under each failure, the closing line.
-    public var humanText: String {
+    /// Failures grouped by JSON pointer and reason, most fixtures first: `(177, "/payload/aps/badge
+    /// expected integer, got string")`. A fixture counts once per reason.
+    public var failureGroups: [(fixtures: Int, reason: String)] {
+        var counts: [String: Int] = [:]
+        for result in results { for reason in result.failure?.reasons ?? [] { counts[reason, default: 0] += 1 } }
+        return counts.map { ($0.value, $0.key) }.sorted { $0.fixtures != $1.fixtures ? $0.fixtures > $1.fixtures : $0.reason < $1.reason }
+    }
+
+    /// The human report without colours (see ``humanText(colored:)``).
+    public var humanText: String { humanText(colored: false) }
+
+    /// The human report: one line per fixture, the strict diff under each failure, the failures
+    /// grouped by pointer and reason, then the closing line `N passed, N failed`.
+    /// - Parameter colored: PASS in green and FAIL in red (ANSI), for a terminal.
+    public func humanText(colored: Bool) -> String {
+        let (pass, fail) = colored ? ("\u{1B}[32mPASS\u{1B}[0m  ", "\u{1B}[31mFAIL\u{1B}[0m  ") : ("PASS  ", "FAIL  ")
         var lines: [String] = []
         for result in results {
             var label = result.name.map { "  \($0)" } ?? ""
             if result.isEquivalence { label += " (\(result.dialects.count) variants × \(result.profiles.count) profiles)" }
-            lines.append((result.passed ? "PASS  " : "FAIL  ") + result.path + label)
+            lines.append((result.passed ? pass : fail) + result.path + label)
             if let failure = result.failure {
                 for line in failure.description.split(separator: "\n", omittingEmptySubsequences: false) {
                     lines.append("      " + line)
                 }
+            }
+        }
+        let groups = failureGroups
+        if !groups.isEmpty {
+            lines.append("")
+            lines.append("Failures by pointer and reason:")
+            let width = String(groups[0].fixtures).count
+            for group in groups {
+                let count = String(group.fixtures)
+                lines.append("  " + String(repeating: " ", count: width - count.count) + count + (group.fixtures == 1 ? " fixture:  " : " fixtures: ") + group.reason)
             }
         }
         lines.append(summaryLine)

@@ -1,6 +1,8 @@
+import Foundation
 import PushBridgeCore
 import PushBridgeDialects
 import PushBridgeJSON
+import Synchronization
 
 /// What is being tested: anything that turns a fixture into a decision.
 public protocol DecisionProvider: Sendable {
@@ -47,16 +49,46 @@ public struct ConformanceRunner: Sendable {
     /// - Parameters:
     ///   - paths: fixture files and folders (searched recursively for `*.json`).
     ///   - selection: the slice to run (everything by default).
-    ///   - progress: called before each fixture with its index, the number of files and the path.
+    ///   - jobs: how many fixtures run at once (at least 1); the report keeps file order whatever it is.
+    ///   - progress: called as fixtures finish, with how many are done, the number of files and the
+    ///     path (one call at a time).
     /// - Throws: ``InputError`` when a path does not exist.
-    public func run(paths: [String], selection: FixtureSelection = .all, progress: ((Int, Int, String) -> Void)? = nil) throws -> ConformanceReport {
+    public func run(
+        paths: [String], selection: FixtureSelection = .all, jobs: Int = 1, progress: (@Sendable (Int, Int, String) -> Void)? = nil
+    ) throws -> ConformanceReport {
         let files = try FixtureDiscovery.files(in: paths)
-        var results: [FixtureResult] = []
-        for (index, file) in files.enumerated() {
-            progress?(index, files.count, file)
-            if let result = run(file: file, selection: selection) { results.append(result) }
+        let slots = Mutex((results: [FixtureResult?](repeating: nil, count: files.count), done: 0))
+        let work: @Sendable (Int) -> Void = { index in
+            let result = self.timedRun(file: files[index], selection: selection)
+            slots.withLock { state in
+                state.results[index] = result
+                state.done += 1
+                progress?(state.done, files.count, files[index])
+            }
         }
-        return ConformanceReport(results: results)
+        if jobs <= 1 || files.count < 2 {
+            for index in files.indices { work(index) }
+        } else {
+            // A shared counter hands out files to `jobs` workers; each result lands in its own slot.
+            let next = Atomic<Int>(0)
+            DispatchQueue.concurrentPerform(iterations: min(jobs, files.count)) { _ in
+                while true {
+                    let index = next.add(1, ordering: .relaxed).oldValue
+                    guard index < files.count else { return }
+                    work(index)
+                }
+            }
+        }
+        return ConformanceReport(results: slots.withLock { $0.results.compactMap { $0 } })
+    }
+
+    /// ``run(file:selection:)`` with its wall-clock duration recorded on the result.
+    func timedRun(file: String, selection: FixtureSelection) -> FixtureResult? {
+        let start = ContinuousClock.now
+        guard var result = run(file: file, selection: selection) else { return nil }
+        let elapsed = ContinuousClock.now - start
+        result.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return result
     }
 
     /// Runs one fixture file: a scenario, or an equivalence fixture (one with `variants`).

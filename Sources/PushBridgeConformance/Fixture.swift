@@ -6,14 +6,11 @@ public struct Fixture: Sendable {
     public let path: String
     public let document: JSONValue
     public let scenario: Scenario
-    /// Whether ``path`` is a file holding exactly ``document``.
-    public let isFile: Bool
 
     /// Loads and validates a fixture file.
     /// - Throws: ``InputError`` naming the file, the JSON pointer and what was expected.
     public init(path: String) throws {
         self.path = path
-        self.isFile = true
         let bytes = try FixtureDiscovery.read(path)
         do {
             document = try JSONParser.parse(bytes)
@@ -27,12 +24,9 @@ public struct Fixture: Sendable {
     /// - Parameters:
     ///   - path: the file name to report.
     ///   - document: the scenario document.
-    ///   - isFile: whether `path` holds exactly this document (an implementation run with
-    ///     `--against` then reads the file itself).
-    public init(path: String, document: JSONValue, isFile: Bool = false) throws {
+    public init(path: String, document: JSONValue) throws {
         self.path = path
         self.document = document
-        self.isFile = isFile
         do {
             scenario = try Scenario(document)
         } catch let error as InputError {

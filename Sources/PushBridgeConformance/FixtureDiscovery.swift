@@ -29,9 +29,13 @@ public enum FixtureDiscovery {
     }
 
     /// Reads a file's bytes.
+    /// - Throws: ``InputError`` saying "no such file", "a directory" or "a file that cannot be read".
     public static func read(_ path: String) throws -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw InputError(.unreadableFile, at: .root, expected: "a readable file", found: "no readable file", file: path)
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+        guard exists, !isDirectory.boolValue, let data = FileManager.default.contents(atPath: path) else {
+            let found = !exists ? "no such file" : isDirectory.boolValue ? "a directory" : "a file that cannot be read"
+            throw InputError(.unreadableFile, at: .root, expected: "a readable file", found: found, file: path)
         }
         return [UInt8](data)
     }

@@ -51,7 +51,7 @@ public enum LoadedFixture: Sendable {
         }
         self = EquivalenceFixture.isEquivalence(document)
             ? .equivalence(try EquivalenceFixture(path: file, document: document))
-            : .scenario(try Fixture(path: file, document: document, isFile: true))
+            : .scenario(try Fixture(path: file, document: document))
     }
 }
 

@@ -247,6 +247,24 @@ public struct PushFacade: Sendable {
     public func send(
         _ message: JSONValue, dialect: String, now: Instant, profile: Profile? = nil, sender: UserID? = nil, pointer: JSONPointer = .root
     ) throws -> [ReceiverDecision] {
+        try sendMessage(message, dialect: dialect, now: now, profile: profile, sender: sender, pointer: pointer).decisions
+    }
+
+    /// What a send did: the message id, the decisions, and whether it was a repeat.
+    public struct SendOutcome: Hashable, Sendable {
+        /// The message id (empty when the message has none).
+        public var messageID: String
+        /// One decision per receiver, in audience order.
+        public var decisions: [ReceiverDecision]
+        /// The id was sent before (within the repeat window): these are the first send's decisions,
+        /// and nothing was counted again.
+        public var isRepeat: Bool
+    }
+
+    /// ``send(_:dialect:now:profile:sender:pointer:)``, also saying whether the message was a repeat.
+    public func sendMessage(
+        _ message: JSONValue, dialect: String, now: Instant, profile: Profile? = nil, sender: UserID? = nil, pointer: JSONPointer = .root
+    ) throws -> SendOutcome {
         let adapter = try adapter(dialect)
         let address = try adapter.address(of: message, at: pointer)
         guard let from = sender ?? address.sender else {
@@ -264,7 +282,7 @@ public struct PushFacade: Sendable {
         return try store.write { transaction in
             let remembered = !canonical.id.isEmpty
             if remembered, let record = try transaction.sentMessage(canonical.id) {
-                return try SentMessageRecord.decode(record, messageID: canonical.id)
+                return SendOutcome(messageID: canonical.id, decisions: try SentMessageRecord.decode(record, messageID: canonical.id), isRepeat: true)
             }
             let decider = PushDecider(app: try transaction.app())
             let senderState = try transaction.user(from)?.state
@@ -285,7 +303,7 @@ public struct PushFacade: Sendable {
                 try transaction.recordSentMessage(
                     canonical.id, at: now, decisions: SentMessageRecord.encode(decisions), forgettingBefore: now.adding(seconds: -repeatWindowSeconds))
             }
-            return decisions
+            return SendOutcome(messageID: canonical.id, decisions: decisions, isRepeat: false)
         }
     }
 

@@ -5,6 +5,7 @@ import PushBridgeFacadeConformance
 import PushBridgeCore
 import PushBridgeDialects
 import PushBridgeJSON
+import Synchronization
 
 @main
 struct PushBridgeCommand: ParsableCommand {
@@ -13,9 +14,11 @@ struct PushBridgeCommand: ParsableCommand {
         abstract: "Decide, render and conformance-test iOS offline pushes across chat vendors' dialects.",
         discussion: """
             Dialects: easemob-legacy, agora-silent, tencent-tim (each also a profile: an output shape).
-            Exit status: 0 success, 1 a conformance failure, 2 bad input (one line on stderr naming the \
-            file, the JSON pointer and what was expected), 3 `translate --strict` lost something.
+            Exit status: 0 success; 1 a conformance failure; 2 bad input or a usage error (one line on stderr \
+            naming the file or option, the JSON pointer and what was expected); 3 `translate --strict` lost \
+            something; 4 a store failure.
             """,
+        version: PushBridgeVersion.current,
         subcommands: [Decide.self, Conform.self, Translate.self, Mappings.self, App.self, Apply.self, Members.self, Send.self, User.self, DeviceCommand.self]
     )
 
@@ -34,8 +37,28 @@ struct PushBridgeCommand: ParsableCommand {
             }
             try command.run()
         } catch {
+            // Usage errors (ArgumentParser's 64) are bad input too: one exit-code table, 0–4.
+            if exitCode(for: error) == .validationFailure {
+                printError(fullMessage(for: error))
+                exit(withError: ExitCode(2))
+            }
             exit(withError: error)
         }
+    }
+}
+
+/// Checks a dialect named by an option; an unknown one → one line on stderr (with the likeliest
+/// dialect) and exit 2. The same wording whichever option names it.
+/// - Parameters:
+///   - id: the dialect id given.
+///   - option: the option that named it (`--dialect`, `--to`, `--from`).
+///   - registry: the known dialects.
+func dialectOption(_ id: String, option: String = "--dialect", in registry: DialectRegistry = .standard) throws {
+    do {
+        _ = try registry.adapter(id, at: .root)
+    } catch let error as InputError {
+        printError("pushbridge: \(option): expected \(error.expected), found \(error.found ?? "\"\(id)\"") [\(error.code)]")
+        throw ExitCode(2)
     }
 }
 
@@ -44,14 +67,21 @@ func printError(_ line: String) {
     FileHandle.standardError.write(Data((line + "\n").utf8))
 }
 
-/// The profile a `--profile` option names; an unknown one → one line on stderr and exit 2.
+/// The profile a `--profile` option names; an unknown one → one line on stderr (with the likeliest
+/// profile) and exit 2.
 func profileOption(_ id: String?, in registry: DialectRegistry) throws -> Profile? {
     guard let id else { return nil }
-    guard let profile = registry.profile(id) else {
-        printError("pushbridge: --profile: expected a profile: one of \(registry.profiles.map(\.id).joined(separator: ", ")), found \"\(id)\" [unknown-reference]")
+    do {
+        return try registry.profile(id, at: .root)
+    } catch let error as InputError {
+        printError("pushbridge: --profile: expected \(error.expected), found \(error.found ?? "\"\(id)\"") [\(error.code)]")
         throw ExitCode(2)
     }
-    return profile
+}
+
+/// Whether standard output gets colours: a terminal, and `NO_COLOR` unset or empty (no-color.org).
+var colorsOnStandardOutput: Bool {
+    isatty(STDOUT_FILENO) == 1 && (ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
 }
 
 /// Runs a body that may reject bad input; bad input → one line on stderr and exit 2.
@@ -78,6 +108,9 @@ struct Decide: ParsableCommand {
     @Option(help: "Render with this profile instead of the scenario's: easemob-legacy, agora-silent or tencent-tim.")
     var profile: String?
 
+    @Flag(help: "Indent the JSON for reading (the keys and values stay exactly as decided).")
+    var pretty = false
+
     func run() throws {
         let engine = ScenarioEngine()
         let decision = try rejectingBadInput(file: file) { () throws -> PushDecision in
@@ -85,7 +118,7 @@ struct Decide: ParsableCommand {
             let chosen = try profile.map { try engine.registry.profile($0, at: JSONPointer.root / "profile") }
             return try engine.decide(fixture.scenario, profile: chosen)
         }
-        print(decision.jsonText)
+        print(pretty ? JSONWriter.prettyText(try JSONParser.parse(decision.json)) : decision.jsonText)
     }
 }
 
@@ -113,8 +146,11 @@ struct Conform: ParsableCommand {
     @Option(help: "Seconds per fixture for --against.")
     var timeout: Double = 10
 
-    @Option(help: "Also write a JUnit XML report to this file (one testcase per fixture and profile).")
+    @Option(help: "Also write a JUnit XML report to this file (one testcase per fixture, with its time).")
     var junit: String?
+
+    @Option(help: "How many fixtures run at once (default: the number of cores). The report keeps file order.")
+    var jobs: Int?
 
     @Option(help: "The report on standard output: human or json.")
     var format: ReportFormat = .human
@@ -142,24 +178,30 @@ struct Conform: ParsableCommand {
         if viaStore && (against != nil || record) { throw ValidationError("--via-store tests the built-in store path; it goes with neither --against nor --record") }
         if record && against != nil { throw ValidationError("--record writes the built-in engine's decisions; it cannot be used with --against") }
         if timeout <= 0 { throw ValidationError("--timeout must be a positive number of seconds") }
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
     }
 
     func run() throws {
         let registry = DialectRegistry.standard
-        if let dialect, registry.adapter(dialect) == nil {
-            printError("pushbridge: --dialect: expected a dialect: one of \(registry.ids.joined(separator: ", ")), found \"\(dialect)\" [unknown-reference]")
-            throw ExitCode(2)
-        }
+        if let dialect { try dialectOption(dialect, in: registry) }
         _ = try profileOption(profile, in: registry)
         let selection = FixtureSelection(pattern: filter, dialect: dialect, profile: profile)
         if record { return try recordFixtures(selection) }
 
-        let runner = ConformanceRunner(provider: try provider())
+        let provider = try provider()
+        try check(provider)
+        let runner = ConformanceRunner(provider: provider)
         let progress = ProgressLine()
-        let report = try rejectingBadInput(file: nil) { try runner.run(paths: paths, selection: selection, progress: progress.show) }
+        let report = try rejectingBadInput(file: nil) {
+            try runner.run(paths: paths, selection: selection, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount, progress: progress.show)
+        }
         progress.clear()
+        if report.results.isEmpty {
+            printError("pushbridge: no fixtures selected: \(selectionText) [no-fixtures]")
+            throw ExitCode(2)
+        }
         switch format {
-        case .human: print(report.humanText)
+        case .human: print(report.humanText(colored: colorsOnStandardOutput))
         case .json: print(JSONWriter.prettyText(report.json))
         }
         if let junit {
@@ -170,6 +212,26 @@ struct Conform: ParsableCommand {
         }
         if report.hasBadFixtures { throw ExitCode(2) }
         if report.failedCount > 0 { throw ExitCode(1) }
+    }
+
+    /// The paths and filters, for a run that selected nothing.
+    var selectionText: String {
+        var text = "no *.json fixture under " + paths.map { "\"\($0)\"" }.joined(separator: ", ")
+        let filters = [("--filter", filter), ("--dialect", dialect), ("--profile", profile)].compactMap { name, value in value.map { "\(name) \($0)" } }
+        if !filters.isEmpty { text += " matches " + filters.joined(separator: ", ") }
+        return text
+    }
+
+    /// Stops before the run when the implementation under test cannot be reached at all: a command
+    /// that is not found or not executable, a URL nothing listens on.
+    func check(_ provider: any DecisionProvider) throws {
+        do {
+            if let command = provider as? CommandDecisionProvider { try command.checkRunnable() }
+            if let http = provider as? HTTPDecisionProvider { try http.checkReachable() }
+        } catch let failure as ImplementationFailure {
+            printError("pushbridge: --against: \(failure.reason) [unreachable]")
+            throw ExitCode(2)
+        }
     }
 
     func provider() throws -> any DecisionProvider {
@@ -212,19 +274,19 @@ struct Conform: ParsableCommand {
     }
 }
 
-/// The `[i/n] path` line on a terminal while more than 50 fixtures run; nothing otherwise.
-final class ProgressLine {
+/// The `[done/n] path` line on a terminal while more than 50 fixtures run; nothing otherwise.
+final class ProgressLine: Sendable {
     let enabled = isatty(STDERR_FILENO) == 1
-    var shown = false
+    let shown = Mutex(false)
 
-    func show(_ index: Int, _ total: Int, _ path: String) {
+    @Sendable func show(_ done: Int, _ total: Int, _ path: String) {
         guard enabled, total > 50 else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K[\(index + 1)/\(total)] \(path)".utf8))
-        shown = true
+        FileHandle.standardError.write(Data("\r\u{1B}[K[\(done)/\(total)] \(path)".utf8))
+        shown.withLock { $0 = true }
     }
 
     func clear() {
-        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if shown.withLock({ $0 }) { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 }
 
@@ -238,27 +300,91 @@ struct Translate: ParsableCommand {
             With --strict, exit 3 when anything is lost (the scenario is still printed).
             """)
 
-    @Argument(help: "A scenario file.")
-    var file: String
+    @Argument(help: "A scenario file, or several files and folders (searched recursively for *.json) with --output.")
+    var paths: [String]
 
     @Option(help: "The target dialect: easemob-legacy, agora-silent or tencent-tim.")
     var to: String
+
+    @Option(help: "For several files or a folder: the folder each translation is written to, under its relative path.")
+    var output: String?
 
     @Flag(help: "Exit 3 when anything is lost.")
     var strict = false
 
     func run() throws {
         let registry = DialectRegistry.standard
-        guard registry.adapter(to) != nil else {
-            printError("pushbridge: --to: expected a dialect: one of \(registry.ids.joined(separator: ", ")), found \"\(to)\" [unknown-reference]")
+        try dialectOption(to, option: "--to", in: registry)
+        let files = try rejectingBadInput(file: nil) { try FixtureDiscovery.files(in: paths).map { ($0, Self.relative($0, in: paths)) } }
+        if output == nil, paths.count == 1, files.count == 1, files[0].0 == paths[0] {
+            let translation = try rejectingBadInput(file: paths[0]) {
+                try ScenarioTranslator().translate(try Fixture(path: paths[0]).scenario, to: to)
+            }
+            print(JSONWriter.prettyText(translation.document))
+            for loss in translation.losses { printError("lost: " + loss.description) }
+            if strict && !translation.isLossless { throw ExitCode(3) }
+            return
+        }
+        guard let output else {
+            printError("pushbridge: --output: expected the folder to write translations to, for \(files.count) files [missing-key]")
             throw ExitCode(2)
         }
-        let translation = try rejectingBadInput(file: file) {
-            try ScenarioTranslator().translate(try Fixture(path: file).scenario, to: to)
+        if files.isEmpty {
+            printError("pushbridge: no scenarios to translate: no *.json file under " + paths.map { "\"\($0)\"" }.joined(separator: ", ") + " [no-fixtures]")
+            throw ExitCode(2)
         }
-        print(JSONWriter.prettyText(translation.document))
-        for loss in translation.losses { printError("lost: " + loss.description) }
-        if strict && !translation.isLossless { throw ExitCode(3) }
+        var lossless = 0, lossy = 0, skipped = 0, bad = 0
+        var byField: [String: Int] = [:]
+        for (file, relative) in files {
+            do {
+                let document = try JSONParser.parse(try FixtureDiscovery.read(file))
+                if document["variants"] != nil {
+                    skipped += 1
+                    print("SKIP      \(file)  (an equivalence fixture: already in several dialects)")
+                    continue
+                }
+                let translation = try ScenarioTranslator().translate(try Fixture(path: file, document: document).scenario, to: to)
+                let destination = URL(fileURLWithPath: output).appendingPathComponent(relative)
+                try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+                guard FileManager.default.createFile(atPath: destination.path, contents: Data((JSONWriter.prettyText(translation.document) + "\n").utf8)) else {
+                    printError("pushbridge: --output: expected a writable folder, found \"\(output)\" [unreadable-file]")
+                    throw ExitCode(2)
+                }
+                let fields = Set(translation.losses.map(\.field.rawValue)).sorted()
+                for field in fields { byField[field, default: 0] += 1 }
+                if translation.isLossless {
+                    lossless += 1
+                    print("LOSSLESS  \(file) → \(destination.path)")
+                } else {
+                    lossy += 1
+                    print("LOSSY     \(file) → \(destination.path)  (\(translation.losses.count) lost: \(fields.joined(separator: ", ")))")
+                }
+            } catch let error as InputError {
+                bad += 1
+                print("BAD       \(file)")
+                printError("pushbridge: " + error.in(file: file).description)
+            }
+        }
+        if !byField.isEmpty {
+            print("")
+            print("Losses by field:")
+            let width = String(byField.values.max() ?? 0).count
+            for (field, count) in byField.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
+                print("  " + String(repeating: " ", count: width - String(count).count) + "\(count) file\(count == 1 ? ": " : "s:") \(field)")
+            }
+        }
+        print("\(lossless + lossy) translated to \(to) (\(lossless) lossless, \(lossy) lossy), \(skipped) skipped, \(bad) bad")
+        if bad > 0 { throw ExitCode(2) }
+        if strict && lossy > 0 { throw ExitCode(3) }
+    }
+
+    /// A file's path below the folder argument that found it (its name, for a file argument).
+    static func relative(_ file: String, in paths: [String]) -> String {
+        for path in paths where file != path {
+            let folder = path.hasSuffix("/") ? path : path + "/"
+            if file.hasPrefix(folder) { return String(file.dropFirst(folder.count)) }
+        }
+        return URL(fileURLWithPath: file).lastPathComponent
     }
 }
 
@@ -280,9 +406,27 @@ struct Mappings: ParsableCommand {
     @Option(help: "The folder holding <dialect>.json mapping files.")
     var mappings: String?
 
+    @Option(help: "With --to: one pair's view (what a migration from this dialect carries), 100 columns wide.")
+    var from: String?
+
+    @Option(help: "With --from: the dialect migrated to.")
+    var to: String?
+
+    func validate() throws {
+        if (from == nil) != (to == nil) { throw ValidationError("--from and --to go together") }
+    }
+
     func run() throws {
+        if let from, let to {
+            try dialectOption(from, option: "--from")
+            try dialectOption(to, option: "--to")
+        }
         let directory = mappings ?? Self.defaultDirectory()
         let catalog = try rejectingBadInput(file: nil) { try MappingCatalog.load(from: directory) }
+        if let from, let to {
+            print(catalog.pairView(from: from, to: to), terminator: "")
+            return
+        }
         switch format {
         case .markdown: print(catalog.matrixMarkdown, terminator: "")
         case .json: print(JSONWriter.prettyText(catalog.matrixJSON))

@@ -98,17 +98,26 @@ struct Apply: ParsableCommand {
     var file: String
 
     func run() throws {
+        try dialectOption(dialect)
         let now = try instant(now, option: "--now")
         let facade = try store.facade()
         try rejectingBadInput(file: file) {
-            _ = try facade.adapter(dialect, at: .root)
             let calls = try Scenario.calls(from: try JSONParser.parse(try FixtureDiscovery.read(file)), at: .root, now: now).map {
                 PushFacade.DialectCall($0.call, at: $0.at, pointer: $0.pointer)
             }
             let batches = atomic ? [calls] : calls.map { [$0] }
-            var index = 0
+            var index = 1  // calls are counted from 1, as a reader counts them
             for batch in batches where !batch.isEmpty {
-                let results = try reportingStoreErrors { try facade.apply(batch, dialect: dialect, user: user) }
+                let results = try reportingStoreErrors { () throws -> [JSONValue?] in
+                    do {
+                        return try facade.apply(batch, dialect: dialect, user: user)
+                    } catch let error as InputError where error.code == .unknownReference && (try? facade.app().certificates.isEmpty) == true {
+                        // The usual first mistake: calls before the app configuration that names the certificates.
+                        var hinted = error
+                        hinted.expected += " (the database has no app configuration yet: run `pushbridge app --db \(store.db) APP.json` first)"
+                        throw hinted
+                    }
+                }
                 var out: [UInt8] = []
                 for (call, result) in zip(batch, results) {
                     var w = JSONWriter(capacity: 64)
@@ -209,13 +218,15 @@ struct Send: ParsableCommand {
     var file: String
 
     func run() throws {
+        try dialectOption(dialect)
         let now = try instant(now, option: "--now")
         let facade = try store.facade()
         let chosen = try profileOption(profile, in: facade.registry)
-        let decisions = try rejectingBadInput(file: file) { () throws -> [PushFacade.ReceiverDecision] in
+        let (message, outcome) = try rejectingBadInput(file: file) { () throws -> (JSONValue, PushFacade.SendOutcome) in
             let message = try JSONParser.parse(try FixtureDiscovery.read(file))
-            return try reportingStoreErrors { try facade.send(message, dialect: dialect, now: now, profile: chosen, sender: sender) }
+            return (message, try reportingStoreErrors { try facade.sendMessage(message, dialect: dialect, now: now, profile: chosen, sender: sender) })
         }
+        let decisions = outcome.decisions
         var out: [UInt8] = []
         out.reserveCapacity(64 * 1024)
         for decision in decisions {
@@ -227,6 +238,29 @@ struct Send: ParsableCommand {
             }
         }
         writeOut(out)
+        printError(Self.summary(decisions) + (outcome.isRepeat ? " — a repeat of message \(outcome.messageID): its first decisions, nothing counted" : ""))
+        if decisions.isEmpty, !outcome.isRepeat, case .group(let group)? = try? facade.adapter(dialect).address(of: message, at: .root).audience {
+            printError("pushbridge: group \"\(group)\" has no members: nothing was decided (set them with `pushbridge members --db \(store.db) --group \(group) --set …`)")
+        }
+    }
+
+    /// The line after a send on stderr: `sent: 3 receivers, 2 pushed (3 deliveries), 1 suppressed (no-device 1)`.
+    static func summary(_ decisions: [PushFacade.ReceiverDecision]) -> String {
+        var reasons: [String: Int] = [:]
+        var pushed = 0
+        var deliveries = 0
+        for item in decisions {
+            switch item.decision {
+            case .push(let request):
+                pushed += 1
+                deliveries += request.deliveries.count
+            case .suppressed(let reason): reasons[reason.rawValue, default: 0] += 1
+            }
+        }
+        let suppressed = decisions.count - pushed
+        var line = "sent: \(decisions.count) receiver\(decisions.count == 1 ? "" : "s"), \(pushed) pushed (\(deliveries) deliver\(deliveries == 1 ? "y" : "ies")), \(suppressed) suppressed"
+        if !reasons.isEmpty { line += " (" + reasons.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")" }
+        return line
     }
 }
 
@@ -270,6 +304,7 @@ struct User: ParsableCommand {
     }
 
     func run() throws {
+        try dialectOption(dialect)
         let since = try since.map { try instant($0, option: "--since") }
         let facade = try store.facade()
         try rejectingBadInput(file: "--user \(user)") {

@@ -69,9 +69,11 @@ struct HarnessTests {
         #expect(run.stdout.contains("tencent-tim rendered as agora-silent:"), "equivalence variants are POSTed with their profile")
         #expect(run.stdout.hasSuffix("1 passed, 2 failed\n"))
 
+        // Nothing listening: stopped before the run, exit 2, no fixture judged.
         let unreachable = try runTool(["conform", Self.two[0], "--against", "http://127.0.0.1:1/decide", "--timeout", "2"])
-        #expect(unreachable.status == 1)
-        #expect(unreachable.stdout.contains("POST http://127.0.0.1:1/decide failed"))
+        #expect(unreachable.status == 2)
+        #expect(unreachable.stdout.isEmpty)
+        #expect(unreachable.stderr.contains("pushbridge: --against: nothing answers at 127.0.0.1:1"), "\(unreachable.stderr)")
     }
 
     @Test func junitReportValidatesWithTheRightCounts() throws {
@@ -85,12 +87,16 @@ struct HarnessTests {
         let parser = XMLParser(data: data)
         parser.delegate = counter
         #expect(parser.parse(), "not well-formed XML: \(parser.parserError.map { "\($0)" } ?? "")")
-        // 2 scenarios × 1 profile + 2 equivalence fixtures × (3 profiles + canonical state)
-        #expect(counter.testcases == 10)
-        // badge 1 → 2 breaks both scenarios and every profile of the pushed intent; the silent message passes
-        #expect(counter.failures == 5)
-        #expect(counter.suiteAttributes["testsuites"]?["tests"] == "10")
-        #expect(counter.suiteAttributes["testsuites"]?["failures"] == "5")
+        // One testcase per fixture, as in the human report: 2 scenarios + 2 equivalence fixtures.
+        #expect(counter.testcases == 4)
+        // badge 1 → 2 breaks both scenarios and the pushed intent; the silent message passes
+        #expect(counter.failures == 3)
+        #expect(counter.suiteAttributes["testsuites"]?["tests"] == "4")
+        #expect(counter.suiteAttributes["testsuites"]?["failures"] == "3")
+        #expect(run.stdout.hasSuffix("1 passed, 3 failed\n"), "the human report counts the same")
+        // Every testcase carries its time in seconds.
+        #expect(counter.times.count == 4)
+        #expect(counter.times.allSatisfy { Double($0).map { $0 >= 0 } == true }, "\(counter.times)")
         #expect(counter.failureMessages.contains { $0.contains("/payload/aps/badge: expected 1 (integer), got 2 (integer)") })
     }
 
@@ -183,11 +189,14 @@ final class JUnitCounter: NSObject, XMLParserDelegate {
     var failures = 0
     var suiteAttributes: [String: [String: String]] = [:]
     var failureMessages: [String] = []
+    var times: [String] = []
     private var text = ""
 
     func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
         switch name {
-        case "testcase": testcases += 1
+        case "testcase":
+            testcases += 1
+            if let time = attributes["time"] { times.append(time) }
         case "failure", "error":
             failures += 1
             text = attributes["message"] ?? ""

@@ -19,7 +19,7 @@ struct StoreCommandTests {
             .write(toFile: calls, atomically: true, encoding: .utf8)
         let run = try runTool(["apply", "--db", db, "--dialect", "agora-silent", "--user", "u1", calls])
         #expect(run.status == 2)
-        #expect(run.stdout == "{\"applied\":0,\"call\":\"setPreferredNotificationLanguage\"}\n")
+        #expect(run.stdout == "{\"applied\":1,\"call\":\"setPreferredNotificationLanguage\"}\n", "calls are counted from 1")
         #expect(run.stderr.contains("calls.json: at /1/silentModeDuration"), "\(run.stderr)")
         let state = try #require(try PushFacade(store: try SQLiteStateStore(path: db)).user("u1")).state
         #expect(state.language == "EU")

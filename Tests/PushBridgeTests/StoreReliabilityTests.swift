@@ -80,10 +80,10 @@ struct StoreReliabilityTests {
         #expect(killed, "the child finished before the kill point \(killAfter)")
         #expect(process.terminationReason == .uncaughtSignal)
 
-        // Only whole lines are acknowledgements; each names its call index, in order.
+        // Only whole lines are acknowledgements; each names its call, counted from 1, in order.
         let acknowledged = String(decoding: received, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast()
         for (i, line) in acknowledged.enumerated() {
-            #expect(line.hasPrefix("{\"applied\":\(i),"), "acknowledgement \(i): \(line)")
+            #expect(line.hasPrefix("{\"applied\":\(i + 1),"), "acknowledgement \(i + 1): \(line)")
         }
         let acked = acknowledged.count
         #expect(acked >= killAfter && acked < 10_000, "killed after \(killAfter), \(acked) acknowledged")

@@ -15,10 +15,10 @@ public struct ImplementationFailure: Error, Hashable, Sendable, CustomStringConv
 }
 
 extension Fixture {
-    /// Runs `body` with a path to this fixture as a file: the fixture's own file when it is one and
-    /// no profile is asked for, else a temporary file holding the scenario (with `profile` set).
+    /// Runs `body` with a path to a temporary file holding what an implementation under test is
+    /// given (``bytes(profile:)``: the scenario without its answer). The fixture's own file is never
+    /// passed: it holds `expect`.
     public func withFile<T>(profile: Profile?, _ body: (String) throws -> T) throws -> T {
-        if isFile && profile == nil { return try body(path) }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushbridge-against-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -29,10 +29,15 @@ extension Fixture {
         return try body(file)
     }
 
-    /// The scenario document, with `profile` set when one is asked for.
+    /// The keys of a fixture that reveal its answer, removed from what an implementation is given.
+    public static let answerKeys = ["expect"]
+
+    /// The scenario document as an implementation under test gets it: without `expect` (the
+    /// answer), and with `profile` set when one is asked for.
     public func document(profile: Profile?) -> JSONValue {
-        guard let profile, case .object(var object) = document else { return document }
-        object["profile"] = .string(profile.id)
+        guard case .object(var object) = document else { return document }
+        for key in Self.answerKeys { object[key] = nil }
+        if let profile { object["profile"] = .string(profile.id) }
         return .object(object)
     }
 
@@ -82,6 +87,36 @@ public struct CommandDecisionProvider: DecisionProvider {
     /// A command prints decisions only: `expect.queries` are not judged.
     public func queryResults(for fixture: Fixture) throws -> [JSONValue]? { nil }
 
+    /// Checks, before a run, that the command's program exists and can be executed (a path, a
+    /// program on `PATH` or a shell builtin), so a typo stops at once instead of failing every fixture.
+    /// - Throws: ``ImplementationFailure`` naming the program.
+    public func checkRunnable() throws {
+        guard let program = Self.program(of: command) else { throw ImplementationFailure("the command is empty") }
+        if program.contains("/") {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: program, isDirectory: &isDirectory) else {
+                throw ImplementationFailure("no such file: \(program)")
+            }
+            guard !isDirectory.boolValue, FileManager.default.isExecutableFile(atPath: program) else {
+                throw ImplementationFailure("\(program) is \(isDirectory.boolValue ? "a directory" : "not executable")")
+            }
+            return
+        }
+        let found = try? ChildProcess.run(["/bin/sh", "-c", "command -v \"$1\"", "pushbridge-check", program], timeout: 5)
+        guard found?.status == 0 else { throw ImplementationFailure("command not found: \(program)") }
+    }
+
+    /// The first word of a shell command: the program it runs (quotes removed); `nil` when empty.
+    static func program(of command: String) -> String? {
+        let text = command.drop { $0 == " " || $0 == "\t" }
+        guard let first = text.first else { return nil }
+        if first == "\"" || first == "'" {
+            let rest = text.dropFirst()
+            return String(rest.prefix { $0 != first })
+        }
+        return String(text.prefix { $0 != " " && $0 != "\t" })
+    }
+
     static func seconds(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(value)
     }
@@ -103,8 +138,42 @@ public struct HTTPDecisionProvider: DecisionProvider {
     }
 
     public func decision(for fixture: Fixture, profile: Profile?) throws -> [UInt8] {
-        if fixture.isFile && profile == nil { return try post(FixtureDiscovery.read(fixture.path)) }  // the file as written
-        return try post(fixture.bytes(profile: profile))
+        try post(fixture.bytes(profile: profile))  // the scenario without its answer
+    }
+
+    /// Checks, before a run, that something accepts TCP connections at the URL's host and port.
+    /// - Throws: ``ImplementationFailure`` naming the address.
+    public func checkReachable() throws {
+        guard let host = url.host else { throw ImplementationFailure("\(url) has no host") }
+        let port = url.port ?? (url.scheme == "https" ? 443 : 80)
+        guard Self.accepts(host: host, port: port, timeout: min(timeout, 5)) else {
+            throw ImplementationFailure("nothing answers at \(host):\(port) (\(url.absoluteString))")
+        }
+    }
+
+    /// Whether a TCP connection to host:port opens within the timeout.
+    static func accepts(host: String, port: Int, timeout: Double) -> Bool {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else { return false }
+        defer { freeaddrinfo(list) }
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let info = entry {
+            defer { entry = info.pointee.ai_next }
+            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            if connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return true }
+            guard errno == EINPROGRESS else { continue }
+            var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            guard poll(&poller, 1, Int32(timeout * 1000)) == 1 else { continue }
+            var error: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            if getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0 { return true }
+        }
+        return false
     }
 
     func post(_ bytes: [UInt8]) throws -> [UInt8] {

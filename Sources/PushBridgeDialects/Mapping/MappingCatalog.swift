@@ -36,6 +36,16 @@ public struct MappingCatalog: Sendable {
     public struct Cell: Hashable, Sendable {
         public var fidelity: Fidelity
         public var inputs: [String]
+
+        /// The inputs as the matrix shows them: calls by name, message fields by path, each once.
+        public var shownInputs: [String] {
+            var out: [String] = []
+            for input in inputs {
+                let shown = input.hasPrefix("message.") ? String(input.dropFirst("message.".count)) : String(input.prefix { $0 != "." })
+                if !out.contains(shown) { out.append(shown) }
+            }
+            return out
+        }
     }
 
     /// Entries by dialect id, in the registry's order.
@@ -90,7 +100,7 @@ public struct MappingCatalog: Sendable {
             documents: registry.ids.map { id in
                 let file = directory + "/" + id + ".json"
                 guard let data = FileManager.default.contents(atPath: file) else {
-                    throw InputError(.unreadableFile, at: .root, expected: "the mapping file of \(id)", found: "no readable file", file: file)
+                    throw InputError(.unreadableFile, at: .root, expected: "the mapping file of \(id)", found: FileManager.default.fileExists(atPath: file) ? "a file that cannot be read" : "no such file", file: file)
                 }
                 return (id, file, [UInt8](data))
             })
@@ -129,13 +139,7 @@ public struct MappingCatalog: Sendable {
             let cells = dialects.map { id, _ -> String in
                 let cell = cell(field, in: id)
                 if cell.fidelity == .none { return "none" }
-                // Calls by name, message fields by path.
-                var inputs: [String] = []
-                for input in cell.inputs {
-                    let shown = input.hasPrefix("message.") ? String(input.dropFirst("message.".count)) : String(input.prefix { $0 != "." })
-                    if !inputs.contains(shown) { inputs.append(shown) }
-                }
-                return "\(cell.fidelity.rawValue): " + inputs.map { "`\($0)`" }.joined(separator: ", ")
+                return "\(cell.fidelity.rawValue): " + cell.shownInputs.map { "`\($0)`" }.joined(separator: ", ")
             }
             lines.append("| `\(field.rawValue)` | \(field.summary) | " + cells.joined(separator: " | ") + " |")
         }
