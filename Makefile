@@ -1,14 +1,22 @@
 # PushBridge: the two set-up commands. Each installs what is missing (libjson-c-dev) itself.
 SWIFT ?= swift
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
 .PHONY: deps core demo test build bench clean
 
-## deps: install the system libraries PushBridge links (json-c, sqlite3) when missing
+## deps: install the system libraries PushBridge links (json-c, sqlite3) and pkg-config when missing.
+## Found through pkg-config only (no fixed include paths): apt-get on Debian/Ubuntu, Homebrew on macOS.
 deps:
-	@if ! pkg-config --exists json-c 2>/dev/null || [ ! -f /usr/include/json-c/json.h ] || [ ! -f /usr/include/sqlite3.h ]; then \
-		echo "Installing libjson-c-dev, libsqlite3-dev and pkg-config (missing)..."; \
-		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libjson-c-dev pkg-config libsqlite3-dev; \
+	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists json-c sqlite3; then \
+		if [ "$$(uname -s)" = Darwin ]; then \
+			echo "Installing json-c, sqlite and pkg-config with Homebrew (missing)..."; \
+			brew install json-c sqlite pkg-config; \
+		else \
+			echo "Installing libjson-c-dev, libsqlite3-dev and pkg-config (missing)..."; \
+			$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libjson-c-dev pkg-config libsqlite3-dev; \
+		fi; \
 	fi
 
 build: deps
@@ -26,7 +34,9 @@ core:
 ## first, before `deps` installs json-c: on a fresh machine that proves it needs no C library.
 test: core deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test
+	@# Swift Testing announces each of the ~1,400 parameterised cases as it starts; the summary line of each
+	@# parameterised test (and every failure, with its argument) stays.
+	$(SWIFT) test | grep -v '^◇ Test case passing'
 
 ## bench: release build, then throughput figures against baselines measured in the same run (last line: one JSON object)
 bench: deps

@@ -54,7 +54,8 @@ let package = Package(
         .executableTarget(
             name: "pushbridge-bench",
             dependencies: ["PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"],
-            path: "Sources/PushBridgeBench"
+            path: "Sources/PushBridgeBench",
+            resources: [.copy("recorded.json")]
         ),
         .testTarget(
             name: "PushBridgeTests",

@@ -281,7 +281,11 @@ let lowerIsBetter: Set<String> = ["fanout_100k_ms", "conform_10k_fixtures_s"]
 let checked = ["decide_render_per_sec", "ratio_vs_codable", "ratio_vs_foundation", "strict_compare_per_sec", "conform_10k_fixtures_s", "fanout_100k_ms"]
 /// The targets.
 let targets: [String: Double] = ["decide_render_per_sec": 2_000_000, "ratio_vs_codable": 8, "fanout_100k_ms": 200]
-let recordedPath = arguments.firstIndex(of: "--recorded").map { arguments[$0 + 1] } ?? "Sources/PushBridgeBench/recorded.json"
+/// The recorded figures: `--recorded FILE`; else the source file when run from the checkout (so
+/// `--record` updates it); else the copy built into the bench as a resource.
+let sourceRecorded = "Sources/PushBridgeBench/recorded.json"
+let recordedPath = arguments.firstIndex(of: "--recorded").map { arguments[$0 + 1] }
+    ?? (FileManager.default.fileExists(atPath: sourceRecorded) ? sourceRecorded : Bundle.module.path(forResource: "recorded", ofType: "json") ?? sourceRecorded)
 let tolerance = 0.30
 
 func shown(_ value: Double) -> String { value >= 100 ? String(Int(value.rounded())) : String(format: "%.3f", value) }

@@ -4,7 +4,7 @@ import PushBridgeCore
 import PushBridgeJSON
 import Testing
 
-@Suite("Conformance harness")
+@Suite("Strict judging")
 struct ConformanceTests {
     static let mutableContentFixture = "Fixtures/easemob-legacy/014-mutable-content.json"
 

@@ -37,11 +37,11 @@ struct ToolRun {
 }
 
 /// Runs `pushbridge` with arguments from the repository root.
-func runTool(_ arguments: [String]) throws -> ToolRun {
+func runTool(_ arguments: [String], in directory: String? = nil) throws -> ToolRun {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: Repository.executable)
     process.arguments = arguments
-    process.currentDirectoryURL = Repository.root
+    process.currentDirectoryURL = directory.map { URL(fileURLWithPath: $0) } ?? Repository.root
     let out = Pipe()
     let err = Pipe()
     process.standardOutput = out
