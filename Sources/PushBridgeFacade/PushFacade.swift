@@ -281,7 +281,8 @@ public struct PushFacade: Sendable {
         let profile = profile ?? adapter.profile
         return try store.write { transaction in
             let remembered = !canonical.id.isEmpty
-            if remembered, let record = try transaction.sentMessage(canonical.id) {
+            let cutoff = now.adding(seconds: -repeatWindowSeconds)
+            if remembered, let record = try transaction.sentMessage(canonical.id, since: cutoff) {
                 return SendOutcome(messageID: canonical.id, decisions: try SentMessageRecord.decode(record, messageID: canonical.id), isRepeat: true)
             }
             let decider = PushDecider(app: try transaction.app())
@@ -301,7 +302,7 @@ public struct PushFacade: Sendable {
             try transaction.setBadges(badges)
             if remembered {
                 try transaction.recordSentMessage(
-                    canonical.id, at: now, decisions: SentMessageRecord.encode(decisions), forgettingBefore: now.adding(seconds: -repeatWindowSeconds))
+                    canonical.id, at: now, decisions: SentMessageRecord.encode(decisions), forgettingBefore: cutoff)
             }
             return SendOutcome(messageID: canonical.id, decisions: decisions, isRepeat: false)
         }

@@ -85,7 +85,10 @@ public final class MemoryStateStore: PushStateStore {
 
         func owner(ofDevice token: String) throws -> UserID? { contents.deviceOwners[token] }
 
-        func sentMessage(_ id: String) throws -> [UInt8]? { contents.sent[id]?.decisions }
+        func sentMessage(_ id: String, since cutoff: Instant) throws -> [UInt8]? {
+            guard let sent = contents.sent[id], sent.at >= cutoff else { return nil }
+            return sent.decisions
+        }
 
         func recordSentMessage(_ id: String, at instant: Instant, decisions: [UInt8], forgettingBefore cutoff: Instant) throws {
             try checkWritable()

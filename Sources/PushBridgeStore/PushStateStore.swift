@@ -93,15 +93,17 @@ public protocol PushStateTransaction {
     func owner(ofDevice token: String) throws -> UserID?
 
     /// The decisions recorded for a message id by ``recordSentMessage(_:at:decisions:forgettingBefore:)``,
-    /// byte for byte, or `nil` when the id was not sent (or was forgotten).
-    /// - Parameter id: the message id.
-    func sentMessage(_ id: String) throws -> [UInt8]?
+    /// byte for byte, or `nil` when the id was not sent since the cutoff (or was forgotten).
+    /// - Parameters:
+    ///   - id: the message id.
+    ///   - cutoff: a record sent before this instant counts as forgotten, pruned or not.
+    func sentMessage(_ id: String, since cutoff: Instant) throws -> [UInt8]?
 
     /// Records a sent message's decisions, and forgets messages sent before a cutoff.
     /// - Parameters:
     ///   - id: the message id.
     ///   - instant: when it was sent.
-    ///   - decisions: the encoded decisions, returned as they are by ``sentMessage(_:)``.
+    ///   - decisions: the encoded decisions, returned as they are by ``sentMessage(_:since:)``.
     ///   - cutoff: messages sent before this instant are forgotten.
     func recordSentMessage(_ id: String, at instant: Instant, decisions: [UInt8], forgettingBefore cutoff: Instant) throws
 }

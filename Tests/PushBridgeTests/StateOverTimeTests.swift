@@ -164,9 +164,13 @@ struct StateOverTimeTests {
         // Kept 24 hours: within them still a repeat; after them the id is forgotten and counts again.
         let dayLater = try facade.send(Self.message("m1"), dialect: "agora-silent", now: Self.now.adding(seconds: 86_399))
         #expect(dayLater == first)
-        _ = try facade.send(Self.message("m3"), dialect: "agora-silent", now: Self.now.adding(seconds: 86_400 + 61))
-        let forgotten = try facade.send(Self.message("m1"), dialect: "agora-silent", now: Self.now.adding(seconds: 86_400 + 62))
-        #expect(Self.badge(forgotten[0].decision) == 4)
+        // Past the window an id counts again, whether or not a later send pruned it already.
+        let late = try facade.sendMessage(Self.message("m2"), dialect: "agora-silent", now: Self.now.adding(seconds: 60 + 86_401))
+        #expect(!late.isRepeat)
+        #expect(Self.badge(late.decisions[0].decision) == 3)
+        let forgotten = try facade.sendMessage(Self.message("m1"), dialect: "agora-silent", now: Self.now.adding(seconds: 60 + 86_402))
+        #expect(!forgotten.isRepeat)
+        #expect(Self.badge(forgotten.decisions[0].decision) == 4)
     }
 
     @Test func theCLIResetsOnOnlineAndAnswersARepeatIdentically() throws {

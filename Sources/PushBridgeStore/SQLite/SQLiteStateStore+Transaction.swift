@@ -301,9 +301,9 @@ extension SQLiteStateStore {
             return try row.step() ? row.string(0) : nil
         }
 
-        func sentMessage(_ id: String) throws -> [UInt8]? {
-            let row = try connection.statement("SELECT decisions FROM sent_messages WHERE message_id = ?")
-            row.bind(1, id)
+        func sentMessage(_ id: String, since cutoff: Instant) throws -> [UInt8]? {
+            let row = try connection.statement("SELECT decisions FROM sent_messages WHERE message_id = ? AND sent_at >= ?")
+            row.bind(1, id).bind(2, cutoff.milliseconds)
             return try row.step() ? row.bytes(0) : nil
         }
 
