@@ -106,9 +106,9 @@ extension SQLiteStateStore {
             var (state, configured) = try readReceiver(row)
             state.boundCertificate = try certificate(row.optionalInt64(17), column: "users.bound_certificate")
             state.displayName = row.optionalString(18)
-            state.devices = try devices(
-                "SELECT user_id, token, certificate_id, bound_at FROM devices WHERE user_id = ?1 ORDER BY sequence DESC", bind: { $0.bind(1, key) }
-            )[key] ?? []
+            let devices = try connection.statement("SELECT \(Self.deviceColumns) FROM devices d WHERE d.user_id = ? ORDER BY d.sequence DESC")
+            devices.bind(1, key)
+            while try devices.step() { if let device = try device(devices, offset: 0) { state.devices.append(device) } }
 
             let conversations = try connection.statement(
                 "SELECT group_chat, conversation, remind, silent_start, silent_until FROM conversation_settings WHERE user_id = ?")
@@ -224,73 +224,64 @@ extension SQLiteStateStore {
         func receivers(of audience: Audience, excluding sender: UserID, conversation: ConversationKey) throws -> [StoredReceiver] {
             switch audience {
             case .group(let group):
+                // One row per receiver and device (a receiver without devices has one row with NULLs),
+                // newest binding first: members in position order, each one's devices by index.
                 let rows = try connection.statement(
                     """
-                    SELECT \(Self.receiverColumns), c.remind, c.silent_start, c.silent_until
+                    SELECT \(Self.receiverColumns), c.remind, c.silent_start, c.silent_until, \(Self.deviceColumns)
                     FROM members m JOIN users u ON u.id = m.user_id \(Self.badgeJoin)
                     LEFT JOIN conversation_settings c ON c.user_id = m.user_id AND c.group_chat = ?2 AND c.conversation = ?3
-                    WHERE m.group_id = ?1 AND u.name <> ?4 ORDER BY m.position
+                    LEFT JOIN devices d ON d.user_id = m.user_id
+                    WHERE m.group_id = ?1 AND u.name <> ?4 ORDER BY m.position, d.sequence DESC
                     """)
                 rows.bind(1, group).bind(2, conversation.kind == .group ? 1 : 0).bind(3, conversation.id).bind(4, sender)
                 var out: [StoredReceiver] = []
-                while try rows.step() { out.append(try receiver(rows, conversation: conversation)) }
-                let devices = try devices(
-                    """
-                    SELECT d.user_id, d.token, d.certificate_id, d.bound_at FROM members m JOIN devices d ON d.user_id = m.user_id
-                    WHERE m.group_id = ?1 ORDER BY d.user_id, d.sequence DESC
-                    """, bind: { $0.bind(1, group) })
-                return Self.attach(devices, to: out)
+                while try rows.step() {
+                    let key = rows.int64(0)
+                    if out.last?.key?.rawValue != key { out.append(try receiver(rows, conversation: conversation)) }
+                    if let device = try device(rows, offset: Self.receiverColumnCount + 3) { out[out.count - 1].state.devices.append(device) }
+                }
+                return out
             case .users(let users):
                 var seen = Set<UserID>()
                 let wanted = users.filter { $0 != sender && seen.insert($0).inserted }
                 guard !wanted.isEmpty else { return [] }
                 let rows = try connection.statement(
                     """
-                    SELECT \(Self.receiverColumns), c.remind, c.silent_start, c.silent_until, j.value
+                    SELECT \(Self.receiverColumns), c.remind, c.silent_start, c.silent_until, \(Self.deviceColumns), j.key, j.value
                     FROM json_each(?1) j LEFT JOIN users u ON u.name = j.value \(Self.badgeJoin)
                     LEFT JOIN conversation_settings c ON c.user_id = u.id AND c.group_chat = ?2 AND c.conversation = ?3
-                    ORDER BY j.key
+                    LEFT JOIN devices d ON d.user_id = u.id
+                    ORDER BY j.key, d.sequence DESC
                     """)
                 rows.bind(1, bytes: Self.jsonArray(wanted)).bind(2, conversation.kind == .group ? 1 : 0).bind(3, conversation.id)
+                let deviceOffset = Self.receiverColumnCount + 3
                 var out: [StoredReceiver] = []
+                var lastPosition: Int64 = -1
                 while try rows.step() {
-                    if rows.isNull(0) {
-                        let placeholder = UserRecord.placeholder(rows.string(Self.receiverColumnCount + 3))
-                        out.append(StoredReceiver(key: nil, state: placeholder.state, isConfigured: false))
-                    } else {
-                        out.append(try receiver(rows, conversation: conversation))
+                    let position = rows.int64(deviceOffset + 3)
+                    if position != lastPosition {
+                        lastPosition = position
+                        if rows.isNull(0) {
+                            let placeholder = UserRecord.placeholder(rows.string(deviceOffset + 4))
+                            out.append(StoredReceiver(key: nil, state: placeholder.state, isConfigured: false))
+                        } else {
+                            out.append(try receiver(rows, conversation: conversation))
+                        }
                     }
+                    if let device = try device(rows, offset: deviceOffset) { out[out.count - 1].state.devices.append(device) }
                 }
-                let devices = try devices(
-                    """
-                    SELECT d.user_id, d.token, d.certificate_id, d.bound_at FROM json_each(?1) j JOIN users u ON u.name = j.value
-                    JOIN devices d ON d.user_id = u.id ORDER BY d.user_id, d.sequence DESC
-                    """, bind: { $0.bind(1, bytes: Self.jsonArray(wanted)) })
-                return Self.attach(devices, to: out)
+                return out
             }
         }
 
-        /// Devices by user key from a query of (user_id, token, certificate_id, bound_at) rows,
-        /// each user's in the order the rows come (newest binding first).
-        func devices(_ sql: String, bind: (Statement) -> Void) throws -> [Int64: [Device]] {
-            let rows = try connection.statement(sql)
-            bind(rows)
-            var out: [Int64: [Device]] = [:]
-            while try rows.step() {
-                guard let certificate = try certificate(rows.int64(2), column: "devices.certificate_id") else { continue }
-                out[rows.int64(0), default: []].append(
-                    Device(token: rows.string(1), certificate: certificate, boundAt: Instant(milliseconds: rows.int64(3))))
-            }
-            return out
-        }
+        /// The `devices` columns read by ``device(_:offset:)``.
+        static let deviceColumns = "d.token, d.certificate_id, d.bound_at"
 
-        static func attach(_ devices: [Int64: [Device]], to receivers: [StoredReceiver]) -> [StoredReceiver] {
-            guard !devices.isEmpty else { return receivers }
-            var out = receivers
-            for i in out.indices {
-                if let key = out[i].key, let list = devices[key.rawValue] { out[i].state.devices = list }
-            }
-            return out
+        /// Reads ``deviceColumns`` starting at `offset`; `nil` for the NULLs of a receiver without devices.
+        func device(_ row: Statement, offset: Int32) throws -> Device? {
+            guard !row.isNull(offset), let certificate = try certificate(row.int64(offset + 1), column: "devices.certificate_id") else { return nil }
+            return Device(token: row.string(offset), certificate: certificate, boundAt: Instant(milliseconds: row.int64(offset + 2)))
         }
 
         // MARK: Devices and sent messages
