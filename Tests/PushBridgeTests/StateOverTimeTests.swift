@@ -173,6 +173,22 @@ struct StateOverTimeTests {
         #expect(Self.badge(forgotten.decisions[0].decision) == 4)
     }
 
+    @Test func aDamagedRepeatRecordIsAStoreFailureAndChangesNothing() throws {
+        let path = temporaryDatabase()
+        let facade = PushFacade(store: try SQLiteStateStore(path: path))
+        try facade.configure(Self.app)
+        try Self.bind(Self.phone, certificate: "phone", user: "u2", in: facade)
+        _ = try facade.send(Self.message("m1"), dialect: "agora-silent", now: Self.now)
+        _ = try sqlite(path, #"UPDATE sent_messages SET decisions = '[{"r":"u2","push"' WHERE message_id = 'm1'"#)
+        let reopened = PushFacade(store: try SQLiteStateStore(path: path))
+        #expect {
+            try reopened.send(Self.message("m1"), dialect: "agora-silent", now: Self.now.adding(seconds: 1))
+        } throws: { error in
+            (error as? StoreError)?.code == .unexpectedValue && "\(error)".contains("the sent-message record of \"m1\" is damaged")
+        }
+        #expect(try reopened.user("u2")?.state.badge == 1)
+    }
+
     @Test func theCLIResetsOnOnlineAndAnswersARepeatIdentically() throws {
         let (db, folder) = try StoreReliabilityTests.prepareDatabase()
         let calls = folder + "/bind.json"
