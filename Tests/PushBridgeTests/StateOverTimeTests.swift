@@ -187,6 +187,15 @@ struct StateOverTimeTests {
             (error as? StoreError)?.code == .unexpectedValue && "\(error)".contains("the sent-message record of \"m1\" is damaged")
         }
         #expect(try reopened.user("u2")?.state.badge == 1)
+
+        // A record cut short (a real one, truncated) is damaged too.
+        _ = try facade.send(Self.message("m2"), dialect: "agora-silent", now: Self.now)
+        _ = try sqlite(path, "UPDATE sent_messages SET decisions = substr(decisions, 1, length(decisions) - 3) WHERE message_id = 'm2'")
+        #expect {
+            try PushFacade(store: try SQLiteStateStore(path: path)).send(Self.message("m2"), dialect: "agora-silent", now: Self.now)
+        } throws: { error in
+            "\(error)".contains("the sent-message record of \"m2\" is damaged: it ends early")
+        }
     }
 
     @Test func theCLIResetsOnOnlineAndAnswersARepeatIdentically() throws {

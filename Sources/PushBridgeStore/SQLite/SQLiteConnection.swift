@@ -115,6 +115,19 @@ final class Statement {
         return self
     }
 
+    /// Binds bytes as a BLOB (copied), for data that is not text.
+    @discardableResult
+    func bind(_ index: Int32, blob: [UInt8]) -> Statement {
+        blob.withUnsafeBytes { raw in
+            if let base = raw.baseAddress, raw.count > 0 {
+                sqlite3_bind_blob(self.raw, index, base, Int32(raw.count), transientDestructor)
+            } else {
+                sqlite3_bind_zeroblob(self.raw, index, 0)
+            }
+        }
+        return self
+    }
+
     private func bindText(_ index: Int32, _ bytes: UnsafeRawBufferPointer) {
         if let base = bytes.baseAddress, bytes.count > 0 {
             sqlite3_bind_text(raw, index, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), transientDestructor)

@@ -302,7 +302,7 @@ extension SQLiteStateStore {
             try checkWritable()
             try connection.statement("DELETE FROM sent_messages WHERE sent_at < ?").bind(1, cutoff.milliseconds).run()
             try connection.statement("INSERT OR REPLACE INTO sent_messages (message_id, sent_at, decisions) VALUES (?, ?, ?)")
-                .bind(1, id).bind(2, instant.milliseconds).bind(3, bytes: decisions).run()
+                .bind(1, id).bind(2, instant.milliseconds).bind(3, blob: decisions).run()
         }
 
         func receiver(_ row: Statement, conversation: ConversationKey) throws -> StoredReceiver {
