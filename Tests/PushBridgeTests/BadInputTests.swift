@@ -20,6 +20,17 @@ struct BadInputTests {
     }
 
     static let cases: [Case] = [
+        // SPEC §10: the single headers/device keys of an expectation are gone; deliveries is checked for shape.
+        Case(label: "expect.headers (before SPEC §10)", pointer: "/expect/headers", value: ["apns-topic": "x"],
+            errorPointer: "/expect/headers", code: .unknownKey),
+        Case(label: "expect.device (before SPEC §10)", pointer: "/expect/device", value: ["token": "ab"],
+            errorPointer: "/expect/device", code: .unknownKey),
+        Case(label: "deliveries not an array", pointer: "/expect/deliveries", value: "all",
+            errorPointer: "/expect/deliveries", code: .wrongType),
+        Case(label: "a delivery without headers", pointer: "/expect/deliveries/0/headers", value: nil,
+            errorPointer: "/expect/deliveries/0/headers", code: .missingKey),
+        Case(label: "em_push_sound a number (null is accepted)", pointer: "/message/ext", value: ["em_apns_ext": ["em_push_sound": 5]],
+            errorPointer: "/message/ext/em_apns_ext/em_push_sound", code: .wrongType),
         Case(label: "hour 25", pointer: "/receiver/calls/2", value: ["call": "disableOfflinePushStart", "start": 25, "end": 8],
             errorPointer: "/receiver/calls/2/start", code: .outOfRange),
         Case(label: "end 0", pointer: "/receiver/calls/2", value: ["call": "disableOfflinePushStart", "start": 22, "end": 0],
@@ -154,6 +165,8 @@ struct TencentBadInputTests {
             errorPointer: "/receiver/calls/1/call", code: .unknownCall),
         .init(label: "sound as a number", pointer: "/receiver/calls/1", value: ["call": "setAPNS", "openPush": 1, "c2cSound": 5],
             errorPointer: "/receiver/calls/1/c2cSound", code: .wrongType),
+        .init(label: "androidConfig not an object", pointer: "/message/offlinePushInfo", value: ["androidConfig": "oppo"],
+            errorPointer: "/message/offlinePushInfo/androidConfig", code: .wrongType),
     ]
 
     @Test("rejected with pointer and code", arguments: cases)
