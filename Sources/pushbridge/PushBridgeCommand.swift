@@ -54,10 +54,16 @@ struct PushBridgeCommand: ParsableCommand {
 ///   - option: the option that named it (`--dialect`, `--to`, `--from`).
 ///   - registry: the known dialects.
 func dialectOption(_ id: String, option: String = "--dialect", in registry: DialectRegistry = .standard) throws {
+    _ = try rejectingOption(option) { try registry.adapter(id, at: .root) }
+}
+
+/// Runs a lookup of an option's value; bad input → `pushbridge: OPTION: expected …, found … [code]`
+/// on stderr and exit 2 (the wording of every option check).
+func rejectingOption<T>(_ option: String, _ body: () throws -> T) throws -> T {
     do {
-        _ = try registry.adapter(id, at: .root)
+        return try body()
     } catch let error as InputError {
-        printError("pushbridge: \(option): expected \(error.expected), found \(error.found ?? "\"\(id)\"") [\(error.code)]")
+        printError("pushbridge: \(option): expected \(error.expected)" + (error.found.map { ", found \($0)" } ?? "") + " [\(error.code)]")
         throw ExitCode(2)
     }
 }
@@ -71,12 +77,7 @@ func printError(_ line: String) {
 /// profile) and exit 2.
 func profileOption(_ id: String?, in registry: DialectRegistry) throws -> Profile? {
     guard let id else { return nil }
-    do {
-        return try registry.profile(id, at: .root)
-    } catch let error as InputError {
-        printError("pushbridge: --profile: expected \(error.expected), found \(error.found ?? "\"\(id)\"") [\(error.code)]")
-        throw ExitCode(2)
-    }
+    return try rejectingOption("--profile") { try registry.profile(id, at: .root) }
 }
 
 /// Whether standard output gets colours: a terminal, and `NO_COLOR` unset or empty (no-color.org).
