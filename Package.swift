@@ -12,10 +12,22 @@ let package = Package(
         .library(name: "PushBridgeStore", targets: ["PushBridgeStore"]),
         .library(name: "PushBridgeFacade", targets: ["PushBridgeFacade"]),
         .library(name: "PushBridgeFacadeConformance", targets: ["PushBridgeFacadeConformance"]),
+        .library(name: "PushBridgeServer", targets: ["PushBridgeServer"]),
         .executable(name: "pushbridge", targets: ["pushbridge"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // The service (`pushbridge serve`): HTTP, lifecycle, logs, metrics, key hashing, configuration.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.1.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        // Tests only: a real HTTP client against the real server on a loopback port.
+        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
     ],
     // The module graph, lowest first. Data flows one way: dialect JSON → canonical → decision → bytes.
     // `Tests/PushBridgeTests/ModuleGraphTests.swift` fails when an edge breaks these rules:
@@ -43,17 +55,37 @@ let package = Package(
         .target(
             name: "PushBridgeFacadeConformance",
             dependencies: ["PushBridgeFacade", "PushBridgeConformance", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"]),
+        // The service: the facade over HTTP (SPEC §11) with per-app stores, group commit, auth and metrics.
+        // A new module on top of the facade: it adds transport, never rules.
+        .target(
+            name: "PushBridgeServer",
+            dependencies: [
+                "PushBridgeFacade", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
         .executableTarget(
             name: "pushbridge",
             dependencies: [
-                "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
+                "PushBridgeServer", "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
                 "PushBridgeCore", "PushBridgeJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // `make bench`: release-build throughput against baselines measured in the same run.
         .executableTarget(
             name: "pushbridge-bench",
-            dependencies: ["PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"],
+            dependencies: [
+                "PushBridgeServer", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore",
+                "PushBridgeJSON", .product(name: "Hummingbird", package: "hummingbird"),
+            ],
             path: "Sources/PushBridgeBench",
             resources: [.copy("recorded.json")]
         ),
@@ -61,7 +93,12 @@ let package = Package(
             name: "PushBridgeTests",
             dependencies: [
                 "CSQLite", "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
-                "PushBridgeCore", "PushBridgeJSON", "pushbridge",
+                "PushBridgeCore", "PushBridgeJSON", "pushbridge", "PushBridgeServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
     ]

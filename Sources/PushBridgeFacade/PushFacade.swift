@@ -209,6 +209,11 @@ public struct PushFacade: Sendable {
     ///   - members: distinct, non-empty user ids.
     ///   - group: the group id.
     public func setMembers(_ members: [UserID], of group: String) throws {
+        try Self.checkMembers(members, of: group)
+        try store.write { try $0.setMembers(members, of: group) }
+    }
+
+    static func checkMembers(_ members: [UserID], of group: String) throws {
         guard !group.isEmpty else { throw InputError(.invalidValue, at: .root, expected: "a non-empty group id", found: "an empty string") }
         var seen = Set<UserID>()
         for (i, member) in members.enumerated() {
@@ -217,12 +222,55 @@ public struct PushFacade: Sendable {
                 throw InputError(.invalidValue, at: JSONPointer.root / i, expected: "each member once", found: "\"\(member)\" again")
             }
         }
-        try store.write { try $0.setMembers(members, of: group) }
     }
 
     /// A group's members in order.
     public func members(of group: String) throws -> [UserID] {
         try store.read { try $0.members(of: group) }
+    }
+
+    /// Adds members at the end of a group, in order; users already in the group stay where they are.
+    /// - Parameters:
+    ///   - members: non-empty user ids, each listed once.
+    ///   - group: the group id.
+    /// - Returns: the members after the change.
+    @discardableResult
+    public func addMembers(_ members: [UserID], to group: String) throws -> [UserID] {
+        try Self.checkMembers(members, of: group)
+        return try store.write { transaction in
+            var all = try transaction.members(of: group)
+            let present = Set(all)
+            all += members.filter { !present.contains($0) }
+            try transaction.setMembers(all, of: group)
+            return all
+        }
+    }
+
+    /// Removes one member from a group; the others keep their order.
+    /// - Parameters:
+    ///   - member: the user.
+    ///   - group: the group id.
+    /// - Throws: ``InputError`` (`unknown-reference` at `/user`) when the user is not a member.
+    public func removeMember(_ member: UserID, from group: String) throws {
+        try store.write { transaction in
+            var all = try transaction.members(of: group)
+            guard let index = all.firstIndex(of: member) else {
+                throw InputError(.unknownReference, at: JSONPointer.root / "user", expected: "a member of group \"\(group)\"", found: "\"\(member)\"")
+            }
+            all.remove(at: index)
+            try transaction.setMembers(all, of: group)
+        }
+    }
+
+    /// Forgets a user: settings, devices, badge counter and group memberships.
+    /// - Parameter user: the user.
+    /// - Throws: ``InputError`` (`unknown-reference` at `/user`) when the store does not know the user.
+    public func removeUser(_ user: UserID) throws {
+        try store.write { transaction in
+            guard try transaction.removeUser(user) else {
+                throw InputError(.unknownReference, at: JSONPointer.root / "user", expected: "a user the store knows", found: "\"\(user)\"")
+            }
+        }
     }
 
     // MARK: Sending
@@ -305,6 +353,20 @@ public struct PushFacade: Sendable {
                     canonical.id, at: now, decisions: SentMessageRecord.encode(decisions), forgettingBefore: cutoff)
             }
             return SendOutcome(messageID: canonical.id, decisions: decisions, isRepeat: false)
+        }
+    }
+
+    /// The decisions a message id was sent with, as the send returned them, or `nil` when no
+    /// message with this id was sent within ``repeatWindowSeconds`` before `now`.
+    /// - Parameters:
+    ///   - id: the message id.
+    ///   - now: the instant of the question (the window ends then).
+    public func sentMessage(_ id: String, now: Instant) throws -> [ReceiverDecision]? {
+        guard !id.isEmpty else { return nil }
+        return try store.read { transaction in
+            try transaction.sentMessage(id, since: now.adding(seconds: -repeatWindowSeconds)).map {
+                try SentMessageRecord.decode($0, messageID: id)
+            }
         }
     }
 

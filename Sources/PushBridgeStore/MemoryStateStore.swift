@@ -85,6 +85,18 @@ public final class MemoryStateStore: PushStateStore {
 
         func owner(ofDevice token: String) throws -> UserID? { contents.deviceOwners[token] }
 
+        func removeUser(_ id: UserID) throws -> Bool {
+            try checkWritable()
+            guard let (key, record) = contents.users.removeValue(forKey: id) else { return false }
+            contents.byKey[key] = nil
+            for device in record.state.devices { contents.deviceOwners[device.token] = nil }
+            for (group, members) in contents.groups where members.contains(id) {
+                let rest = members.filter { $0 != id }
+                contents.groups[group] = rest.isEmpty ? nil : rest
+            }
+            return true
+        }
+
         func sentMessage(_ id: String, since cutoff: Instant) throws -> [UInt8]? {
             guard let sent = contents.sent[id], sent.at >= cutoff else { return nil }
             return sent.decisions

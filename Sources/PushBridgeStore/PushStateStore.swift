@@ -13,6 +13,22 @@ public protocol PushStateStore: AnyObject, Sendable {
     /// Runs `body` on one consistent snapshot; changes are not allowed (they throw).
     /// - Parameter body: reads state through the transaction.
     func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T
+
+    /// Group commit: runs several independent writers and commits them together.
+    ///
+    /// Each writer gets a store whose ``write(_:)`` is its own savepoint: a writer whose body throws
+    /// leaves nothing behind, while the others' changes stay. When the commit itself fails, this
+    /// throws and none of the writers' changes are kept (each writer must then treat its write as
+    /// failed). A store without transactions to share runs each writer on itself.
+    /// - Parameter writers: the writers, run in order, each given the store to write through.
+    func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws
+}
+
+extension PushStateStore {
+    /// Runs each writer on this store: one transaction each (no shared commit).
+    public func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
+        for writer in writers { writer(self) }
+    }
 }
 
 /// One receiver loaded for a decision.
@@ -87,6 +103,12 @@ public protocol PushStateTransaction {
 
     /// Sets badge counters of receivers loaded in this transaction, in one statement.
     func setBadges(_ badges: [(key: UserKey, badge: Int)]) throws
+
+    /// Forgets a user: its settings, devices, badge counter and group memberships. Other groups'
+    /// member order is kept.
+    /// - Parameter id: the user.
+    /// - Returns: whether the store knew the user.
+    func removeUser(_ id: UserID) throws -> Bool
 
     /// The user a device token is bound to, or `nil` when no one has it.
     /// - Parameter token: hex, lower case.

@@ -19,10 +19,10 @@ struct PushBridgeCommand: ParsableCommand {
             something; 4 a store failure.
             """,
         version: PushBridgeVersion.current,
-        subcommands: [Decide.self, Conform.self, Translate.self, Mappings.self, App.self, Apply.self, Members.self, Send.self, User.self, DeviceCommand.self]
+        subcommands: [Decide.self, Conform.self, Translate.self, Mappings.self, App.self, Apply.self, Members.self, Send.self, User.self, DeviceCommand.self, Serve.self]
     )
 
-    static func main() {
+    static func main() async {
         var arguments = Array(CommandLine.arguments.dropFirst())
         var memberList: [String]? = nil
         if arguments.first == "members", let (rest, users) = Members.splitMemberList(Array(arguments.dropFirst())) {
@@ -35,7 +35,11 @@ struct PushBridgeCommand: ParsableCommand {
                 members.users = memberList
                 command = members
             }
-            try command.run()
+            if var service = command as? any AsyncParsableCommand {
+                try await service.run()
+            } else {
+                try command.run()
+            }
         } catch {
             // Usage errors (ArgumentParser's 64) are bad input too: one exit-code table, 0–4.
             if exitCode(for: error) == .validationFailure {

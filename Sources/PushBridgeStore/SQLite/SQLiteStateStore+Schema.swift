@@ -133,7 +133,7 @@ extension SQLiteStateStore {
     public static var migrationIdentifiers: [String] { migrations.map(\.identifier) }
 
     /// Applies the migrations this database lacks, each in its own transaction.
-    static func migrate(_ connection: SQLiteConnection) throws {
+    static func migrate(_ connection: SQLiteConnection, migrations: [Migration] = SQLiteStateStore.migrations) throws {
         try connection.execute(
             "CREATE TABLE IF NOT EXISTS pushbridge_migrations (identifier TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)")
         try withImmediateTransaction(connection) {

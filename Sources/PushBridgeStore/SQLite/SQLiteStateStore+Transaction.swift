@@ -286,6 +286,20 @@ extension SQLiteStateStore {
 
         // MARK: Devices and sent messages
 
+        func removeUser(_ id: UserID) throws -> Bool {
+            try checkWritable()
+            let row = try connection.statement("SELECT id FROM users WHERE name = ?")
+            row.bind(1, id)
+            guard try row.step() else { return false }
+            let key = row.int64(0)
+            row.reset()
+            for table in ["devices", "badge_counters", "conversation_settings", "name_cards", "members"] {
+                try connection.statement("DELETE FROM \(table) WHERE user_id = ?").bind(1, key).run()
+            }
+            try connection.statement("DELETE FROM users WHERE id = ?").bind(1, key).run()
+            return true
+        }
+
         func owner(ofDevice token: String) throws -> UserID? {
             let row = try connection.statement("SELECT u.name FROM devices d JOIN users u ON u.id = d.user_id WHERE d.token = ?")
             row.bind(1, token)

@@ -37,9 +37,15 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         }
     }
 
+    /// The writer: every write and group commit, one at a time under `lock`.
     let connection: SQLiteConnection
     let lock = NSLock()
     public let options: Options
+    /// Reads run on connections of their own (WAL readers never wait for the writer); idle ones
+    /// are kept here. A private in-memory database has no second connection: it reads on the writer.
+    private let readerLock = NSLock()
+    private var idleReaders: [SQLiteConnection] = []
+    private let readsOnWriter: Bool
 
     /// Opens or creates a database and brings its schema up to date.
     /// - Parameters:
@@ -48,6 +54,7 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
     /// - Throws: ``StoreError`` when the file cannot be opened or was written by a newer PushBridge.
     public init(path: String, options: Options = Options()) throws {
         self.options = options
+        readsOnWriter = path.isEmpty || path == ":memory:" || path.hasPrefix("file::memory:")
         connection = try SQLiteConnection(path: path)
         sqlite3_busy_timeout(connection.handle, options.busyTimeoutMilliseconds)
         try Self.retryingBusy(retries: options.busyRetries) {
@@ -72,14 +79,46 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
     }
 
     public func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
+        if readsOnWriter { return try lock.withLock { try Self.withSnapshot(connection, body) } }
+        let reader = try takeReader()
+        defer { readerLock.withLock { idleReaders.append(reader) } }
+        return try Self.retryingBusy(retries: options.busyRetries) { try Self.withSnapshot(reader, body) }
+    }
+
+    /// Group commit: one `BEGIN IMMEDIATE … COMMIT` around all writers, each in a savepoint.
+    public func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
         try lock.withLock {
-            try connection.execute("BEGIN DEFERRED")
-            defer {
+            try Self.retryingBusy(retries: options.busyRetries) { try connection.execute("BEGIN IMMEDIATE") }
+            do {
+                let savepoints = SavepointStore(connection)
+                for writer in writers { writer(savepoints) }
                 connection.resetAll()
-                try? connection.execute("COMMIT")
+                try connection.execute("COMMIT")
+            } catch {
+                connection.resetAll()
+                try? connection.execute("ROLLBACK")
+                throw error
             }
-            return try body(Transaction(connection, writable: false))
         }
+    }
+
+    /// An idle reader connection, or a new one.
+    private func takeReader() throws -> SQLiteConnection {
+        if let reader = readerLock.withLock({ idleReaders.popLast() }) { return reader }
+        let reader = try SQLiteConnection(path: connection.path)
+        sqlite3_busy_timeout(reader.handle, options.busyTimeoutMilliseconds)
+        try reader.execute("PRAGMA query_only = ON")
+        return reader
+    }
+
+    /// Runs `body` in a read transaction on `connection`.
+    static func withSnapshot<T>(_ connection: SQLiteConnection, _ body: (any PushStateTransaction) throws -> T) throws -> T {
+        try connection.execute("BEGIN DEFERRED")
+        defer {
+            connection.resetAll()
+            try? connection.execute("COMMIT")
+        }
+        return try body(Transaction(connection, writable: false))
     }
 
     /// Runs `body` between `BEGIN IMMEDIATE` and `COMMIT`; rolls back when it throws.
@@ -109,5 +148,33 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
                 attempt += 1
             }
         }
+    }
+}
+
+/// The store one writer of a group commit sees: its ``write(_:)`` is a savepoint inside the
+/// group's transaction, rolled back alone when its body throws; reads see the group's changes so far.
+final class SavepointStore: PushStateStore, @unchecked Sendable {
+    let connection: SQLiteConnection
+
+    init(_ connection: SQLiteConnection) { self.connection = connection }
+
+    func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
+        try connection.execute("SAVEPOINT pushbridge_write")
+        do {
+            let result = try body(SQLiteStateStore.Transaction(connection, writable: true))
+            connection.resetAll()
+            try connection.execute("RELEASE pushbridge_write")
+            return result
+        } catch {
+            connection.resetAll()
+            try? connection.execute("ROLLBACK TO pushbridge_write")
+            try? connection.execute("RELEASE pushbridge_write")
+            throw error
+        }
+    }
+
+    func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
+        defer { connection.resetAll() }
+        return try body(SQLiteStateStore.Transaction(connection, writable: false))
     }
 }

@@ -1,0 +1,124 @@
+import Foundation
+import PushBridgeStore
+
+/// One app store's writer: a thread of its own that takes the writes of concurrent requests and
+/// commits them together (``PushStateStore/writeGroup(_:)``), each in its own savepoint.
+///
+/// A write waits at most the request timeout for its turn: one that waited longer is answered
+/// ``ServiceError/busy`` and never run, so a client that got no 2xx can retry without a double.
+/// Requests only reach the writer with their whole body read, so a slow client never holds it.
+final class GroupCommitWriter: @unchecked Sendable {
+    struct Job {
+        let enqueued: ContinuousClock.Instant
+        /// Runs the write; keeps its own result.
+        let run: (any PushStateStore) -> Void
+        /// Answers the request: `nil` after a successful commit, or why nothing was kept.
+        let finish: (ServiceError?) -> Void
+    }
+
+    /// What the writer reports after each commit: the group size and the writes still waiting.
+    struct Observer: Sendable {
+        var committed: @Sendable (_ batch: Int, _ waiting: Int) -> Void = { _, _ in }
+    }
+
+    private let store: any PushStateStore
+    private let maxBatch: Int
+    private let maxWait: Double
+    private let timeout: Duration
+    private let observer: Observer
+    private let condition = NSCondition()
+    private var pending: [Job] = []
+    private var stopping = false
+    private let stopped = DispatchSemaphore(value: 0)
+
+    /// Starts the writer thread.
+    /// - Parameters:
+    ///   - store: the app's store.
+    ///   - maxBatch: the most writes per commit.
+    ///   - maxWaitMicroseconds: how long to wait for more writes when the group is not full.
+    ///   - timeout: the longest a write may wait for its turn.
+    ///   - name: the thread's name.
+    ///   - observer: told about each commit (metrics).
+    init(store: any PushStateStore, maxBatch: Int, maxWaitMicroseconds: Int, timeout: Duration, name: String, observer: Observer = Observer()) {
+        self.store = store
+        self.maxBatch = max(1, maxBatch)
+        self.maxWait = Double(maxWaitMicroseconds) / 1_000_000
+        self.timeout = timeout
+        self.observer = observer
+        let thread = Thread { [self] in loop() }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Writes waiting for the writer.
+    var depth: Int { condition.withLock { pending.count } }
+
+    /// Runs `body` in the next group commit and returns its result once that commit is durable.
+    /// - Parameter body: the write; it gets the store to write through (its writes are one savepoint each).
+    /// - Throws: what `body` threw (nothing of it was kept), or ``ServiceError`` when the commit
+    ///   failed, the write waited too long or the service is stopping.
+    func write<T: Sendable>(_ body: @escaping @Sendable (any PushStateStore) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            nonisolated(unsafe) var result: Result<T, any Error>?
+            let job = Job(
+                enqueued: .now,
+                run: { store in result = Result { try body(store) } },
+                finish: { failure in
+                    if let failure { continuation.resume(throwing: failure) } else { continuation.resume(with: result!) }
+                })
+            condition.lock()
+            guard !stopping else {
+                condition.unlock()
+                continuation.resume(throwing: ServiceError.stopping)
+                return
+            }
+            pending.append(job)
+            condition.signal()
+            condition.unlock()
+        }
+    }
+
+    /// Finishes the writes already queued, refuses new ones, and ends the thread.
+    func stop() {
+        condition.withLock {
+            stopping = true
+            condition.signal()
+        }
+        stopped.wait()
+    }
+
+    private func loop() {
+        while true {
+            condition.lock()
+            while pending.isEmpty && !stopping { condition.wait() }
+            if pending.isEmpty {
+                condition.unlock()
+                stopped.signal()
+                return
+            }
+            if maxWait > 0 && pending.count < maxBatch && !stopping {
+                _ = condition.wait(until: Date(timeIntervalSinceNow: maxWait))
+            }
+            let batch = Array(pending.prefix(maxBatch))
+            pending.removeFirst(batch.count)
+            let waiting = pending.count
+            condition.unlock()
+
+            let now = ContinuousClock.now
+            var live: [Job] = []
+            live.reserveCapacity(batch.count)
+            for job in batch {
+                if now - job.enqueued > timeout { job.finish(.busy) } else { live.append(job) }
+            }
+            guard !live.isEmpty else { continue }
+            do {
+                try store.writeGroup(live.map(\.run))
+                for job in live { job.finish(nil) }
+            } catch {
+                let failure = ServiceError.store(error)
+                for job in live { job.finish(failure) }
+            }
+            observer.committed(live.count, waiting)
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// `pushbridge serve` as a value tests and the command line both build: the Hummingbird
+/// application with the native API, the apps' stores, and their orderly close.
+public struct PushBridgeService: Sendable {
+    public let configuration: ServiceConfiguration
+    public let metrics: ServiceMetrics
+    let apps: ServiceApps
+    let logger: Logger
+
+    /// Opens the data directory and the app directory (app stores open on first use).
+    /// - Parameters:
+    ///   - configuration: the service's settings.
+    ///   - logger: where log lines go.
+    /// - Throws: a store error when the data directory cannot be opened.
+    public init(configuration: ServiceConfiguration, logger: Logger = Logger(label: "pushbridge")) throws {
+        var logger = logger
+        logger.logLevel = configuration.logLevel
+        self.configuration = configuration
+        self.logger = logger
+        metrics = ServiceMetrics()
+        apps = try ServiceApps(configuration: configuration, metrics: metrics, logger: logger)
+    }
+
+    /// The router with every route of SPEC §11 (and the error body for what matches none).
+    public func router() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: ServiceMiddleware(metrics: metrics, logger: logger))
+        ServiceRoutes(apps: apps, configuration: configuration, metrics: metrics, logger: logger).register(on: router)
+        return router
+    }
+
+    /// The application: HTTP/1.1 with the configured idle timeout, and a service that closes the
+    /// stores after the server has finished its requests (SIGTERM: stop accepting, finish, close).
+    /// - Parameter onServerRunning: called with the listening channel (its local address holds the port).
+    public func application(onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> some ApplicationProtocol {
+        let timeout = TimeAmount.nanoseconds(Int64(configuration.requestTimeoutSeconds * 1_000_000_000))
+        return Application(
+            router: router(),
+            server: .http1(configuration: .init(idleTimeout: timeout)),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "PushBridge"),
+            services: [StoreCloser(apps: apps)],
+            onServerRunning: onServerRunning,
+            logger: logger)
+    }
+
+    /// Closes the stores (finishing queued writes); for a service that is not run as an application.
+    public func close() { apps.close() }
+}
+
+/// Waits for the graceful shutdown, which comes after the server has stopped (services stop in
+/// reverse order), then finishes the queued writes and closes the stores.
+struct StoreCloser: Service {
+    let apps: ServiceApps
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        apps.close()
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import Logging
+import NIOPosix
+import PushBridgeCore
+import PushBridgeDialects
+import PushBridgeFacade
+import PushBridgeStore
+
+/// One app of the service: its store, its writer, and the facade that reads it.
+final class AppTenant: Sendable {
+    let id: String
+    let store: any PushStateStore
+    let writer: GroupCommitWriter
+    let registry: DialectRegistry
+    let repeatWindowSeconds: Int64
+
+    init(id: String, store: any PushStateStore, writer: GroupCommitWriter, registry: DialectRegistry, repeatWindowSeconds: Int64) {
+        self.id = id
+        self.store = store
+        self.writer = writer
+        self.registry = registry
+        self.repeatWindowSeconds = repeatWindowSeconds
+    }
+
+    /// Runs a facade operation that changes state in the app's next group commit.
+    func write<T: Sendable>(_ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
+        let (registry, window) = (registry, repeatWindowSeconds)
+        return try await writer.write { store in try body(PushFacade(store: store, registry: registry, repeatWindowSeconds: window)) }
+    }
+
+    /// Runs a facade operation that only reads, on a reader connection off the event loops.
+    func read<T: Sendable>(_ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
+        let facade = PushFacade(store: store, registry: registry, repeatWindowSeconds: repeatWindowSeconds)
+        return try await NIOThreadPool.singleton.runIfActive { try body(facade) }
+    }
+}
+
+/// The service's apps: the directory of ids and key hashes, and each app's store, opened on first use.
+final class ServiceApps: @unchecked Sendable {
+    /// Who a request's key says the caller is, for one app.
+    enum Access: Equatable {
+        case granted
+        /// No key, or a key of no app (401).
+        case unauthenticated
+        /// A valid key, but not this app's (403).
+        case forbidden
+    }
+
+    let configuration: ServiceConfiguration
+    let directory: any AppDirectory
+    let registry: DialectRegistry
+    let metrics: ServiceMetrics
+    let logger: Logger
+    private let lock = NSLock()
+    private var known: [String: RegisteredApp] = [:]
+    private var tenants: [String: AppTenant] = [:]
+    private var closed = false
+
+    /// Opens the directory (creating the data directory when missing).
+    init(configuration: ServiceConfiguration, registry: DialectRegistry = .standard, metrics: ServiceMetrics, logger: Logger) throws {
+        self.configuration = configuration
+        self.registry = registry
+        self.metrics = metrics
+        self.logger = logger
+        if configuration.isInMemory {
+            directory = MemoryAppDirectory()
+        } else {
+            try FileManager.default.createDirectory(atPath: configuration.database + "/apps", withIntermediateDirectories: true)
+            directory = try SQLiteAppDirectory(path: configuration.database + "/service.sqlite")
+        }
+        for app in try directory.apps() { known[app.id] = app }
+    }
+
+    /// Whether the app exists.
+    func exists(_ id: String) -> Bool { lock.withLock { known[id] != nil } }
+
+    /// What a bearer key may do on an app.
+    func access(to id: String, key: String?) -> Access {
+        guard let key, !key.isEmpty else { return .unauthenticated }
+        let hash = AccessKey.hash(key)
+        return lock.withLock {
+            if let app = known[id], AccessKey.matches(app.keyHash, hash) { return .granted }
+            if known.values.contains(where: { AccessKey.matches($0.keyHash, hash) }) { return .forbidden }
+            if let admin = configuration.adminKeyHash, AccessKey.matches(admin, hash) { return .forbidden }
+            return .unauthenticated
+        }
+    }
+
+    /// Whether a key is the admin key.
+    func isAdmin(_ key: String?) -> Bool {
+        guard let key, let admin = configuration.adminKeyHash else { return false }
+        return AccessKey.matches(admin, AccessKey.hash(key))
+    }
+
+    /// Registers a new app and returns its key (shown this once).
+    /// - Returns: `nil` when the id is taken.
+    func create(_ id: String) throws -> String? {
+        let key = AccessKey.generate()
+        let app = RegisteredApp(id: id, keyHash: AccessKey.hash(key), createdAt: .now)
+        return try lock.withLock {
+            guard !closed else { throw ServiceError.stopping }
+            guard known[id] == nil, try directory.register(app) else { return nil }
+            known[id] = app
+            return key
+        }
+    }
+
+    /// The app's tenant, opening its store on first use.
+    func tenant(_ id: String) throws -> AppTenant {
+        try lock.withLock {
+            if let tenant = tenants[id] { return tenant }
+            guard !closed else { throw ServiceError.stopping }
+            let store: any PushStateStore =
+                configuration.isInMemory
+                ? MemoryStateStore()
+                : try SQLiteStateStore(path: "\(configuration.database)/apps/\(id).sqlite", options: .init(synchronous: configuration.synchronous))
+            let metrics = metrics
+            let writer = GroupCommitWriter(
+                store: store, maxBatch: configuration.groupCommitMaxBatch, maxWaitMicroseconds: configuration.groupCommitWaitMicroseconds,
+                timeout: .milliseconds(Int64(configuration.requestTimeoutSeconds * 1000)), name: "pushbridge-writer-\(id)",
+                observer: .init(committed: { batch, waiting in metrics.committed(app: id, batch: batch, waiting: waiting) }))
+            let tenant = AppTenant(id: id, store: store, writer: writer, registry: registry, repeatWindowSeconds: configuration.repeatWindowSeconds)
+            tenants[id] = tenant
+            return tenant
+        }
+    }
+
+    /// Finishes every app's queued writes and closes the stores; later writes get 503.
+    func close() {
+        let open = lock.withLock {
+            closed = true
+            return Array(tenants.values)
+        }
+        for tenant in open { tenant.writer.stop() }
+        lock.withLock { tenants.removeAll() }
+        logger.info("stores closed", metadata: ["apps": "\(open.count)"])
+    }
+
+    /// Whether the service takes requests.
+    var isOpen: Bool { lock.withLock { !closed } }
+}
+
+extension Instant {
+    /// The current time, to the millisecond.
+    static var now: Instant { Instant(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))) }
+}

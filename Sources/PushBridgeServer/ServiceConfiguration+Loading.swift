@@ -1,0 +1,182 @@
+import Foundation
+import Logging
+import PushBridgeDialects
+import PushBridgeStore
+import Yams
+
+/// A configuration value that cannot be used: names its source (file, variable or flag), the key,
+/// what was expected and (unless the key is a secret) what was found.
+public struct ConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// `pushbridge.yaml`, `environment PUSHBRIDGE_PORT` or `--listen`.
+    public var source: String
+    /// The configuration key.
+    public var key: String
+    public var expected: String
+    public var found: String?
+
+    public var description: String {
+        var text = "\(source): \(key): expected \(expected)"
+        if let found { text += ", found \(found)" }
+        return text
+    }
+}
+
+extension ServiceConfiguration {
+    /// One configuration key: its name in the YAML file, its environment variable and whether it is a secret.
+    public struct Key: Sendable, Hashable {
+        public var name: String
+        public var isSecret: Bool
+        /// `PUSHBRIDGE_` + the name upper-cased with `-` → `_`.
+        public var environmentVariable: String { "PUSHBRIDGE_" + name.uppercased().replacingOccurrences(of: "-", with: "_") }
+    }
+
+    /// Every key the service reads.
+    public static let keys: [Key] = [
+        "listen", "db", "synchronous", "body-limit-bytes", "request-timeout-seconds", "group-commit-max-batch",
+        "group-commit-wait-microseconds", "repeat-window-seconds", "log-level", "admin-key-sha256",
+    ].map { Key(name: $0, isSecret: false) } + [Key(name: "admin-key", isSecret: true)]
+
+    /// Reads the configuration: defaults, then the YAML file, then `PUSHBRIDGE_…` variables, then flags.
+    /// - Parameters:
+    ///   - file: a YAML file of `key: value` lines (see `Examples/service/pushbridge.yaml`), or `nil`.
+    ///   - environment: the process environment; only `PUSHBRIDGE_…` variables are read, and an
+    ///     unknown one is an error (a misspelt setting is never silently ignored).
+    ///   - overrides: values from command-line flags, by key name, with the flag that gave them.
+    /// - Throws: ``ConfigurationError`` for an unreadable file, an unknown key or a bad value.
+    public static func load(
+        file: String?, environment: [String: String], overrides: [(key: String, value: String, flag: String)] = []
+    ) throws -> ServiceConfiguration {
+        var values: [String: (value: String, source: String)] = [:]
+        if let file {
+            for (key, value) in try readFile(file) { values[key] = (value, file) }
+        }
+        let byVariable = Dictionary(uniqueKeysWithValues: keys.map { ($0.environmentVariable, $0.name) })
+        for (variable, value) in environment.sorted(by: { $0.key < $1.key }) where variable.hasPrefix("PUSHBRIDGE_") {
+            guard let key = byVariable[variable] else {
+                let hint = DialectRegistry.suggestion(for: variable, among: Array(byVariable.keys)).map { " (did you mean \($0)?)" } ?? ""
+                throw ConfigurationError(source: "environment", key: variable, expected: "a known PUSHBRIDGE_ variable\(hint)", found: nil)
+            }
+            values[key] = (value, "environment \(variable)")
+        }
+        for override in overrides { values[override.key] = (override.value, override.flag) }
+        return try resolve(values)
+    }
+
+    /// Reads a YAML mapping of scalars.
+    static func readFile(_ path: String) throws -> [(String, String)] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(source: path, key: "(file)", expected: "a readable YAML file", found: "no such file")
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        let node: Node?
+        do {
+            node = try Yams.compose(yaml: text)
+        } catch {
+            throw ConfigurationError(source: path, key: "(file)", expected: "YAML", found: "\(error)".split(separator: "\n").first.map(String.init))
+        }
+        guard let node else { return [] }
+        guard let mapping = node.mapping else {
+            throw ConfigurationError(source: path, key: "(file)", expected: "a mapping of `key: value` lines", found: "a \(node.kindName)")
+        }
+        let known = Set(keys.map(\.name))
+        var out: [(String, String)] = []
+        for (keyNode, valueNode) in mapping {
+            guard let key = keyNode.scalar?.string else {
+                throw ConfigurationError(source: path, key: "(file)", expected: "string keys", found: "a \(keyNode.kindName) key")
+            }
+            guard known.contains(key) else {
+                let hint = DialectRegistry.suggestion(for: key, among: keys.map(\.name)).map { " (did you mean \($0)?)" } ?? ""
+                throw ConfigurationError(source: path, key: key, expected: "a known key\(hint)", found: nil)
+            }
+            guard let scalar = valueNode.scalar else {
+                throw ConfigurationError(source: path, key: key, expected: "a single value", found: "a \(valueNode.kindName)")
+            }
+            out.append((key, scalar.string))
+        }
+        return out
+    }
+
+    static func resolve(_ values: [String: (value: String, source: String)]) throws -> ServiceConfiguration {
+        var c = ServiceConfiguration()
+        func fail(_ key: String, _ expected: String, secret: Bool = false) -> ConfigurationError {
+            let entry = values[key]!
+            return ConfigurationError(source: entry.source, key: key, expected: expected, found: secret ? "(hidden)" : "\"\(entry.value)\"")
+        }
+        func integer(_ key: String, _ range: ClosedRange<Int>, _ expected: String) throws -> Int? {
+            guard let text = values[key]?.value else { return nil }
+            guard let n = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(n) else { throw fail(key, expected) }
+            return n
+        }
+        if let listen = values["listen"]?.value {
+            guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65_535).contains(port),
+                !listen[..<colon].isEmpty
+            else { throw fail("listen", "HOST:PORT such as 127.0.0.1:8080") }
+            c.host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            c.port = port
+        }
+        if let db = values["db"]?.value {
+            guard !db.isEmpty else { throw fail("db", "a data directory, or :memory:") }
+            c.database = db
+        }
+        if let text = values["synchronous"]?.value {
+            guard let mode = SQLiteStateStore.Options.Synchronous(rawValue: text.uppercased()) else { throw fail("synchronous", "normal or full") }
+            c.synchronous = mode
+        }
+        if let n = try integer("body-limit-bytes", 1_024...(256 << 20), "a size in bytes, 1024–268435456") { c.bodyLimitBytes = n }
+        if let text = values["request-timeout-seconds"]?.value {
+            guard let seconds = Double(text), seconds > 0, seconds <= 3_600 else { throw fail("request-timeout-seconds", "seconds, more than 0 and at most 3600") }
+            c.requestTimeoutSeconds = seconds
+        }
+        if let n = try integer("group-commit-max-batch", 1...10_000, "a number of writes, 1–10000") { c.groupCommitMaxBatch = n }
+        if let n = try integer("group-commit-wait-microseconds", 0...100_000, "microseconds, 0–100000") { c.groupCommitWaitMicroseconds = n }
+        if let n = try integer("repeat-window-seconds", 86_400...(3_650 * 86_400), "seconds, at least 86400 (24 hours)") {
+            c.repeatWindowSeconds = Int64(n)
+        }
+        if let text = values["log-level"]?.value {
+            guard let level = Logger.Level(rawValue: text.lowercased()) else {
+                throw fail("log-level", "one of " + Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            c.logLevel = level
+        }
+        if values["admin-key"] != nil && values["admin-key-sha256"] != nil {
+            throw ConfigurationError(source: values["admin-key"]!.source, key: "admin-key", expected: "either admin-key or admin-key-sha256, not both")
+        }
+        if let key = values["admin-key"]?.value {
+            guard key.utf8.count >= 16 else { throw fail("admin-key", "a key of at least 16 characters", secret: true) }
+            c.adminKeyHash = AccessKey.hash(key)
+        }
+        if let hex = values["admin-key-sha256"]?.value {
+            guard let hash = AccessKey.bytes(hex: hex), hash.count == 32 else { throw fail("admin-key-sha256", "64 hex digits (sha256sum of the key)") }
+            c.adminKeyHash = hash
+        }
+        return c
+    }
+
+    /// The configuration as a YAML mapping of the keys that were read; the admin key appears only
+    /// as whether it is set.
+    public var summary: String {
+        """
+        listen: \(host):\(port)
+        db: \(database)
+        synchronous: \(synchronous.rawValue.lowercased())
+        body-limit-bytes: \(bodyLimitBytes)
+        request-timeout-seconds: \(requestTimeoutSeconds)
+        group-commit-max-batch: \(groupCommitMaxBatch)
+        group-commit-wait-microseconds: \(groupCommitWaitMicroseconds)
+        repeat-window-seconds: \(repeatWindowSeconds)
+        log-level: \(logLevel.rawValue)
+        admin key: \(adminKeyHash == nil ? "not set (no app can be created)" : "set (hidden)")
+        """
+    }
+}
+
+extension Node {
+    var kindName: String {
+        switch self {
+        case .scalar: return "scalar"
+        case .mapping: return "mapping"
+        case .sequence: return "sequence"
+        case .alias: return "alias"
+        }
+    }
+}

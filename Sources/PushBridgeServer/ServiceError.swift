@@ -1,0 +1,80 @@
+import Foundation
+import Hummingbird
+import PushBridgeJSON
+import PushBridgeStore
+
+/// A request the service refuses or cannot complete: the HTTP status and the error body
+/// `{"error": {"code", "pointer", "expected", "found"}}` (SPEC §11). The codes of bad input are
+/// the command line's (`missing-key`, `wrong-type`, …).
+public struct ServiceError: Error, HTTPResponseError, Sendable, CustomStringConvertible {
+    public var status: HTTPResponse.Status
+    /// `unknown-key`, `unauthorized`, `busy`, …
+    public var code: String
+    /// Where in the request: a JSON pointer into the body, or `?name` for a query parameter.
+    public var pointer: String
+    public var expected: String
+    public var found: String?
+    /// Seconds a client should wait before retrying (503).
+    public var retryAfterSeconds: Int?
+
+    /// - Parameters:
+    ///   - status: the HTTP status.
+    ///   - code: the error code.
+    ///   - pointer: where in the request.
+    ///   - expected: what was expected.
+    ///   - found: what was found, if anything.
+    public init(_ status: HTTPResponse.Status, code: String, pointer: String = "", expected: String, found: String? = nil, retryAfterSeconds: Int? = nil) {
+        self.status = status
+        self.code = code
+        self.pointer = pointer
+        self.expected = expected
+        self.found = found
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    /// Bad input: 400 with the input error's code and pointer; `unknown-reference` to something
+    /// the path names is 404.
+    init(_ error: InputError, status: HTTPResponse.Status = .badRequest, parameter: String? = nil) {
+        self.init(status, code: error.code.description, pointer: parameter.map { "?" + $0 } ?? error.pointer.description,
+            expected: error.expected, found: error.found)
+    }
+
+    /// The writer did not get to the write in time; nothing was applied.
+    static let busy = ServiceError(.serviceUnavailable, code: "busy", expected: "a less busy store: retry after the given seconds", retryAfterSeconds: 1)
+    /// The service is stopping; nothing was applied.
+    static let stopping = ServiceError(.serviceUnavailable, code: "stopping", expected: "a running service: retry on another node or later", retryAfterSeconds: 1)
+
+    /// A store failure: busy → 503 with `Retry-After`, anything else → 500 (the details go to the log only).
+    static func store(_ error: any Error) -> ServiceError {
+        if let error = error as? ServiceError { return error }
+        if let error = error as? StoreError, error.code == .busy { return .busy }
+        return ServiceError(.internalServerError, code: "store-failure", expected: "a working store (see the service log)")
+    }
+
+    public var description: String {
+        "\(status.code) [\(code)] \(pointer.isEmpty ? "" : pointer + ": ")expected \(expected)" + (found.map { ", found \($0)" } ?? "")
+    }
+
+    /// The error body.
+    var body: [UInt8] {
+        var w = JSONWriter(capacity: 160)
+        w.raw("{\"error\":{\"code\":")
+        w.string(code)
+        w.raw(",\"pointer\":")
+        w.string(pointer)
+        w.raw(",\"expected\":")
+        w.string(expected)
+        if let found {
+            w.raw(",\"found\":")
+            w.string(found)
+        }
+        w.raw("}}")
+        return w.bytes
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let retryAfterSeconds { headers[.retryAfter] = String(retryAfterSeconds) }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}

@@ -1,0 +1,53 @@
+import Metrics
+import Prometheus
+
+/// The service's Prometheus metrics (`GET /metrics`), through swift-metrics with a factory of the
+/// service's own: no process-wide metrics system is bootstrapped, so several services (tests) keep
+/// their figures apart.
+///
+/// - `pushbridge_http_requests_total{method,route,status}`
+/// - `pushbridge_http_request_duration_seconds{route}` (histogram)
+/// - `pushbridge_messages_total{dialect,repeat}`
+/// - `pushbridge_decisions_total{dialect,outcome}`: `push`, or the reason a receiver was not pushed
+/// - `pushbridge_group_commit_writes` (histogram): writes per commit
+/// - `pushbridge_write_queue_depth{app}`: writes waiting for an app's writer
+public struct ServiceMetrics: Sendable {
+    /// The registry `/metrics` prints.
+    public let registry: PrometheusCollectorRegistry
+    private let factory: PrometheusMetricsFactory
+
+    /// A registry of its own.
+    public init() {
+        registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(20),
+            .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
+        ]
+        factory.valueHistogramBuckets["pushbridge_group_commit_writes"] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+        self.factory = factory
+    }
+
+    func request(method: String, route: String, status: Int, duration: Duration) {
+        Counter(label: "pushbridge_http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))], factory: factory)
+            .increment()
+        Metrics.Timer(label: "pushbridge_http_request_duration_seconds", dimensions: [("route", route)], factory: factory).recordNanoseconds(
+            duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
+
+    func message(dialect: String, isRepeat: Bool, outcomes: [String: Int]) {
+        Counter(label: "pushbridge_messages_total", dimensions: [("dialect", dialect), ("repeat", String(isRepeat))], factory: factory).increment()
+        guard !isRepeat else { return }
+        for (outcome, count) in outcomes {
+            Counter(label: "pushbridge_decisions_total", dimensions: [("dialect", dialect), ("outcome", outcome)], factory: factory).increment(by: count)
+        }
+    }
+
+    func committed(app: String, batch: Int, waiting: Int) {
+        Recorder(label: "pushbridge_group_commit_writes", factory: factory).record(batch)
+        Gauge(label: "pushbridge_write_queue_depth", dimensions: [("app", app)], factory: factory).record(waiting)
+    }
+
+    /// The Prometheus text exposition.
+    func exposition() -> [UInt8] { registry.emitToBuffer() }
+}

@@ -1,0 +1,56 @@
+import Hummingbird
+import Logging
+import NIOCore
+
+/// Around every request: turns errors into the JSON error body, writes one log line (app, route,
+/// status, duration) and counts the request. Never logs headers or bodies (keys stay out of logs).
+struct ServiceMiddleware: RouterMiddleware {
+    typealias Context = BasicRequestContext
+    let metrics: ServiceMetrics
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as ServiceError {
+            response = try error.response(from: request, context: context)
+        } catch let error as HTTPError {
+            response = try Self.serviceError(for: error.status).response(from: request, context: context)
+        } catch is NIOTooManyBytesError {
+            response = try ServiceError(.contentTooLarge, code: "too-large", expected: "a smaller body").response(from: request, context: context)
+        } catch {
+            logger.error("unexpected failure", metadata: ["error": "\(error)", "route": "\(context.endpointPath ?? "?")"])
+            response = try ServiceError(.internalServerError, code: "internal", expected: "a request the service can answer (see its log)")
+                .response(from: request, context: context)
+        }
+        let duration = ContinuousClock.now - start
+        let route = context.endpointPath ?? "unmatched"
+        metrics.request(method: request.method.rawValue, route: route, status: Int(response.status.code), duration: duration)
+        var metadata: Logger.Metadata = [
+            "method": "\(request.method.rawValue)", "route": "\(route)", "status": "\(response.status.code)",
+            "ms": "\(Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15)",
+        ]
+        if let app = Self.app(of: request.uri.path) { metadata["app"] = "\(app)" }
+        logger.info("request", metadata: metadata)
+        return response
+    }
+
+    /// The `{app}` of `/v1/apps/{app}/…`.
+    static func app(of path: String) -> Substring? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard parts.count >= 3, parts[0] == "v1", parts[1] == "apps" else { return nil }
+        return parts[2]
+    }
+
+    /// The error body for what the router itself refuses.
+    static func serviceError(for status: HTTPResponse.Status) -> ServiceError {
+        switch status {
+        case .notFound: return ServiceError(.notFound, code: "not-found", expected: "a route of the native API (see README \"Run the service\")")
+        case .methodNotAllowed: return ServiceError(.methodNotAllowed, code: "method-not-allowed", expected: "a method this route takes")
+        case .contentTooLarge: return ServiceError(.contentTooLarge, code: "too-large", expected: "a smaller body")
+        default: return ServiceError(status, code: "http-\(status.code)", expected: status.reasonPhrase)
+        }
+    }
+}

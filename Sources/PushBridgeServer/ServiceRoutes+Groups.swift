@@ -1,0 +1,55 @@
+import Hummingbird
+import PushBridgeCore
+import PushBridgeDialects
+import PushBridgeJSON
+
+extension ServiceRoutes {
+    /// A group's members: read, replace the whole list, add, remove one.
+    func registerGroups(on router: Router<Context>) {
+        router.get("/v1/apps/:app/groups/:group/members") { request, context in
+            let tenant = try tenant(request, context)
+            let group = try context.parameters.require("group")
+            let members = try await answering { try await tenant.read { try $0.members(of: group) } }
+            return json(Self.membersBody(group, members))
+        }
+        router.put("/v1/apps/:app/groups/:group/members") { request, context in
+            let tenant = try tenant(request, context)
+            let group = try context.parameters.require("group")
+            let members = try await Self.memberList(try await answering { try await self.body(request) }, routes: self)
+            try await answering { try await tenant.write { try $0.setMembers(members, of: group) } }
+            return json(Self.membersBody(group, members))
+        }
+        router.post("/v1/apps/:app/groups/:group/members") { request, context in
+            let tenant = try tenant(request, context)
+            let group = try context.parameters.require("group")
+            let added = try await Self.memberList(try await answering { try await self.body(request) }, routes: self)
+            let members = try await answering { try await tenant.write { try $0.addMembers(added, to: group) } }
+            return json(Self.membersBody(group, members))
+        }
+        router.delete("/v1/apps/:app/groups/:group/members/:user") { request, context in
+            let tenant = try tenant(request, context)
+            let group = try context.parameters.require("group")
+            let user = try context.parameters.require("user")
+            let members = try await answering(notFoundAt: ["/user"]) { () async throws -> [UserID] in
+                try await tenant.write { facade in
+                    try facade.removeMember(user, from: group)
+                    return try facade.members(of: group)
+                }
+            }
+            return json(Self.membersBody(group, members))
+        }
+    }
+
+    /// `{"members": [user, …]}`.
+    static func memberList(_ body: JSONValue, routes: ServiceRoutes) async throws -> [UserID] {
+        try await routes.answering {
+            let reader = try FieldReader(body, at: .root, what: "{\"members\": [user id, …]}")
+            try reader.allowOnly(["members"], context: "a member list")
+            return try reader.stringArray("members", expected: "the members as an array of user id strings")
+        }
+    }
+
+    static func membersBody(_ group: String, _ members: [UserID]) -> JSONValue {
+        .object(JSONObject([("group", .string(group)), ("members", .array(members.map(JSONValue.string)))]))
+    }
+}

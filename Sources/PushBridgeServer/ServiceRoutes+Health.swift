@@ -1,0 +1,18 @@
+import Hummingbird
+import PushBridgeJSON
+
+extension ServiceRoutes {
+    /// `GET /healthz` (the process answers), `GET /readyz` (it takes requests), `GET /metrics`.
+    func registerHealth(on router: Router<Context>) {
+        router.get("/healthz") { _, _ in json(Array(#"{"status":"ok"}"#.utf8)) }
+        router.get("/readyz") { _, _ in
+            guard apps.isOpen else { throw ServiceError.stopping }
+            return json(Array(#"{"status":"ready"}"#.utf8))
+        }
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Hummingbird
+import Logging
+import PushBridgeCore
+import PushBridgeFacade
+import PushBridgeJSON
+
+extension ServiceRoutes {
+    /// Sending a dialect message, and reading a sent message back.
+    func registerMessages(on router: Router<Context>) {
+        // → 201 {"message": id, "decisions": [...]}; a repeated id → 200, the first decisions, "repeat": true.
+        router.post("/v1/apps/:app/messages") { request, context in
+            let tenant = try tenant(request, context)
+            let dialect = try dialect(request, in: tenant)
+            let query = request.uri.queryParameters
+            let profile: Profile?
+            do {
+                profile = try query.get("profile").map { try tenant.registry.profile($0, at: .root) }
+            } catch let error as InputError {
+                throw ServiceError(error, parameter: "profile")
+            }
+            let sender = query.get("sender")
+            if sender == "" { throw ServiceError(.badRequest, code: "invalid-value", pointer: "?sender", expected: "a non-empty user id", found: "\"\"") }
+            let message = try await answering { try await self.body(request) }
+            let now = Instant.now
+            let outcome = try await answering {
+                try await tenant.write { try $0.sendMessage(message, dialect: dialect, now: now, profile: profile, sender: sender) }
+            }
+            var outcomes: [String: Int] = [:]
+            for item in outcome.decisions { outcomes[item.decision.outcomeName, default: 0] += 1 }
+            metrics.message(dialect: dialect, isRepeat: outcome.isRepeat, outcomes: outcomes)
+            logger.info(
+                "message decided",
+                metadata: [
+                    "app": "\(tenant.id)", "message": "\(outcome.messageID)", "dialect": "\(dialect)", "repeat": "\(outcome.isRepeat)",
+                    "receivers": "\(outcome.decisions.count)",
+                    "outcomes": "\(outcomes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))",
+                ])
+            if logger.logLevel <= .debug {
+                for item in outcome.decisions {
+                    logger.debug("decision", metadata: ["message": "\(outcome.messageID)", "receiver": "\(item.receiver)", "outcome": "\(item.decision.outcomeName)"])
+                }
+            }
+            return json(Self.messageBody(outcome.messageID, outcome.decisions, isRepeat: outcome.isRepeat), status: outcome.isRepeat ? .ok : .created)
+        }
+        router.get("/v1/apps/:app/messages/:message") { request, context in
+            let tenant = try tenant(request, context)
+            let id = try context.parameters.require("message")
+            let now = Instant.now
+            guard let decisions = try await answering({ try await tenant.read { try $0.sentMessage(id, now: now) } }) else {
+                throw ServiceError(.notFound, code: "unknown-reference", expected: "a message id sent within the repeat window", found: JSONWriter.quoted(id))
+            }
+            return json(Self.messageBody(id, decisions, isRepeat: nil))
+        }
+    }
+
+    /// `{"message": id, "decisions": [...], "repeat"?: true}`; a read adds `"delivery"`: APNs
+    /// delivery is not part of this service yet, so no delivery has a status.
+    static func messageBody(_ id: String, _ decisions: [PushFacade.ReceiverDecision], isRepeat: Bool?) -> [UInt8] {
+        var w = JSONWriter(capacity: 32 + decisions.count * 400)
+        w.raw("{\"message\":")
+        w.string(id)
+        w.raw(",\"decisions\":[")
+        var out = w.bytes
+        for (i, item) in decisions.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out += item.json
+        }
+        out += Array("]".utf8)
+        if isRepeat == true { out += Array(",\"repeat\":true".utf8) }
+        if isRepeat == nil { out += Array(",\"delivery\":\"not-configured\"".utf8) }
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+}
+
+extension PushDecision {
+    /// `push`, or the reason the receiver was not pushed (metrics and logs).
+    var outcomeName: String {
+        switch self {
+        case .push: return "push"
+        case .suppressed(let reason): return reason.rawValue
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Hummingbird
+import PushBridgeCore
+import PushBridgeDialects
+import PushBridgeFacade
+import PushBridgeJSON
+
+extension ServiceRoutes {
+    /// Calls, state, presence, devices and removal of one user.
+    func registerUsers(on router: Router<Context>) {
+        // A user's dialect calls, in one transaction: all applied, or (one rejected) none.
+        router.post("/v1/apps/:app/users/:user/calls") { request, context in
+            let tenant = try tenant(request, context)
+            let user = try context.parameters.require("user")
+            let dialect = try dialect(request, in: tenant)
+            let body = try await answering { try await self.body(request) }
+            let now = Instant.now
+            let results = try await answering { () async throws -> [(JSONValue, JSONValue?)] in
+                let calls = try Scenario.calls(from: body, at: .root, now: now).map { PushFacade.DialectCall($0.call, at: $0.at, pointer: $0.pointer) }
+                let results = try await tenant.write { try $0.apply(calls, dialect: dialect, user: user) }
+                return zip(calls, results).map { ($0.call["call"] ?? .null, $1) }
+            }
+            var w = JSONWriter(capacity: 64 * results.count + 16)
+            w.raw("{\"results\":[")
+            for (i, (call, result)) in results.enumerated() {
+                if i > 0 { w.raw(",") }
+                w.raw("{\"call\":")
+                w.write(call)
+                if let result {
+                    w.raw(",\"result\":")
+                    w.write(result)
+                }
+                w.raw("}")
+            }
+            w.raw("]}")
+            return json(w.bytes)
+        }
+        router.get("/v1/apps/:app/users/:user") { request, context in
+            let tenant = try tenant(request, context)
+            let user = try context.parameters.require("user")
+            guard let record = try await answering({ try await tenant.read { try $0.user(user) } }) else {
+                throw ServiceError(.notFound, code: "unknown-reference", pointer: "", expected: "a user the app knows", found: JSONWriter.quoted(user))
+            }
+            guard case .object(let state) = record.state.jsonValue else { return json(.null) }
+            return json(.object(JSONObject(state.entries + [("configured", .bool(record.isConfigured))])))
+        }
+        // Presence as the server learns it: {"presence": "online" | "offline" | "background", "since"?: ISO 8601}.
+        router.put("/v1/apps/:app/users/:user/presence") { request, context in
+            let tenant = try tenant(request, context)
+            let user = try context.parameters.require("user")
+            let dialect = try dialect(request, in: tenant)
+            let body = try await answering { try await self.body(request) }
+            let presence = try checking { try Self.presence(from: body) }
+            let state = try await answering(notFoundAt: ["/user"]) { () async throws -> UserState in
+                try await tenant.write { facade in
+                    try facade.setPresence(presence, of: user, dialect: dialect)
+                    return try facade.user(user)!.state
+                }
+            }
+            return json(state.jsonValue)
+        }
+        router.delete("/v1/apps/:app/users/:user/devices/:token") { request, context in
+            let tenant = try tenant(request, context)
+            let user = try context.parameters.require("user")
+            let token = try context.parameters.require("token").lowercased()
+            try await answering(notFoundAt: ["/token"]) {
+                try await tenant.write { facade in
+                    guard try facade.store.read({ try $0.owner(ofDevice: token) }) == user else {
+                        throw InputError(.unknownReference, at: JSONPointer.root / "token", expected: "a device token bound to user \(JSONWriter.quoted(user))",
+                            found: JSONWriter.quoted(token))
+                    }
+                    try facade.removeDevice(token: token)
+                }
+            }
+            return json(.object(JSONObject([("removed", .string(token)), ("user", .string(user))])))
+        }
+        router.delete("/v1/apps/:app/users/:user") { request, context in
+            let tenant = try tenant(request, context)
+            let user = try context.parameters.require("user")
+            try await answering(notFoundAt: ["/user"]) { try await tenant.write { try $0.removeUser(user) } }
+            return json(.object(JSONObject([("removed", .string(user))])))
+        }
+    }
+
+    /// `{"presence": "online" | "offline" | "background", "since"?: ISO 8601}`; `since` goes with background only.
+    static func presence(from body: JSONValue) throws -> Presence {
+        let reader = try FieldReader(body, at: .root, what: "{\"presence\": \"online\" | \"offline\" | \"background\", \"since\"?: ISO 8601}")
+        try reader.allowOnly(["presence", "since"], context: "a presence")
+        let word = try reader.string("presence", expected: "one of \"online\", \"offline\", \"background\"")
+        switch word {
+        case "online", "offline":
+            if reader.has("since") {
+                throw InputError(.invalidValue, at: JSONPointer.root / "since", expected: "no \"since\" unless the presence is \"background\"")
+            }
+            return word == "online" ? .online : .offline
+        case "background":
+            let text = try reader.string("since", expected: "when the app went to the background (ISO 8601)")
+            guard let since = Instant(iso8601: text) else {
+                throw InputError(.invalidValue, at: JSONPointer.root / "since", expected: "an ISO 8601 date-time such as 2026-03-02T09:15:00Z", found: JSONWriter.quoted(text))
+            }
+            return .background(since: since)
+        default:
+            throw InputError(.invalidValue, at: JSONPointer.root / "presence", expected: "one of \"online\", \"offline\", \"background\"", found: JSONWriter.quoted(word))
+        }
+    }
+}

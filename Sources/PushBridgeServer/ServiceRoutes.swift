@@ -1,0 +1,134 @@
+import Hummingbird
+import Logging
+import NIOCore
+import PushBridgeCore
+import PushBridgeDialects
+import PushBridgeFacade
+import PushBridgeJSON
+
+/// The native API (SPEC §11) over the service's apps: every handler reads its request, hands one
+/// facade operation to the app's writer (or a reader), and writes the answer. No rule lives here.
+struct ServiceRoutes: Sendable {
+    let apps: ServiceApps
+    let configuration: ServiceConfiguration
+    let metrics: ServiceMetrics
+    let logger: Logger
+
+    typealias Context = BasicRequestContext
+
+    func register(on router: Router<Context>) {
+        registerHealth(on: router)
+        registerApps(on: router)
+        registerUsers(on: router)
+        registerGroups(on: router)
+        registerMessages(on: router)
+    }
+
+    // MARK: Request helpers
+
+    /// The app of the path, once the bearer key is checked: unknown app → 404, no key or a key of
+    /// no app → 401, another app's key (or the admin key) → 403, saying nothing of the other app.
+    func tenant(_ request: Request, _ context: Context) throws -> AppTenant {
+        let app = try context.parameters.require("app")
+        guard apps.exists(app) else {
+            throw ServiceError(.notFound, code: "unknown-app", pointer: "", expected: "an app created with POST /v1/apps", found: JSONWriter.quoted(app))
+        }
+        switch apps.access(to: app, key: request.bearerKey) {
+        case .granted: return try apps.tenant(app)
+        case .unauthenticated:
+            throw ServiceError(.unauthorized, code: "unauthorized", expected: "Authorization: Bearer <the app's key>")
+        case .forbidden:
+            throw ServiceError(.forbidden, code: "forbidden", expected: "the key of app \(JSONWriter.quoted(app)) (this key is not for it)")
+        }
+    }
+
+    /// A required query parameter naming a dialect.
+    func dialect(_ request: Request, in tenant: AppTenant) throws -> String {
+        guard let dialect = request.uri.queryParameters.get("dialect") else {
+            throw ServiceError(.badRequest, code: "missing-key", pointer: "?dialect", expected: "?dialect= one of " + tenant.registry.ids.joined(separator: ", "))
+        }
+        do {
+            _ = try tenant.registry.adapter(dialect, at: .root)
+        } catch let error as InputError {
+            throw ServiceError(error, parameter: "dialect")
+        }
+        return dialect
+    }
+
+    /// The request body as JSON: at most the configured size (413), `application/json` when a
+    /// content type is given (415), well-formed (400 with the pointer).
+    func body(_ request: Request) async throws -> JSONValue {
+        if let type = request.headers[.contentType] {
+            let media = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+            guard media == "application/json" || media.hasSuffix("+json") else {
+                throw ServiceError(.unsupportedMediaType, code: "unsupported-media-type", expected: "Content-Type: application/json", found: JSONWriter.quoted(type))
+            }
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: configuration.bodyLimitBytes)
+        } catch is NIOTooManyBytesError {
+            throw ServiceError(.contentTooLarge, code: "too-large", expected: "a body of at most \(configuration.bodyLimitBytes) bytes")
+        }
+        do {
+            return try JSONParser.parse(buffer.readableBytesView)
+        } catch let error as InputError {
+            throw ServiceError(error)
+        }
+    }
+
+    /// Runs a facade operation, turning bad input into 400 (or `notFound` for a reference to
+    /// something the path names) and store failures into 503/500.
+    func answering<T>(notFoundAt pointers: Set<String> = [], _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as InputError {
+            let status: HTTPResponse.Status = error.code == .unknownReference && pointers.contains(error.pointer.description) ? .notFound : .badRequest
+            throw ServiceError(error, status: status)
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            logger.error("store failure", metadata: ["error": "\(error)"])
+            throw ServiceError.store(error)
+        }
+    }
+
+    /// Reads input synchronously: bad input → 400 with its pointer.
+    func checking<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as InputError {
+            throw ServiceError(error)
+        }
+    }
+
+    /// A JSON response.
+    func json(_ bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
+        var w = JSONWriter()
+        w.write(value)
+        return json(w.bytes, status: status)
+    }
+}
+
+extension Request {
+    /// The key of `Authorization: Bearer <key>`.
+    var bearerKey: String? {
+        guard let header = headers[.authorization] else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return parts[1].trimmingCharacters(in: .whitespaces)
+    }
+}
+
+extension JSONWriter {
+    /// A string as a JSON string literal, for `found` in errors.
+    static func quoted(_ text: String) -> String {
+        var w = JSONWriter(capacity: text.utf8.count + 2)
+        w.string(text)
+        return w.string
+    }
+}
