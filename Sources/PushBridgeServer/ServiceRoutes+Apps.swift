@@ -16,9 +16,8 @@ extension ServiceRoutes {
                 throw ServiceError(.forbidden, code: "forbidden", expected: "the admin key (apps are created with it only)")
             }
             var id = "app-" + String(AccessKey.generate().dropFirst(4).prefix(12))
-            if request.headers[.contentLength].map({ $0 != "0" }) ?? true {
-                let body = try await answering { try await self.body(request) }
-                if body != .null {
+            if let body = try await optionalBody(request) {
+                do {
                     let reader = try checking { try FieldReader(body, at: .root, what: "{\"app\": id} or nothing") }
                     try checking { try reader.allowOnly(["app"], context: "a new app") }
                     if let chosen = try checking({ try reader.optionalString("app", expected: "the app id", allowEmpty: false) }) { id = chosen }

@@ -16,14 +16,14 @@ extension ServiceRoutes {
             let tenant = try tenant(request, context)
             let group = try context.parameters.require("group")
             let members = try await Self.memberList(try await answering { try await self.body(request) }, routes: self)
-            try await answering { try await tenant.write { try $0.setMembers(members, of: group) } }
+            try await answering { try await tenant.write { facade in try Self.listed { try facade.setMembers(members, of: group) } } }
             return json(Self.membersBody(group, members))
         }
         router.post("/v1/apps/:app/groups/:group/members") { request, context in
             let tenant = try tenant(request, context)
             let group = try context.parameters.require("group")
             let added = try await Self.memberList(try await answering { try await self.body(request) }, routes: self)
-            let members = try await answering { try await tenant.write { try $0.addMembers(added, to: group) } }
+            let members = try await answering { try await tenant.write { facade in try Self.listed { try facade.addMembers(added, to: group) } } }
             return json(Self.membersBody(group, members))
         }
         router.delete("/v1/apps/:app/groups/:group/members/:user") { request, context in
@@ -37,6 +37,15 @@ extension ServiceRoutes {
                 }
             }
             return json(Self.membersBody(group, members))
+        }
+    }
+
+    /// Runs a member change whose errors point into the list: `/3` becomes `/members/3`.
+    static func listed<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as InputError where error.pointer != .root {
+            throw error.under(JSONPointer.root / "members")
         }
     }
 

@@ -58,6 +58,14 @@ struct ServiceRoutes: Sendable {
     /// The request body as JSON: at most the configured size (413), `application/json` when a
     /// content type is given (415), well-formed (400 with the pointer).
     func body(_ request: Request) async throws -> JSONValue {
+        guard let value = try await optionalBody(request) else {
+            throw ServiceError(.badRequest, code: "missing-key", pointer: "/", expected: "a JSON body")
+        }
+        return value
+    }
+
+    /// The request body as JSON, or `nil` when there is none.
+    func optionalBody(_ request: Request) async throws -> JSONValue? {
         if let type = request.headers[.contentType] {
             let media = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
             guard media == "application/json" || media.hasSuffix("+json") else {
@@ -70,6 +78,7 @@ struct ServiceRoutes: Sendable {
         } catch is NIOTooManyBytesError {
             throw ServiceError(.contentTooLarge, code: "too-large", expected: "a body of at most \(configuration.bodyLimitBytes) bytes")
         }
+        guard buffer.readableBytes > 0 else { return nil }
         do {
             return try JSONParser.parse(buffer.readableBytesView)
         } catch let error as InputError {

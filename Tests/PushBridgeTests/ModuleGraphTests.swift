@@ -11,6 +11,8 @@ struct ModuleGraphTests {
         var name: String
         var type: String
         var dependencies: [String]
+        /// Products of other packages it depends on (`Hummingbird`, `ArgumentParser`, …).
+        var products: [String] = []
     }
 
     /// The package's targets as SwiftPM reads them.
@@ -36,7 +38,8 @@ struct ModuleGraphTests {
                 // {"byName": ["X", null]} or {"target": ["X", null]}; products of other packages are not edges here.
                 (dependency["byName"] ?? dependency["target"])?.arrayValue?.first?.stringValue
             }
-            out[name] = Target(name: name, type: type, dependencies: dependencies)
+            let products = (value["dependencies"]?.arrayValue ?? []).compactMap { $0["product"]?.arrayValue?.first?.stringValue }
+            out[name] = Target(name: name, type: type, dependencies: dependencies, products: products)
         }
         return out
     }
@@ -67,6 +70,14 @@ struct ModuleGraphTests {
         ("PushBridgeStore", ["PushBridgeFacade", "PushBridgeConformance", "PushBridgeServer", "PushBridgeDelivery"], "storage sits below the facade"),
         ("PushBridgeDialects", ["PushBridgeStore", "PushBridgeFacade", "PushBridgeConformance", "CJSONC", "CSQLite"], "the dialects are pure"),
         ("PushBridgeFacade", ["PushBridgeConformance", "CJSONC", "PushBridgeServer", "PushBridgeDelivery"], "the facade knows no harness and no transport"),
+        ("PushBridgeServer", ["PushBridgeConformance", "PushBridgeFacadeConformance", "CJSONC"], "the service adds transport over the facade, not the harness"),
+    ]
+
+    /// Libraries a user imports for one job: they drag in no server, HTTP client or database
+    /// driver (no product of another package at all).
+    static let withoutThirdParty = [
+        "PushBridgeJSON", "PushBridgeCore", "PushBridgeDialects", "PushBridgeConformance", "PushBridgeStore", "PushBridgeFacade",
+        "PushBridgeFacadeConformance",
     ]
 
     @Test func theCoreNeedsOnlyTheJSONModule() throws {
@@ -84,6 +95,12 @@ struct ModuleGraphTests {
             let bad = Self.closure(of: rule.from, in: targets).intersection(rule.to)
             #expect(bad.isEmpty, "\(rule.from) → \(bad.sorted()): \(rule.why)")
         }
+        for name in Self.withoutThirdParty {
+            for reached in [name] + Self.closure(of: name, in: targets) {
+                #expect(targets[reached]?.products ?? [] == [], "\(name) reaches \(reached), which depends on \(targets[reached]?.products ?? [])")
+            }
+        }
+        #expect(targets["PushBridgeServer"]?.products.contains("Hummingbird") == true, "dump-package lists product dependencies")
         let executables = Set(targets.values.filter { $0.type == "executable" }.map(\.name))
         for target in targets.values where target.type != "test" {
             let bad = Set(target.dependencies).intersection(executables)

@@ -1,0 +1,122 @@
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import NIOHTTP1
+import PushBridgeJSON
+import PushBridgeServer
+import Testing
+
+/// The admin key of every test service.
+let testAdminKey = "test-admin-key-0123456789"
+
+/// A reply: status, body text, headers.
+struct Reply: Sendable {
+    var status: Int
+    var text: String
+    var headers: HTTPFields
+    var json: JSONValue? { try? JSONParser.parse(text) }
+    /// `error.code` of an error body.
+    var errorCode: String? { json?["error"]?["code"]?.stringValue }
+}
+
+/// A live service on a loopback port, spoken to over one keep-alive connection.
+struct LiveService: Sendable {
+    let client: any TestClientProtocol
+    var port: Int { client.port! }
+
+    /// One request.
+    /// - Parameters:
+    ///   - method: the method.
+    ///   - path: the path and query.
+    ///   - key: the bearer key, if any.
+    ///   - body: the JSON body, if any.
+    ///   - contentType: the content type sent with a body.
+    func call(
+        _ method: HTTPRequest.Method, _ path: String, key: String? = nil, body: String? = nil, contentType: String? = "application/json"
+    ) async throws -> Reply {
+        var headers: HTTPFields = [:]
+        if let key { headers[.authorization] = "Bearer \(key)" }
+        if body != nil, let contentType { headers[.contentType] = contentType }
+        let response = try await client.executeRequest(uri: path, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+        return Reply(status: Int(response.status.code), text: String(buffer: response.body), headers: response.headers)
+    }
+
+    /// Creates an app with the admin key and returns its key.
+    func createApp(_ id: String) async throws -> String {
+        let reply = try await call(.post, "/v1/apps", key: testAdminKey, body: #"{"app":"\#(id)"}"#)
+        #expect(reply.status == 201, "\(reply.text)")
+        return try #require(reply.json?["key"]?.stringValue)
+    }
+}
+
+/// Runs `body` against a real service on a loopback port (Hummingbird's live test mode).
+/// - Parameters:
+///   - database: `:memory:`, or `nil` for a new temporary data directory.
+///   - configure: changes to the test configuration.
+func withLiveService<T: Sendable>(
+    database: String? = ":memory:", _ configure: (inout ServiceConfiguration) -> Void = { _ in },
+    _ body: @Sendable (LiveService) async throws -> T
+) async throws -> T {
+    var configuration = ServiceConfiguration(
+        host: "127.0.0.1", port: 0, database: database ?? temporaryDirectory(), adminKeyHash: AccessKey.hash(testAdminKey), logLevel: .warning)
+    configure(&configuration)
+    let service = try PushBridgeService(configuration: configuration)
+    return try await service.application().test(.live) { client in try await body(LiveService(client: client)) }
+}
+
+/// A new empty directory under the temporary directory.
+func temporaryDirectory() -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("pushbridge-service-\(UUID().uuidString)").path
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+/// The example app's setup (README "Run the service"): an app with two certificates, u2 with two
+/// devices, u1 with a display name, group g1 = u1, u2, u3.
+func setUpExampleApp(_ service: LiveService, app: String) async throws -> String {
+    let key = try await service.createApp(app)
+    let examples = Repository.root.appendingPathComponent("Examples/facade")
+    func file(_ name: String) throws -> String { try String(contentsOf: examples.appendingPathComponent(name), encoding: .utf8) }
+    let steps: [(HTTPRequest.Method, String, String)] = [
+        (.put, "/v1/apps/\(app)", try file("app.json")),
+        (.post, "/v1/apps/\(app)/users/u1/calls?dialect=agora-silent", try file("u1-calls.json")),
+        (.post, "/v1/apps/\(app)/users/u2/calls?dialect=agora-silent", try file("u2-calls.json")),
+        (.put, "/v1/apps/\(app)/groups/g1/members", #"{"members":["u1","u2","u3"]}"#),
+    ]
+    for (method, path, body) in steps {
+        let reply = try await service.call(method, path, key: key, body: body)
+        #expect(reply.status == 200, "\(path): \(reply.text)")
+    }
+    return key
+}
+
+/// A client for concurrent requests (many connections) to a live service.
+func withHTTPClient<T>(_ body: (HTTPClient) async throws -> T) async throws -> T {
+    let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(timeout: .init(connect: .seconds(5), read: .seconds(30))))
+    do {
+        let result = try await body(client)
+        try await client.shutdown()
+        return result
+    } catch {
+        try? await client.shutdown()
+        throw error
+    }
+}
+
+extension HTTPClient {
+    /// One request with a JSON body.
+    func call(_ method: NIOHTTP1.HTTPMethod, _ url: String, key: String?, body: String? = nil) async throws -> Reply {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        if let key { request.headers.add(name: "Authorization", value: "Bearer \(key)") }
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: body))
+        }
+        let response = try await execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 64 << 20)
+        return Reply(status: Int(response.status.code), text: String(buffer: bytes), headers: [:])
+    }
+}
