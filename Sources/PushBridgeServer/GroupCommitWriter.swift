@@ -111,14 +111,15 @@ final class GroupCommitWriter: @unchecked Sendable {
                 if now - job.enqueued > timeout { job.finish(.busy) } else { live.append(job) }
             }
             guard !live.isEmpty else { continue }
+            var failure: ServiceError?
             do {
                 try store.writeGroup(live.map(\.run))
-                for job in live { job.finish(nil) }
             } catch {
-                let failure = ServiceError.store(error)
-                for job in live { job.finish(failure) }
+                failure = ServiceError.store(error)
             }
+            // Counted before anyone is answered, so metrics never lag behind a reply.
             observer.committed(live.count, waiting)
+            for job in live { job.finish(failure) }
         }
     }
 }
