@@ -53,7 +53,10 @@ extension ServiceConfiguration {
         let byVariable = Dictionary(uniqueKeysWithValues: keys.map { ($0.environmentVariable, $0.name) })
         for (variable, value) in environment.sorted(by: { $0.key < $1.key }) where variable.hasPrefix("PUSHBRIDGE_") {
             guard let key = byVariable[variable] else {
-                let hint = DialectRegistry.suggestion(for: variable, among: Array(byVariable.keys)).map { " (did you mean \($0)?)" } ?? ""
+                let asKey = variable.dropFirst("PUSHBRIDGE_".count).lowercased().replacingOccurrences(of: "_", with: "-")
+                let hint = DialectRegistry.suggestion(for: asKey, among: keys.map(\.name)).map {
+                    " (did you mean \(Key(name: $0, isSecret: false).environmentVariable)?)"
+                } ?? ""
                 throw ConfigurationError(source: "environment", key: variable, expected: "a known PUSHBRIDGE_ variable\(hint)", found: nil)
             }
             values[key] = (value, "environment \(variable)")

@@ -4,7 +4,11 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import NIOHTTP1
+import CSQLite
+import PushBridgeCore
+import PushBridgeFacade
 import PushBridgeJSON
+import PushBridgeStore
 import PushBridgeServer
 import Testing
 
@@ -118,5 +122,36 @@ extension HTTPClient {
         let response = try await execute(request, timeout: .seconds(30))
         let bytes = try await response.body.collect(upTo: 64 << 20)
         return Reply(status: Int(response.status.code), text: String(buffer: bytes), headers: [:])
+    }
+}
+
+/// Reads an app's SQLite store as the service left it (after a kill or a stop).
+struct PushBridgeStoreProbe {
+    let facade: PushFacade
+    let path: String
+
+    init(path: String) throws {
+        self.path = path
+        facade = PushFacade(store: try SQLiteStateStore(path: path))
+    }
+
+    /// The message's decisions as the service answered them (`[…]`), or `nil` when not stored.
+    func sentMessage(_ id: String) throws -> String? {
+        let now = Instant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+        return try facade.sentMessage(id, now: now).map { "[" + $0.map { String(decoding: $0.json, as: UTF8.self) }.joined(separator: ",") + "]" }
+    }
+
+    func badge(of user: String) throws -> Int { try facade.user(user)?.state.badge ?? 0 }
+
+    /// SQLite's `PRAGMA integrity_check`.
+    func integrityCheck() throws -> String {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return "cannot open" }
+        defer { sqlite3_close(db) }
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &statement, nil)
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0) else { return "no answer" }
+        return String(cString: text)
     }
 }

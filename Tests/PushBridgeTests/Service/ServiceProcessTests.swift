@@ -1,0 +1,247 @@
+import AsyncHTTPClient
+import Foundation
+import PushBridgeJSON
+import Synchronization
+import Testing
+
+/// `pushbridge serve` as a process: configuration checks, SIGTERM, and `kill -9` under load.
+@Suite("Service process")
+struct ServiceProcessTests {
+    /// A running `pushbridge serve`.
+    final class ServerProcess: @unchecked Sendable {
+        let process = Process()
+        let port: Int
+        let logPath: String
+
+        /// Starts the server on a free loopback port over `database` and waits until it listens.
+        init(database: String, extraEnvironment: [String: String] = [:]) throws {
+            logPath = URL(fileURLWithPath: database).deletingLastPathComponent().appendingPathComponent("serve-\(UUID().uuidString).log").path
+            FileManager.default.createFile(atPath: logPath, contents: nil)
+            process.executableURL = URL(fileURLWithPath: Repository.executable)
+            process.arguments = ["serve", "--db", database, "--listen", "127.0.0.1:0"]
+            var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHBRIDGE_") }
+            environment["PUSHBRIDGE_ADMIN_KEY"] = testAdminKey
+            environment.merge(extraEnvironment) { $1 }
+            process.environment = environment
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle(forWritingAtPath: logPath)
+            try process.run()
+            // The first line: "listening on http://127.0.0.1:PORT".
+            var line: [UInt8] = []
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                let byte = out.fileHandleForReading.readData(ofLength: 1)
+                guard let b = byte.first else { break }
+                if b == 10 { break }
+                line.append(b)
+            }
+            let text = String(decoding: line, as: UTF8.self)
+            guard text.hasPrefix("listening on http://127.0.0.1:"), let port = Int(text.split(separator: ":").last ?? "") else {
+                process.terminate()
+                throw ProcessFailure(message: "the server did not start: \(text)\n\((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")")
+            }
+            self.port = port
+        }
+
+        var base: String { "http://127.0.0.1:\(port)" }
+        var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+        /// Sends a signal and waits (bounded) for the exit; the exit status, or `nil` if it did not end.
+        func stop(signal: Int32, within limit: TimeInterval = 15) -> Int32? {
+            kill(process.processIdentifier, signal)
+            let deadline = Date().addingTimeInterval(limit)
+            while process.isRunning && Date() < deadline { usleep(20_000) }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                return nil
+            }
+            return process.terminationStatus
+        }
+    }
+
+    /// A value shared between tasks.
+    final class Locked<Value>: @unchecked Sendable {
+        private var value: Value
+        private let lock = NSLock()
+        init(_ value: Value) { self.value = value }
+        func withLock<T>(_ body: (inout Value) -> T) -> T { lock.withLock { body(&value) } }
+    }
+
+    struct ProcessFailure: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
+
+    /// Creates the example app on a server process, returns its key.
+    static func setUp(_ client: HTTPClient, _ server: ServerProcess) async throws -> String {
+        let created = try await client.call(.POST, server.base + "/v1/apps", key: testAdminKey, body: #"{"app":"demo"}"#)
+        let key = try #require(created.json?["key"]?.stringValue, "\(created.text)")
+        let examples = Repository.root.appendingPathComponent("Examples/facade")
+        let app = try String(contentsOf: examples.appendingPathComponent("app.json"), encoding: .utf8)
+        let calls = try String(contentsOf: examples.appendingPathComponent("u2-calls.json"), encoding: .utf8)
+        #expect(try await client.call(.PUT, server.base + "/v1/apps/demo", key: key, body: app).status == 200)
+        #expect(try await client.call(.POST, server.base + "/v1/apps/demo/users/u2/calls?dialect=agora-silent", key: key, body: calls).status == 200)
+        return key
+    }
+
+    /// Posts messages to u2 from `workers` concurrent clients until `stop` says so; returns the
+    /// ids tried and, for each acknowledged one, the body of its 201.
+    static func load(_ client: HTTPClient, _ server: ServerProcess, key: String, workers: Int, stop: @escaping @Sendable (Int) -> Bool)
+        async -> (tried: [String], acked: [String: String])
+    {
+        let tried = Locked<[String]>([])
+        let acked = Locked<[String: String]>([:])
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<workers {
+                group.addTask {
+                    var i = 0
+                    while !stop(acked.withLock { $0.count }) {
+                        let id = "k-\(worker)-\(i)"
+                        i += 1
+                        tried.withLock { $0.append(id) }
+                        guard let reply = try? await client.call(
+                            .POST, server.base + "/v1/apps/demo/messages?dialect=agora-silent", key: key, body: ServiceReliabilityTests.message(id))
+                        else { return }
+                        if reply.status == 201 { acked.withLock { $0[id] = reply.text } } else if reply.status >= 500 { return }
+                    }
+                }
+            }
+        }
+        return (tried.withLock { $0 }, acked.withLock { $0 })
+    }
+
+    /// After a restart: every acknowledged message is there with the decisions it was answered
+    /// with, and u2's badge counts exactly the messages that are there (none half-applied).
+    static func checkAfterRestart(database: String, tried: [String], acked: [String: String]) async throws {
+        let server = try ServerProcess(database: database)
+        defer { _ = server.stop(signal: SIGTERM) }
+        try await withHTTPClient { client in
+            let created = try await client.call(.POST, server.base + "/v1/apps", key: testAdminKey, body: #"{"app":"demo"}"#)
+            #expect(created.status == 409, "the app survived")
+            // The key is not stored; read state through a second app? No: through the facade file.
+            _ = created
+        }
+        let store = try PushBridgeStoreProbe(path: database + "/apps/demo.sqlite")
+        var present = 0
+        for id in tried {
+            let stored = try store.sentMessage(id)
+            if let body = acked[id] {
+                #expect(stored != nil, "acknowledged message \(id) is lost")
+                if let stored { #expect(body.contains(stored), "\(id): stored decisions differ from the acknowledged ones") }
+            }
+            if stored != nil { present += 1 }
+        }
+        #expect(present >= acked.count)
+        let badge = try store.badge(of: "u2")
+        #expect(badge == present, "u2's badge counts \(badge) pushes, \(present) messages are stored")
+        #expect(try store.integrityCheck() == "ok")
+    }
+
+    /// `kill -9` while 16 clients post messages: nothing acknowledged is lost, nothing half-applied.
+    @Test func killNineUnderLoadLosesNothingAcknowledged() async throws {
+        let database = temporaryDirectory() + "/data"
+        let server = try ServerProcess(database: database)
+        let (tried, acked) = try await withHTTPClient { client in
+            let key = try await Self.setUp(client, server)
+            let killer = Task {
+                // Kill once a few hundred messages are acknowledged (or after 3 s).
+                let start = Date()
+                while Date().timeIntervalSince(start) < 3 {
+                    try? await Task.sleep(for: .milliseconds(20))
+                    if let reply = try? await client.call(.GET, server.base + "/metrics", key: nil),
+                        let line = reply.text.split(separator: "\n").first(where: { $0.hasPrefix("pushbridge_messages_total{") }),
+                        let count = Double(line.split(separator: " ").last ?? ""), count >= 300
+                    { break }
+                }
+                kill(server.process.processIdentifier, SIGKILL)
+            }
+            let result = await Self.load(client, server, key: key, workers: 16) { _ in !server.process.isRunning }
+            _ = await killer.value
+            server.process.waitUntilExit()
+            return result
+        }
+        #expect(server.process.terminationReason == .uncaughtSignal && server.process.terminationStatus == SIGKILL)
+        #expect(acked.count >= 100, "the load reached the server: \(acked.count) acknowledged")
+        #expect(tried.count > acked.count, "some requests were in flight at the kill")
+        try await Self.checkAfterRestart(database: database, tried: tried, acked: acked)
+    }
+
+    /// SIGTERM under load: the process stops accepting, finishes what it took, commits, exits 0.
+    @Test func sigtermFinishesRequestsAndClosesTheStores() async throws {
+        let database = temporaryDirectory() + "/data"
+        let server = try ServerProcess(database: database)
+        let status = Locked<Int32?>(nil)
+        let (tried, acked) = try await withHTTPClient { client in
+            let key = try await Self.setUp(client, server)
+            let stopper = Task.detached {
+                try? await Task.sleep(for: .milliseconds(400))
+                status.withLock { $0 = server.stop(signal: SIGTERM) }
+            }
+            let result = await Self.load(client, server, key: key, workers: 8) { _ in !server.process.isRunning }
+            _ = await stopper.value
+            return result
+        }
+        #expect(status.withLock { $0 } == 0, "exit status after SIGTERM: \(String(describing: status.withLock { $0 }))\n\(server.log.suffix(2000))")
+        #expect(server.log.contains("stores closed"))
+        #expect(acked.count > 0)
+        try await Self.checkAfterRestart(database: database, tried: tried, acked: acked)
+    }
+
+    /// `serve --check-config`: file, environment and flags in that order; errors name their source
+    /// and key; secrets are never printed.
+    @Test func configurationIsCheckedAndSecretsStayHidden() throws {
+        let dir = temporaryDirectory()
+        let file = dir + "/pushbridge.yaml"
+        try """
+            # a comment
+            listen: 127.0.0.1:9000
+            db: \(dir)/data
+            request-timeout-seconds: 3
+            admin-key: file-admin-key-0123456789
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        var run = try runServe(["--config", file, "--check-config", "--listen", "127.0.0.1:9100"], environment: ["PUSHBRIDGE_REQUEST_TIMEOUT_SECONDS": "7"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("listen: 127.0.0.1:9100\n"), "a flag wins over the file")
+        #expect(run.stdout.contains("request-timeout-seconds: 7.0\n"), "the environment wins over the file")
+        #expect(run.stdout.contains("db: \(dir)/data\n") && run.stdout.contains("admin key: set (hidden)"))
+        #expect(!run.stdout.contains("file-admin-key"), "the admin key is never printed")
+
+        try "listen: 127.0.0.1:9000\nrequest-timeout: 3\n".write(toFile: file, atomically: true, encoding: .utf8)
+        run = try runServe(["--config", file, "--check-config"])
+        #expect(run.status == 2 && run.stderr.contains("\(file): request-timeout: expected a known key (did you mean request-timeout-seconds?)"), "\(run.stderr)")
+
+        run = try runServe(["--check-config"], environment: ["PUSHBRIDGE_ADMIN_KEY": "short-secret"])
+        #expect(run.status == 2 && run.stderr.contains("environment PUSHBRIDGE_ADMIN_KEY: admin-key: expected a key of at least 16 characters, found (hidden)"), "\(run.stderr)")
+        #expect(!run.stderr.contains("short-secret"))
+        run = try runServe(["--check-config"], environment: ["PUSHBRIDGE_LISTN": "x"])
+        #expect(run.status == 2 && run.stderr.contains("PUSHBRIDGE_LISTN") && run.stderr.contains("did you mean PUSHBRIDGE_LISTEN?"), "\(run.stderr)")
+        run = try runServe(["--check-config", "--listen", "nowhere"])
+        #expect(run.status == 2 && run.stderr.contains("--listen: listen: expected HOST:PORT"), "\(run.stderr)")
+        run = try runServe(["--check-config", "--config", dir + "/missing.yaml"])
+        #expect(run.status == 2 && run.stderr.contains("missing.yaml"), "\(run.stderr)")
+        try "- a\n- b\n".write(toFile: file, atomically: true, encoding: .utf8)
+        run = try runServe(["--config", file, "--check-config"])
+        #expect(run.status == 2 && run.stderr.contains("expected a mapping"), "\(run.stderr)")
+        // The commented example in the repository is valid as it is.
+        run = try runServe(["--config", Repository.root.appendingPathComponent("Examples/service/pushbridge.yaml").path, "--check-config"])
+        #expect(run.status == 0, "\(run.stderr)")
+    }
+
+    func runServe(_ arguments: [String], environment: [String: String] = [:]) throws -> ToolRun {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Repository.executable)
+        process.arguments = ["serve"] + arguments
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHBRIDGE_") }.merging(environment) { $1 }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return ToolRun(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
