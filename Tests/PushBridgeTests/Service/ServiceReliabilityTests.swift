@@ -94,10 +94,16 @@ struct ServiceReliabilityTests {
 
         // A write stuck behind a slow one past the timeout is refused without running.
         let slow = GroupCommitWriter(store: store, maxBatch: 1, maxWaitMicroseconds: 0, timeout: .milliseconds(100), name: "slow-writer")
-        async let first: Void = slow.write { _ in usleep(400_000) }
-        try await Task.sleep(for: .milliseconds(50))
-        await #expect(throws: ServiceError.self) { try await slow.write { try $0.write { try $0.setMembers(["late"], of: "late") } } }
-        try await first
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let first = Task { try await slow.write { _ in started.signal(); gate.wait() } }
+        while started.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(5)) }
+        let late = Task { try await slow.write { try $0.write { try $0.setMembers(["late"], of: "late") } } }
+        while slow.depth < 1 { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(150))
+        gate.signal()
+        try await first.value
+        await #expect(throws: ServiceError.self) { try await late.value }
         #expect(try store.read { try $0.members(of: "late") } == [])
         slow.stop()
         await #expect(throws: ServiceError.self) { try await slow.write { _ in 1 } }
