@@ -85,6 +85,8 @@ let package = Package(
             dependencies: [
                 "PushBridgeServer", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore",
                 "PushBridgeJSON", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/PushBridgeBench",
             resources: [.copy("recorded.json")]

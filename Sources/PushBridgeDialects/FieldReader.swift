@@ -119,12 +119,11 @@ public struct FieldReader: Sendable {
 
     /// One of a fixed set of words.
     public func word<W: RawRepresentable & CaseIterable>(_ key: String, as type: W.Type) throws -> W where W.RawValue == String {
+        // The hot path (a valid word) builds no message: `expected` is made only for an error.
+        if case .string(let text)? = object[key], let word = W(rawValue: text) { return word }
         let expected = "one of " + W.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
         let text = try string(key, expected: expected)
-        guard let word = W(rawValue: text) else {
-            throw InputError(.invalidValue, at: pointer / key, expected: expected, found: "\"\(text)\"")
-        }
-        return word
+        throw InputError(.invalidValue, at: pointer / key, expected: expected, found: "\"\(text)\"")
     }
 
     /// A hex device token, returned in lower case.

@@ -1,3 +1,4 @@
+import Foundation
 import Metrics
 import Prometheus
 
@@ -15,6 +16,33 @@ public struct ServiceMetrics: Sendable {
     /// The registry `/metrics` prints.
     public let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
+    /// Handles already made, by name and labels: making one takes the registry's lock and builds its
+    /// label set, which costs more than counting.
+    private let handles = HandleCache()
+
+    final class HandleCache: @unchecked Sendable {
+        private let lock = NSLock()
+        private var counters: [String: Metrics.Counter] = [:]
+        private var timers: [String: Metrics.Timer] = [:]
+
+        func counter(_ key: String, _ make: () -> Metrics.Counter) -> Metrics.Counter {
+            lock.withLock {
+                if let existing = counters[key] { return existing }
+                let made = make()
+                counters[key] = made
+                return made
+            }
+        }
+
+        func timer(_ key: String, _ make: () -> Metrics.Timer) -> Metrics.Timer {
+            lock.withLock {
+                if let existing = timers[key] { return existing }
+                let made = make()
+                timers[key] = made
+                return made
+            }
+        }
+    }
 
     /// A registry of its own.
     public init() {
@@ -29,17 +57,25 @@ public struct ServiceMetrics: Sendable {
     }
 
     func request(method: String, route: String, status: Int, duration: Duration) {
-        Counter(label: "pushbridge_http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))], factory: factory)
-            .increment()
-        Metrics.Timer(label: "pushbridge_http_request_duration_seconds", dimensions: [("route", route)], factory: factory).recordNanoseconds(
-            duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        let factory = factory
+        handles.counter("\(method) \(route) \(status)") {
+            Metrics.Counter(label: "pushbridge_http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))], factory: factory)
+        }.increment()
+        handles.timer(route) {
+            Metrics.Timer(label: "pushbridge_http_request_duration_seconds", dimensions: [("route", route)], factory: factory)
+        }.recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
     func message(dialect: String, isRepeat: Bool, outcomes: [String: Int]) {
-        Counter(label: "pushbridge_messages_total", dimensions: [("dialect", dialect), ("repeat", String(isRepeat))], factory: factory).increment()
+        let factory = factory
+        handles.counter("messages \(dialect) \(isRepeat)") {
+            Metrics.Counter(label: "pushbridge_messages_total", dimensions: [("dialect", dialect), ("repeat", String(isRepeat))], factory: factory)
+        }.increment()
         guard !isRepeat else { return }
         for (outcome, count) in outcomes {
-            Counter(label: "pushbridge_decisions_total", dimensions: [("dialect", dialect), ("outcome", outcome)], factory: factory).increment(by: count)
+            handles.counter("decisions \(dialect) \(outcome)") {
+                Metrics.Counter(label: "pushbridge_decisions_total", dimensions: [("dialect", dialect), ("outcome", outcome)], factory: factory)
+            }.increment(by: count)
         }
     }
 

@@ -28,12 +28,14 @@ struct ServiceMiddleware: RouterMiddleware {
         let duration = ContinuousClock.now - start
         let route = context.endpointPath ?? "unmatched"
         metrics.request(method: request.method.rawValue, route: route, status: Int(response.status.code), duration: duration)
-        var metadata: Logger.Metadata = [
-            "method": "\(request.method.rawValue)", "route": "\(route)", "status": "\(response.status.code)",
-            "ms": "\(Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15)",
-        ]
-        if let app = Self.app(of: request.uri.path) { metadata["app"] = "\(app)" }
-        logger.info("request", metadata: metadata)
+        if logger.logLevel <= .info {
+            var metadata: Logger.Metadata = [
+                "method": "\(request.method.rawValue)", "route": "\(route)", "status": "\(response.status.code)",
+                "ms": "\(Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15)",
+            ]
+            if let app = Self.app(of: request.uri.path) { metadata["app"] = "\(app)" }
+            logger.info("request", metadata: metadata)
+        }
         return response
     }
 

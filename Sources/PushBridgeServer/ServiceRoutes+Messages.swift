@@ -28,13 +28,13 @@ extension ServiceRoutes {
             var outcomes: [String: Int] = [:]
             for item in outcome.decisions { outcomes[item.decision.outcomeName, default: 0] += 1 }
             metrics.message(dialect: dialect, isRepeat: outcome.isRepeat, outcomes: outcomes)
-            logger.info(
+            if logger.logLevel <= .info { logger.info(
                 "message decided",
                 metadata: [
                     "app": "\(tenant.id)", "message": "\(outcome.messageID)", "dialect": "\(dialect)", "repeat": "\(outcome.isRepeat)",
                     "receivers": "\(outcome.decisions.count)",
                     "outcomes": "\(outcomes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))",
-                ])
+                ]) }
             if logger.logLevel <= .debug {
                 for item in outcome.decisions {
                     logger.debug("decision", metadata: ["message": "\(outcome.messageID)", "receiver": "\(item.receiver)", "outcome": "\(item.decision.outcomeName)"])

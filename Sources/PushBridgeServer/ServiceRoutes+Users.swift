@@ -3,6 +3,7 @@ import PushBridgeCore
 import PushBridgeDialects
 import PushBridgeFacade
 import PushBridgeJSON
+import PushBridgeStore
 
 extension ServiceRoutes {
     /// Calls, state, presence, devices and removal of one user.
@@ -40,8 +41,7 @@ extension ServiceRoutes {
             guard let record = try await answering({ try await tenant.read { try $0.user(user) } }) else {
                 throw ServiceError(.notFound, code: "unknown-reference", pointer: "", expected: "a user the app knows", found: JSONWriter.quoted(user))
             }
-            guard case .object(let state) = record.state.jsonValue else { return json(.null) }
-            return json(.object(JSONObject(state.entries + [("configured", .bool(record.isConfigured))])))
+            return json(Self.userBody(record))
         }
         // Presence as the server learns it: {"presence": "online" | "offline" | "background", "since"?: ISO 8601}.
         router.put("/v1/apps/:app/users/:user/presence") { request, context in
@@ -50,13 +50,13 @@ extension ServiceRoutes {
             let dialect = try dialect(request, in: tenant)
             let body = try await answering { try await self.body(request) }
             let presence = try checking { try Self.presence(from: body) }
-            let state = try await answering(notFoundAt: ["/user"]) { () async throws -> UserState in
+            let record = try await answering(notFoundAt: ["/user"]) { () async throws -> UserRecord in
                 try await tenant.write { facade in
                     try facade.setPresence(presence, of: user, dialect: dialect)
-                    return try facade.user(user)!.state
+                    return try facade.user(user)!
                 }
             }
-            return json(state.jsonValue)
+            return json(Self.userBody(record))
         }
         router.delete("/v1/apps/:app/users/:user/devices/:token") { request, context in
             let tenant = try tenant(request, context)
@@ -79,6 +79,12 @@ extension ServiceRoutes {
             try await answering(notFoundAt: ["/user"]) { try await tenant.write { try $0.removeUser(user) } }
             return json(.object(JSONObject([("removed", .string(user))])))
         }
+    }
+
+    /// The canonical state and whether a dialect call has configured the user.
+    static func userBody(_ record: UserRecord) -> JSONValue {
+        guard case .object(let state) = record.state.jsonValue else { return .null }
+        return .object(JSONObject(state.entries + [("configured", .bool(record.isConfigured))]))
     }
 
     /// `{"presence": "online" | "offline" | "background", "since"?: ISO 8601}`; `since` goes with background only.

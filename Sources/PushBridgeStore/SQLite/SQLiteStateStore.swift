@@ -159,16 +159,16 @@ final class SavepointStore: PushStateStore, @unchecked Sendable {
     init(_ connection: SQLiteConnection) { self.connection = connection }
 
     func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
-        try connection.execute("SAVEPOINT pushbridge_write")
+        // Prepared once and cached: sqlite3_exec would parse each of them on every write.
+        try connection.statement("SAVEPOINT pushbridge_write").run()
         do {
             let result = try body(SQLiteStateStore.Transaction(connection, writable: true))
-            connection.resetAll()
-            try connection.execute("RELEASE pushbridge_write")
+            try connection.statement("RELEASE pushbridge_write").run()
             return result
         } catch {
             connection.resetAll()
-            try? connection.execute("ROLLBACK TO pushbridge_write")
-            try? connection.execute("RELEASE pushbridge_write")
+            try? connection.statement("ROLLBACK TO pushbridge_write").run()
+            try? connection.statement("RELEASE pushbridge_write").run()
             throw error
         }
     }

@@ -1,0 +1,185 @@
+// `make bench-serve`: wrk on loopback against the service and against a constant Hummingbird handler in
+// the same run (issue 14's targets: one-to-one ingest ≥ 50 % of the constant handler's rate with p99 < 10 ms
+// at 64 connections; a 1,000-member group message answered in < 20 ms p99).
+import Foundation
+import Hummingbird
+import Logging
+import PushBridgeCore
+import PushBridgeFacade
+import PushBridgeJSON
+import PushBridgeServer
+import PushBridgeStore
+import ServiceLifecycle
+
+/// One wrk run's figures.
+struct WrkFigures {
+    var requestsPerSecond: Double
+    var p50ms: Double
+    var p99ms: Double
+    var requests: Int
+    var non2xx: Int
+    var errors: Int
+}
+
+/// Runs wrk with a Lua script that posts `body` (with `%ID%` replaced by a unique id per request).
+func wrk(url: String, body: String, connections: Int, seconds: Int, key: String?) -> WrkFigures {
+    let script = FileManager.default.temporaryDirectory.appendingPathComponent("pushbridge-wrk-\(UUID().uuidString).lua").path
+    let escaped = body.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
+    let lua = """
+        local threads = 0
+        function setup(thread) threads = threads + 1; thread:set("tid", threads) end
+        function init(args) counter = 0 end
+        local template = '\(escaped)'
+        wrk.method = "POST"
+        wrk.headers["Content-Type"] = "application/json"
+        \(key.map { "wrk.headers[\"Authorization\"] = \"Bearer \($0)\"" } ?? "")
+        function request()
+          counter = counter + 1
+          local id = "w" .. tid .. "-" .. counter .. "-" .. os.time()
+          return wrk.format(nil, nil, nil, (string.gsub(template, "%%ID%%", id)))
+        end
+        """
+    FileManager.default.createFile(atPath: script, contents: Data(lua.utf8))
+    defer { try? FileManager.default.removeItem(atPath: script) }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["wrk", "-t", String(min(2, connections)), "-c", String(connections), "-d", "\(seconds)s", "--latency", "-s", script, url]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    do { try process.run() } catch { fail("cannot run wrk (install it: apt-get install wrk): \(error)") }
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { fail("wrk failed:\n\(output)") }
+    func milliseconds(_ text: Substring) -> Double {
+        let units: [(String, Double)] = [("us", 0.001), ("ms", 1), ("s", 1000), ("m", 60_000)]
+        for (unit, factor) in units where text.hasSuffix(unit) { return (Double(text.dropLast(unit.count)) ?? .nan) * factor }
+        return .nan
+    }
+    var figures = WrkFigures(requestsPerSecond: 0, p50ms: .nan, p99ms: .nan, requests: 0, non2xx: 0, errors: 0)
+    for line in output.split(separator: "\n") {
+        let words = line.split(separator: " ", omittingEmptySubsequences: true)
+        if line.hasPrefix("Requests/sec:"), let v = words.last.flatMap({ Double($0) }) { figures.requestsPerSecond = v }
+        if words.count == 2, words[0] == "50%" { figures.p50ms = milliseconds(words[1]) }
+        if words.count == 2, words[0] == "99%" { figures.p99ms = milliseconds(words[1]) }
+        if line.contains("requests in"), let n = words.first.flatMap({ Int($0) }) { figures.requests = n }
+        if line.contains("Non-2xx or 3xx responses:"), let n = words.last.flatMap({ Int($0) }) { figures.non2xx = n }
+        if line.contains("Socket errors:") { figures.errors = words.compactMap { Int($0.trimmingCharacters(in: .punctuationCharacters)) }.reduce(0, +) }
+    }
+    return figures
+}
+
+/// Starts an application on a free loopback port; returns the port and the group that stops it.
+func start(_ app: some ApplicationProtocol & Sendable, port: PortBox) async throws -> ServiceGroup {
+    let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: Logger(label: "bench")))
+    Task { try await group.run() }
+    while port.value == 0 { try await Task.sleep(for: .milliseconds(10)) }
+    return group
+}
+
+final class PortBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var port = 0
+    var value: Int { lock.withLock { port } }
+    func set(_ value: Int) { lock.withLock { port = value } }
+}
+
+/// The whole serve benchmark; prints a table and one JSON line.
+func runServeBench(seconds: Int) async throws {
+    // State: an app with 1,000 users, each with a device, in one group; written through the facade
+    // before the service opens the store (the same file it then serves).
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushbridge-serve-bench-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: dir + "/apps", withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let key = AccessKey.generate()
+    _ = try SQLiteAppDirectory(path: dir + "/service.sqlite").register(
+        RegisteredApp(id: "bench", keyHash: AccessKey.hash(key), createdAt: Instant(milliseconds: 0)))
+    do {
+        let facade = PushFacade(store: try SQLiteStateStore(path: dir + "/apps/bench.sqlite"))
+        try facade.configure(AppConfiguration(certificates: [Certificate(name: "cert", busiId: nil, bundleId: "io.bench.app", environment: .production)]))
+        let now = Instant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+        var members: [UserID] = []
+        for i in 0..<1_000 {
+            let user = "u\(i)"
+            let token = String(repeating: String(format: "%08x", i), count: 8)
+            let calls: [PushFacade.DialectCall] = [
+                .init(.object(JSONObject([("call", .string("initializeSDK")), ("appkey", .string("1#1")), ("apnsCertName", .string("cert"))])), at: now, pointer: .root),
+                .init(.object(JSONObject([("call", .string("registerForRemoteNotificationsWithDeviceToken")), ("deviceToken", .string(token))])), at: now, pointer: .root),
+            ]
+            _ = try facade.apply(calls, dialect: "agora-silent", user: user)
+            members.append(user)
+        }
+        try facade.setMembers(members, of: "g1000")
+    }
+
+    if ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"] == "writer" {  // the writer's share alone
+        let store = try SQLiteStateStore(path: dir + "/apps/bench.sqlite")
+        let n = 20_000
+        let start = ContinuousClock.now
+        for batch in stride(from: 0, to: n, by: 64) {
+            try store.writeGroup((batch..<min(n, batch + 64)).map { i in
+                { scoped in
+                    let message = try! JSONParser.parse(#"{"id":"x\#(i)","conversationId":"u1","from":"u0","to":"u1","chatType":"Chat","body":{"type":"text","text":"hello"}}"#)
+                    _ = try! PushFacade(store: scoped).sendMessage(message, dialect: "agora-silent", now: Instant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)))
+                }
+            })
+        }
+        let elapsed = ContinuousClock.now - start
+        print("writer alone: \(n) one-to-one sends in \(elapsed), \(Double(n) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)) /s")
+        return
+    }
+
+    var configuration = ServiceConfiguration(host: "127.0.0.1", port: 0, database: dir, logLevel: .warning)
+    configuration.requestTimeoutSeconds = 30
+    let service = try PushBridgeService(configuration: configuration)
+    let servicePort = PortBox()
+    let serviceGroup = try await start(service.application { servicePort.set($0.localAddress?.port ?? 0) }, port: servicePort)
+
+    let router = Router()
+    let constant = ByteBuffer(string: #"{"message":"constant","decisions":[]}"#)
+    router.post("/constant") { _, _ in Response(status: .created, headers: [.contentType: "application/json"], body: .init(byteBuffer: constant)) }
+    let baselinePort = PortBox()
+    let baseline = Application(
+        router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+        onServerRunning: { baselinePort.set($0.localAddress?.port ?? 0) }, logger: Logger(label: "baseline"))
+    let baselineGroup = try await start(baseline, port: baselinePort)
+
+    let oneToOne = #"{"id":"%ID%","conversationId":"u1","from":"u0","to":"u1","chatType":"Chat","body":{"type":"text","text":"hello"}}"#
+    let group = #"{"id":"%ID%","conversationId":"g1000","from":"u0","to":"g1000","chatType":"GroupChat","body":{"type":"text","text":"hello"}}"#
+    let messages = "http://127.0.0.1:\(servicePort.value)/v1/apps/bench/messages?dialect=agora-silent"
+    print("pushbridge-bench --serve: wrk, 2 threads, \(seconds) s per run, loopback (server and wrk share the machine's cores)")
+    _ = wrk(url: messages, body: oneToOne, connections: 8, seconds: 1, key: key)  // warm-up
+    if let only = ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"] {  // one run, for a profiler
+        FileHandle.standardError.write(Data("start \(only) pid \(getpid())\n".utf8))
+        let f = only == "group" ? wrk(url: messages, body: group, connections: 1, seconds: seconds, key: key)
+            : wrk(url: messages, body: oneToOne, connections: 64, seconds: seconds, key: key)
+        print(f)
+        return
+    }
+    let constantRun = wrk(url: "http://127.0.0.1:\(baselinePort.value)/constant", body: oneToOne, connections: 64, seconds: seconds, key: nil)
+    let oneRun = wrk(url: messages, body: oneToOne, connections: 64, seconds: seconds, key: key)
+    let groupRun = wrk(url: messages, body: group, connections: 1, seconds: seconds, key: key)
+
+    await serviceGroup.triggerGracefulShutdown()
+    await baselineGroup.triggerGracefulShutdown()
+
+    let ratio = oneRun.requestsPerSecond / constantRun.requestsPerSecond
+    func row(_ name: String, _ f: WrkFigures, _ target: String) -> String {
+        name.padding(toLength: 44, withPad: " ", startingAt: 0)
+            + String(format: "%10.0f/s  p50 %7.2f ms  p99 %7.2f ms  non-2xx %d  errors %d  %@", f.requestsPerSecond, f.p50ms, f.p99ms, f.non2xx, f.errors, target)
+    }
+    print(row("constant handler (64 connections)", constantRun, "baseline"))
+    print(row("one-to-one messages (64 connections)", oneRun,
+        String(format: "ratio %.2f (target ≥ 0.50: %@), p99 target < 10 ms: %@", ratio, ratio >= 0.5 ? "met" : "NOT MET", oneRun.p99ms < 10 ? "met" : "NOT MET")))
+    print(row("1,000-member group messages (1 connection)", groupRun,
+        String(format: "%.0f decisions/s, p99 target < 20 ms: %@", groupRun.requestsPerSecond * 999, groupRun.p99ms < 20 ? "met" : "NOT MET")))
+    var w = JSONWriter()
+    w.write(.object(JSONObject([
+        ("constant_rps", .double(constantRun.requestsPerSecond)),
+        ("one_to_one_rps", .double(oneRun.requestsPerSecond)), ("one_to_one_p50_ms", .double(oneRun.p50ms)), ("one_to_one_p99_ms", .double(oneRun.p99ms)),
+        ("one_to_one_ratio", .double((ratio * 1000).rounded() / 1000)),
+        ("group_1000_rps", .double(groupRun.requestsPerSecond)), ("group_1000_p50_ms", .double(groupRun.p50ms)), ("group_1000_p99_ms", .double(groupRun.p99ms)),
+        ("non_2xx", .int(Int64(oneRun.non2xx + groupRun.non2xx + constantRun.non2xx))),
+    ])))
+    print(w.string)
+    if oneRun.non2xx + groupRun.non2xx > 0 { fail("the service answered non-2xx responses under load") }
+}
