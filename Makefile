@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: deps core demo test build bench clean
+.PHONY: deps core demo demo-serve test build bench bench-serve clean
 
 ## deps: install the system libraries PushBridge links (json-c, sqlite3) and pkg-config when missing.
 ## Found through pkg-config only (no fixed include paths): apt-get on Debian/Ubuntu, Homebrew on macOS.
@@ -26,6 +26,11 @@ build: deps
 demo: build
 	@.build/debug/pushbridge decide Examples/demo.json
 
+## demo-serve: start `pushbridge serve` on 127.0.0.1:$(PORT), run Examples/service/demo.sh against it, stop it
+PORT ?= 8080
+demo-serve: build
+	@PUSHBRIDGE=.build/debug/pushbridge PORT=$(PORT) Examples/service/demo.sh
+
 ## core: the pure core alone, before any system library is installed (it needs neither json-c nor sqlite headers)
 core:
 	$(SWIFT) build --target PushBridgeCore
@@ -42,6 +47,12 @@ test: core deps
 bench: deps
 	$(SWIFT) build -c release --product pushbridge-bench
 	@.build/release/pushbridge-bench
+
+## bench-serve: release build, then wrk against the service and a constant handler in the same run (installs wrk if missing)
+bench-serve: deps
+	@command -v wrk >/dev/null 2>&1 || { echo "Installing wrk (missing)..."; $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq wrk; }
+	$(SWIFT) build -c release --product pushbridge-bench
+	@.build/release/pushbridge-bench --serve
 
 clean:
 	rm -rf .build

@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// README "Run the service": the walk-through shown is `Examples/service/demo.sh`, and it runs as it
+/// is against a real `pushbridge serve` (what `make demo-serve` does).
+@Suite("Service walk-through")
+struct ServiceDemoTests {
+    static let script = Repository.root.appendingPathComponent("Examples/service/demo.sh").path
+
+    @Test func theReadmeShowsTheScript() throws {
+        let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let script = try String(contentsOfFile: Self.script, encoding: .utf8)
+        #expect(readme.contains("<!-- example:service:begin -->\n```sh\n" + script + "```\n<!-- example:service:end -->"),
+            "README's walk-through differs from Examples/service/demo.sh")
+    }
+
+    @Test func theScriptRuns() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["bash", Self.script]
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHBRIDGE_") }
+        environment["PUSHBRIDGE"] = Repository.executable
+        environment["PORT"] = String(try Self.freePort())
+        process.environment = environment
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        for line in [
+            #"{"group":"g1","members":["u1","u2","u3"]}"#,
+            #"{"receiver":"u3","push":false,"reason":"no-device"}],"delivery":"not-configured"}"#,
+            #""presence":"online","backgroundGraceSeconds":120,"badge":0"#,
+            #"{"error":{"code":"missing-key","pointer":"/from""#,
+            #"pushbridge_decisions_total{dialect="agora-silent",outcome="push"} 1"#,
+        ] {
+            #expect(text.contains(line), "missing from the walk-through: \(line)\n\(text)")
+        }
+    }
+
+    /// A port nothing listens on now.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        try withUnsafeMutablePointer(to: &address) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                guard bind(fd, $0, length) == 0, getsockname(fd, $0, &length) == 0 else { throw POSIXError(.EADDRINUSE) }
+            }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
