@@ -267,18 +267,7 @@ func fanOut(members: Int, rounds: Int) throws -> (ms: Double, decisions: Int, pu
         round += 1
         decisions = try facade.send(messages[round], dialect: "agora-silent", now: now)
     }
-    if arguments.contains("--serve") {  // `make bench-serve`: the HTTP service under wrk
-    let seconds = arguments.firstIndex(of: "--seconds").map { Int(arguments[$0 + 1]) ?? 10 } ?? 10
-    let done = DispatchSemaphore(value: 0)
-    Task.detached {
-        do { try await runServeBench(seconds: seconds) } catch { fail("\(error)") }
-        done.signal()
-    }
-    done.wait()
-    exit(0)
-}
-
-if arguments.contains("--only-fanout") {  // where the fan-out time goes
+    if arguments.contains("--only-fanout") {  // where the fan-out time goes
         let repeated = try median(3) { _ = try facade.send(messages[1], dialect: "agora-silent", now: now) }
         print("repeat_ms \(repeated * 1000) (the first round's id again: its record read back)")
         let load = try median(3) { _ = try store.read { try $0.receivers(of: .group("big"), excluding: "user-1", conversation: ConversationKey(.group, "big")) } }

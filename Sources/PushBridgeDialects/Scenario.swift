@@ -168,7 +168,10 @@ public struct Scenario: Sendable {
         return Party(user: user, calls: calls)
     }
 
-    static func readPresence(_ reader: FieldReader) throws -> Presence {
+    /// Reads `presence` (`online`, `background` with `backgroundSince`, or `offline`, the default) from
+    /// an object: a scenario's receiver, or a server's presence report.
+    /// - Parameter reader: the object holding the keys.
+    public static func readPresence(_ reader: FieldReader) throws -> Presence {
         let word = try reader.optionalString("presence", expected: "one of \"online\", \"background\", \"offline\"") ?? "offline"
         switch word {
         case "online", "offline":

@@ -22,24 +22,15 @@ public struct ServiceMetrics: Sendable {
 
     final class HandleCache: @unchecked Sendable {
         private let lock = NSLock()
-        private var counters: [String: Metrics.Counter] = [:]
-        private var timers: [String: Metrics.Timer] = [:]
+        private var made: [String: AnyObject] = [:]
 
-        func counter(_ key: String, _ make: () -> Metrics.Counter) -> Metrics.Counter {
+        /// The handle made for `key`, making it on first use.
+        func handle<Handle: AnyObject>(_ key: String, _ make: () -> Handle) -> Handle {
             lock.withLock {
-                if let existing = counters[key] { return existing }
-                let made = make()
-                counters[key] = made
-                return made
-            }
-        }
-
-        func timer(_ key: String, _ make: () -> Metrics.Timer) -> Metrics.Timer {
-            lock.withLock {
-                if let existing = timers[key] { return existing }
-                let made = make()
-                timers[key] = made
-                return made
+                if let existing = made[key] as? Handle { return existing }
+                let handle = make()
+                made[key] = handle
+                return handle
             }
         }
     }
@@ -58,22 +49,22 @@ public struct ServiceMetrics: Sendable {
 
     func request(method: String, route: String, status: Int, duration: Duration) {
         let factory = factory
-        handles.counter("\(method) \(route) \(status)") {
+        handles.handle("\(method) \(route) \(status)") {
             Metrics.Counter(label: "pushbridge_http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))], factory: factory)
         }.increment()
-        handles.timer(route) {
+        handles.handle("timer " + route) {
             Metrics.Timer(label: "pushbridge_http_request_duration_seconds", dimensions: [("route", route)], factory: factory)
         }.recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
     func message(dialect: String, isRepeat: Bool, outcomes: [String: Int]) {
         let factory = factory
-        handles.counter("messages \(dialect) \(isRepeat)") {
+        handles.handle("messages \(dialect) \(isRepeat)") {
             Metrics.Counter(label: "pushbridge_messages_total", dimensions: [("dialect", dialect), ("repeat", String(isRepeat))], factory: factory)
         }.increment()
         guard !isRepeat else { return }
         for (outcome, count) in outcomes {
-            handles.counter("decisions \(dialect) \(outcome)") {
+            handles.handle("decisions \(dialect) \(outcome)") {
                 Metrics.Counter(label: "pushbridge_decisions_total", dimensions: [("dialect", dialect), ("outcome", outcome)], factory: factory)
             }.increment(by: count)
         }

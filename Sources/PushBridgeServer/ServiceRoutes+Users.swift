@@ -87,25 +87,14 @@ extension ServiceRoutes {
         return .object(JSONObject(state.entries + [("configured", .bool(record.isConfigured))]))
     }
 
-    /// `{"presence": "online" | "offline" | "background", "since"?: ISO 8601}`; `since` goes with background only.
+    /// `{"presence": "online" | "offline" | "background", "backgroundSince"?: ISO 8601}`: the keys of a
+    /// scenario's receiver; `backgroundSince` goes with background only.
     static func presence(from body: JSONValue) throws -> Presence {
-        let reader = try FieldReader(body, at: .root, what: "{\"presence\": \"online\" | \"offline\" | \"background\", \"since\"?: ISO 8601}")
-        try reader.allowOnly(["presence", "since"], context: "a presence")
-        let word = try reader.string("presence", expected: "one of \"online\", \"offline\", \"background\"")
-        switch word {
-        case "online", "offline":
-            if reader.has("since") {
-                throw InputError(.invalidValue, at: JSONPointer.root / "since", expected: "no \"since\" unless the presence is \"background\"")
-            }
-            return word == "online" ? .online : .offline
-        case "background":
-            let text = try reader.string("since", expected: "when the app went to the background (ISO 8601)")
-            guard let since = Instant(iso8601: text) else {
-                throw InputError(.invalidValue, at: JSONPointer.root / "since", expected: "an ISO 8601 date-time such as 2026-03-02T09:15:00Z", found: JSONWriter.quoted(text))
-            }
-            return .background(since: since)
-        default:
-            throw InputError(.invalidValue, at: JSONPointer.root / "presence", expected: "one of \"online\", \"offline\", \"background\"", found: JSONWriter.quoted(word))
+        let reader = try FieldReader(body, at: .root, what: "{\"presence\": \"online\" | \"offline\" | \"background\", \"backgroundSince\"?: ISO 8601}")
+        try reader.allowOnly(["presence", "backgroundSince"], context: "a presence")
+        guard reader.has("presence") else {
+            throw InputError(.missingKey, at: JSONPointer.root / "presence", expected: "one of \"online\", \"background\", \"offline\"")
         }
+        return try Scenario.readPresence(reader)
     }
 }

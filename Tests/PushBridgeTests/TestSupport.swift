@@ -37,11 +37,16 @@ struct ToolRun {
 }
 
 /// Runs `pushbridge` with arguments from the repository root.
-func runTool(_ arguments: [String], in directory: String? = nil) throws -> ToolRun {
+/// - Parameters:
+///   - arguments: the arguments.
+///   - directory: the working directory (the repository root by default).
+///   - environment: the whole environment, when not this process's.
+func runTool(_ arguments: [String], in directory: String? = nil, environment: [String: String]? = nil) throws -> ToolRun {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: Repository.executable)
     process.arguments = arguments
     process.currentDirectoryURL = directory.map { URL(fileURLWithPath: $0) } ?? Repository.root
+    if let environment { process.environment = environment }
     let out = Pipe()
     let err = Pipe()
     process.standardOutput = out

@@ -185,6 +185,8 @@ struct ServiceProcessTests {
         }
         #expect(status.withLock { $0 } == 0, "exit status after SIGTERM: \(String(describing: status.withLock { $0 }))\n\(server.log.suffix(2000))")
         #expect(server.log.contains("stores closed"))
+        #expect(server.log.contains("route=/v1/apps/{app}/messages"), "one log line per request")
+        #expect(!server.log.contains(testAdminKey) && !server.log.contains("pbk_"), "no key reaches the log")
         #expect(acked.count > 0)
         try await Self.checkAfterRestart(database: database, tried: tried, acked: acked)
     }
@@ -230,18 +232,6 @@ struct ServiceProcessTests {
     }
 
     func runServe(_ arguments: [String], environment: [String: String] = [:]) throws -> ToolRun {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Repository.executable)
-        process.arguments = ["serve"] + arguments
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHBRIDGE_") }.merging(environment) { $1 }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return ToolRun(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+        try runTool(["serve"] + arguments, environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHBRIDGE_") }.merging(environment) { $1 })
     }
 }

@@ -173,7 +173,7 @@ struct ServiceReliabilityTests {
                 (.post, "/v1/apps/demo/users/u6/calls?dialect=tencent-tim", #"[{"call":"setToken","busiId":2383,"token":"0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"},{"call":"setAPNS","openPush":0,"c2cSound":"c2c.caf","at":"2026-03-02T09:15:00Z"},{"call":"doBackground","c2cUnread":3}]"#),
                 (.put, "/v1/apps/demo/groups/g2/members", #"{"members":["u1","u2","u5"]}"#),
                 (.post, "/v1/apps/demo/groups/g2/members", #"{"members":["u6"]}"#),
-                (.put, "/v1/apps/demo/users/u2/presence?dialect=agora-silent", #"{"presence":"background","since":"2026-03-02T09:15:00Z"}"#),
+                (.put, "/v1/apps/demo/users/u2/presence?dialect=agora-silent", #"{"presence":"background","backgroundSince":"2026-03-02T09:15:00Z"}"#),
                 (.post, "/v1/apps/demo/messages?dialect=agora-silent", #"{"id":"f-0","conversationId":"g2","from":"u1","to":"g2","chatType":"GroupChat","body":{"type":"text","text":"hi"},"ext":{"em_at_list":["u2"]}}"#),
                 (.post, "/v1/apps/demo/messages?dialect=easemob-legacy", #"{"id":"f-1","target_type":"users","target":["u2","u5"],"msg":{"type":"txt","msg":"hello"},"from":"u1","ext":{"em_apns_ext":{"em_push_title":"T"}}}"#),
                 (.post, "/v1/apps/demo/messages?dialect=tencent-tim", #"{"id":"f-2","conversation":{"type":"C2C","id":"u6"},"sender":"u1","elems":[{"type":"Text","text":"hello"}]}"#),
