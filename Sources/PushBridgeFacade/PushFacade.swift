@@ -313,6 +313,31 @@ public struct PushFacade: Sendable {
     public func sendMessage(
         _ message: JSONValue, dialect: String, now: Instant, profile: Profile? = nil, sender: UserID? = nil, pointer: JSONPointer = .root
     ) throws -> SendOutcome {
+        try send(try prepare(message, dialect: dialect, now: now, profile: profile, sender: sender, pointer: pointer))
+    }
+
+    /// A message read and checked, ready to send: everything about it that needs no stored state.
+    public struct PreparedMessage: Sendable {
+        /// The message in the canonical model.
+        public var message: PushMessage
+        /// Who it goes to.
+        public var audience: Audience
+        /// The sender.
+        public var sender: UserID
+        /// When it is sent.
+        public var now: Instant
+        /// The output shape.
+        public var profile: Profile
+        let adapter: any DialectAdapter
+    }
+
+    /// Reads and checks a dialect message without touching the store, so that a server can do it
+    /// outside its writer; ``send(_:)`` then decides it in one transaction.
+    /// - Parameters: as ``sendMessage(_:dialect:now:profile:sender:pointer:)``.
+    /// - Throws: ``InputError`` for bad input.
+    public func prepare(
+        _ message: JSONValue, dialect: String, now: Instant, profile: Profile? = nil, sender: UserID? = nil, pointer: JSONPointer = .root
+    ) throws -> PreparedMessage {
         let adapter = try adapter(dialect)
         let address = try adapter.address(of: message, at: pointer)
         guard let from = sender ?? address.sender else {
@@ -326,7 +351,15 @@ public struct PushFacade: Sendable {
         case .group(let group): firstReceiver = group
         }
         let canonical = try adapter.message(message, at: pointer, context: MessageContext(sender: from, receiver: firstReceiver, now: now))
-        let profile = profile ?? adapter.profile
+        return PreparedMessage(message: canonical, audience: address.audience, sender: from, now: now, profile: profile ?? adapter.profile, adapter: adapter)
+    }
+
+    /// Decides a prepared message for every receiver and commits the counters, in one transaction
+    /// (a repeated id: the first send's decisions, nothing counted).
+    /// - Parameter prepared: from ``prepare(_:dialect:now:profile:sender:pointer:)``.
+    public func send(_ prepared: PreparedMessage) throws -> SendOutcome {
+        let (canonical, adapter, from, now, profile) = (prepared.message, prepared.adapter, prepared.sender, prepared.now, prepared.profile)
+        let address = (audience: prepared.audience, sender: from)
         return try store.write { transaction in
             let remembered = !canonical.id.isEmpty
             let cutoff = now.adding(seconds: -repeatWindowSeconds)

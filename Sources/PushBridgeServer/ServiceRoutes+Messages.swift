@@ -22,9 +22,11 @@ extension ServiceRoutes {
             if sender == "" { throw ServiceError(.badRequest, code: "invalid-value", pointer: "?sender", expected: "a non-empty user id", found: "\"\"") }
             let message = try await answering { try await self.body(request) }
             let now = Instant.now
-            let outcome = try await answering {
-                try await tenant.write { try $0.sendMessage(message, dialect: dialect, now: now, profile: profile, sender: sender) }
+            // Read and checked here, in parallel with other requests: bad input never reaches the writer.
+            let prepared = try await answering {
+                try PushFacade(store: tenant.store, registry: tenant.registry).prepare(message, dialect: dialect, now: now, profile: profile, sender: sender)
             }
+            let outcome = try await answering { try await tenant.write { try $0.send(prepared) } }
             var outcomes: [String: Int] = [:]
             for item in outcome.decisions { outcomes[item.decision.outcomeName, default: 0] += 1 }
             metrics.message(dialect: dialect, isRepeat: outcome.isRepeat, outcomes: outcomes)

@@ -1,4 +1,5 @@
 import CSQLite
+import PushBridgeCore
 
 /// `SQLITE_TRANSIENT` is a macro Swift does not import: SQLite copies the bound bytes.
 let transientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
@@ -64,6 +65,32 @@ final class SQLiteConnection {
     /// (a pending statement would turn the next `BEGIN IMMEDIATE` into `SQLITE_BUSY_SNAPSHOT`).
     func resetAll() {
         for statement in statements.values { sqlite3_reset(statement.raw) }
+    }
+
+    // MARK: State reused across transactions
+
+    /// The app configuration and the certificates, kept between transactions of this connection
+    /// while no other connection commits (SQLite's `data_version`, checked when a transaction
+    /// begins), and dropped on any rollback: every message reads them.
+    var sharedApp: AppConfiguration?
+    var sharedCertificates: [Int64: Certificate]?
+    private var dataVersion: Int64 = -1
+
+    /// Drops what other connections may have changed; call right after `BEGIN`.
+    func checkSharedState() throws {
+        let row = try statement("PRAGMA data_version")
+        let version = try row.step() ? row.int64(0) : -1
+        row.reset()
+        if version != dataVersion {
+            dataVersion = version
+            dropSharedState()
+        }
+    }
+
+    /// Forgets the shared state (after a rollback, or a change to it).
+    func dropSharedState() {
+        sharedApp = nil
+        sharedCertificates = nil
     }
 
     /// The rowid of the last insert.

@@ -7,7 +7,6 @@ extension SQLiteStateStore {
     final class Transaction: PushStateTransaction {
         let connection: SQLiteConnection
         let writable: Bool
-        private var certificateCache: [Int64: Certificate]?
         private var timeZones: [String: TimeZone] = [:]
 
         init(_ connection: SQLiteConnection, writable: Bool) {
@@ -22,6 +21,7 @@ extension SQLiteStateStore {
         // MARK: App configuration
 
         func app() throws -> AppConfiguration {
+            if let shared = connection.sharedApp { return shared }
             var app = AppConfiguration()
             let certificates = try certificatesByID()
             let list = try connection.statement("SELECT certificate_id FROM app_certificates ORDER BY position")
@@ -36,11 +36,13 @@ extension SQLiteStateStore {
                 app.templates.append(
                     PushTemplate(name: templates.string(0), titlePattern: templates.optionalString(1), contentPattern: templates.optionalString(2)))
             }
+            connection.sharedApp = app
             return app
         }
 
         func setApp(_ app: AppConfiguration) throws {
             try checkWritable()
+            connection.sharedApp = nil
             try connection.execute("DELETE FROM app_certificates; DELETE FROM app_templates")
             for (position, certificate) in app.certificates.enumerated() {
                 let id = try certificateID(certificate)
@@ -53,7 +55,7 @@ extension SQLiteStateStore {
         }
 
         func certificatesByID() throws -> [Int64: Certificate] {
-            if let certificateCache { return certificateCache }
+            if let shared = connection.sharedCertificates { return shared }
             var out: [Int64: Certificate] = [:]
             let all = try connection.statement("SELECT id, name, busi_id, bundle_id, environment FROM certificates")
             while try all.step() {
@@ -63,7 +65,7 @@ extension SQLiteStateStore {
                 out[all.int64(0)] = Certificate(
                     name: all.optionalString(1), busiId: all.optionalString(2), bundleId: all.string(3), environment: environment)
             }
-            certificateCache = out
+            connection.sharedCertificates = out
             return out
         }
 
@@ -73,7 +75,7 @@ extension SQLiteStateStore {
             try connection.statement("INSERT INTO certificates (name, busi_id, bundle_id, environment) VALUES (?, ?, ?, ?)")
                 .bind(1, certificate.name).bind(2, certificate.busiId).bind(3, certificate.bundleId).bind(4, certificate.environment.rawValue).run()
             let id = connection.lastInsertRowID
-            certificateCache?[id] = certificate
+            connection.sharedCertificates?[id] = certificate
             return id
         }
 

@@ -90,6 +90,7 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         try lock.withLock {
             try Self.retryingBusy(retries: options.busyRetries) { try connection.execute("BEGIN IMMEDIATE") }
             do {
+                try connection.checkSharedState()
                 let savepoints = SavepointStore(connection)
                 for writer in writers { writer(savepoints) }
                 connection.resetAll()
@@ -97,6 +98,7 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
             } catch {
                 connection.resetAll()
                 try? connection.execute("ROLLBACK")
+                connection.dropSharedState()
                 throw error
             }
         }
@@ -118,6 +120,7 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
             connection.resetAll()
             try? connection.execute("COMMIT")
         }
+        try connection.checkSharedState()
         return try body(Transaction(connection, writable: false))
     }
 
@@ -125,6 +128,7 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
     static func withImmediateTransaction<T>(_ connection: SQLiteConnection, _ body: () throws -> T) throws -> T {
         try connection.execute("BEGIN IMMEDIATE")
         do {
+            try connection.checkSharedState()
             let result = try body()
             connection.resetAll()
             try connection.execute("COMMIT")
@@ -132,6 +136,7 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         } catch {
             connection.resetAll()
             try? connection.execute("ROLLBACK")
+            connection.dropSharedState()
             throw error
         }
     }
@@ -169,6 +174,7 @@ final class SavepointStore: PushStateStore, @unchecked Sendable {
             connection.resetAll()
             try? connection.statement("ROLLBACK TO pushbridge_write").run()
             try? connection.statement("RELEASE pushbridge_write").run()
+            connection.dropSharedState()
             throw error
         }
     }
