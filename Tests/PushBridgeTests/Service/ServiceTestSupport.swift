@@ -80,7 +80,15 @@ func temporaryDirectory() -> String {
 /// The example app's setup (README "Run the service"): an app with two certificates, u2 with two
 /// devices, u1 with a display name, group g1 = u1, u2, u3.
 func setUpExampleApp(_ service: LiveService, app: String) async throws -> String {
-    let key = try await service.createApp(app)
+    try await setUpExampleApp(app: app) { method, path, key, body in try await service.call(method, path, key: key, body: body) }
+}
+
+/// The example app's setup through any client (one that opens new connections when the server
+/// closes idle ones, for tests with short timeouts).
+func setUpExampleApp(app: String, call: (HTTPRequest.Method, String, String?, String?) async throws -> Reply) async throws -> String {
+    let created = try await call(.post, "/v1/apps", testAdminKey, #"{"app":"\#(app)"}"#)
+    #expect(created.status == 201, "\(created.text)")
+    let key = try #require(created.json?["key"]?.stringValue)
     let examples = Repository.root.appendingPathComponent("Examples/facade")
     func file(_ name: String) throws -> String { try String(contentsOf: examples.appendingPathComponent(name), encoding: .utf8) }
     let steps: [(HTTPRequest.Method, String, String)] = [
@@ -90,7 +98,7 @@ func setUpExampleApp(_ service: LiveService, app: String) async throws -> String
         (.put, "/v1/apps/\(app)/groups/g1/members", #"{"members":["u1","u2","u3"]}"#),
     ]
     for (method, path, body) in steps {
-        let reply = try await service.call(method, path, key: key, body: body)
+        let reply = try await call(method, path, key, body)
         #expect(reply.status == 200, "\(path): \(reply.text)")
     }
     return key
