@@ -367,7 +367,7 @@ public struct PushFacade: Sendable {
                 return SendOutcome(messageID: canonical.id, decisions: try SentMessageRecord.decode(record, messageID: canonical.id), isRepeat: true)
             }
             let decider = PushDecider(app: try transaction.app())
-            let senderState = try transaction.user(from)?.state
+            let senderState = try transaction.sender(from, group: canonical.kind == .group ? canonical.groupId : nil)
             let receivers = try transaction.receivers(of: address.audience, excluding: from, conversation: canonical.receiverConversation)
             var decisions: [ReceiverDecision] = []
             decisions.reserveCapacity(receivers.count)

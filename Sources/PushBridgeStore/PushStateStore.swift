@@ -24,6 +24,11 @@ public protocol PushStateStore: AnyObject, Sendable {
     func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws
 }
 
+extension PushStateTransaction {
+    /// The whole state: correct for any store; a store with cheaper reads does less.
+    public func sender(_ id: UserID, group: String?) throws -> UserState? { try user(id)?.state }
+}
+
 extension PushStateStore {
     /// Runs each writer on this store: one transaction each (no shared commit).
     public func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
@@ -81,6 +86,13 @@ public protocol PushStateTransaction {
 
     /// A user's full state, or `nil` when the store has never heard of the user.
     func user(_ id: UserID) throws -> UserRecord?
+    /// The sender of a message as a decision reads it: its display name and, for a group message,
+    /// its name card in that group; nothing else of the state is loaded. `nil` for an unknown user.
+    /// - Parameters:
+    ///   - id: the sender.
+    ///   - group: the group of a group message.
+    func sender(_ id: UserID, group: String?) throws -> UserState?
+
     /// Stores a user's full state (inserting or replacing), which marks it configured. A device
     /// token that another user had moves to this user (one token, one owner).
     /// - Parameters:

@@ -125,6 +125,23 @@ extension SQLiteStateStore {
             return UserRecord(state: state, isConfigured: configured)
         }
 
+        func sender(_ id: UserID, group: String?) throws -> UserState? {
+            let row = try connection.statement("SELECT u.id, u.display_name FROM users u WHERE u.name = ?")
+            row.bind(1, id)
+            guard try row.step() else { return nil }
+            let key = row.int64(0)
+            var state = UserState(user: id, displayStyle: .simpleBanner, backgroundGraceSeconds: 0)
+            state.displayName = row.optionalString(1)
+            row.reset()
+            if let group {
+                let card = try connection.statement("SELECT card FROM name_cards WHERE user_id = ? AND group_id = ?")
+                card.bind(1, key).bind(2, group)
+                if try card.step() { state.nameCards[group] = card.string(0) }
+                card.reset()
+            }
+            return state
+        }
+
         func save(_ state: UserState, replacing previous: UserState?) throws {
             try checkWritable()
             let bound = try state.boundCertificate.map { try certificateID($0) }
