@@ -170,8 +170,8 @@ struct ServiceReliabilityTests {
         }
     }
 
-    /// Mutated bodies on every route with a body: every one is answered (never 5xx, never a dropped
-    /// connection), and the service keeps serving.
+    /// Mutated bodies on every route with a body, odd ids on the routes without: every request is
+    /// answered (never 5xx, never a dropped connection), and the service keeps serving.
     @Test func fuzzedBodiesAreAllAnswered() async throws {
         try await withLiveService(database: nil) { service in
             let key = try await setUpExampleApp(service, app: "demo")
@@ -198,6 +198,21 @@ struct ServiceReliabilityTests {
                 }
             }
             #expect(statuses.keys.contains(400) && statuses.keys.contains { $0 < 300 }, "mutations hit both paths: \(statuses)")
+            // Routes without a body: odd ids and query strings in the path.
+            let odd = ["%00", "%FF%FE", "..", "%2e%2e%2fservice.sqlite", String(repeating: "x", count: 2_000), "%E2%80%AE", "u1%20u2", "%22%7D", "-"]
+            let templates = [
+                "/v1/apps/demo/users/%@", "/v1/apps/demo/users/%@/devices/%@", "/v1/apps/demo/groups/%@/members", "/v1/apps/demo/groups/g2/members/%@",
+                "/v1/apps/demo/messages/%@", "/v1/apps/%@", "/v1/apps/demo/messages?dialect=%@",
+            ]
+            for template in templates {
+                for id in odd {
+                    let path = template.replacingOccurrences(of: "%@", with: id)
+                    for method in [HTTPRequest.Method.get, .delete] {
+                        let reply = try await service.call(method, path, key: key)
+                        #expect(reply.status < 500, "\(method) \(path.prefix(120)): \(reply.status) \(reply.text)")
+                    }
+                }
+            }
             #expect(try await service.call(.get, "/healthz").status == 200)
             let reply = try await service.call(.post, "/v1/apps/demo/messages?dialect=agora-silent", key: key, body: Self.message("after-fuzz"))
             #expect(reply.status == 201)
