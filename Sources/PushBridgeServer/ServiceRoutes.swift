@@ -67,8 +67,7 @@ struct ServiceRoutes: Sendable {
     /// The request body as JSON, or `nil` when there is none.
     func optionalBody(_ request: Request) async throws -> JSONValue? {
         if let type = request.headers[.contentType] {
-            let media = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-            guard media == "application/json" || media.hasSuffix("+json") else {
+            guard Self.isJSON(mediaType: type) else {
                 throw ServiceError(.unsupportedMediaType, code: "unsupported-media-type", expected: "Content-Type: application/json", found: JSONWriter.quoted(type))
             }
         }
@@ -84,6 +83,16 @@ struct ServiceRoutes: Sendable {
         } catch let error as InputError {
             throw ServiceError(error)
         }
+    }
+
+    /// Whether a `Content-Type` is `application/json` or `…+json` (any case, parameters allowed);
+    /// bytes, not Foundation's string functions: it runs on every request.
+    static func isJSON(mediaType: String) -> Bool {
+        var media = Array(mediaType.utf8.prefix { $0 != UInt8(ascii: ";") })
+        while media.last == UInt8(ascii: " ") { media.removeLast() }
+        while media.first == UInt8(ascii: " ") { media.removeFirst() }
+        let lower = media.map { $0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0 }
+        return lower == Array("application/json".utf8) || (lower.count > 5 && lower.suffix(5).elementsEqual("+json".utf8))
     }
 
     /// Runs a facade operation, turning bad input into 400 (or `notFound` for a reference to
@@ -127,9 +136,20 @@ extension Request {
     /// The key of `Authorization: Bearer <key>`.
     var bearerKey: String? {
         guard let header = headers[.authorization] else { return nil }
-        let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        return parts[1].trimmingCharacters(in: .whitespaces)
+        // On every request: bytes, not Foundation's string functions. "Bearer" in any case, then spaces.
+        let bytes = header.utf8
+        guard bytes.count > 7 else { return nil }
+        var i = bytes.startIndex
+        for expected in "bearer".utf8 {
+            guard bytes[i] | 0x20 == expected else { return nil }
+            i = bytes.index(after: i)
+        }
+        guard bytes[i] == UInt8(ascii: " ") else { return nil }
+        var start = i
+        while start < bytes.endIndex && bytes[start] == UInt8(ascii: " ") { start = bytes.index(after: start) }
+        var end = bytes.endIndex
+        while end > start && bytes[bytes.index(before: end)] == UInt8(ascii: " ") { end = bytes.index(before: end) }
+        return start < end ? String(header[start..<end]) : nil
     }
 }
 

@@ -211,3 +211,29 @@ struct ServiceAPITests {
         }
     }
 }
+
+/// The two header readers every request goes through (written on bytes for speed).
+@Suite("Service headers")
+struct ServiceHeaderTests {
+    @Test func contentTypes() {
+        for yes in ["application/json", "application/json; charset=utf-8", "APPLICATION/JSON", " application/json ", "application/problem+json"] {
+            #expect(ServiceRoutesProbe.isJSON(yes), "\(yes)")
+        }
+        for no in ["text/plain", "application/x-www-form-urlencoded", "", "+json", "application/jsonx", "json"] {
+            #expect(!ServiceRoutesProbe.isJSON(no), "\(no)")
+        }
+    }
+
+    @Test func bearerKeys() async throws {
+        try await withLiveService { service in
+            let key = try await service.createApp("demo")
+            for (header, status) in [
+                ("Bearer \(key)", 200), ("bearer \(key)", 200), ("BEARER   \(key)  ", 200), ("Bearer", 401), ("Bearer ", 401),
+                ("Basic \(key)", 401), ("Bearer\(key)", 401), ("Bearer \(key)x", 401), ("", 401),
+            ] {
+                let response = try await service.client.executeRequest(uri: "/v1/apps/demo", method: .get, headers: [.authorization: header], body: nil)
+                #expect(Int(response.status.code) == status, "Authorization: \(header.replacingOccurrences(of: key, with: "KEY"))")
+            }
+        }
+    }
+}

@@ -318,3 +318,8 @@ final class RawConnection: @unchecked Sendable {
         return nil
     }
 }
+
+/// Internal helpers of the service, for tests.
+enum ServiceRoutesProbe {
+    static func isJSON(_ type: String) -> Bool { ServiceRoutes.isJSON(mediaType: type) }
+}
