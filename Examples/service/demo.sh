@@ -37,7 +37,17 @@ curl -sf -H "$A" "$B/apps/demo/messages/m-1"; echo
 curl -sf -H "$A" "$B/apps/demo/users/u2"; echo
 say "u2 comes online: the badge counter resets"
 curl -sf -X PUT -H "$A" -H "$J" -d '{"presence":"online"}' "$B/apps/demo/users/u2/presence?dialect=agora-silent"; echo
+say "groups: add members, read them, remove one"
+curl -sf -X POST -H "$A" -H "$J" -d '{"members":["u4"]}' "$B/apps/demo/groups/g1/members"; echo
+curl -sf -H "$A" "$B/apps/demo/groups/g1/members"; echo
+curl -sf -X DELETE -H "$A" "$B/apps/demo/groups/g1/members/u4"; echo
+say "devices and users: remove u2's iPad, forget u4, read the app back"
+curl -sf -X DELETE -H "$A" "$B/apps/demo/users/u2/devices/0badc0de0badc0de0badc0de0badc0de0badc0de0badc0de0badc0de0badc0de"; echo
+curl -sf -X DELETE -H "$A" "$B/apps/demo/users/u4"; echo
+curl -sf -H "$A" "$B/apps/demo"; echo
 say "bad input: 400 with the pointer"
 curl -s -X POST -H "$A" -H "$J" -d '{"id":"m-2"}' "$B/apps/demo/messages?dialect=agora-silent"; echo
-say "metrics"
+say "health, readiness, metrics (no key)"
+curl -sf "http://127.0.0.1:$PORT/healthz"; echo
+curl -sf "http://127.0.0.1:$PORT/readyz"; echo
 curl -sf "http://127.0.0.1:$PORT/metrics" | grep '^pushbridge_decisions_total'

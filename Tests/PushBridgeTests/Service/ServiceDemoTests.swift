@@ -38,6 +38,10 @@ struct ServiceDemoTests {
             #"{"receiver":"u3","push":false,"reason":"no-device"}],"delivery":"not-configured"}"#,
             #""presence":"online","backgroundGraceSeconds":120,"badge":0"#,
             #"{"error":{"code":"missing-key","pointer":"/from""#,
+            #"{"group":"g1","members":["u1","u2","u3","u4"]}"#,
+            #"{"removed":"0badc0de0badc0de0badc0de0badc0de0badc0de0badc0de0badc0de0badc0de","user":"u2"}"#,
+            #"{"removed":"u4"}"#,
+            #"{"status":"ready"}"#,
             #"pushbridge_decisions_total{dialect="agora-silent",outcome="push"} 1"#,
         ] {
             #expect(text.contains(line), "missing from the walk-through: \(line)\n\(text)")
