@@ -46,11 +46,6 @@ struct Serve: AsyncParsableCommand {
             print("configuration OK")
             return
         }
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = configuration.logLevel
-            return handler
-        }
         let service: PushBridgeService
         do {
             service = try PushBridgeService(configuration: configuration)
