@@ -166,14 +166,17 @@ public struct PushFacade: Sendable {
     }
 
     /// Removes a device, whoever has it (the server API or APNs feedback, SPEC §10).
-    /// - Parameter token: the device token (hex; any case).
+    /// - Parameters:
+    ///   - token: the device token (hex; any case).
+    ///   - user: when given, the device is removed only if this user holds it (a server's per-user route).
     /// - Returns: the user that had it.
     @discardableResult
-    public func removeDevice(token: String) throws -> UserID {
+    public func removeDevice(token: String, ownedBy user: UserID? = nil) throws -> UserID {
         let token = token.lowercased()
         return try store.write { transaction in
-            guard let owner = try transaction.owner(ofDevice: token), let record = try transaction.user(owner) else {
-                throw InputError(.unknownReference, at: JSONPointer.root / "token", expected: "a device token bound to a user", found: "\"\(token)\"")
+            guard let owner = try transaction.owner(ofDevice: token), user == nil || owner == user, let record = try transaction.user(owner) else {
+                throw InputError(.unknownReference, at: JSONPointer.root / "token",
+                    expected: user.map { "a device token bound to user \"\($0)\"" } ?? "a device token bound to a user", found: "\"\(token)\"")
             }
             var state = record.state
             state.removeDevice(token: token)
@@ -250,8 +253,10 @@ public struct PushFacade: Sendable {
     /// - Parameters:
     ///   - member: the user.
     ///   - group: the group id.
+    /// - Returns: the members after the change.
     /// - Throws: ``InputError`` (`unknown-reference` at `/user`) when the user is not a member.
-    public func removeMember(_ member: UserID, from group: String) throws {
+    @discardableResult
+    public func removeMember(_ member: UserID, from group: String) throws -> [UserID] {
         try store.write { transaction in
             var all = try transaction.members(of: group)
             guard let index = all.firstIndex(of: member) else {
@@ -259,6 +264,7 @@ public struct PushFacade: Sendable {
             }
             all.remove(at: index)
             try transaction.setMembers(all, of: group)
+            return all
         }
     }
 
@@ -359,7 +365,6 @@ public struct PushFacade: Sendable {
     /// - Parameter prepared: from ``prepare(_:dialect:now:profile:sender:pointer:)``.
     public func send(_ prepared: PreparedMessage) throws -> SendOutcome {
         let (canonical, adapter, from, now, profile) = (prepared.message, prepared.adapter, prepared.sender, prepared.now, prepared.profile)
-        let address = (audience: prepared.audience, sender: from)
         return try store.write { transaction in
             let remembered = !canonical.id.isEmpty
             let cutoff = now.adding(seconds: -repeatWindowSeconds)
@@ -368,7 +373,7 @@ public struct PushFacade: Sendable {
             }
             let decider = PushDecider(app: try transaction.app())
             let senderState = try transaction.sender(from, group: canonical.kind == .group ? canonical.groupId : nil)
-            let receivers = try transaction.receivers(of: address.audience, excluding: from, conversation: canonical.receiverConversation)
+            let receivers = try transaction.receivers(of: prepared.audience, excluding: from, conversation: canonical.receiverConversation)
             var decisions: [ReceiverDecision] = []
             decisions.reserveCapacity(receivers.count)
             var badges: [(key: UserKey, badge: Int)] = []

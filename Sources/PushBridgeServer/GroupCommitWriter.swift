@@ -16,9 +16,11 @@ final class GroupCommitWriter: @unchecked Sendable {
         let finish: (ServiceError?) -> Void
     }
 
-    /// What the writer reports after each commit: the group size and the writes still waiting.
+    /// What the writer reports after each commit: the group size and the writes still waiting; and
+    /// why a commit failed (its answers say only "store failure": the details go to the log).
     struct Observer: Sendable {
         var committed: @Sendable (_ batch: Int, _ waiting: Int) -> Void = { _, _ in }
+        var failed: @Sendable (any Error) -> Void = { _ in }
     }
 
     private let store: any PushStateStore
@@ -115,6 +117,7 @@ final class GroupCommitWriter: @unchecked Sendable {
             do {
                 try store.writeGroup(live.map(\.run))
             } catch {
+                observer.failed(error)
                 failure = ServiceError.store(error)
             }
             // Counted before anyone is answered, so metrics never lag behind a reply.

@@ -6,31 +6,30 @@ import PushBridgeDialects
 import PushBridgeFacade
 import PushBridgeStore
 
-/// One app of the service: its store, its writer, and the facade that reads it.
+/// One app of the service: the facade over its store (reads, and what needs no store), and its writer.
 final class AppTenant: Sendable {
     let id: String
-    let store: any PushStateStore
+    let facade: PushFacade
     let writer: GroupCommitWriter
-    let registry: DialectRegistry
-    let repeatWindowSeconds: Int64
 
-    init(id: String, store: any PushStateStore, writer: GroupCommitWriter, registry: DialectRegistry, repeatWindowSeconds: Int64) {
+    init(id: String, facade: PushFacade, writer: GroupCommitWriter) {
         self.id = id
-        self.store = store
+        self.facade = facade
         self.writer = writer
-        self.registry = registry
-        self.repeatWindowSeconds = repeatWindowSeconds
     }
+
+    /// The dialects the app's requests may name.
+    var registry: DialectRegistry { facade.registry }
 
     /// Runs a facade operation that changes state in the app's next group commit.
     func write<T: Sendable>(_ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
-        let (registry, window) = (registry, repeatWindowSeconds)
+        let (registry, window) = (facade.registry, facade.repeatWindowSeconds)
         return try await writer.write { store in try body(PushFacade(store: store, registry: registry, repeatWindowSeconds: window)) }
     }
 
     /// Runs a facade operation that only reads, on a reader connection off the event loops.
     func read<T: Sendable>(_ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
-        let facade = PushFacade(store: store, registry: registry, repeatWindowSeconds: repeatWindowSeconds)
+        let facade = facade
         return try await NIOThreadPool.singleton.runIfActive { try body(facade) }
     }
 }
@@ -118,8 +117,11 @@ final class ServiceApps: @unchecked Sendable {
             let writer = GroupCommitWriter(
                 store: store, maxBatch: configuration.groupCommitMaxBatch, maxWaitMicroseconds: configuration.groupCommitWaitMicroseconds,
                 timeout: .milliseconds(Int64(configuration.requestTimeoutSeconds * 1000)), name: "pushbridge-writer-\(id)",
-                observer: .init(committed: { batch, waiting in metrics.committed(app: id, batch: batch, waiting: waiting) }))
-            let tenant = AppTenant(id: id, store: store, writer: writer, registry: registry, repeatWindowSeconds: configuration.repeatWindowSeconds)
+                observer: .init(
+                    committed: { batch, waiting in metrics.committed(app: id, batch: batch, waiting: waiting) },
+                    failed: { [logger] error in logger.error("group commit failed", metadata: ["app": "\(id)", "error": "\(error)"]) }))
+            let tenant = AppTenant(
+                id: id, facade: PushFacade(store: store, registry: registry, repeatWindowSeconds: configuration.repeatWindowSeconds), writer: writer)
             tenants[id] = tenant
             return tenant
         }

@@ -71,8 +71,9 @@ public struct ServiceMetrics: Sendable {
     }
 
     func committed(app: String, batch: Int, waiting: Int) {
-        Recorder(label: "pushbridge_group_commit_writes", factory: factory).record(batch)
-        Gauge(label: "pushbridge_write_queue_depth", dimensions: [("app", app)], factory: factory).record(waiting)
+        let factory = factory
+        handles.handle("commit writes") { Recorder(label: "pushbridge_group_commit_writes", factory: factory) }.record(batch)
+        handles.handle("queue depth \(app)") { Gauge(label: "pushbridge_write_queue_depth", dimensions: [("app", app)], factory: factory) }.record(waiting)
     }
 
     /// The Prometheus text exposition.

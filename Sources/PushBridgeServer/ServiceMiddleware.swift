@@ -1,6 +1,5 @@
 import Hummingbird
 import Logging
-import NIOCore
 
 /// Around every request: turns errors into the JSON error body, writes one log line (app, route,
 /// status, duration) and counts the request. Never logs headers or bodies (keys stay out of logs).
@@ -18,8 +17,6 @@ struct ServiceMiddleware: RouterMiddleware {
             response = try error.response(from: request, context: context)
         } catch let error as HTTPError {
             response = try Self.serviceError(for: error.status).response(from: request, context: context)
-        } catch is NIOTooManyBytesError {
-            response = try ServiceError(.contentTooLarge, code: "too-large", expected: "a smaller body").response(from: request, context: context)
         } catch {
             logger.error("unexpected failure", metadata: ["error": "\(error)", "route": "\(context.endpointPath ?? "?")"])
             response = try ServiceError(.internalServerError, code: "internal", expected: "a request the service can answer (see its log)")

@@ -15,14 +15,14 @@ extension ServiceRoutes {
                 }
                 throw ServiceError(.forbidden, code: "forbidden", expected: "the admin key (apps are created with it only)")
             }
-            var id = "app-" + String(AccessKey.generate().dropFirst(4).prefix(12))
-            if let body = try await optionalBody(request) {
-                do {
-                    let reader = try checking { try FieldReader(body, at: .root, what: "{\"app\": id} or nothing") }
-                    try checking { try reader.allowOnly(["app"], context: "a new app") }
-                    if let chosen = try checking({ try reader.optionalString("app", expected: "the app id", allowEmpty: false) }) { id = chosen }
+            let chosen = try await optionalBody(request).flatMap { body in
+                try checking {
+                    let reader = try FieldReader(body, at: .root, what: "{\"app\": id} or nothing")
+                    try reader.allowOnly(["app"], context: "a new app")
+                    return try reader.optionalString("app", expected: "the app id", allowEmpty: false)
                 }
             }
+            let id = chosen ?? "app-" + String(AccessKey.generate().dropFirst(4).prefix(12))
             guard Self.isValidAppID(id) else {
                 throw ServiceError(.badRequest, code: "invalid-value", pointer: "/app",
                     expected: "an app id of 1–64 letters, digits, '.', '_' or '-', not starting with '.'", found: JSONWriter.quoted(id))
@@ -40,7 +40,7 @@ extension ServiceRoutes {
         }
         router.put("/v1/apps/:app") { request, context in
             let tenant = try tenant(request, context)
-            let body = try await answering { try await self.body(request) }
+            let body = try await body(request)
             let app = try await answering { () async throws -> AppConfiguration in
                 let app = try Scenario.app(from: body, at: .root)
                 try await tenant.write { try $0.configure(app) }

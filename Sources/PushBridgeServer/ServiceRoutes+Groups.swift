@@ -15,14 +15,14 @@ extension ServiceRoutes {
         router.put("/v1/apps/:app/groups/:group/members") { request, context in
             let tenant = try tenant(request, context)
             let group = try context.parameters.require("group")
-            let members = try await Self.memberList(try await answering { try await self.body(request) }, routes: self)
+            let members = try memberList(try await body(request))
             try await answering { try await tenant.write { facade in try Self.listed { try facade.setMembers(members, of: group) } } }
             return json(Self.membersBody(group, members))
         }
         router.post("/v1/apps/:app/groups/:group/members") { request, context in
             let tenant = try tenant(request, context)
             let group = try context.parameters.require("group")
-            let added = try await Self.memberList(try await answering { try await self.body(request) }, routes: self)
+            let added = try memberList(try await body(request))
             let members = try await answering { try await tenant.write { facade in try Self.listed { try facade.addMembers(added, to: group) } } }
             return json(Self.membersBody(group, members))
         }
@@ -30,12 +30,7 @@ extension ServiceRoutes {
             let tenant = try tenant(request, context)
             let group = try context.parameters.require("group")
             let user = try context.parameters.require("user")
-            let members = try await answering(notFoundAt: ["/user"]) { () async throws -> [UserID] in
-                try await tenant.write { facade in
-                    try facade.removeMember(user, from: group)
-                    return try facade.members(of: group)
-                }
-            }
+            let members = try await answering(notFoundAt: ["/user"]) { try await tenant.write { try $0.removeMember(user, from: group) } }
             return json(Self.membersBody(group, members))
         }
     }
@@ -50,8 +45,8 @@ extension ServiceRoutes {
     }
 
     /// `{"members": [user, …]}`.
-    static func memberList(_ body: JSONValue, routes: ServiceRoutes) async throws -> [UserID] {
-        try await routes.answering {
+    func memberList(_ body: JSONValue) throws -> [UserID] {
+        try checking {
             let reader = try FieldReader(body, at: .root, what: "{\"members\": [user id, …]}")
             try reader.allowOnly(["members"], context: "a member list")
             return try reader.stringArray("members", expected: "the members as an array of user id strings")

@@ -20,11 +20,11 @@ extension ServiceRoutes {
             }
             let sender = query.get("sender")
             if sender == "" { throw ServiceError(.badRequest, code: "invalid-value", pointer: "?sender", expected: "a non-empty user id", found: "\"\"") }
-            let message = try await answering { try await self.body(request) }
+            let message = try await body(request)
             let now = Instant.now
             // Read and checked here, in parallel with other requests: bad input never reaches the writer.
             let prepared = try await answering {
-                try PushFacade(store: tenant.store, registry: tenant.registry).prepare(message, dialect: dialect, now: now, profile: profile, sender: sender)
+                try tenant.facade.prepare(message, dialect: dialect, now: now, profile: profile, sender: sender)
             }
             let outcome = try await answering { try await tenant.write { try $0.send(prepared) } }
             var outcomes: [String: Int] = [:]

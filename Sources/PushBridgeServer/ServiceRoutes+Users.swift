@@ -13,7 +13,7 @@ extension ServiceRoutes {
             let tenant = try tenant(request, context)
             let user = try context.parameters.require("user")
             let dialect = try dialect(request, in: tenant)
-            let body = try await answering { try await self.body(request) }
+            let body = try await body(request)
             let now = Instant.now
             let results = try await answering { () async throws -> [(JSONValue, JSONValue?)] in
                 let calls = try Scenario.calls(from: body, at: .root, now: now).map { PushFacade.DialectCall($0.call, at: $0.at, pointer: $0.pointer) }
@@ -43,12 +43,12 @@ extension ServiceRoutes {
             }
             return json(Self.userBody(record))
         }
-        // Presence as the server learns it: {"presence": "online" | "offline" | "background", "since"?: ISO 8601}.
+        // Presence as the server learns it: {"presence": "online" | "offline" | "background", "backgroundSince"?: ISO 8601}.
         router.put("/v1/apps/:app/users/:user/presence") { request, context in
             let tenant = try tenant(request, context)
             let user = try context.parameters.require("user")
             let dialect = try dialect(request, in: tenant)
-            let body = try await answering { try await self.body(request) }
+            let body = try await body(request)
             let presence = try checking { try Self.presence(from: body) }
             let record = try await answering(notFoundAt: ["/user"]) { () async throws -> UserRecord in
                 try await tenant.write { facade in
@@ -62,15 +62,7 @@ extension ServiceRoutes {
             let tenant = try tenant(request, context)
             let user = try context.parameters.require("user")
             let token = try context.parameters.require("token").lowercased()
-            try await answering(notFoundAt: ["/token"]) {
-                try await tenant.write { facade in
-                    guard try facade.store.read({ try $0.owner(ofDevice: token) }) == user else {
-                        throw InputError(.unknownReference, at: JSONPointer.root / "token", expected: "a device token bound to user \(JSONWriter.quoted(user))",
-                            found: JSONWriter.quoted(token))
-                    }
-                    try facade.removeDevice(token: token)
-                }
-            }
+            try await answering(notFoundAt: ["/token"]) { _ = try await tenant.write { try $0.removeDevice(token: token, ownedBy: user) } }
             return json(.object(JSONObject([("removed", .string(token)), ("user", .string(user))])))
         }
         router.delete("/v1/apps/:app/users/:user") { request, context in

@@ -85,21 +85,14 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         return try Self.retryingBusy(retries: options.busyRetries) { try Self.withSnapshot(reader, body) }
     }
 
-    /// Group commit: one `BEGIN IMMEDIATE … COMMIT` around all writers, each in a savepoint.
+    /// Group commit: one `BEGIN IMMEDIATE … COMMIT` around all writers, each in a savepoint. Only
+    /// `BEGIN` is retried when busy: the writers run once.
     public func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
         try lock.withLock {
             try Self.retryingBusy(retries: options.busyRetries) { try connection.execute("BEGIN IMMEDIATE") }
-            do {
-                try connection.checkSharedState()
+            try Self.committing(connection) {
                 let savepoints = SavepointStore(connection)
                 for writer in writers { writer(savepoints) }
-                connection.resetAll()
-                try connection.execute("COMMIT")
-            } catch {
-                connection.resetAll()
-                try? connection.execute("ROLLBACK")
-                connection.dropSharedState()
-                throw error
             }
         }
     }
@@ -127,6 +120,11 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
     /// Runs `body` between `BEGIN IMMEDIATE` and `COMMIT`; rolls back when it throws.
     static func withImmediateTransaction<T>(_ connection: SQLiteConnection, _ body: () throws -> T) throws -> T {
         try connection.execute("BEGIN IMMEDIATE")
+        return try committing(connection, body)
+    }
+
+    /// Inside a transaction just begun: runs `body`, then `COMMIT`; rolls back when either throws.
+    static func committing<T>(_ connection: SQLiteConnection, _ body: () throws -> T) throws -> T {
         do {
             try connection.checkSharedState()
             let result = try body()

@@ -63,7 +63,10 @@ struct ServiceReliabilityTests {
     }
 
     @Test func aFailedCommitFailsEveryWriteOfTheGroup() async throws {
-        let writer = GroupCommitWriter(store: FailingCommitStore(), maxBatch: 8, maxWaitMicroseconds: 0, timeout: .seconds(5), name: "failing")
+        let reported = Mutex<[String]>([])
+        let writer = GroupCommitWriter(
+            store: FailingCommitStore(), maxBatch: 8, maxWaitMicroseconds: 0, timeout: .seconds(5), name: "failing",
+            observer: .init(failed: { error in reported.withLock { $0.append("\(error)") } }))
         defer { writer.stop() }
         do {
             _ = try await writer.write { try $0.write { try $0.setMembers(["a"], of: "g") } }
@@ -72,6 +75,7 @@ struct ServiceReliabilityTests {
             #expect(error.status == .internalServerError && error.code == "store-failure")
             #expect(!error.description.contains("disk I/O"), "store details stay in the log")
         }
+        #expect(reported.withLock { $0 }.count == 1 && reported.withLock { $0 }[0].contains("disk I/O error"), "the log gets the details")
     }
 
     /// The writer: concurrent writes share commits; one that waited past the timeout is refused
