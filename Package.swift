@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "PushBridgeStore", targets: ["PushBridgeStore"]),
         .library(name: "PushBridgeFacade", targets: ["PushBridgeFacade"]),
         .library(name: "PushBridgeFacadeConformance", targets: ["PushBridgeFacadeConformance"]),
+        .library(name: "PushBridgeVendorREST", targets: ["PushBridgeVendorREST"]),
         .library(name: "PushBridgeServer", targets: ["PushBridgeServer"]),
         .executable(name: "pushbridge", targets: ["pushbridge"]),
     ],
@@ -55,12 +56,19 @@ let package = Package(
         .target(
             name: "PushBridgeFacadeConformance",
             dependencies: ["PushBridgeFacade", "PushBridgeConformance", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"]),
+        // zlib: Tencent's UserSig is a zlib stream.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // The vendors' server REST bodies as dialect calls and messages (SPEC §12), UserSig v2 and
+        // app tokens. Pure translation and signatures: no I/O, no server.
+        .target(
+            name: "PushBridgeVendorREST",
+            dependencies: ["CZlib", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON", .product(name: "Crypto", package: "swift-crypto")]),
         // The service: the facade over HTTP (SPEC §11) with per-app stores, group commit, auth and metrics.
         // A new module on top of the facade: it adds transport, never rules.
         .target(
             name: "PushBridgeServer",
             dependencies: [
-                "PushBridgeFacade", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON",
+                "PushBridgeVendorREST", "PushBridgeFacade", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -95,7 +103,7 @@ let package = Package(
             name: "PushBridgeTests",
             dependencies: [
                 "CSQLite", "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
-                "PushBridgeCore", "PushBridgeJSON", "pushbridge", "PushBridgeServer",
+                "PushBridgeCore", "PushBridgeJSON", "pushbridge", "PushBridgeServer", "PushBridgeVendorREST",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -53,6 +53,8 @@ final class ServiceApps: @unchecked Sendable {
     private let lock = NSLock()
     private var known: [String: RegisteredApp] = [:]
     private var tenants: [String: AppTenant] = [:]
+    private var bindings: [VendorBinding.Vendor: [String: VendorBinding]] = [:]
+    private var messageCounter: UInt64 = 0
     private var closed = false
 
     /// Opens the directory (creating the data directory when missing).
@@ -68,6 +70,50 @@ final class ServiceApps: @unchecked Sendable {
             directory = try SQLiteAppDirectory(path: configuration.database + "/service.sqlite")
         }
         for app in try directory.apps() { known[app.id] = app }
+        for binding in try directory.vendorBindings() { bindings[binding.vendor, default: [:]][binding.key] = binding }
+    }
+
+    /// The binding the vendor's requests name (`org/app`, or the SDKAppID).
+    func binding(_ vendor: VendorBinding.Vendor, key: String) -> VendorBinding? {
+        lock.withLock { bindings[vendor]?[key] }
+    }
+
+    /// An app's vendor bindings.
+    func bindings(of app: String) -> [VendorBinding] {
+        lock.withLock { VendorBinding.Vendor.allCases.compactMap { vendor in bindings[vendor]?.values.first { $0.app == app } } }
+    }
+
+    /// Binds vendor credentials to an app (replacing its earlier binding for the vendor).
+    /// - Returns: `false` when another app holds the key.
+    func bind(_ binding: VendorBinding) throws -> Bool {
+        try lock.withLock {
+            guard !closed else { throw ServiceError.stopping }
+            guard try directory.bind(binding) else { return false }
+            bindings[binding.vendor] = (bindings[binding.vendor] ?? [:]).filter { $0.value.app != binding.app }
+            bindings[binding.vendor, default: [:]][binding.key] = binding
+            return true
+        }
+    }
+
+    /// Removes an app's binding for a vendor.
+    func unbind(app: String, vendor: VendorBinding.Vendor) throws -> Bool {
+        try lock.withLock {
+            guard !closed else { throw ServiceError.stopping }
+            guard try directory.unbind(app: app, vendor: vendor) else { return false }
+            bindings[vendor] = bindings[vendor]?.filter { $0.value.app != app }
+            return true
+        }
+    }
+
+    /// A new message id for a vendor send that carries none: Easemob's form, digits — the
+    /// millisecond and a counter, unique within this process.
+    func newMessageID(_ now: Instant) -> String {
+        let n = lock.withLock {
+            messageCounter &+= 1
+            return messageCounter % 1_000_000
+        }
+        let suffix = String(n)
+        return String(now.milliseconds) + String(repeating: "0", count: 6 - suffix.count) + suffix
     }
 
     /// Whether the app exists.

@@ -22,6 +22,9 @@ struct ServiceRoutes: Sendable {
         registerUsers(on: router)
         registerGroups(on: router)
         registerMessages(on: router)
+        registerVendors(on: router)
+        registerTencent(on: router)
+        registerEasemob(on: router)
     }
 
     // MARK: Request helpers

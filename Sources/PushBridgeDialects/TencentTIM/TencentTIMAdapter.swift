@@ -19,14 +19,16 @@ public struct TencentTIMAdapter: DialectAdapter {
     /// Element types and the keys each may carry.
     static let elementKeys: [String: [String]] = [
         "Text": ["type", "text"], "Image": ["type"], "Sound": ["type"], "File": ["type"], "Location": ["type", "desc"],
-        "Face": ["type", "data"], "Custom": ["type", "data", "desc"],
+        "Face": ["type", "data"], "Custom": ["type", "data", "desc"], "Video": ["type"],
     ]
 
     public var messageFields: [String] {
         [
             "id", "sender", "conversation.type", "conversation.id", "conversation.groupName", "elems.type", "elems.text",
-            "elems.desc", "elems.data", "offlinePushInfo.desc", "offlinePushInfo.ext", "offlinePushInfo.pushFlag",
-            "offlinePushInfo.iosConfig.sound", "offlinePushInfo.iosConfig.ignoreBadge", "offlinePushInfo.androidConfig",
+            "elems.desc", "elems.data", "offlinePushInfo.desc", "offlinePushInfo.title", "offlinePushInfo.ext", "offlinePushInfo.pushFlag",
+            "offlinePushInfo.iosConfig.sound", "offlinePushInfo.iosConfig.ignoreBadge", "offlinePushInfo.iosConfig.title",
+            "offlinePushInfo.iosConfig.subtitle", "offlinePushInfo.iosConfig.image", "offlinePushInfo.iosConfig.mutableContent",
+            "offlinePushInfo.androidConfig",
         ]
     }
 
@@ -175,8 +177,10 @@ public struct TencentTIMAdapter: DialectAdapter {
         message.content = try elements.enumerated().map { index, value in try Self.part(value, at: pointer / "elems" / index) }
 
         if let info = try r.optionalObject("offlinePushInfo", expected: "TIMOfflinePushInfo {\"desc\", \"ext\", \"pushFlag\", \"iosConfig\"}") {
-            try info.allowOnly(["desc", "ext", "pushFlag", "iosConfig", "androidConfig"], context: "offlinePushInfo")
+            try info.allowOnly(["desc", "title", "ext", "pushFlag", "iosConfig", "androidConfig"], context: "offlinePushInfo")
             if let desc = try info.optionalString("desc"), !desc.isEmpty { message.contentOverride = desc }
+            // V2TIMOfflinePushInfo.title / REST OfflinePushInfo.Title: the push title (an empty one is none).
+            if let title = try info.optionalString("title"), !title.isEmpty { message.pushTitle = title }
             // An empty ext is no extension in every profile (SPEC §10).
             if let ext = try info.optionalString("ext"), !ext.isEmpty { message.extensionValue = .string(ext) }
             // Android options: accepted and carried, no effect on APNs (SPEC §10).
@@ -184,10 +188,18 @@ public struct TencentTIMAdapter: DialectAdapter {
                 message.androidOptions = .object(android.object)
             }
             message.ignore = try info.optionalInt("pushFlag", in: 0...1, expected: "pushFlag 0 (push) or 1 (no push)") == 1
-            if let ios = try info.optionalObject("iosConfig", expected: "TIMIOSOfflinePushConfig {\"sound\", \"ignoreBadge\"}") {
-                try ios.allowOnly(["sound", "ignoreBadge"], context: "iosConfig")
+            if let ios = try info.optionalObject(
+                "iosConfig", expected: "TIMIOSOfflinePushConfig {\"sound\", \"ignoreBadge\", \"title\", \"subtitle\", \"image\", \"mutableContent\"}")
+            {
+                try ios.allowOnly(["sound", "ignoreBadge", "title", "subtitle", "image", "mutableContent"], context: "iosConfig")
                 if let sound = try ios.optionalString("sound"), !sound.isEmpty { message.sound = SoundChoice(sound) }
                 message.ignoreBadge = try ios.optionalBool("ignoreBadge") ?? false
+                // REST ApnsInfo.Title replaces the top-level title; SubTitle is the alert's subtitle (empty: none).
+                if let title = try ios.optionalString("title"), !title.isEmpty { message.alertTitle = title }
+                if let subtitle = try ios.optionalString("subtitle"), !subtitle.isEmpty { message.alertSubtitle = subtitle }
+                // ApnsInfo.Image: accepted; no stored source shows the payload key Tencent writes it to (README rulings).
+                _ = try ios.optionalString("image", expected: "an image URL")
+                message.mutableContent = try ios.optionalBool("mutableContent") ?? false
             }
         }
         return message
@@ -196,7 +208,7 @@ public struct TencentTIMAdapter: DialectAdapter {
     /// One element → its content part.
     static func part(_ value: JSONValue, at pointer: JSONPointer) throws -> ContentPart {
         let e = try FieldReader(value, at: pointer, what: "an element {\"type\", …}")
-        let expected = "an element type: " + ["Text", "Image", "Sound", "File", "Location", "Face", "Custom"].joined(separator: ", ")
+        let expected = "an element type: " + ["Text", "Image", "Sound", "Video", "File", "Location", "Face", "Custom"].joined(separator: ", ")
         let type = try e.string("type", expected: expected)
         guard let keys = elementKeys[type] else {
             throw InputError(.invalidValue, at: pointer / "type", expected: expected, found: "\"\(type)\"")
@@ -206,6 +218,7 @@ public struct TencentTIMAdapter: DialectAdapter {
         case "Text": return .text(try e.string("text", expected: "the text of the element"))
         case "Image": return .image
         case "Sound": return .audio
+        case "Video": return .video
         case "File": return .file
         case "Location":
             _ = try e.optionalString("desc")

@@ -30,11 +30,21 @@ public protocol AppDirectory: AnyObject, Sendable {
     /// - Parameter app: the new app.
     /// - Returns: `false` (and nothing changes) when the id is taken.
     func register(_ app: RegisteredApp) throws -> Bool
+    /// Every vendor binding, by app then vendor.
+    func vendorBindings() throws -> [VendorBinding]
+    /// Binds vendor credentials to an app, replacing the app's binding for that vendor.
+    /// - Parameter binding: the new binding.
+    /// - Returns: `false` (and nothing changes) when another app holds the same vendor key.
+    func bind(_ binding: VendorBinding) throws -> Bool
+    /// Removes an app's binding for a vendor.
+    /// - Returns: whether there was one.
+    func unbind(app: String, vendor: VendorBinding.Vendor) throws -> Bool
 }
 
 /// The in-memory twin of ``SQLiteAppDirectory``.
 public final class MemoryAppDirectory: AppDirectory {
     private let registered = Mutex<[RegisteredApp]>([])
+    private let bindings = Mutex<[VendorBinding]>([])
 
     /// An empty directory.
     public init() {}
@@ -46,6 +56,27 @@ public final class MemoryAppDirectory: AppDirectory {
             guard !apps.contains(where: { $0.id == app.id }) else { return false }
             apps.append(app)
             return true
+        }
+    }
+
+    public func vendorBindings() throws -> [VendorBinding] {
+        bindings.withLock { $0.sorted { ($0.app, $0.vendor.rawValue) < ($1.app, $1.vendor.rawValue) } }
+    }
+
+    public func bind(_ binding: VendorBinding) throws -> Bool {
+        bindings.withLock { list in
+            if list.contains(where: { $0.vendor == binding.vendor && $0.key == binding.key && $0.app != binding.app }) { return false }
+            list.removeAll { $0.app == binding.app && $0.vendor == binding.vendor }
+            list.append(binding)
+            return true
+        }
+    }
+
+    public func unbind(app: String, vendor: VendorBinding.Vendor) throws -> Bool {
+        bindings.withLock { list in
+            let before = list.count
+            list.removeAll { $0.app == app && $0.vendor == vendor }
+            return list.count != before
         }
     }
 }

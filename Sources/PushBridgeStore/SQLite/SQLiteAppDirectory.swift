@@ -13,7 +13,23 @@ public final class SQLiteAppDirectory: AppDirectory, @unchecked Sendable {
                     key_sha256 BLOB NOT NULL UNIQUE CHECK (length(key_sha256) = 32),
                     created_at INTEGER NOT NULL
                 );
-                """)
+                """),
+        Migration(
+            identifier: "2026-11-23-vendor-bindings",
+            sql: """
+                CREATE TABLE vendor_bindings (
+                    app TEXT NOT NULL REFERENCES apps (id),
+                    vendor TEXT NOT NULL CHECK (vendor IN ('easemob', 'tencent')),
+                    key TEXT NOT NULL,
+                    account TEXT NOT NULL,
+                    secret BLOB NOT NULL,
+                    signing_key BLOB NOT NULL,
+                    token_seconds INTEGER NOT NULL,
+                    bound_at INTEGER NOT NULL,
+                    PRIMARY KEY (app, vendor),
+                    UNIQUE (vendor, key)
+                );
+                """),
     ]
 
     private let connection: SQLiteConnection
@@ -45,6 +61,61 @@ public final class SQLiteAppDirectory: AppDirectory, @unchecked Sendable {
         try lock.withLock {
             let insert = try connection.statement("INSERT INTO apps (id, key_sha256, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
             try insert.bind(1, app.id).bind(2, blob: app.keyHash).bind(3, app.createdAt.milliseconds).run()
+            return sqlite3_changes(connection.handle) == 1
+        }
+    }
+
+    public func vendorBindings() throws -> [VendorBinding] {
+        try lock.withLock {
+            let list = try connection.statement(
+                "SELECT app, vendor, key, account, secret, signing_key, token_seconds, bound_at FROM vendor_bindings ORDER BY app, vendor")
+            defer { list.reset() }
+            var out: [VendorBinding] = []
+            while try list.step() {
+                guard let vendor = VendorBinding.Vendor(rawValue: list.string(1)) else { continue }
+                out.append(
+                    VendorBinding(
+                        app: list.string(0), vendor: vendor, key: list.string(2), account: list.string(3), secret: list.bytes(4),
+                        signingKey: list.bytes(5), tokenSeconds: list.int64(6), boundAt: Instant(milliseconds: list.int64(7))))
+            }
+            return out
+        }
+    }
+
+    public func bind(_ binding: VendorBinding) throws -> Bool {
+        try lock.withLock {
+            try connection.execute("BEGIN IMMEDIATE")
+            do {
+                let taken = try connection.statement("SELECT app FROM vendor_bindings WHERE vendor = ? AND key = ? AND app <> ?")
+                defer { taken.reset() }
+                try taken.bind(1, binding.vendor.rawValue).bind(2, binding.key).bind(3, binding.app)
+                if try taken.step() {
+                    try connection.execute("ROLLBACK")
+                    return false
+                }
+                let upsert = try connection.statement(
+                    """
+                    INSERT INTO vendor_bindings (app, vendor, key, account, secret, signing_key, token_seconds, bound_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (app, vendor) DO UPDATE SET key = excluded.key, account = excluded.account, secret = excluded.secret,
+                        signing_key = excluded.signing_key, token_seconds = excluded.token_seconds, bound_at = excluded.bound_at
+                    """)
+                try upsert.bind(1, binding.app).bind(2, binding.vendor.rawValue).bind(3, binding.key).bind(4, binding.account)
+                    .bind(5, blob: binding.secret).bind(6, blob: binding.signingKey).bind(7, binding.tokenSeconds)
+                    .bind(8, binding.boundAt.milliseconds).run()
+                try connection.execute("COMMIT")
+                return true
+            } catch {
+                try? connection.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    public func unbind(app: String, vendor: VendorBinding.Vendor) throws -> Bool {
+        try lock.withLock {
+            let delete = try connection.statement("DELETE FROM vendor_bindings WHERE app = ? AND vendor = ?")
+            try delete.bind(1, app).bind(2, vendor.rawValue).run()
             return sqlite3_changes(connection.handle) == 1
         }
     }

@@ -1,0 +1,304 @@
+import Crypto
+import Foundation
+import Hummingbird
+import PushBridgeCore
+import PushBridgeDialects
+import PushBridgeFacade
+import PushBridgeJSON
+import PushBridgeStore
+import PushBridgeVendorREST
+
+/// An Easemob / Agora Chat REST error: the status and the vendor's `error` / `error_description`.
+struct EasemobFailure: Error, Sendable {
+    var status: HTTPResponse.Status
+    var error: String
+    var description: String
+    var retryAfterSeconds: Int? = nil
+
+    /// A bad field of the body: 400 `illegal_argument` naming the JSON pointer.
+    init(_ error: InputError) {
+        self.init(status: .badRequest, error: error.code == .malformedJSON ? "json_parse" : "illegal_argument", description: error.vendorText)
+    }
+
+    init(status: HTTPResponse.Status, error: String, description: String, retryAfterSeconds: Int? = nil) {
+        self.status = status
+        self.error = error
+        self.description = description
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    /// A refusal of the service's own (size, media type, busy store, …) in the vendor's shape.
+    init(_ error: ServiceError) {
+        let name: String
+        switch error.status.code {
+        case 401: name = "unauthorized"
+        case 404: name = "service_resource_not_found"
+        case 413: name = "request_entity_too_large"
+        case 415: name = "unsupported_media_type"
+        case 503: name = "service_unavailable"
+        case 500...: name = "internal_server_error"
+        default: name = error.code == "malformed-json" ? "json_parse" : "illegal_argument"
+        }
+        var text = (error.pointer.isEmpty ? "" : error.pointer + ": ") + "expected " + error.expected
+        if let found = error.found { text += ", found " + found }
+        self.init(status: error.status, error: name, description: text, retryAfterSeconds: error.retryAfterSeconds)
+    }
+
+    static let unauthorized = EasemobFailure(status: .unauthorized, error: "unauthorized", description: "Unable to authenticate (OAuth)")
+    static let expired = EasemobFailure(status: .unauthorized, error: "unauthorized", description: "Unable to authenticate due to expired access token")
+
+    func response() -> Response {
+        var w = JSONWriter(capacity: 160)
+        w.write(
+            .object(
+                JSONObject([
+                    ("error", .string(error)), ("exception", .string("PushBridge." + error)), ("timestamp", .int(Instant.now.milliseconds)),
+                    ("duration", 0), ("error_description", .string(description)),
+                ])))
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let retryAfterSeconds { headers[.retryAfter] = String(retryAfterSeconds) }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: w.bytes)))
+    }
+}
+
+/// One Easemob request's app: its binding, tenant and path names.
+struct EasemobApp: Sendable {
+    let binding: VendorBinding
+    let tenant: AppTenant
+    let org: String
+    let name: String
+
+    /// The app's `application` UUID: derived from the PushBridge app id, stable across restarts.
+    var application: String {
+        let hash = Array(SHA256.hash(data: Array(binding.app.utf8)).prefix(16))
+        var bytes = hash
+        bytes[6] = (bytes[6] & 0x0F) | 0x50
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        let hex = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        let h = Array(hex)
+        return String(h[0..<8]) + "-" + String(h[8..<12]) + "-" + String(h[12..<16]) + "-" + String(h[16..<20]) + "-" + String(h[20..<32])
+    }
+}
+
+extension ServiceRoutes {
+    /// Easemob / Agora Chat server REST (SPEC §12) at the vendor's own paths, `/{org}/{app}/…`.
+    func registerEasemob(on router: Router<Context>) {
+        router.post("/:org/:app/token") { request, context in
+            await easemob(request, context, authenticated: false) { app in
+                let body = try await body(request)
+                let (seconds, _) = try Self.tokenRequest(body, binding: app.binding)
+                let now = Instant.now
+                let token = AppToken.issue(signingKey: app.binding.signingKey, expiresAt: now.adding(seconds: seconds))
+                logger.info("app token issued", metadata: ["app": "\(app.binding.app)", "seconds": "\(seconds)"])
+                return json(.object(JSONObject([("access_token", .string(token)), ("expires_in", .int(seconds)), ("application", .string(app.application))])))
+            }
+        }
+        router.put("/:org/:app/users/:username") { request, context in
+            await easemob(request, context) { app in
+                let user = try context.parameters.require("username")
+                let calls = try Self.easemobCalls(try EasemobREST.userCalls(try await body(request)))
+                let results = try await answering { try await app.tenant.write { try $0.apply(calls, dialect: "easemob-legacy", user: user) } }
+                return envelope(app, request, action: "put", entities: [EasemobREST.userEntity(user, options: results.last.flatMap { $0 } ?? .null)])
+            }
+        }
+        router.put("/:org/:app/users/:username/notification/language") { request, context in
+            await easemob(request, context) { app in
+                let user = try context.parameters.require("username")
+                let calls = try Self.easemobCalls(try EasemobREST.languageCalls(try await body(request)))
+                let results = try await answering { try await app.tenant.write { try $0.apply(calls, dialect: "agora-silent", user: user) } }
+                return envelope(app, request, action: "put", data: EasemobREST.languageData(results.last.flatMap { $0 } ?? .null))
+            }
+        }
+        router.get("/:org/:app/users/:username/notification/language") { request, context in
+            await easemob(request, context) { app in
+                let result = try await query(app, user: try context.parameters.require("username"), ["call": "getPreferredNotificationLanguage"])
+                return envelope(app, request, action: "get", data: EasemobREST.languageData(result))
+            }
+        }
+        router.put("/:org/:app/users/:username/notification/:chattype/:key") { request, context in
+            await easemob(request, context) { app in
+                let user = try context.parameters.require("username")
+                let target = try EasemobREST.notificationTarget(
+                    chattype: try context.parameters.require("chattype"), key: try context.parameters.require("key"), username: user)
+                let calls = try Self.easemobCalls(try EasemobREST.notificationCalls(try await body(request), target: target))
+                let results = try await answering { try await app.tenant.write { try $0.apply(calls, dialect: "agora-silent", user: user) } }
+                return envelope(app, request, action: "put", data: EasemobREST.notificationData(results.last.flatMap { $0 } ?? .null, target: target))
+            }
+        }
+        router.get("/:org/:app/users/:username/notification/:chattype/:key") { request, context in
+            await easemob(request, context) { app in
+                let user = try context.parameters.require("username")
+                let target = try EasemobREST.notificationTarget(
+                    chattype: try context.parameters.require("chattype"), key: try context.parameters.require("key"), username: user)
+                let result = try await query(app, user: user, EasemobREST.notificationQuery(target))
+                return envelope(app, request, action: "get", data: EasemobREST.notificationData(result, target: target))
+            }
+        }
+        router.post("/:org/:app/notification/template") { request, context in
+            await easemob(request, context) { app in
+                let template = try EasemobREST.template(try await body(request))
+                let now = Instant.now
+                try await answering {
+                    try await app.tenant.write { facade in
+                        var config = try facade.app()
+                        config.templates.removeAll { $0.name == template.name }
+                        config.templates.append(template)
+                        try facade.configure(config)
+                    }
+                }
+                return envelope(app, request, action: "post", data: Self.withTimes(EasemobREST.templateData(template), now))
+            }
+        }
+        router.get("/:org/:app/notification/template/:name") { request, context in
+            await easemob(request, context) { app in
+                let name = try context.parameters.require("name")
+                let config = try await answering { try await app.tenant.read { try $0.app() } }
+                guard let template = config.templates.first(where: { $0.name == name }) else { throw Self.noTemplate(name) }
+                return envelope(app, request, action: "get", data: EasemobREST.templateData(template))
+            }
+        }
+        router.delete("/:org/:app/notification/template/:name") { request, context in
+            await easemob(request, context) { app in
+                let name = try context.parameters.require("name")
+                let removed = try await answering { () async throws -> PushTemplate? in
+                    try await app.tenant.write { facade in
+                        var config = try facade.app()
+                        guard let index = config.templates.firstIndex(where: { $0.name == name }) else { return nil }
+                        let template = config.templates.remove(at: index)
+                        try facade.configure(config)
+                        return template
+                    }
+                }
+                guard let removed else { throw Self.noTemplate(name) }
+                return envelope(app, request, action: "delete", data: EasemobREST.templateData(removed))
+            }
+        }
+        router.post("/:org/:app/messages") { request, context in
+            await easemob(request, context) { app in
+                let messages = try EasemobREST.legacyMessages(try await body(request)) { apps.newMessageID(.now) }
+                return try await easemobSend(messages, app, request) { _, _ in "success" }
+            }
+        }
+        for (path, kind) in [("users", ChatKind.oneToOne), ("chatgroups", ChatKind.group)] {
+            router.post("/:org/:app/messages/\(path)") { request, context in
+                await easemob(request, context) { app in
+                    let messages = try EasemobREST.messages(try await body(request), kind: kind) { apps.newMessageID(.now) }
+                    return try await easemobSend(messages, app, request) { _, id in id }
+                }
+            }
+        }
+    }
+
+    /// Runs an Easemob handler: the app of the path (404 when none is bound), the app token
+    /// (401), and every refusal in the vendor's error shape.
+    func easemob(_ request: Request, _ context: Context, authenticated: Bool = true, _ handler: (EasemobApp) async throws -> Response) async -> Response {
+        do {
+            let org = try context.parameters.require("org")
+            let name = try context.parameters.require("app")
+            guard let binding = apps.binding(.easemob, key: org + "/" + name) else {
+                throw EasemobFailure(status: .notFound, error: "organization_application_not_found", description: "Could not find application for \(org)/\(name)")
+            }
+            if authenticated {
+                guard let token = request.bearerKey else { throw EasemobFailure.unauthorized }
+                switch AppToken.check(token, signingKey: binding.signingKey, now: .now) {
+                case .valid: break
+                case .expired: throw EasemobFailure.expired
+                case .invalid: throw EasemobFailure.unauthorized
+                }
+            }
+            return try await handler(EasemobApp(binding: binding, tenant: try apps.tenant(binding.app), org: org, name: name))
+        } catch let failure as EasemobFailure {
+            return failure.response()
+        } catch let error as InputError {
+            return EasemobFailure(error).response()
+        } catch let error as ServiceError {
+            return EasemobFailure(error).response()
+        } catch {
+            logger.error("easemob request failed", metadata: ["error": "\(error)"])
+            return EasemobFailure(status: .internalServerError, error: "internal_server_error", description: "see the service log").response()
+        }
+    }
+
+    /// The vendor's answer envelope.
+    func envelope(_ app: EasemobApp, _ request: Request, action: String, entities: [JSONValue]? = nil, data: JSONValue? = nil) -> Response {
+        let path = "/" + request.uri.path.split(separator: "/").dropFirst(2).joined(separator: "/")
+        var entries: [(key: String, value: JSONValue)] = [
+            ("action", .string(action)), ("application", .string(app.application)), ("path", .string(path)),
+            ("uri", .string("/\(app.org)/\(app.name)\(path)")),
+        ]
+        if let entities { entries.append(("entities", .array(entities))) }
+        if let data { entries.append(("data", data)) }
+        entries += [
+            ("timestamp", .int(Instant.now.milliseconds)), ("duration", 0), ("organization", .string(app.org)), ("applicationName", .string(app.name)),
+        ]
+        return json(.object(JSONObject(entries)))
+    }
+
+    /// A query on a user the app must know (404 otherwise).
+    func query(_ app: EasemobApp, user: String, _ call: JSONValue) async throws -> JSONValue {
+        let now = Instant.now
+        let result = try await answering { () async throws -> JSONValue? in
+            try await app.tenant.read { facade in
+                guard try facade.user(user) != nil else { return nil }
+                return try facade.query(call, dialect: "agora-silent", user: user, now: now)
+            }
+        }
+        guard let result else {
+            throw EasemobFailure(status: .notFound, error: "service_resource_not_found", description: "Service resource not found: user \(JSONWriter.quoted(user))")
+        }
+        return result
+    }
+
+    /// Sends, refusing the whole request when a target is unknown; `data` maps each target to `value(target, message id)`.
+    func easemobSend(_ messages: [VendorMessage], _ app: EasemobApp, _ request: Request, value: (String, String) -> String) async throws -> Response {
+        let unknown = try await unknownTargets(messages, in: app.tenant)
+        if let first = unknown.first {
+            let what = messages.first?.isGroup == true ? "group" : "user"
+            throw EasemobFailure(
+                status: .notFound, error: "service_resource_not_found",
+                description: "Service resource not found: \(what) \(JSONWriter.quoted(first))" + (unknown.count > 1 ? " and \(unknown.count - 1) more" : ""))
+        }
+        let result = try await send(messages, in: app.tenant)
+        var data = JSONObject()
+        for (message, outcome) in result.messages {
+            for target in message.targets { data[target] = .string(value(target, outcome.messageID)) }
+        }
+        var response = envelope(app, request, action: "post", data: .object(data))
+        response.headers[.pushBridgeMessages] = result.header
+        return response
+    }
+
+    /// REST-made calls as facade calls (pointers at the root: the translator checked the body).
+    static func easemobCalls(_ calls: [JSONValue]) -> [PushFacade.DialectCall] {
+        let now = Instant.now
+        return calls.map { PushFacade.DialectCall($0, at: now, pointer: .root) }
+    }
+
+    /// `{"grant_type": "client_credentials", "client_id", "client_secret", "ttl"?}` → the token's lifetime.
+    static func tokenRequest(_ body: JSONValue, binding: VendorBinding) throws -> (Int64, String) {
+        let r = try FieldReader(body, at: .root, what: "{\"grant_type\", \"client_id\", \"client_secret\", \"ttl\"?}")
+        try r.allowOnly(["grant_type", "client_id", "client_secret", "ttl"], context: "a token request")
+        let grant = try r.string("grant_type", expected: "\"client_credentials\"")
+        guard grant == "client_credentials" else {
+            throw EasemobFailure(status: .badRequest, error: "unsupported_grant_type", description: "/grant_type: expected \"client_credentials\", found \(JSONWriter.quoted(grant))")
+        }
+        let id = try r.string("client_id", expected: "the app's client_id")
+        let secret = try r.string("client_secret", expected: "the app's client_secret")
+        let ttl = try r.optionalInt("ttl", in: 0...315_360_000, expected: "the token lifetime in seconds (0: the app's default)") ?? 0
+        guard id == binding.account else { throw EasemobFailure(status: .badRequest, error: "invalid_grant", description: "client_id does not match") }
+        guard AccessKey.matches(binding.secret, Array(SHA256.hash(data: Array(secret.utf8)))) else {
+            throw EasemobFailure(status: .badRequest, error: "invalid_grant", description: "client_secret does not match")
+        }
+        return (ttl == 0 ? binding.tokenSeconds : Int64(ttl), id)
+    }
+
+    static func noTemplate(_ name: String) -> EasemobFailure {
+        EasemobFailure(status: .notFound, error: "service_resource_not_found", description: "Service resource not found: template \(JSONWriter.quoted(name))")
+    }
+
+    /// A template answer with `createAt` / `updateAt` (the time of the call: templates keep no times).
+    static func withTimes(_ data: JSONValue, _ now: Instant) -> JSONValue {
+        guard case .object(let o) = data else { return data }
+        return .object(JSONObject(o.entries + [("createAt", .int(now.milliseconds)), ("updateAt", .int(now.milliseconds))]))
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Hummingbird
+import PushBridgeCore
+import PushBridgeJSON
+import PushBridgeStore
+import PushBridgeVendorREST
+
+extension ServiceRoutes {
+    /// Tencent Cloud IM server REST (SPEC §12) at the vendor's own path,
+    /// `POST /v4/{service}/{command}?sdkappid=&identifier=&usersig=&random=&contenttype=json`.
+    /// Every answer is HTTP 200 with `ActionStatus`, `ErrorCode` and `ErrorInfo`, as Tencent's.
+    func registerTencent(on router: Router<Context>) {
+        router.post("/v4/:service/:command") { request, context in
+            let started = ContinuousClock.now
+            _ = started
+            do {
+                let path = try context.parameters.require("service") + "/" + context.parameters.require("command")
+                guard let command = TencentREST.Command(rawValue: path) else {
+                    throw TencentREST.Failure(code: 60009, info: "no such command: \(path) (PushBridge answers " + TencentREST.Command.allCases.map(\.rawValue).joined(separator: ", ") + ")")
+                }
+                let (binding, tenant) = try tencentAccess(request, command: command)
+                let body: JSONValue
+                do {
+                    body = try await self.body(request)
+                } catch let error as ServiceError where error.status == .badRequest {
+                    throw TencentREST.Failure(code: command == .sendGroupMessage ? 10011 : 90001, info: EasemobFailure(error).description)
+                }
+                let messages = try TencentREST.messages(body, command: command, administrator: binding.account)
+                let unknown = try await unknownTargets(messages, in: tenant)
+                switch command {
+                case .sendMessage:
+                    if !unknown.isEmpty { throw TencentREST.Failure(code: 70107, info: "To_Account \(JSONWriter.quoted(unknown[0])) does not exist") }
+                    let result = try await send(messages, in: tenant)
+                    return tencentOK([("MsgTime", .int(Instant.now.milliseconds / 1000)), ("MsgKey", .string(result.header))], messages: result.header)
+                case .batchSendMessage:
+                    let known = messages.filter { !unknown.contains($0.targets[0]) }
+                    let result = known.isEmpty ? VendorSendResult(messages: []) : try await send(known, in: tenant)
+                    var fields: [(key: String, value: JSONValue)] = [("MsgKey", .string(result.messages.first?.outcome.messageID ?? ""))]
+                    if !unknown.isEmpty {
+                        fields.append(("ErrorList", .array(unknown.map { .object(JSONObject([("To_Account", .string($0)), ("ErrorCode", 70107)])) })))
+                    }
+                    return tencentOK(fields, messages: result.header)
+                case .sendGroupMessage:
+                    if !unknown.isEmpty { throw TencentREST.Failure(code: 10010, info: "group \(JSONWriter.quoted(unknown[0])) does not exist (it has no members)") }
+                    let result = try await send(messages, in: tenant)
+                    return tencentOK(
+                        [("MsgTime", .int(Instant.now.milliseconds / 1000)), ("MsgSeq", .int(Int64(apps.newMessageID(.now).suffix(6)) ?? 0))],
+                        messages: result.header)
+                }
+            } catch let failure as TencentREST.Failure {
+                return tencentFail(failure.code, failure.info)
+            } catch let failure as UserSig.Failure {
+                return tencentFail(failure.code, failure.info)
+            } catch let error as ServiceError {
+                // Busy or stopping: 70169 (a timeout, try again later); anything else of the store: 70500.
+                return tencentFail(error.status == .serviceUnavailable ? 70169 : 70500, EasemobFailure(error).description)
+            } catch let error as InputError {
+                return tencentFail(90010, error.vendorText)
+            } catch {
+                logger.error("tencent request failed", metadata: ["error": "\(error)"])
+                return tencentFail(70500, "internal error (see the service log)")
+            }
+        }
+    }
+
+    /// The app of `?sdkappid=`, once `?identifier=` and `?usersig=` verify as its administrator's UserSig.
+    func tencentAccess(_ request: Request, command: TencentREST.Command) throws -> (VendorBinding, AppTenant) {
+        let query = request.uri.queryParameters
+        guard let text = query.get("sdkappid"), !text.isEmpty else { throw TencentREST.Failure(code: 60012, info: "?sdkappid= is missing") }
+        guard let id = UInt64(text), let binding = apps.binding(.tencent, key: String(id)) else {
+            throw TencentREST.Failure(code: 70020, info: "SDKAppID \(JSONWriter.quoted(text)) is not bound to any app of this service")
+        }
+        let identifier = query.get("identifier") ?? ""
+        _ = try UserSig.verify(
+            query.get("usersig") ?? "", sdkAppID: id, identifier: identifier, secretKey: String(decoding: binding.secret, as: UTF8.self),
+            now: Instant.now.milliseconds / 1000)
+        guard identifier == binding.account else {
+            throw TencentREST.Failure(code: 60010, info: "the request requires the App administrator (identifier \(JSONWriter.quoted(identifier)) is not)")
+        }
+        return (binding, try apps.tenant(binding.app))
+    }
+
+    func tencentOK(_ fields: [(key: String, value: JSONValue)], messages: String) -> Response {
+        var response = json(.object(JSONObject([("ActionStatus", "OK"), ("ErrorInfo", ""), ("ErrorCode", 0)] + fields)))
+        response.headers[.pushBridgeMessages] = messages
+        return response
+    }
+
+    func tencentFail(_ code: Int, _ info: String) -> Response {
+        json(.object(JSONObject([("ActionStatus", "FAIL"), ("ErrorInfo", .string(info)), ("ErrorCode", .int(Int64(code)))])))
+    }
+}

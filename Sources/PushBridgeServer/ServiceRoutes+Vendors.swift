@@ -1,0 +1,100 @@
+import Crypto
+import Hummingbird
+import PushBridgeCore
+import PushBridgeDialects
+import PushBridgeJSON
+import PushBridgeStore
+
+extension ServiceRoutes {
+    /// The vendor credentials an app answers the vendors' REST with (SPEC §12): `PUT` / `DELETE
+    /// /v1/apps/{app}/vendors/{easemob|tencent}`, `GET /v1/apps/{app}/vendors`. Secrets go in and
+    /// never come out: answers show the client id or administrator only.
+    func registerVendors(on router: Router<Context>) {
+        router.get("/v1/apps/:app/vendors") { request, context in
+            let tenant = try tenant(request, context)
+            return json(.object(JSONObject([("vendors", .array(apps.bindings(of: tenant.id).map(Self.bindingBody)))])))
+        }
+        router.put("/v1/apps/:app/vendors/:vendor") { request, context in
+            let tenant = try tenant(request, context)
+            let vendor = try Self.vendor(context)
+            let body = try await body(request)
+            let binding = try checking { try Self.binding(body, vendor: vendor, app: tenant.id, now: .now) }
+            guard try apps.bind(binding) else {
+                throw ServiceError(.conflict, code: "conflict", pointer: vendor == .easemob ? "/org" : "/sdkAppId",
+                    expected: vendor == .easemob ? "an org/app no other app is bound to" : "an SDKAppID no other app is bound to",
+                    found: JSONWriter.quoted(binding.key))
+            }
+            logger.info("vendor bound", metadata: ["app": "\(tenant.id)", "vendor": "\(vendor.rawValue)", "key": "\(binding.key)"])
+            return json(Self.bindingBody(binding))
+        }
+        router.delete("/v1/apps/:app/vendors/:vendor") { request, context in
+            let tenant = try tenant(request, context)
+            let vendor = try Self.vendor(context)
+            guard try apps.unbind(app: tenant.id, vendor: vendor) else {
+                throw ServiceError(.notFound, code: "unknown-reference", pointer: "", expected: "a vendor bound to the app", found: JSONWriter.quoted(vendor.rawValue))
+            }
+            return json(.object(JSONObject([("removed", .string(vendor.rawValue))])))
+        }
+    }
+
+    static func vendor(_ context: Context) throws -> VendorBinding.Vendor {
+        let name = try context.parameters.require("vendor")
+        guard let vendor = VendorBinding.Vendor(rawValue: name) else {
+            throw ServiceError(.notFound, code: "unknown-reference", pointer: "", expected: "easemob or tencent", found: JSONWriter.quoted(name))
+        }
+        return vendor
+    }
+
+    /// The default Easemob app-token lifetime: 60 days, as the vendor's documented answer shows (`expires_in` 5184000).
+    static let defaultTokenSeconds: Int64 = 5_184_000
+
+    /// Reads a binding body: `{"org", "app", "clientId", "clientSecret", "tokenSeconds"?}` or
+    /// `{"sdkAppId", "secretKey", "administrator"?}`.
+    static func binding(_ body: JSONValue, vendor: VendorBinding.Vendor, app: String, now: Instant) throws -> VendorBinding {
+        switch vendor {
+        case .easemob:
+            let r = try FieldReader(body, at: .root, what: "{\"org\", \"app\", \"clientId\", \"clientSecret\", \"tokenSeconds\"?}")
+            try r.allowOnly(["org", "app", "clientId", "clientSecret", "tokenSeconds"], context: "an Easemob binding")
+            let org = try r.string("org", expected: "the Easemob org name (letters, digits, '-' or '_')", allowEmpty: false)
+            let name = try r.string("app", expected: "the Easemob app name (letters, digits, '-' or '_')", allowEmpty: false)
+            for (key, value) in [("org", org), ("app", name)] where !isValidAppID(value) || value.contains(".") {
+                throw InputError(.invalidValue, at: .root / key, expected: "1–64 letters, digits, '-' or '_'", found: JSONWriter.quoted(value))
+            }
+            if org == "v1" || org == "v4" {
+                throw InputError(.invalidValue, at: .root / "org", expected: "an org name other than v1 and v4 (the native and Tencent paths)", found: JSONWriter.quoted(org))
+            }
+            let clientID = try r.string("clientId", expected: "the app's client_id", allowEmpty: false)
+            let secret = try r.string("clientSecret", expected: "the app's client_secret", allowEmpty: false)
+            let seconds = try r.optionalInt("tokenSeconds", in: 60...315_360_000, expected: "the app-token lifetime in seconds, 60–315360000") ?? Int(defaultTokenSeconds)
+            return VendorBinding(
+                app: app, vendor: .easemob, key: org + "/" + name, account: clientID, secret: Array(SHA256.hash(data: Array(secret.utf8))),
+                signingKey: (0..<32).map { _ in UInt8.random(in: 0...255) }, tokenSeconds: Int64(seconds), boundAt: now)
+        case .tencent:
+            let r = try FieldReader(body, at: .root, what: "{\"sdkAppId\", \"secretKey\", \"administrator\"?}")
+            try r.allowOnly(["sdkAppId", "secretKey", "administrator"], context: "a Tencent binding")
+            let id = try r.int("sdkAppId", in: 1...Int64(UInt32.max), expected: "the SDKAppID, a positive integer")
+            let key = try r.string("secretKey", expected: "the app's secret key (the one UserSigs are made with)", allowEmpty: false)
+            let admin = try r.optionalString("administrator", expected: "the administrator account REST calls are made as", allowEmpty: false) ?? "administrator"
+            return VendorBinding(app: app, vendor: .tencent, key: String(id), account: admin, secret: Array(key.utf8), boundAt: now)
+        }
+    }
+
+    /// A binding as answers show it: never the secret.
+    static func bindingBody(_ binding: VendorBinding) -> JSONValue {
+        switch binding.vendor {
+        case .easemob:
+            let parts = binding.key.split(separator: "/", maxSplits: 1).map(String.init)
+            return .object(
+                JSONObject([
+                    ("vendor", "easemob"), ("org", .string(parts[0])), ("app", .string(parts.count > 1 ? parts[1] : "")), ("clientId", .string(binding.account)),
+                    ("tokenSeconds", .int(binding.tokenSeconds)), ("boundAt", .string(binding.boundAt.description)),
+                ]))
+        case .tencent:
+            return .object(
+                JSONObject([
+                    ("vendor", "tencent"), ("sdkAppId", .int(Int64(binding.key) ?? 0)), ("administrator", .string(binding.account)),
+                    ("boundAt", .string(binding.boundAt.description)),
+                ]))
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Hummingbird
+import PushBridgeCore
+import PushBridgeFacade
+import PushBridgeJSON
+import PushBridgeVendorREST
+
+/// What a vendor send did: each message's id and outcome, in request order.
+struct VendorSendResult: Sendable {
+    var messages: [(message: VendorMessage, outcome: PushFacade.SendOutcome)]
+
+    /// `PushBridge-Messages: id,id,…`: the ids to read the decisions back with (`GET /v1/apps/{app}/messages/{id}`).
+    var header: String { messages.map(\.outcome.messageID).joined(separator: ",") }
+}
+
+extension ServiceRoutes {
+    /// Which of a send's targets the app knows nothing of: users with no record, groups with no members.
+    func unknownTargets(_ messages: [VendorMessage], in tenant: AppTenant) async throws -> [String] {
+        try await answering {
+            try await tenant.read { facade in
+                var unknown: [String] = []
+                for message in messages {
+                    for target in message.targets {
+                        let known = message.isGroup ? try !facade.members(of: target).isEmpty : try facade.user(target) != nil
+                        if !known && !unknown.contains(target) { unknown.append(target) }
+                    }
+                }
+                return unknown
+            }
+        }
+    }
+
+    /// Reads every message (bad input refuses the whole request, nothing stored), then sends them
+    /// all in one write: the same facade path as `POST /v1/apps/{app}/messages`.
+    func send(_ messages: [VendorMessage], in tenant: AppTenant) async throws -> VendorSendResult {
+        let now = Instant.now
+        let prepared = try await answering {
+            try messages.map { try tenant.facade.prepare($0.message, dialect: $0.dialect, now: now, sender: $0.sender) }
+        }
+        let outcomes = try await answering { try await tenant.write { facade in try prepared.map { try facade.send($0) } } }
+        for (message, outcome) in zip(messages, outcomes) {
+            var counts: [String: Int] = [:]
+            for item in outcome.decisions { counts[item.decision.outcomeName, default: 0] += 1 }
+            metrics.message(dialect: message.dialect, isRepeat: outcome.isRepeat, outcomes: counts)
+            if logger.logLevel <= .info {
+                logger.info(
+                    "message decided",
+                    metadata: [
+                        "app": "\(tenant.id)", "message": "\(outcome.messageID)", "dialect": "\(message.dialect)", "repeat": "\(outcome.isRepeat)",
+                        "receivers": "\(outcome.decisions.count)",
+                        "outcomes": "\(counts.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))",
+                    ])
+            }
+        }
+        return VendorSendResult(messages: Array(zip(messages, outcomes)))
+    }
+}
+
+extension HTTPFields.Element.Name {
+    /// `PushBridge-Messages`: the ids of the messages a vendor send made, comma-separated.
+    static let pushBridgeMessages = Self("PushBridge-Messages")!
+}
