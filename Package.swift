@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "PushBridgeFacadeConformance", targets: ["PushBridgeFacadeConformance"]),
         .library(name: "PushBridgeVendorREST", targets: ["PushBridgeVendorREST"]),
         .library(name: "PushBridgeServer", targets: ["PushBridgeServer"]),
+        .library(name: "PushBridgeServiceConformance", targets: ["PushBridgeServiceConformance"]),
         .executable(name: "pushbridge", targets: ["pushbridge"]),
     ],
     dependencies: [
@@ -27,7 +28,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.1.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
-        // Tests only: a real HTTP client against the real server on a loopback port.
+        // The HTTP client of service conformance runs (`conform --service`) and of the tests.
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
     ],
     // The module graph, lowest first. Data flows one way: dialect JSON → canonical → decision → bytes.
@@ -80,10 +81,18 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        // Service fixtures (`Fixtures/service`) against a running service over HTTP: the conformance
+        // harness's comparison with an HTTP client. Knows no server code, only the wire.
+        .target(
+            name: "PushBridgeServiceConformance",
+            dependencies: [
+                "PushBridgeConformance", "PushBridgeVendorREST", "PushBridgeJSON", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]),
         .executableTarget(
             name: "pushbridge",
             dependencies: [
-                "PushBridgeServer", "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
+                "PushBridgeServer", "PushBridgeServiceConformance", "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
                 "PushBridgeCore", "PushBridgeJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -103,7 +112,7 @@ let package = Package(
             name: "PushBridgeTests",
             dependencies: [
                 "CSQLite", "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
-                "PushBridgeCore", "PushBridgeJSON", "pushbridge", "PushBridgeServer", "PushBridgeVendorREST",
+                "PushBridgeCore", "PushBridgeJSON", "pushbridge", "PushBridgeServer", "PushBridgeVendorREST", "PushBridgeServiceConformance",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -2,7 +2,13 @@ import Foundation
 import PushBridgeJSON
 
 /// Finds fixture files: every `*.json` under the given files and folders, sorted.
+///
+/// Service fixtures (a folder named `service`, SPEC §12) drive a running service over HTTP; a walk
+/// of a parent folder leaves them out, and naming the folder itself (or a file in it) takes them.
 public enum FixtureDiscovery {
+    /// The folder name of service fixtures.
+    public static let serviceFolder = "service"
+
     /// - Parameter paths: files or folders.
     /// - Returns: fixture file paths in a stable order (folders expanded recursively, sorted).
     /// - Throws: ``InputError`` with code ``InputError/Code/unreadableFile`` for a path that does not exist.
@@ -21,6 +27,7 @@ public enum FixtureDiscovery {
             guard let enumerator = fm.enumerator(atPath: path) else { continue }
             var found: [String] = []
             for case let relative as String in enumerator where relative.hasSuffix(".json") {
+                if relative.split(separator: "/").dropLast().contains(Substring(serviceFolder)) { continue }
                 found.append(path.hasSuffix("/") ? path + relative : path + "/" + relative)
             }
             out.append(contentsOf: found.sorted())

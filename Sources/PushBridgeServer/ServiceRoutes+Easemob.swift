@@ -95,7 +95,7 @@ extension ServiceRoutes {
         }
         router.put("/:org/:app/users/:username") { request, context in
             await easemob(request, context) { app in
-                let user = try context.parameters.require("username")
+                let user = try parameter("username", context)
                 let calls = try Self.easemobCalls(try EasemobREST.userCalls(try await body(request)))
                 let results = try await answering { try await app.tenant.write { try $0.apply(calls, dialect: "easemob-legacy", user: user) } }
                 return envelope(app, request, action: "put", entities: [EasemobREST.userEntity(user, options: results.last.flatMap { $0 } ?? .null)])
@@ -103,7 +103,7 @@ extension ServiceRoutes {
         }
         router.put("/:org/:app/users/:username/notification/language") { request, context in
             await easemob(request, context) { app in
-                let user = try context.parameters.require("username")
+                let user = try parameter("username", context)
                 let calls = try Self.easemobCalls(try EasemobREST.languageCalls(try await body(request)))
                 let results = try await answering { try await app.tenant.write { try $0.apply(calls, dialect: "agora-silent", user: user) } }
                 return envelope(app, request, action: "put", data: EasemobREST.languageData(results.last.flatMap { $0 } ?? .null))
@@ -111,15 +111,15 @@ extension ServiceRoutes {
         }
         router.get("/:org/:app/users/:username/notification/language") { request, context in
             await easemob(request, context) { app in
-                let result = try await query(app, user: try context.parameters.require("username"), ["call": "getPreferredNotificationLanguage"])
+                let result = try await query(app, user: try parameter("username", context), ["call": "getPreferredNotificationLanguage"])
                 return envelope(app, request, action: "get", data: EasemobREST.languageData(result))
             }
         }
         router.put("/:org/:app/users/:username/notification/:chattype/:key") { request, context in
             await easemob(request, context) { app in
-                let user = try context.parameters.require("username")
+                let user = try parameter("username", context)
                 let target = try EasemobREST.notificationTarget(
-                    chattype: try context.parameters.require("chattype"), key: try context.parameters.require("key"), username: user)
+                    chattype: try parameter("chattype", context), key: try parameter("key", context), username: user)
                 let calls = try Self.easemobCalls(try EasemobREST.notificationCalls(try await body(request), target: target))
                 let results = try await answering { try await app.tenant.write { try $0.apply(calls, dialect: "agora-silent", user: user) } }
                 return envelope(app, request, action: "put", data: EasemobREST.notificationData(results.last.flatMap { $0 } ?? .null, target: target))
@@ -127,9 +127,9 @@ extension ServiceRoutes {
         }
         router.get("/:org/:app/users/:username/notification/:chattype/:key") { request, context in
             await easemob(request, context) { app in
-                let user = try context.parameters.require("username")
+                let user = try parameter("username", context)
                 let target = try EasemobREST.notificationTarget(
-                    chattype: try context.parameters.require("chattype"), key: try context.parameters.require("key"), username: user)
+                    chattype: try parameter("chattype", context), key: try parameter("key", context), username: user)
                 let result = try await query(app, user: user, EasemobREST.notificationQuery(target))
                 return envelope(app, request, action: "get", data: EasemobREST.notificationData(result, target: target))
             }
@@ -151,7 +151,7 @@ extension ServiceRoutes {
         }
         router.get("/:org/:app/notification/template/:name") { request, context in
             await easemob(request, context) { app in
-                let name = try context.parameters.require("name")
+                let name = try parameter("name", context)
                 let config = try await answering { try await app.tenant.read { try $0.app() } }
                 guard let template = config.templates.first(where: { $0.name == name }) else { throw Self.noTemplate(name) }
                 return envelope(app, request, action: "get", data: EasemobREST.templateData(template))
@@ -159,7 +159,7 @@ extension ServiceRoutes {
         }
         router.delete("/:org/:app/notification/template/:name") { request, context in
             await easemob(request, context) { app in
-                let name = try context.parameters.require("name")
+                let name = try parameter("name", context)
                 let removed = try await answering { () async throws -> PushTemplate? in
                     try await app.tenant.write { facade in
                         var config = try facade.app()
@@ -175,14 +175,14 @@ extension ServiceRoutes {
         }
         router.post("/:org/:app/messages") { request, context in
             await easemob(request, context) { app in
-                let messages = try EasemobREST.legacyMessages(try await body(request)) { apps.newMessageID(.now) }
+                let messages = try EasemobREST.legacyMessages(try await body(request), newID: try messageIDs(request))
                 return try await easemobSend(messages, app, request) { _, _ in "success" }
             }
         }
         for (path, kind) in [("users", ChatKind.oneToOne), ("chatgroups", ChatKind.group)] {
             router.post("/:org/:app/messages/\(path)") { request, context in
                 await easemob(request, context) { app in
-                    let messages = try EasemobREST.messages(try await body(request), kind: kind) { apps.newMessageID(.now) }
+                    let messages = try EasemobREST.messages(try await body(request), kind: kind, newID: try messageIDs(request))
                     return try await easemobSend(messages, app, request) { _, id in id }
                 }
             }
@@ -193,8 +193,8 @@ extension ServiceRoutes {
     /// (401), and every refusal in the vendor's error shape.
     func easemob(_ request: Request, _ context: Context, authenticated: Bool = true, _ handler: (EasemobApp) async throws -> Response) async -> Response {
         do {
-            let org = try context.parameters.require("org")
-            let name = try context.parameters.require("app")
+            let org = try parameter("org", context)
+            let name = try parameter("app", context)
             guard let binding = apps.binding(.easemob, key: org + "/" + name) else {
                 throw EasemobFailure(status: .notFound, error: "organization_application_not_found", description: "Could not find application for \(org)/\(name)")
             }

@@ -46,7 +46,7 @@ extension ServiceRoutes {
         }
         router.get("/v1/apps/:app/messages/:message") { request, context in
             let tenant = try tenant(request, context)
-            let id = try context.parameters.require("message")
+            let id = try parameter("message", context)
             let now = Instant.now
             guard let decisions = try await answering({ try await tenant.read { try $0.sentMessage(id, now: now) } }) else {
                 throw ServiceError(.notFound, code: "unknown-reference", expected: "a message id sent within the repeat window", found: JSONWriter.quoted(id))

@@ -11,10 +11,8 @@ extension ServiceRoutes {
     /// Every answer is HTTP 200 with `ActionStatus`, `ErrorCode` and `ErrorInfo`, as Tencent's.
     func registerTencent(on router: Router<Context>) {
         router.post("/v4/:service/:command") { request, context in
-            let started = ContinuousClock.now
-            _ = started
             do {
-                let path = try context.parameters.require("service") + "/" + context.parameters.require("command")
+                let path = try parameter("service", context) + "/" + parameter("command", context)
                 guard let command = TencentREST.Command(rawValue: path) else {
                     throw TencentREST.Failure(code: 60009, info: "no such command: \(path) (PushBridge answers " + TencentREST.Command.allCases.map(\.rawValue).joined(separator: ", ") + ")")
                 }
@@ -25,7 +23,8 @@ extension ServiceRoutes {
                 } catch let error as ServiceError where error.status == .badRequest {
                     throw TencentREST.Failure(code: command == .sendGroupMessage ? 10011 : 90001, info: EasemobFailure(error).description)
                 }
-                let messages = try TencentREST.messages(body, command: command, administrator: binding.account)
+                let newID = request.headers[.pushBridgeMessageID] == nil ? nil : try messageIDs(request)
+                let messages = try TencentREST.messages(body, command: command, administrator: binding.account, newID: newID)
                 let unknown = try await unknownTargets(messages, in: tenant)
                 switch command {
                 case .sendMessage:

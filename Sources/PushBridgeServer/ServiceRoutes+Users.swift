@@ -11,7 +11,7 @@ extension ServiceRoutes {
         // A user's dialect calls, in one transaction: all applied, or (one rejected) none.
         router.post("/v1/apps/:app/users/:user/calls") { request, context in
             let tenant = try tenant(request, context)
-            let user = try context.parameters.require("user")
+            let user = try parameter("user", context)
             let dialect = try dialect(request, in: tenant)
             let body = try await body(request)
             let now = Instant.now
@@ -37,7 +37,7 @@ extension ServiceRoutes {
         }
         router.get("/v1/apps/:app/users/:user") { request, context in
             let tenant = try tenant(request, context)
-            let user = try context.parameters.require("user")
+            let user = try parameter("user", context)
             guard let record = try await answering({ try await tenant.read { try $0.user(user) } }) else {
                 throw ServiceError(.notFound, code: "unknown-reference", pointer: "", expected: "a user the app knows", found: JSONWriter.quoted(user))
             }
@@ -46,7 +46,7 @@ extension ServiceRoutes {
         // Presence as the server learns it: {"presence": "online" | "offline" | "background", "backgroundSince"?: ISO 8601}.
         router.put("/v1/apps/:app/users/:user/presence") { request, context in
             let tenant = try tenant(request, context)
-            let user = try context.parameters.require("user")
+            let user = try parameter("user", context)
             let dialect = try dialect(request, in: tenant)
             let body = try await body(request)
             let presence = try checking { try Self.presence(from: body) }
@@ -60,14 +60,14 @@ extension ServiceRoutes {
         }
         router.delete("/v1/apps/:app/users/:user/devices/:token") { request, context in
             let tenant = try tenant(request, context)
-            let user = try context.parameters.require("user")
-            let token = try context.parameters.require("token").lowercased()
+            let user = try parameter("user", context)
+            let token = try parameter("token", context).lowercased()
             try await answering(notFoundAt: ["/token"]) { _ = try await tenant.write { try $0.removeDevice(token: token, ownedBy: user) } }
             return json(.object(JSONObject([("removed", .string(token)), ("user", .string(user))])))
         }
         router.delete("/v1/apps/:app/users/:user") { request, context in
             let tenant = try tenant(request, context)
-            let user = try context.parameters.require("user")
+            let user = try parameter("user", context)
             try await answering(notFoundAt: ["/user"]) { try await tenant.write { try $0.removeUser(user) } }
             return json(.object(JSONObject([("removed", .string(user))])))
         }

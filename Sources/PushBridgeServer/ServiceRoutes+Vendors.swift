@@ -16,7 +16,7 @@ extension ServiceRoutes {
         }
         router.put("/v1/apps/:app/vendors/:vendor") { request, context in
             let tenant = try tenant(request, context)
-            let vendor = try Self.vendor(context)
+            let vendor = try self.vendor(context)
             let body = try await body(request)
             let binding = try checking { try Self.binding(body, vendor: vendor, app: tenant.id, now: .now) }
             guard try apps.bind(binding) else {
@@ -29,7 +29,7 @@ extension ServiceRoutes {
         }
         router.delete("/v1/apps/:app/vendors/:vendor") { request, context in
             let tenant = try tenant(request, context)
-            let vendor = try Self.vendor(context)
+            let vendor = try self.vendor(context)
             guard try apps.unbind(app: tenant.id, vendor: vendor) else {
                 throw ServiceError(.notFound, code: "unknown-reference", pointer: "", expected: "a vendor bound to the app", found: JSONWriter.quoted(vendor.rawValue))
             }
@@ -37,8 +37,8 @@ extension ServiceRoutes {
         }
     }
 
-    static func vendor(_ context: Context) throws -> VendorBinding.Vendor {
-        let name = try context.parameters.require("vendor")
+    func vendor(_ context: Context) throws -> VendorBinding.Vendor {
+        let name = try parameter("vendor", context)
         guard let vendor = VendorBinding.Vendor(rawValue: name) else {
             throw ServiceError(.notFound, code: "unknown-reference", pointer: "", expected: "easemob or tencent", found: JSONWriter.quoted(name))
         }

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import Logging
 import NIOCore
@@ -32,7 +33,7 @@ struct ServiceRoutes: Sendable {
     /// The app of the path, once the bearer key is checked: unknown app → 404, no key or a key of
     /// no app → 401, another app's key (or the admin key) → 403, saying nothing of the other app.
     func tenant(_ request: Request, _ context: Context) throws -> AppTenant {
-        let app = try context.parameters.require("app")
+        let app = try parameter("app", context)
         guard apps.exists(app) else {
             throw ServiceError(.notFound, code: "unknown-app", pointer: "", expected: "an app created with POST /v1/apps", found: JSONWriter.quoted(app))
         }
@@ -43,6 +44,16 @@ struct ServiceRoutes: Sendable {
         case .forbidden:
             throw ServiceError(.forbidden, code: "forbidden", expected: "the key of app \(JSONWriter.quoted(app)) (this key is not for it)")
         }
+    }
+
+    /// A path parameter, percent-decoded (a Tencent group id such as `@TGS#2J4SZEAEL` travels as `@TGS%232J4SZEAEL`).
+    func parameter(_ name: String, _ context: Context) throws -> String {
+        let raw = try context.parameters.require(name)
+        guard raw.contains("%") else { return raw }
+        guard let decoded = raw.removingPercentEncoding else {
+            throw ServiceError(.badRequest, code: "invalid-value", pointer: "{\(name)}", expected: "a percent-encoded path segment", found: JSONWriter.quoted(raw))
+        }
+        return decoded
     }
 
     /// A required query parameter naming a dialect.

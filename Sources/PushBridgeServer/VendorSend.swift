@@ -13,6 +13,18 @@ struct VendorSendResult: Sendable {
 }
 
 extension ServiceRoutes {
+    /// Message ids for a vendor send: from `PushBridge-Message-Id` when the caller gives one (the
+    /// vendors' bodies carry none; with it a retried request is a repeat, and a conformance run can
+    /// match an SDK fixture's id), `<id>-2`, `<id>-3` … for a send's further messages; otherwise new ones.
+    func messageIDs(_ request: Request) throws -> () -> String {
+        guard let given = request.headers[.pushBridgeMessageID] else { return { apps.newMessageID(.now) } }
+        guard !given.isEmpty, given.utf8.count <= 128 else {
+            throw ServiceError(.badRequest, code: "invalid-value", pointer: "PushBridge-Message-Id", expected: "a message id of 1–128 bytes", found: JSONWriter.quoted(given))
+        }
+        let counter = MessageCounter()
+        return { counter.next(given) }
+    }
+
     /// Which of a send's targets the app knows nothing of: users with no record, groups with no members.
     func unknownTargets(_ messages: [VendorMessage], in tenant: AppTenant) async throws -> [String] {
         try await answering {
@@ -55,7 +67,19 @@ extension ServiceRoutes {
     }
 }
 
+/// Numbers a send's messages after the first.
+final class MessageCounter: @unchecked Sendable {
+    private var count = 0
+    func next(_ id: String) -> String {
+        count += 1
+        return count == 1 ? id : "\(id)-\(count)"
+    }
+}
+
 extension HTTPFields.Element.Name {
+    /// `PushBridge-Message-Id`: the id a vendor send's (first) message takes.
+    static let pushBridgeMessageID = Self("PushBridge-Message-Id")!
+
     /// `PushBridge-Messages`: the ids of the messages a vendor send made, comma-separated.
     static let pushBridgeMessages = Self("PushBridge-Messages")!
 }

@@ -67,10 +67,12 @@ public enum TencentREST {
     ///   - body: the request body.
     ///   - command: the command.
     ///   - administrator: the sender when `From_Account` is absent.
+    ///   - newID: the message ids to use; by default each is made from the sender, the receiver or
+    ///     group and `MsgRandom` / `Random` (Tencent's de-duplication key), so a retried request is a repeat.
     /// - Throws: ``Failure``.
-    public static func messages(_ body: JSONValue, command: Command, administrator: String) throws(Failure) -> [VendorMessage] {
+    public static func messages(_ body: JSONValue, command: Command, administrator: String, newID: (() -> String)? = nil) throws(Failure) -> [VendorMessage] {
         do {
-            return try read(body, command: command, administrator: administrator)
+            return try read(body, command: command, administrator: administrator, newID: newID)
         } catch let failure as Failure {
             throw failure
         } catch let error as InputError {
@@ -80,7 +82,7 @@ public enum TencentREST {
         }
     }
 
-    static func read(_ body: JSONValue, command: Command, administrator: String) throws -> [VendorMessage] {
+    static func read(_ body: JSONValue, command: Command, administrator: String, newID: (() -> String)?) throws -> [VendorMessage] {
         let r = try FieldReader(body, at: .root, what: "the request body, a JSON object")
         try r.allowOnly(command == .sendGroupMessage ? groupKeys : sendKeys, context: command.rawValue)
         let sender = try r.optionalString("From_Account", expected: "the sender's UserID", allowEmpty: false) ?? administrator
@@ -102,8 +104,8 @@ public enum TencentREST {
         var push = try offlinePushInfo(r) ?? customPush
         if onlineOnly { push.append(("pushFlag", 1)) }  // an online-only message is never pushed offline
 
-        func message(id: String, conversation: JSONValue, targets: [String], isGroup: Bool) -> VendorMessage {
-            var o: [(key: String, value: JSONValue)] = [("id", .string(id)), ("conversation", conversation), ("sender", .string(sender)), ("elems", .array(elems))]
+        func message(id derived: String, conversation: JSONValue, targets: [String], isGroup: Bool) -> VendorMessage {
+            var o: [(key: String, value: JSONValue)] = [("id", .string(newID?() ?? derived)), ("conversation", conversation), ("sender", .string(sender)), ("elems", .array(elems))]
             if !push.isEmpty { o.append(("offlinePushInfo", .object(JSONObject(push)))) }
             return VendorMessage(dialect: "tencent-tim", message: .object(JSONObject(o)), sender: sender, targets: targets, isGroup: isGroup)
         }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PushBridgeConformance
+import PushBridgeServiceConformance
 import PushBridgeFacadeConformance
 import PushBridgeCore
 import PushBridgeDialects
@@ -151,6 +152,12 @@ struct Conform: ParsableCommand {
     @Option(help: "Seconds per fixture for --against.")
     var timeout: Double = 10
 
+    @Option(help: "Run service fixtures (Fixtures/service) against this running `pushbridge serve`, such as http://127.0.0.1:8080: each makes a new app with the admin key from PUSHBRIDGE_ADMIN_KEY (or --admin-key-file).")
+    var service: String?
+
+    @Option(help: "With --service: a file holding the service's admin key.")
+    var adminKeyFile: String?
+
     @Option(help: "Also write a JUnit XML report to this file (one testcase per fixture, with its time).")
     var junit: String?
 
@@ -184,6 +191,10 @@ struct Conform: ParsableCommand {
         if record && against != nil { throw ValidationError("--record writes the built-in engine's decisions; it cannot be used with --against") }
         if timeout <= 0 { throw ValidationError("--timeout must be a positive number of seconds") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if service != nil && (against != nil || viaStore || record) {
+            throw ValidationError("--service runs service fixtures against a service; it goes with neither --against, --via-store nor --record")
+        }
+        if adminKeyFile != nil && service == nil { throw ValidationError("--admin-key-file only goes with --service") }
     }
 
     func run() throws {
@@ -193,14 +204,19 @@ struct Conform: ParsableCommand {
         let selection = FixtureSelection(pattern: filter, dialect: dialect, profile: profile)
         if record { return try recordFixtures(selection) }
 
-        let provider = try provider()
-        try check(provider)
-        let runner = ConformanceRunner(provider: provider)
-        let progress = ProgressLine()
-        let report = try rejectingBadInput(file: nil) {
-            try runner.run(paths: paths, selection: selection, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount, progress: progress.show)
+        let report: ConformanceReport
+        if let service {
+            report = try serviceReport(service, selection: selection)
+        } else {
+            let provider = try provider()
+            try check(provider)
+            let runner = ConformanceRunner(provider: provider)
+            let progress = ProgressLine()
+            report = try rejectingBadInput(file: nil) {
+                try runner.run(paths: paths, selection: selection, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount, progress: progress.show)
+            }
+            progress.clear()
         }
-        progress.clear()
         if report.results.isEmpty {
             printError("pushbridge: no fixtures selected: \(selectionText) [no-fixtures]")
             throw ExitCode(2)
@@ -217,6 +233,32 @@ struct Conform: ParsableCommand {
         }
         if report.hasBadFixtures { throw ExitCode(2) }
         if report.failedCount > 0 { throw ExitCode(1) }
+    }
+
+    /// Runs service fixtures against a running service (the same runner the tests use).
+    func serviceReport(_ service: String, selection: FixtureSelection) throws -> ConformanceReport {
+        guard let url = URL(string: service), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            printError("pushbridge: --service: expected a URL such as http://127.0.0.1:8080, found \"\(service)\" [invalid-value]")
+            throw ExitCode(2)
+        }
+        let key: String
+        if let adminKeyFile {
+            guard let data = FileManager.default.contents(atPath: adminKeyFile) else {
+                printError("pushbridge: --admin-key-file: expected a readable file, found \"\(adminKeyFile)\" [unreadable-file]")
+                throw ExitCode(2)
+            }
+            key = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        } else if let fromEnvironment = ProcessInfo.processInfo.environment["PUSHBRIDGE_ADMIN_KEY"], !fromEnvironment.isEmpty {
+            key = fromEnvironment
+        } else {
+            printError("pushbridge: --service: expected the service's admin key in PUSHBRIDGE_ADMIN_KEY or --admin-key-file [missing-key]")
+            throw ExitCode(2)
+        }
+        let runner = ServiceConformanceRunner(baseURL: service, adminKey: key)
+        let paths = paths
+        let outcome = BlockingResult<ConformanceReport>()
+        Task.detached { outcome.set(await Result { try await runner.run(paths: paths, selection: selection) }) }
+        return try rejectingBadInput(file: nil) { try outcome.wait().get() }
     }
 
     /// The paths and filters, for a run that selected nothing.
@@ -449,5 +491,27 @@ struct Mappings: ParsableCommand {
             dir = dir.deletingLastPathComponent()
         }
         return "Mappings"
+    }
+}
+
+/// Waits on a synchronous path for a value an async task produces.
+final class BlockingResult<Value: Sendable>: @unchecked Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    private var value: Result<Value, any Error>?
+
+    func set(_ result: Result<Value, any Error>) {
+        value = result
+        semaphore.signal()
+    }
+
+    func wait() -> Result<Value, any Error> {
+        semaphore.wait()
+        return value!
+    }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }

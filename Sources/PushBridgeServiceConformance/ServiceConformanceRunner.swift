@@ -1,0 +1,177 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import PushBridgeConformance
+import PushBridgeJSON
+import PushBridgeVendorREST
+
+/// Runs service fixtures against a running `pushbridge serve` (`pushbridge conform --service URL`,
+/// and the test suite against a service it starts on loopback): one new app per fixture, made
+/// with the admin key, bound to fresh vendor credentials.
+public struct ServiceConformanceRunner: Sendable {
+    /// The service, such as `http://127.0.0.1:8080`.
+    public let baseURL: String
+    let adminKey: String
+    let client: HTTPClient
+
+    /// - Parameters:
+    ///   - baseURL: the service's base URL.
+    ///   - adminKey: the service's admin key (apps are created with it).
+    ///   - client: the HTTP client (`HTTPClient.shared` by default).
+    public init(baseURL: String, adminKey: String, client: HTTPClient = .shared) {
+        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        self.adminKey = adminKey
+        self.client = client
+    }
+
+    /// Runs every service fixture under the paths, in file order.
+    /// - Throws: ``InputError`` when a path does not exist.
+    public func run(paths: [String], selection: FixtureSelection = .all) async throws -> ConformanceReport {
+        var results: [FixtureResult] = []
+        for file in try FixtureDiscovery.files(in: paths) where selection.takes(path: file, name: nil) {
+            results.append(await run(file: file))
+        }
+        return ConformanceReport(results: results)
+    }
+
+    /// Runs one service fixture.
+    public func run(file: String) async -> FixtureResult {
+        let start = ContinuousClock.now
+        let fixture: ServiceFixture
+        do {
+            fixture = try ServiceFixture(path: file)
+        } catch let error as InputError {
+            return FixtureResult(path: file, name: nil, failure: .badFixture(error))
+        } catch {
+            return FixtureResult(path: file, name: nil, failure: .implementation("\(error)"))
+        }
+        var result: FixtureResult
+        do {
+            let failure = try await judge(fixture)
+            result = FixtureResult(path: file, name: fixture.name, failure: failure, dialects: [fixture.mirrored.scenario.dialect])
+        } catch let error as InputError {
+            result = FixtureResult(path: file, name: fixture.name, failure: .badFixture(error.file == nil ? error.in(file: file) : error))
+        } catch {
+            result = FixtureResult(path: file, name: fixture.name, failure: .implementation("\(error)"))
+        }
+        let elapsed = ContinuousClock.now - start
+        result.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return result
+    }
+
+    /// A request the service answered otherwise than the fixture needs.
+    struct Refused: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Sets the app up, runs the steps and the send, and compares the receiver's decision.
+    func judge(_ fixture: ServiceFixture) async throws -> FixtureFailure? {
+        let app = "conform-" + Self.randomHex(12)
+        let created = try await call("POST", "/v1/apps", body: ["app": .string(app)], bearer: adminKey, what: "creating the app")
+        guard case .string(let key)? = created.body["key"] else { throw Refused(description: "POST /v1/apps answered no key") }
+        // The mirrored fixture's certificates; templates and all other state come from the steps.
+        if let certificates = fixture.mirrored.document["app"]?["certificates"] {
+            _ = try await call("PUT", "/v1/apps/\(app)", body: ["certificates": certificates], bearer: key, what: "the mirrored fixture's certificates")
+        }
+        let vendor = try await bind(fixture.vendor, app: app, key: key)
+        for step in fixture.steps { _ = try await perform(step, app: app, key: key, vendor: vendor, messageID: nil) }
+        let messageID: String? = {
+            if case .string(let id)? = fixture.mirrored.scenario.message["id"] { return id }
+            return nil
+        }()
+        let sent = try await perform(fixture.send, app: app, key: key, vendor: vendor, messageID: messageID)
+        guard let ids = sent.headers.first(name: "PushBridge-Messages"), !ids.isEmpty else {
+            throw Refused(description: "the send answered no PushBridge-Messages header")
+        }
+        let receiver = fixture.mirrored.scenario.receiver.user
+        for id in ids.split(separator: ",") {
+            let read = try await call("GET", "/v1/apps/\(app)/messages/\(id)", body: nil, bearer: key, what: "reading message \(id) back")
+            for decision in read.body["decisions"]?.arrayValue ?? [] where decision["receiver"] == .string(receiver) {
+                guard case .object(var object) = decision else { continue }
+                object["receiver"] = nil
+                var w = JSONWriter()
+                w.write(.object(object))
+                let differences = try ConformanceRunner.compare(expectedDecision: fixture.mirrored.expectedDecision!, got: w.bytes)
+                return differences.isEmpty ? nil : .mismatch(differences)
+            }
+        }
+        throw Refused(description: "no decision for the mirrored receiver \(receiver) in messages \(ids)")
+    }
+
+    /// What the vendor requests of one fixture are made with.
+    struct VendorAccess {
+        var prefix: String
+        var bearer: String?
+        var query: String
+    }
+
+    /// Binds fresh vendor credentials to the app: an app token (Easemob) or a UserSig (Tencent).
+    func bind(_ vendor: ServiceFixture.Vendor, app: String, key: String) async throws -> VendorAccess {
+        switch vendor {
+        case .easemob:
+            let (id, secret) = ("YXA6" + Self.randomHex(16), "YXA6" + Self.randomHex(24))
+            _ = try await call(
+                "PUT", "/v1/apps/\(app)/vendors/easemob", body: ["org": "conform", "app": .string(app), "clientId": .string(id), "clientSecret": .string(secret)],
+                bearer: key, what: "binding Easemob credentials")
+            let token = try await call(
+                "POST", "/conform/\(app)/token", body: ["grant_type": "client_credentials", "client_id": .string(id), "client_secret": .string(secret)],
+                bearer: nil, what: "the app token")
+            guard case .string(let bearer)? = token.body["access_token"] else { throw Refused(description: "the token answer has no access_token") }
+            return VendorAccess(prefix: "/conform/\(app)", bearer: bearer, query: "")
+        case .tencent:
+            let sdkAppID = UInt64.random(in: 1_400_000_000...1_499_999_999)
+            let secret = Self.randomHex(32)
+            _ = try await call(
+                "PUT", "/v1/apps/\(app)/vendors/tencent", body: ["sdkAppId": .int(Int64(sdkAppID)), "secretKey": .string(secret), "administrator": "administrator"],
+                bearer: key, what: "binding Tencent credentials")
+            let sig = UserSig.generate(
+                sdkAppID: sdkAppID, identifier: "administrator", secretKey: secret, time: Int64(Date().timeIntervalSince1970), expire: 3600)
+            return VendorAccess(prefix: "", bearer: nil, query: "sdkappid=\(sdkAppID)&identifier=administrator&usersig=\(sig)&random=\(UInt32.random(in: 0...UInt32.max))&contenttype=json")
+        }
+    }
+
+    func perform(_ request: ServiceFixture.Request, app: String, key: String, vendor: VendorAccess, messageID: String?) async throws -> Answer {
+        let what = "\(request.isNative ? "native" : "rest") \(request.method) \(request.path) (\(request.pointer))"
+        if request.isNative {
+            return try await call(request.method, "/v1/apps/\(app)" + request.path, body: request.body, bearer: key, what: what)
+        }
+        var path = vendor.prefix + request.path
+        if !vendor.query.isEmpty { path += (path.contains("?") ? "&" : "?") + vendor.query }
+        let answer = try await call(request.method, path, body: request.body, bearer: vendor.bearer, what: what, messageID: messageID)
+        if !vendor.query.isEmpty, answer.body["ActionStatus"] != .string("OK") {
+            throw Refused(description: "\(what): \(answer.body.compactText)")
+        }
+        return answer
+    }
+
+    struct Answer {
+        var headers: HTTPHeaders
+        var body: JSONValue
+    }
+
+    /// One JSON request; anything but 2xx is a failure of the service under test.
+    func call(_ method: String, _ path: String, body: JSONValue?, bearer: String?, what: String, messageID: String? = nil) async throws -> Answer {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = HTTPMethod(rawValue: method)
+        if let bearer { request.headers.add(name: "Authorization", value: "Bearer " + bearer) }
+        if let messageID { request.headers.add(name: "PushBridge-Message-Id", value: messageID) }
+        if let body {
+            var w = JSONWriter()
+            w.write(body)
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: w.bytes))
+        }
+        let response = try await client.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 16 << 20)
+        let parsed = bytes.readableBytes == 0 ? JSONValue.null : (try? JSONParser.parse(bytes.readableBytesView)) ?? .null
+        guard (200..<300).contains(response.status.code) else {
+            throw Refused(description: "\(what): HTTP \(response.status.code) \(parsed.compactText)")
+        }
+        return Answer(headers: response.headers, body: parsed)
+    }
+
+    static func randomHex(_ count: Int) -> String {
+        String((0..<count).map { _ in "0123456789abcdef".randomElement()! })
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import PushBridgeConformance
+import PushBridgeDialects
+import PushBridgeJSON
+
+/// A service fixture (`Fixtures/service/…`, SPEC §12): an app set up through HTTP requests — the
+/// native API for what the apps' SDKs report, the vendor's REST for what a backend does — and a
+/// vendor REST send. It mirrors an SDK-call fixture: the decision for the mirrored receiver must
+/// equal that fixture's `expect` (same intent, same APNs output).
+public struct ServiceFixture: Sendable {
+    /// Which vendor REST the fixture speaks.
+    public enum Vendor: String, Sendable, CaseIterable {
+        case easemob
+        case tencent
+    }
+
+    /// One request: `native` paths are under `/v1/apps/{app}`, `rest` paths under `/{org}/{app}`
+    /// (Easemob) or absolute (`/v4/…`, Tencent; the signature query is added).
+    public struct Request: Sendable {
+        public var isNative: Bool
+        public var method: String
+        public var path: String
+        public var body: JSONValue?
+        public var pointer: JSONPointer
+    }
+
+    public let path: String
+    public let name: String
+    public let vendor: Vendor
+    public let steps: [Request]
+    public let send: Request
+    /// The SDK-call fixture this one mirrors (its app, receiver, message id and expectation).
+    public let mirrored: Fixture
+
+    /// Reads a service fixture and the fixture it mirrors.
+    /// - Throws: ``InputError`` naming the file and pointer.
+    public init(path: String) throws {
+        self.path = path
+        do {
+            let r = try FieldReader(try JSONParser.parse(FixtureDiscovery.read(path)), at: .root, what: "a service fixture")
+            try r.allowOnly(["name", "description", "mirrors", "vendor", "steps", "send"], context: "a service fixture")
+            name = try r.string("name", expected: "the fixture's name", allowEmpty: false)
+            _ = try r.optionalString("description")
+            vendor = try r.word("vendor", as: Vendor.self)
+            let mirrors = try r.string("mirrors", expected: "the SDK-call fixture mirrored, relative to this file", allowEmpty: false)
+            let base = URL(fileURLWithPath: path).deletingLastPathComponent()
+            let mirroredPath = URL(fileURLWithPath: mirrors, relativeTo: base).standardizedFileURL.path
+            do {
+                mirrored = try Fixture(path: mirroredPath)
+            } catch let error as InputError where error.file == mirroredPath && error.code == .unreadableFile {
+                throw InputError(.unknownReference, at: .root / "mirrors", expected: "an existing SDK-call fixture", found: JSONValue.string(mirrors).compactText)
+            }
+            guard mirrored.expectedDecision != nil else {
+                throw InputError(.invalidValue, at: .root / "mirrors", expected: "a fixture with an expect", found: JSONValue.string(mirrors).compactText)
+            }
+            steps = try r.array("steps", expected: "an array of requests").enumerated().map { i, value in
+                try Self.request(value, at: .root / "steps" / i)
+            }
+            send = try Self.request(try r.value("send") ?? { throw InputError(.missingKey, at: .root / "send", expected: "the vendor REST send") }(), at: .root / "send")
+            guard !send.isNative else { throw InputError(.invalidValue, at: .root / "send", expected: "a rest request (the vendor's send)", found: "a native request") }
+        } catch let error as InputError {
+            throw error.file == nil ? error.in(file: path) : error
+        }
+    }
+
+    /// `{"native" | "rest": "METHOD /path", "body"?: …}`.
+    static func request(_ value: JSONValue, at pointer: JSONPointer) throws -> Request {
+        let r = try FieldReader(value, at: pointer, what: "{\"native\" or \"rest\": \"METHOD /path\", \"body\"?}")
+        try r.allowOnly(["native", "rest", "body"], context: "a request")
+        let isNative = r.has("native")
+        guard isNative != r.has("rest") else {
+            throw InputError(.missingKey, at: pointer, expected: "exactly one of \"native\" and \"rest\"")
+        }
+        let key = isNative ? "native" : "rest"
+        let line = try r.string(key, expected: "\"METHOD /path\", such as \"PUT /users/bob\"", allowEmpty: false)
+        let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+        guard parts.count == 2, ["GET", "PUT", "POST", "DELETE"].contains(parts[0]), parts[1].hasPrefix("/") else {
+            throw InputError(.invalidValue, at: pointer / key, expected: "\"METHOD /path\" with GET, PUT, POST or DELETE", found: JSONValue.string(line).compactText)
+        }
+        return Request(isNative: isNative, method: parts[0], path: parts[1], body: r.value("body"), pointer: pointer)
+    }
+}
