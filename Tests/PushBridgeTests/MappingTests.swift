@@ -25,6 +25,18 @@ struct MappingTests {
             #expect(inputs.contains("message." + field), "message field \(field) has no mapping entry")
         }
         for entry in entries {
+            if entry.kind == "rest" {
+                // A REST field goes through SDK inputs of the same dialect and sets what they set.
+                var through = Set<CanonicalField>()
+                for via in entry.via {
+                    let sdk = entries.first { $0.input == via && $0.kind != "rest" }
+                    #expect(sdk != nil, "\(entry.input): via \(via) is no input of \(dialect)")
+                    through.formUnion(sdk?.canonical ?? [])
+                }
+                #expect(Set(entry.canonical) == through, "\(entry.input): canonical differs from its via inputs'")
+                #expect(entry.input.split(separator: " ").count == 3, "\(entry.input): expected METHOD /path field")
+                continue
+            }
             if entry.input.hasPrefix("message.") {
                 #expect(entry.kind == "message")
                 #expect(adapter.messageFields.contains(String(entry.input.dropFirst("message.".count))), "\(entry.input) is not an accepted field")
@@ -109,6 +121,43 @@ struct MappingTests {
             }
             if let message = doc["message"] { addPaths(message, "message", dialect) }
             for query in doc["expect"]?["queries"]?.arrayValue ?? [] { addCall(query, query["dialect"]?.stringValue ?? dialect) }
+        }
+        // Service fixtures exercise the REST entries: a request matches an entry's METHOD and path
+        // template, and its body has the entry's field (arrays looked through). The three Tencent
+        // send commands share their fields.
+        let catalog = try Self.catalog.get()
+        for file in Repository.fixtureFiles(under: FixtureDiscovery.serviceFolder) {
+            let doc = try fixtureDocument(file)
+            let prefix = doc["vendor"] == "easemob" ? "/org/app" : ""
+            for request in (doc["steps"]?.arrayValue ?? []) + [doc["send"] ?? .null] {
+                guard let line = request["rest"]?.stringValue else { continue }
+                let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+                var paths = Set<String>()
+                func flatten(_ value: JSONValue, _ path: String) {
+                    if !path.isEmpty { paths.insert(path) }
+                    switch value {
+                    case .object(let o): for (k, v) in o { flatten(v, path.isEmpty ? k : path + "." + k) }
+                    case .array(let a): for v in a { flatten(v, path) }
+                    default: break
+                    }
+                }
+                flatten(request["body"] ?? .null, "")
+                let concrete = prefix + String(parts[1].prefix { $0 != "?" })
+                var candidates = [concrete]
+                if ["/v4/openim/batchsendmsg", "/v4/group_open_http_svc/send_group_msg"].contains(concrete) { candidates.append("/v4/openim/sendmsg") }
+                for (dialect, entries) in catalog.dialects {
+                    for entry in entries where entry.kind == "rest" {
+                        let e = entry.input.split(separator: " ").map(String.init)
+                        let matches = candidates.contains { path in
+                            let template = e[1].replacingOccurrences(of: "users|chatgroups", with: path.hasSuffix("/chatgroups") ? "chatgroups" : "users")
+                            let a = template.split(separator: "/"), b = path.split(separator: "/")
+                            return a.count == b.count && zip(a, b).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
+                        }
+                        guard e[0] == parts[0], matches, paths.contains(e[2]) else { continue }
+                        used[dialect, default: []].insert(entry.input)
+                    }
+                }
+            }
         }
         for file in Repository.fixtureFiles() {
             let doc = try fixtureDocument(file)

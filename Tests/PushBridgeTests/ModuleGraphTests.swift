@@ -70,7 +70,18 @@ struct ModuleGraphTests {
         ("PushBridgeStore", ["PushBridgeFacade", "PushBridgeConformance", "PushBridgeServer", "PushBridgeDelivery"], "storage sits below the facade"),
         ("PushBridgeDialects", ["PushBridgeStore", "PushBridgeFacade", "PushBridgeConformance", "CJSONC", "CSQLite"], "the dialects are pure"),
         ("PushBridgeFacade", ["PushBridgeConformance", "CJSONC", "PushBridgeServer", "PushBridgeDelivery"], "the facade knows no harness and no transport"),
-        ("PushBridgeServer", ["PushBridgeConformance", "PushBridgeFacadeConformance", "CJSONC"], "the service adds transport over the facade, not the harness"),
+        ("PushBridgeServer", ["PushBridgeConformance", "PushBridgeFacadeConformance", "PushBridgeServiceConformance", "CJSONC"],
+            "the service adds transport over the facade, not the harness"),
+        ("PushBridgeVendorREST", ["PushBridgeStore", "PushBridgeFacade", "PushBridgeServer", "PushBridgeConformance", "CSQLite", "CJSONC"],
+            "the vendor REST layer only translates into dialect calls and messages (no I/O)"),
+        ("PushBridgeServiceConformance", ["PushBridgeServer", "PushBridgeStore", "PushBridgeFacade", "CSQLite"],
+            "service conformance knows the service only over the wire"),
+    ]
+
+    /// Third-party products a library may use, for libraries that need one (and no more).
+    static let allowedProducts: [String: Set<String>] = [
+        "PushBridgeVendorREST": ["Crypto"],
+        "PushBridgeServiceConformance": ["AsyncHTTPClient", "NIOCore", "NIOHTTP1", "Crypto"],
     ]
 
     /// Libraries a user imports for one job: they drag in no server, HTTP client or database
@@ -98,6 +109,12 @@ struct ModuleGraphTests {
         for name in Self.withoutThirdParty {
             for reached in [name] + Self.closure(of: name, in: targets) {
                 #expect(targets[reached]?.products ?? [] == [], "\(name) reaches \(reached), which depends on \(targets[reached]?.products ?? [])")
+            }
+        }
+        for (name, allowed) in Self.allowedProducts {
+            for reached in [name] + Self.closure(of: name, in: targets) {
+                let extra = Set(targets[reached]?.products ?? []).subtracting(allowed)
+                #expect(extra.isEmpty, "\(name) reaches \(reached), which depends on \(extra.sorted())")
             }
         }
         #expect(targets["PushBridgeServer"]?.products.contains("Hummingbird") == true, "dump-package lists product dependencies")

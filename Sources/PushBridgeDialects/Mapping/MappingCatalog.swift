@@ -22,10 +22,14 @@ public enum Fidelity: String, Hashable, Sendable, CaseIterable, Comparable {
 /// truth the adapters and the translator are checked against, and what `pushbridge mappings` prints.
 public struct MappingCatalog: Sendable {
     /// One mapping entry: a dialect input and the canonical fields it sets (or reads, for queries).
+    /// A `rest` entry is a field of the vendor's server REST (SPEC §12), written as
+    /// `METHOD /path field.path`; it names the SDK inputs it goes through (`via`).
     public struct Entry: Hashable, Sendable {
         public var input: String
-        /// `call`, `query` or `message`.
+        /// `call`, `query`, `message` or `rest`.
         public var kind: String
+        /// For `rest` entries: the call and message inputs of the same dialect the REST field becomes.
+        public var via: [String] = []
         public var canonical: [CanonicalField]
         public var fidelity: Fidelity
         public var seed: String
@@ -73,11 +77,13 @@ public struct MappingCatalog: Sendable {
     }
 
     static func entry(_ r: FieldReader) throws -> Entry {
-        try r.allowOnly(["input", "kind", "canonical", "fidelity", "seed", "note"], context: "a mapping entry")
-        let kind = try r.string("kind", expected: "\"call\", \"query\" or \"message\"")
-        guard ["call", "query", "message"].contains(kind) else {
-            throw InputError(.invalidValue, at: r.pointer / "kind", expected: "\"call\", \"query\" or \"message\"", found: "\"\(kind)\"")
+        try r.allowOnly(["input", "kind", "via", "canonical", "fidelity", "seed", "note"], context: "a mapping entry")
+        let kind = try r.string("kind", expected: "\"call\", \"query\", \"message\" or \"rest\"")
+        guard ["call", "query", "message", "rest"].contains(kind) else {
+            throw InputError(.invalidValue, at: r.pointer / "kind", expected: "\"call\", \"query\", \"message\" or \"rest\"", found: "\"\(kind)\"")
         }
+        let via = try r.optionalStringArray("via", expected: "the SDK inputs the REST field goes through") ?? []
+        if !via.isEmpty && kind != "rest" { throw InputError(.unknownKey, at: r.pointer / "via", expected: "via only on rest entries") }
         let canonical = try r.stringArray("canonical", expected: "an array of canonical field ids").enumerated().map { i, id in
             guard let field = CanonicalField(rawValue: id) else {
                 throw InputError(.unknownReference, at: r.pointer / "canonical" / i,
@@ -90,7 +96,7 @@ public struct MappingCatalog: Sendable {
             throw InputError(.invalidValue, at: r.pointer / "fidelity", expected: "exact, converted or lossy (none is the absence of an entry)")
         }
         return Entry(
-            input: try r.string("input", expected: "the dialect input path", allowEmpty: false), kind: kind, canonical: canonical, fidelity: fidelity,
+            input: try r.string("input", expected: "the dialect input path", allowEmpty: false), kind: kind, via: via, canonical: canonical, fidelity: fidelity,
             seed: try r.string("seed", expected: "the seed the entry comes from", allowEmpty: false), note: try r.string("note", expected: "a note"))
     }
 
@@ -111,35 +117,55 @@ public struct MappingCatalog: Sendable {
 
     /// How a dialect expresses a canonical field: the weakest fidelity among its call and message entries.
     public func cell(_ field: CanonicalField, in dialect: String) -> Cell {
-        let entries = entries(dialect).filter { $0.kind != "query" && $0.canonical.contains(field) }
+        let entries = entries(dialect).filter { ($0.kind == "call" || $0.kind == "message") && $0.canonical.contains(field) }
         guard let weakest = entries.map(\.fidelity).min() else { return Cell(fidelity: .none, inputs: []) }
         return Cell(fidelity: weakest, inputs: entries.map(\.input))
     }
 
+    /// How the vendor's server REST sets a canonical field for a dialect: the weakest fidelity among its `rest` entries.
+    public func restCell(_ field: CanonicalField, in dialect: String) -> Cell {
+        let entries = entries(dialect).filter { $0.kind == "rest" && $0.canonical.contains(field) }
+        guard let weakest = entries.map(\.fidelity).min() else { return Cell(fidelity: .none, inputs: []) }
+        return Cell(fidelity: weakest, inputs: entries.map(\.input))
+    }
+
+    /// The dialects that have REST entries.
+    var restDialects: [String] { dialects.filter { $0.entries.contains { $0.kind == "rest" } }.map(\.id) }
+
     /// The matrix as JSON: `{"dialects": [...], "fields": [{"field", "summary", "cells": {dialect: {"fidelity", "inputs"}}}]}`.
     public var matrixJSON: JSONValue {
+        func json(_ cell: Cell) -> JSONValue {
+            .object(JSONObject([("fidelity", .string(cell.fidelity.rawValue)), ("inputs", .array(cell.inputs.map(JSONValue.string)))]))
+        }
         let fields: [JSONValue] = CanonicalField.allCases.map { field in
             var cells = JSONObject()
-            for (id, _) in dialects {
-                let cell = cell(field, in: id)
-                cells[id] = .object(JSONObject([("fidelity", .string(cell.fidelity.rawValue)), ("inputs", .array(cell.inputs.map(JSONValue.string)))]))
-            }
-            return .object(JSONObject([("field", .string(field.rawValue)), ("summary", .string(field.summary)), ("cells", .object(cells))]))
+            for (id, _) in dialects { cells[id] = json(cell(field, in: id)) }
+            var rest = JSONObject()
+            for id in restDialects { rest[id] = json(restCell(field, in: id)) }
+            return .object(
+                JSONObject([("field", .string(field.rawValue)), ("summary", .string(field.summary)), ("cells", .object(cells)), ("rest", .object(rest))]))
         }
         return .object(JSONObject([("dialects", .array(dialects.map { .string($0.id) })), ("fields", .array(fields))]))
     }
 
-    /// The matrix as a markdown table: every canonical field × every dialect.
+    /// The matrix as a markdown table: every canonical field × every dialect, each dialect's SDK
+    /// column followed by its server REST column.
     public var matrixMarkdown: String {
+        let rest = Set(restDialects)
+        let columns = dialects.flatMap { id, _ in rest.contains(id) ? [id, id + " REST"] : [id] }
         var lines = [
-            "| canonical field | what it holds | " + dialects.map(\.id).joined(separator: " | ") + " |",
-            "|---|---|" + String(repeating: "---|", count: dialects.count),
+            "| canonical field | what it holds | " + columns.joined(separator: " | ") + " |",
+            "|---|---|" + String(repeating: "---|", count: columns.count),
         ]
+        func text(_ cell: Cell, fields: Bool) -> String {
+            if cell.fidelity == .none { return "none" }
+            // REST inputs: the field names (the route is in Mappings/ and in README "Drop-in for vendor REST").
+            let shown = fields ? cell.inputs.map { String($0.split(separator: " ").last ?? "") }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } } : cell.shownInputs
+            return "\(cell.fidelity.rawValue): " + shown.map { "`\($0)`" }.joined(separator: ", ")
+        }
         for field in CanonicalField.allCases {
-            let cells = dialects.map { id, _ -> String in
-                let cell = cell(field, in: id)
-                if cell.fidelity == .none { return "none" }
-                return "\(cell.fidelity.rawValue): " + cell.shownInputs.map { "`\($0)`" }.joined(separator: ", ")
+            let cells = dialects.flatMap { id, _ -> [String] in
+                rest.contains(id) ? [text(cell(field, in: id), fields: false), text(restCell(field, in: id), fields: true)] : [text(cell(field, in: id), fields: false)]
             }
             lines.append("| `\(field.rawValue)` | \(field.summary) | " + cells.joined(separator: " | ") + " |")
         }
