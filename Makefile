@@ -4,19 +4,27 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: deps core demo demo-serve test build bench bench-serve clean
+.PHONY: deps test-deps core demo demo-serve demo-vendor-rest test build bench bench-serve clean
 
-## deps: install the system libraries PushBridge links (json-c, sqlite3) and pkg-config when missing.
+## deps: install the system libraries PushBridge links (json-c, sqlite3, zlib) and pkg-config when missing.
 ## Found through pkg-config only (no fixed include paths): apt-get on Debian/Ubuntu, Homebrew on macOS.
 deps:
-	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists json-c sqlite3; then \
+	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists json-c sqlite3 zlib; then \
 		if [ "$$(uname -s)" = Darwin ]; then \
-			echo "Installing json-c, sqlite and pkg-config with Homebrew (missing)..."; \
-			brew install json-c sqlite pkg-config; \
+			echo "Installing json-c, sqlite, zlib and pkg-config with Homebrew (missing)..."; \
+			brew install json-c sqlite zlib pkg-config; \
 		else \
-			echo "Installing libjson-c-dev, libsqlite3-dev and pkg-config (missing)..."; \
-			$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libjson-c-dev pkg-config libsqlite3-dev; \
+			echo "Installing libjson-c-dev, libsqlite3-dev, zlib1g-dev and pkg-config (missing)..."; \
+			$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libjson-c-dev pkg-config libsqlite3-dev zlib1g-dev; \
 		fi; \
+	fi
+
+## test-deps: what the tests use beyond the build: Tencent's UserSig generator for the Python drop-in
+## example (Examples/vendor-rest/drop_in.py), when python3 is present. Tests only, never the product.
+test-deps:
+	@if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import TLSSigAPIv2' 2>/dev/null; then \
+		echo "Installing tls-sig-api-v2 for python3 (missing; the drop-in example test uses it)..."; \
+		python3 -m pip install -q tls-sig-api-v2 2>/dev/null || python3 -m pip install -q --break-system-packages tls-sig-api-v2; \
 	fi
 
 build: deps
@@ -31,13 +39,17 @@ PORT ?= 8080
 demo-serve: build
 	@PUSHBRIDGE=.build/debug/pushbridge PORT=$(PORT) Examples/service/demo.sh
 
+## demo-vendor-rest: start `pushbridge serve`, run Examples/vendor-rest/curl.sh (Easemob and Tencent REST with curl) against it
+demo-vendor-rest: build
+	@PUSHBRIDGE=.build/debug/pushbridge PORT=$(PORT) Examples/vendor-rest/curl.sh
+
 ## core: the pure core alone, before any system library is installed (it needs neither json-c nor sqlite headers)
 core:
 	$(SWIFT) build --target PushBridgeCore
 
 ## test: build and run every test (all fixtures run through the conformance harness). The core is built
 ## first, before `deps` installs json-c: on a fresh machine that proves it needs no C library.
-test: core deps
+test: core deps test-deps
 	$(SWIFT) build --build-tests
 	@# Swift Testing announces each of the ~1,400 parameterised cases as it starts; the summary line of each
 	@# parameterised test (and every failure, with its argument) stays.

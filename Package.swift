@@ -92,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "pushbridge",
             dependencies: [
-                "PushBridgeServer", "PushBridgeServiceConformance", "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
+                "PushBridgeServer", "PushBridgeServiceConformance", "PushBridgeVendorREST", "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
                 "PushBridgeCore", "PushBridgeJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

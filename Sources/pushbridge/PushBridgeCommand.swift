@@ -20,7 +20,7 @@ struct PushBridgeCommand: ParsableCommand {
             something; 4 a store failure.
             """,
         version: PushBridgeVersion.current,
-        subcommands: [Decide.self, Conform.self, Translate.self, Mappings.self, App.self, Apply.self, Members.self, Send.self, User.self, DeviceCommand.self, Serve.self]
+        subcommands: [Decide.self, Conform.self, Translate.self, Mappings.self, App.self, Apply.self, Members.self, Send.self, User.self, DeviceCommand.self, Serve.self, UserSigCommand.self]
     )
 
     static func main() async {

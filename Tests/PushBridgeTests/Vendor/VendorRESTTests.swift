@@ -191,3 +191,10 @@ enum AppTokenTestSupport {
             .replacingOccurrences(of: "=", with: "")
     }
 }
+
+/// UserSig verification for tests outside this file.
+enum PushBridgeVendorRESTProbe {
+    static func verify(_ sig: String, sdkAppID: UInt64, identifier: String, key: String) throws {
+        _ = try UserSig.verify(sig, sdkAppID: sdkAppID, identifier: identifier, secretKey: key, now: Int64(Date().timeIntervalSince1970))
+    }
+}
