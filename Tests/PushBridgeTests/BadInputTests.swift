@@ -146,7 +146,7 @@ struct TencentBadInputTests {
             errorPointer: "/receiver/calls/0/busiId", code: .wrongType),
         .init(label: "non-hex token", pointer: "/receiver/calls/0/token", value: "0xZZ",
             errorPointer: "/receiver/calls/0/token", code: .invalidValue),
-        .init(label: "unknown element type", pointer: "/message/elems/0", value: ["type": "Video"],
+        .init(label: "unknown element type", pointer: "/message/elems/0", value: ["type": "Movie"],
             errorPointer: "/message/elems/0/type", code: .invalidValue),
         .init(label: "unknown element key", pointer: "/message/elems/0", value: ["type": "Text", "text": "a", "url": "b"],
             errorPointer: "/message/elems/0/url", code: .unknownKey),

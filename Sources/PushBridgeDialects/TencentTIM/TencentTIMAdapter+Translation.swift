@@ -45,7 +45,7 @@ extension TencentTIMAdapter {
         }
     }
 
-    /// The element a content part becomes (video has no TIM element: a Custom element shows `[video]`).
+    /// The element a content part becomes.
     static func element(of part: ContentPart, into output: inout TranslationOutput) -> JSONValue {
         switch part {
         case .text(let text): return ["type": "Text", "text": .string(text)]
@@ -56,9 +56,7 @@ extension TencentTIMAdapter {
         case .face: return ["type": "Face"]
         case .custom(let description):
             return description.isEmpty ? ["type": "Custom"] : ["type": "Custom", "desc": .string(description)]
-        case .video:
-            output.lose(.messageContent, "tencent-tim has no video element: written as a Custom element with desc \"[video]\"")
-            return ["type": "Custom", "desc": "[video]"]
+        case .video: return ["type": "Video"]
         }
     }
 
@@ -97,6 +95,7 @@ extension TencentTIMAdapter {
         case nil: break
         }
         if message.ignore { info["pushFlag"] = 1 }
+        if let title = message.pushTitle { info["title"] = .string(title) }
         var ios = JSONObject()
         switch message.sound {
         case .named(let name)?: ios["sound"] = .string(name)
@@ -104,18 +103,17 @@ extension TencentTIMAdapter {
         case nil: break
         }
         if message.ignoreBadge { ios["ignoreBadge"] = true }
+        if let title = message.alertTitle { ios["title"] = .string(title) }
+        if let subtitle = message.alertSubtitle { ios["subtitle"] = .string(subtitle) }
+        if message.mutableContent { ios["mutableContent"] = true }
         if !ios.isEmpty { info["iosConfig"] = .object(ios) }
         if let android = message.androidOptions { info["androidConfig"] = android }
         if !info.isEmpty { o["offlinePushInfo"] = .object(info) }
 
         let unsupported: [(CanonicalField, Bool, String)] = [
-            (.messagePushTitle, message.pushTitle != nil, "a push title (em_push_title)"),
-            (.messageAlertTitle, message.alertTitle != nil, "an alert title (em_alert_title)"),
-            (.messageAlertSubtitle, message.alertSubtitle != nil, "a subtitle (em_alert_subTitle)"),
             (.messageTemplate, message.template != nil, "push templates"),
             (.messageLocalization, message.localization != LocalizationKeys(), "loc keys"),
             (.messageCategory, message.category != nil, "a category"),
-            (.messageMutableContent, message.mutableContent, "mutable-content"),
             (.messageBadgeOverride, message.badgeOverride != nil, "a badge value override (em_push_badge)"),
             (.messageTranslations, !message.translations.isEmpty, "translations"),
             (.messageForce, message.force, "forced push (em_force_notification)"),
