@@ -241,19 +241,7 @@ struct Conform: ParsableCommand {
             printError("pushbridge: --service: expected a URL such as http://127.0.0.1:8080, found \"\(service)\" [invalid-value]")
             throw ExitCode(2)
         }
-        let key: String
-        if let adminKeyFile {
-            guard let data = FileManager.default.contents(atPath: adminKeyFile) else {
-                printError("pushbridge: --admin-key-file: expected a readable file, found \"\(adminKeyFile)\" [unreadable-file]")
-                throw ExitCode(2)
-            }
-            key = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        } else if let fromEnvironment = ProcessInfo.processInfo.environment["PUSHBRIDGE_ADMIN_KEY"], !fromEnvironment.isEmpty {
-            key = fromEnvironment
-        } else {
-            printError("pushbridge: --service: expected the service's admin key in PUSHBRIDGE_ADMIN_KEY or --admin-key-file [missing-key]")
-            throw ExitCode(2)
-        }
+        let key = try readSecret(file: adminKeyFile, option: "--admin-key-file", variable: "PUSHBRIDGE_ADMIN_KEY", what: "the service's admin key", command: "--service")
         let runner = ServiceConformanceRunner(baseURL: service, adminKey: key)
         let paths = paths
         let outcome = BlockingResult<ConformanceReport>()
@@ -492,6 +480,26 @@ struct Mappings: ParsableCommand {
         }
         return "Mappings"
     }
+}
+
+/// A secret from the file an option names, else from an environment variable (never from the
+/// command line, where process lists show it); exits 2 naming both when neither has it.
+func readSecret(file: String?, option: String, variable: String, what: String, command: String) throws -> String {
+    let text: String?
+    if let file {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            printError("pushbridge: \(option): expected a readable file, found \"\(file)\" [unreadable-file]")
+            throw ExitCode(2)
+        }
+        text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    } else {
+        text = ProcessInfo.processInfo.environment[variable]
+    }
+    guard let text, !text.isEmpty else {
+        printError("pushbridge: \(command): expected \(what) in \(option) or \(variable) [missing-key]")
+        throw ExitCode(2)
+    }
+    return text
 }
 
 /// Waits on a synchronous path for a value an async task produces.

@@ -28,23 +28,8 @@ struct UserSigCommand: ParsableCommand {
     }
 
     func run() throws {
-        let key: String
-        if let secretKeyFile {
-            guard let data = FileManager.default.contents(atPath: secretKeyFile) else {
-                printError("pushbridge: --secret-key-file: expected a readable file, found \"\(secretKeyFile)\" [unreadable-file]")
-                throw ExitCode(2)
-            }
-            key = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        } else if let fromEnvironment = ProcessInfo.processInfo.environment["PUSHBRIDGE_TENCENT_SECRET_KEY"], !fromEnvironment.isEmpty {
-            key = fromEnvironment
-        } else {
-            printError("pushbridge: usersig: expected the secret key in --secret-key-file or PUSHBRIDGE_TENCENT_SECRET_KEY [missing-key]")
-            throw ExitCode(2)
-        }
-        guard !key.isEmpty else {
-            printError("pushbridge: usersig: expected a non-empty secret key [invalid-value]")
-            throw ExitCode(2)
-        }
+        let key = try readSecret(
+            file: secretKeyFile, option: "--secret-key-file", variable: "PUSHBRIDGE_TENCENT_SECRET_KEY", what: "the app's secret key", command: "usersig")
         print(UserSig.generate(sdkAppID: sdkappid, identifier: identifier, secretKey: key, time: Int64(Date().timeIntervalSince1970), expire: expire))
     }
 }

@@ -42,8 +42,13 @@ struct ToolRun {
 ///   - directory: the working directory (the repository root by default).
 ///   - environment: the whole environment, when not this process's.
 func runTool(_ arguments: [String], in directory: String? = nil, environment: [String: String]? = nil) throws -> ToolRun {
+    try runProgram(Repository.executable, arguments, in: directory, environment: environment)
+}
+
+/// Runs a program and waits for it, both pipes drained at once (a chatty stderr cannot block the child).
+func runProgram(_ program: String, _ arguments: [String], in directory: String? = nil, environment: [String: String]? = nil) throws -> ToolRun {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: Repository.executable)
+    process.executableURL = URL(fileURLWithPath: program)
     process.arguments = arguments
     process.currentDirectoryURL = directory.map { URL(fileURLWithPath: $0) } ?? Repository.root
     if let environment { process.environment = environment }
@@ -52,10 +57,22 @@ func runTool(_ arguments: [String], in directory: String? = nil, environment: [S
     process.standardOutput = out
     process.standardError = err
     try process.run()
+    let errBox = DataBox()
+    let group = DispatchGroup()
+    group.enter()
+    DispatchQueue.global().async {
+        errBox.data = err.fileHandleForReading.readDataToEndOfFile()
+        group.leave()
+    }
     let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    group.wait()
     process.waitUntilExit()
-    return ToolRun(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+    return ToolRun(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errBox.data, as: UTF8.self))
+}
+
+/// Bytes read on another thread (handed over after a DispatchGroup wait).
+final class DataBox: @unchecked Sendable {
+    var data = Data()
 }
 
 /// Writes a scenario document to a temporary file and returns its path.

@@ -12,10 +12,7 @@ struct ServiceDemoTests {
     static let script = Repository.root.appendingPathComponent("Examples/service/demo.sh").path
 
     @Test func theReadmeShowsTheScript() throws {
-        let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let script = try String(contentsOfFile: Self.script, encoding: .utf8)
-        #expect(readme.contains("<!-- example:service:begin -->\n```sh\n" + script + "```\n<!-- example:service:end -->"),
-            "README's walk-through differs from Examples/service/demo.sh")
+        try expectReadmeShows(script: Self.script, marker: "service")
     }
 
     @Test func theScriptRuns() throws {
@@ -64,4 +61,12 @@ struct ServiceDemoTests {
         }
         return Int(UInt16(bigEndian: address.sin_port))
     }
+}
+
+/// The README shows a script verbatim between `<!-- example:MARKER:begin -->` and `…:end -->`.
+func expectReadmeShows(script path: String, marker: String) throws {
+    let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
+    let script = try String(contentsOfFile: path, encoding: .utf8)
+    #expect(readme.contains("<!-- example:\(marker):begin -->\n```sh\n" + script + "```\n<!-- example:\(marker):end -->"),
+        "README's \(marker) walk-through differs from \(path)")
 }

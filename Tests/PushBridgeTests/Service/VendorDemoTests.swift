@@ -8,10 +8,7 @@ struct VendorDemoTests {
     static let script = Repository.root.appendingPathComponent("Examples/vendor-rest/curl.sh").path
 
     @Test func theReadmeShowsTheScript() throws {
-        let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let script = try String(contentsOfFile: Self.script, encoding: .utf8)
-        #expect(readme.contains("<!-- example:vendor-rest:begin -->\n```sh\n" + script + "```\n<!-- example:vendor-rest:end -->"),
-            "README's vendor REST walk-through differs from Examples/vendor-rest/curl.sh")
+        try expectReadmeShows(script: Self.script, marker: "vendor-rest")
     }
 
     @Test func theScriptRuns() async throws {

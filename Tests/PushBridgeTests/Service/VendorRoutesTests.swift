@@ -299,40 +299,41 @@ struct VendorRoutesTests {
 func runOffThePool(_ program: String, _ arguments: [String], environment: [String: String]?) async throws -> ToolRun {
     try await withCheckedThrowingContinuation { continuation in
         DispatchQueue.global().async {
-            do {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: program)
-                process.arguments = arguments
-                process.currentDirectoryURL = Repository.root
-                if let environment { process.environment = environment }
-                let out = Pipe()
-                let err = Pipe()
-                process.standardOutput = out
-                process.standardError = err
-                try process.run()
-                // Both pipes drained at once: a chatty stderr cannot block the child.
-                let errBox = DataBox()
-                let group = DispatchGroup()
-                group.enter()
-                DispatchQueue.global().async {
-                    errBox.data = err.fileHandleForReading.readDataToEndOfFile()
-                    group.leave()
-                }
-                let outData = out.fileHandleForReading.readDataToEndOfFile()
-                group.wait()
-                let errData = errBox.data
-                process.waitUntilExit()
-                continuation.resume(
-                    returning: ToolRun(
-                        status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self)))
-            } catch {
-                continuation.resume(throwing: error)
-            }
+            continuation.resume(with: Result { try runProgram(program, arguments, environment: environment) })
         }
     }
 }
 
-/// Bytes read on another thread (handed over after a DispatchGroup wait).
-final class DataBox: @unchecked Sendable {
-    var data = Data()
+/// The real binary at debug log level: no vendor secret, token or signature reaches its log.
+@Suite("Vendor REST secrets")
+struct VendorSecretsTests {
+    @Test func noSecretReachesTheLog() async throws {
+        let server = try ServiceProcessTests.ServerProcess(
+            database: temporaryDirectory() + "/data", extraEnvironment: ["PUSHBRIDGE_LOG_LEVEL": "debug"])
+        let secrets = try await withHTTPClient { client -> [String] in
+            let created = try await client.call(.POST, server.base + "/v1/apps", key: testAdminKey, body: #"{"app":"quiet"}"#)
+            let key = try #require(created.json?["key"]?.stringValue)
+            let clientSecret = "YXA6-client-secret-never-logged"
+            let tencentKey = "tencent-secret-key-never-logged"
+            _ = try await client.call(.PUT, server.base + "/v1/apps/quiet/vendors/easemob", key: key,
+                body: #"{"org":"acme","app":"quiet","clientId":"YXA6-id","clientSecret":"\#(clientSecret)"}"#)
+            _ = try await client.call(.PUT, server.base + "/v1/apps/quiet/vendors/tencent", key: key,
+                body: #"{"sdkAppId":1400000999,"secretKey":"\#(tencentKey)"}"#)
+            let token = try await client.call(.POST, server.base + "/acme/quiet/token", key: nil,
+                body: #"{"grant_type":"client_credentials","client_id":"YXA6-id","client_secret":"\#(clientSecret)"}"#)
+            let access = try #require(token.json?["access_token"]?.stringValue)
+            _ = try await client.call(.PUT, server.base + "/acme/quiet/users/bob", key: access, body: #"{"nickname":"Bob"}"#)
+            _ = try await client.call(.POST, server.base + "/acme/quiet/token", key: nil,
+                body: #"{"grant_type":"client_credentials","client_id":"YXA6-id","client_secret":"wrong-\#(clientSecret)"}"#)
+            let sig = UserSig.generate(sdkAppID: 1_400_000_999, identifier: "administrator", secretKey: tencentKey, time: Int64(Date().timeIntervalSince1970), expire: 600)
+            let answer = try await client.call(.POST, server.base + "/v4/openim/sendmsg?sdkappid=1400000999&identifier=administrator&usersig=\(sig)&random=1",
+                key: nil, body: #"{"To_Account":"bob","MsgRandom":3,"MsgBody":[{"MsgType":"TIMTextElem","MsgContent":{"Text":"x"}}]}"#)
+            #expect(answer.json?["ActionStatus"] == "OK", "\(answer.text)")
+            return [clientSecret, tencentKey, access, sig, key]
+        }
+        #expect(server.stop(signal: SIGTERM) == 0)
+        let log = server.log
+        #expect(log.contains("vendor bound") && log.contains("app token issued"), "\(log.suffix(1500))")
+        for secret in secrets { #expect(!log.contains(secret), "a secret reached the log") }
+    }
 }
