@@ -145,6 +145,24 @@ public struct PushFacade: Sendable {
         }
     }
 
+    /// Registers a user with the dialect's defaults, as a vendor's account registration does (the
+    /// vendors' REST: Easemob `POST /users`, Tencent `account_import`).
+    /// - Parameters:
+    ///   - user: the user.
+    ///   - dialect: whose defaults the user gets.
+    /// - Returns: `false` (and nothing changes) when a call, a setting or an earlier registration already configured the user.
+    @discardableResult
+    public func register(_ user: UserID, dialect: String) throws -> Bool {
+        let adapter = try adapter(dialect)
+        try Self.checkUser(user)
+        return try store.write { transaction in
+            let record = try transaction.user(user)
+            if record?.isConfigured == true { return false }
+            try transaction.save(Self.state(of: record, user: user, adapter: adapter), replacing: nil)
+            return true
+        }
+    }
+
     /// Sets a user's presence as a server learns it from its connections. Becoming online resets the
     /// badge counter (SPEC §10).
     /// - Parameters:

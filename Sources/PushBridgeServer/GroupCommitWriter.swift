@@ -56,7 +56,8 @@ final class GroupCommitWriter: @unchecked Sendable {
     var depth: Int { condition.withLock { pending.count } }
 
     /// Runs `body` in the next group commit and returns its result once that commit is durable.
-    /// - Parameter body: the write; it gets the store to write through (its writes are one savepoint each).
+    /// - Parameter body: the write; it gets the store to write through. All its writes are one
+    ///   savepoint: when it throws, none of them is kept.
     /// - Throws: what `body` threw (nothing of it was kept), or ``ServiceError`` when the commit
     ///   failed, the write waited too long or the service is stopping.
     func write<T: Sendable>(_ body: @escaping @Sendable (any PushStateStore) throws -> T) async throws -> T {
@@ -64,7 +65,7 @@ final class GroupCommitWriter: @unchecked Sendable {
             nonisolated(unsafe) var result: Result<T, any Error>?
             let job = Job(
                 enqueued: .now,
-                run: { store in result = Result { try body(store) } },
+                run: { store in result = Result { try store.atomically { try body($0) } } },
                 finish: { failure in
                     if let failure { continuation.resume(throwing: failure) } else { continuation.resume(with: result!) }
                 })

@@ -37,7 +37,8 @@ struct EasemobFailure: Error, Sendable {
         case 415: name = "unsupported_media_type"
         case 503: name = "service_unavailable"
         case 500...: name = "internal_server_error"
-        default: name = error.code == "malformed-json" ? "json_parse" : "illegal_argument"
+        default:
+            name = error.code == "malformed-json" ? "json_parse" : error.code == "duplicate-unique-property" ? "duplicate_unique_property_exists" : "illegal_argument"
         }
         var text = (error.pointer.isEmpty ? "" : error.pointer + ": ") + "expected " + error.expected
         if let found = error.found { text += ", found " + found }
@@ -91,6 +92,50 @@ extension ServiceRoutes {
                 let token = AppToken.issue(signingKey: app.binding.signingKey, expiresAt: now.adding(seconds: seconds))
                 logger.info("app token issued", metadata: ["app": "\(app.binding.app)", "seconds": "\(seconds)"])
                 return json(.object(JSONObject([("access_token", .string(token)), ("expires_in", .int(seconds)), ("application", .string(app.application))])))
+            }
+        }
+        // Registration: the user gets the Easemob defaults; a nickname is updatePushDisplayName.
+        router.post("/:org/:app/users") { request, context in
+            await easemob(request, context) { app in
+                let registrations = try EasemobREST.registrations(try await body(request))
+                let now = Instant.now
+                try await answering {
+                    try await app.tenant.write { facade in
+                        for registration in registrations {
+                            guard try facade.register(registration.username, dialect: "easemob-legacy") else {
+                                // The whole request rolls back: its savepoint in the group commit.
+                                throw ServiceError(.badRequest, code: "duplicate-unique-property", pointer: "/username",
+                                    expected: "a username not registered yet (Entity user requires that property named username be unique)",
+                                    found: JSONWriter.quoted(registration.username))
+                            }
+                            if !registration.calls.isEmpty {
+                                _ = try facade.apply(
+                                    registration.calls.map { PushFacade.DialectCall($0, at: now, pointer: .root) }, dialect: "easemob-legacy", user: registration.username)
+                            }
+                        }
+                    }
+                }
+                var entities: [JSONValue] = []
+                for registration in registrations {
+                    let options = try await query(app, user: registration.username, ["call": "getPushOptionsFromServer"], dialect: "easemob-legacy")
+                    entities.append(EasemobREST.userEntity(registration.username, options: options))
+                }
+                return envelope(app, request, action: "post", entities: entities)
+            }
+        }
+        router.get("/:org/:app/users/:username") { request, context in
+            await easemob(request, context) { app in
+                let user = try parameter("username", context)
+                let options = try await query(app, user: user, ["call": "getPushOptionsFromServer"], dialect: "easemob-legacy")
+                return envelope(app, request, action: "get", entities: [EasemobREST.userEntity(user, options: options)])
+            }
+        }
+        router.delete("/:org/:app/users/:username") { request, context in
+            await easemob(request, context) { app in
+                let user = try parameter("username", context)
+                _ = try await query(app, user: user, ["call": "getPushOptionsFromServer"], dialect: "easemob-legacy")
+                try await answering(notFoundAt: ["/user"]) { try await app.tenant.write { try $0.removeUser(user) } }
+                return envelope(app, request, action: "delete", entities: [.object(JSONObject([("type", "user"), ("username", .string(user)), ("activated", true)]))])
             }
         }
         router.put("/:org/:app/users/:username") { request, context in
@@ -209,6 +254,7 @@ extension ServiceRoutes {
             return try await handler(EasemobApp(binding: binding, tenant: try apps.tenant(binding.app), org: org, name: name))
         } catch let failure as EasemobFailure {
             return failure.response()
+
         } catch let error as InputError {
             return EasemobFailure(error).response()
         } catch let error as ServiceError {
@@ -235,12 +281,12 @@ extension ServiceRoutes {
     }
 
     /// A query on a user the app must know (404 otherwise).
-    func query(_ app: EasemobApp, user: String, _ call: JSONValue) async throws -> JSONValue {
+    func query(_ app: EasemobApp, user: String, _ call: JSONValue, dialect: String = "agora-silent") async throws -> JSONValue {
         let now = Instant.now
         let result = try await answering { () async throws -> JSONValue? in
             try await app.tenant.read { facade in
                 guard try facade.user(user) != nil else { return nil }
-                return try facade.query(call, dialect: "agora-silent", user: user, now: now)
+                return try facade.query(call, dialect: dialect, user: user, now: now)
             }
         }
         guard let result else {

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import PushBridgeCore
+import PushBridgeFacade
 import PushBridgeJSON
 import PushBridgeStore
 import PushBridgeVendorREST
@@ -21,8 +22,9 @@ extension ServiceRoutes {
                 do {
                     body = try await self.body(request)
                 } catch let error as ServiceError where error.status == .badRequest {
-                    throw TencentREST.Failure(code: command == .sendGroupMessage ? 10011 : 90001, info: EasemobFailure(error).description)
+                    throw TencentREST.Failure(code: command.jsonCode, info: EasemobFailure(error).description)
                 }
+                if command.isAccountCommand { return try await tencentAccounts(body, command: command, in: tenant) }
                 let newID = request.headers[.pushBridgeMessageID] == nil ? nil : try messageIDs(request)
                 let messages = try TencentREST.messages(body, command: command, administrator: binding.account, newID: newID)
                 let unknown = try await unknownTargets(messages, in: tenant)
@@ -39,7 +41,7 @@ extension ServiceRoutes {
                         fields.append(("ErrorList", .array(unknown.map { .object(JSONObject([("To_Account", .string($0)), ("ErrorCode", 70107)])) })))
                     }
                     return tencentOK(fields, messages: result.header)
-                case .sendGroupMessage:
+                default:
                     if !unknown.isEmpty { throw TencentREST.Failure(code: 10010, info: "group \(JSONWriter.quoted(unknown[0])) does not exist (it has no members)") }
                     let result = try await send(messages, in: tenant)
                     return tencentOK(
@@ -62,6 +64,47 @@ extension ServiceRoutes {
         }
     }
 
+    /// `im_open_login_svc`: accounts registered (with the `tencent-tim` defaults; `Nick` through
+    /// `modifySelfProfile`), removed or checked, all in one write.
+    func tencentAccounts(_ body: JSONValue, command: TencentREST.Command, in tenant: AppTenant) async throws -> Response {
+        let accounts = try TencentREST.accounts(body, command: command)
+        let now = Instant.now
+        switch command {
+        case .checkAccounts:
+            let known = try await answering { try await tenant.read { facade in try accounts.map { try facade.user($0.id)?.isConfigured == true } } }
+            let items: [JSONValue] = zip(accounts, known).map { account, imported in
+                .object(JSONObject([("UserID", .string(account.id)), ("ResultCode", 0), ("ResultInfo", ""), ("AccountStatus", imported ? "Imported" : "NotImported")]))
+            }
+            return tencentOK([("ResultItem", .array(items))], messages: "")
+        case .deleteAccounts:
+            let removed = try await answering {
+                try await tenant.write { facade in
+                    try accounts.map { account -> Bool in
+                        guard try facade.user(account.id) != nil else { return false }
+                        try facade.removeUser(account.id)
+                        return true
+                    }
+                }
+            }
+            let items: [JSONValue] = zip(accounts, removed).map { account, done in
+                .object(JSONObject([("ResultCode", .int(done ? 0 : 70107)), ("ResultInfo", .string(done ? "" : "the account does not exist")), ("UserID", .string(account.id))]))
+            }
+            return tencentOK([("ResultItem", .array(items))], messages: "")
+        default:
+            try await answering {
+                try await tenant.write { facade in
+                    for account in accounts {
+                        try facade.register(account.id, dialect: "tencent-tim")
+                        if !account.calls.isEmpty {
+                            _ = try facade.apply(account.calls.map { PushFacade.DialectCall($0, at: now, pointer: .root) }, dialect: "tencent-tim", user: account.id)
+                        }
+                    }
+                }
+            }
+            return tencentOK(command == .importAccounts ? [("FailAccounts", .array([]))] : [], messages: "")
+        }
+    }
+
     /// The app of `?sdkappid=`, once `?identifier=` and `?usersig=` verify as its administrator's UserSig.
     func tencentAccess(_ request: Request, command: TencentREST.Command) throws -> (VendorBinding, AppTenant) {
         let query = request.uri.queryParameters
@@ -81,7 +124,7 @@ extension ServiceRoutes {
 
     func tencentOK(_ fields: [(key: String, value: JSONValue)], messages: String) -> Response {
         var response = json(.object(JSONObject([("ActionStatus", "OK"), ("ErrorInfo", ""), ("ErrorCode", 0)] + fields)))
-        response.headers[.pushBridgeMessages] = messages
+        if !messages.isEmpty { response.headers[.pushBridgeMessages] = messages }
         return response
     }
 

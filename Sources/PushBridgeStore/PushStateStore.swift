@@ -22,6 +22,12 @@ public protocol PushStateStore: AnyObject, Sendable {
     /// failed). A store without transactions to share runs each writer on itself.
     /// - Parameter writers: the writers, run in order, each given the store to write through.
     func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws
+
+    /// Runs `body`, which may make several writes through the store it is given; when `body`
+    /// throws, every write it made is undone (a group commit's writer that makes several facade
+    /// calls: all of them, or none).
+    /// - Parameter body: the writes.
+    func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T
 }
 
 extension PushStateTransaction {
@@ -30,6 +36,10 @@ extension PushStateTransaction {
 }
 
 extension PushStateStore {
+    /// ``PushStateStore/atomically(_:)`` for a store whose writes commit on their own: `body` runs
+    /// as it is (each of its writes is atomic, together they are not).
+    public func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T { try body(self) }
+
     /// Runs each writer on this store: one transaction each (no shared commit).
     public func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
         for writer in writers { writer(self) }

@@ -109,6 +109,56 @@ public enum EasemobREST {
         return .object(JSONObject(entries))
     }
 
+    // MARK: Registration
+
+    /// The most users one registration request may carry (Easemob's batch limit).
+    public static let maximumRegistrations = 60
+
+    /// One user of `POST /{org}/{app}/users`: the id and the `easemob-legacy` calls its fields become.
+    public struct Registration: Sendable {
+        public var username: String
+        public var calls: [JSONValue]
+    }
+
+    /// `POST /{org}/{app}/users`: one `{"username", "password", "nickname"?}` or an array of up to 60.
+    /// The password is checked for presence and not kept (PushBridge has no login); the nickname is
+    /// `updatePushDisplayName`. User ids follow Easemob's rule: 1–64 of `a-z 0-9 _ - .`.
+    public static func registrations(_ body: JSONValue) throws -> [Registration] {
+        let list: [(JSONValue, JSONPointer)]
+        switch body {
+        case .array(let items):
+            guard (1...maximumRegistrations).contains(items.count) else {
+                throw InputError(.outOfRange, at: .root, expected: "1–\(maximumRegistrations) users", found: "\(items.count) users")
+            }
+            list = items.enumerated().map { ($1, JSONPointer.root / $0) }
+        default: list = [(body, .root)]
+        }
+        var seen = Set<String>()
+        return try list.map { value, pointer in
+            let r = try FieldReader(value, at: pointer, what: "a user {\"username\", \"password\", \"nickname\"?}")
+            try r.allowOnly(["username", "password", "nickname"], context: "a user")
+            let username = try r.string("username", expected: "a user id of 1–64 characters a-z, 0-9, '_', '-' or '.'", allowEmpty: false)
+            guard username.utf8.count <= 64,
+                username.utf8.allSatisfy({ ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 95 || $0 == 45 || $0 == 46 })
+            else {
+                throw InputError(.invalidValue, at: pointer / "username", expected: "a user id of 1–64 characters a-z, 0-9, '_', '-' or '.'",
+                    found: JSONValue.string(username).compactText)
+            }
+            guard seen.insert(username).inserted else {
+                throw InputError(.invalidValue, at: pointer / "username", expected: "each username once", found: JSONValue.string(username).compactText)
+            }
+            _ = try r.string("password", expected: "the user's password (required by the vendor; PushBridge does not keep it)", allowEmpty: false)
+            var calls: [JSONValue] = []
+            if let nickname = try r.optionalString("nickname", expected: "the push display name, at most 100 characters") {
+                guard nickname.count <= 100 else {
+                    throw InputError(.outOfRange, at: pointer / "nickname", expected: "at most 100 characters", found: "\(nickname.count) characters")
+                }
+                calls.append(["call": "updatePushDisplayName", "displayName": .string(nickname)])
+            }
+            return Registration(username: username, calls: calls)
+        }
+    }
+
     // MARK: Notification settings (agora-silent)
 
     /// Whose settings `…/notification/{chattype}/{key}` names.

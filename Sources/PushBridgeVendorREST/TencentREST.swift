@@ -36,13 +36,83 @@ public enum TencentREST {
         case sendMessage = "openim/sendmsg"
         case batchSendMessage = "openim/batchsendmsg"
         case sendGroupMessage = "group_open_http_svc/send_group_msg"
+        case importAccount = "im_open_login_svc/account_import"
+        case importAccounts = "im_open_login_svc/multiaccount_import"
+        case deleteAccounts = "im_open_login_svc/account_delete"
+        case checkAccounts = "im_open_login_svc/account_check"
 
-        /// Tencent's code for a malformed body of this command: 10011 for group commands, 90001 for the others.
-        var jsonCode: Int { self == .sendGroupMessage ? 10011 : 90001 }
-        /// Tencent's code for a body of the wrong shape: 10004 (group) or 90010.
-        var shapeCode: Int { self == .sendGroupMessage ? 10004 : 90010 }
+        /// Whether the command registers, removes or checks accounts (the login service).
+        public var isAccountCommand: Bool { rawValue.hasPrefix("im_open_login_svc/") }
+
+        /// Tencent's code for a malformed body of this command: 10011 (group), 70402 (accounts), 90001 (messages).
+        public var jsonCode: Int { self == .sendGroupMessage ? 10011 : isAccountCommand ? 70402 : 90001 }
+        /// Tencent's code for a body of the wrong shape: 10004 (group), 70402 (accounts) or 90010.
+        var shapeCode: Int { self == .sendGroupMessage ? 10004 : isAccountCommand ? 70402 : 90010 }
         /// Tencent's code for a bad `MsgBody`: 10004 (group) or 90002.
         var bodyCode: Int { self == .sendGroupMessage ? 10004 : 90002 }
+    }
+
+    /// The most accounts one account command takes.
+    public static let maximumAccounts = 100
+
+    /// One account of an account command, and the `tencent-tim` calls its fields become.
+    public struct Account: Sendable {
+        public var id: String
+        public var calls: [JSONValue]
+    }
+
+    /// The accounts of `account_import` (`UserID`, `Nick` → `modifySelfProfile`, `FaceUrl`),
+    /// `multiaccount_import` (`Accounts`), `account_delete` (`DeleteItem`) or `account_check` (`CheckItem`).
+    /// - Throws: ``Failure`` with 70402 (invalid parameters).
+    public static func accounts(_ body: JSONValue, command: Command) throws(Failure) -> [Account] {
+        do {
+            let r = try FieldReader(body, at: .root, what: "the request body, a JSON object")
+            func check(_ id: String, at pointer: JSONPointer) throws -> String {
+                // Tencent's UserID rule: 1–32 bytes of printable ASCII.
+                guard (1...32).contains(id.utf8.count), id.utf8.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E }) else {
+                    throw InputError(.invalidValue, at: pointer, expected: "a UserID of 1–32 printable ASCII bytes", found: JSONValue.string(id).compactText)
+                }
+                return id
+            }
+            func items(_ key: String) throws -> [String] {
+                let list = try r.array(key, expected: "an array of 1–\(maximumAccounts) {\"UserID\"}")
+                guard (1...maximumAccounts).contains(list.count) else {
+                    throw InputError(.outOfRange, at: .root / key, expected: "1–\(maximumAccounts) items", found: "\(list.count) items")
+                }
+                return try list.enumerated().map { i, value in
+                    let item = try FieldReader(value, at: .root / key / i, what: "{\"UserID\"}")
+                    try item.allowOnly(["UserID"], context: "an item")
+                    return try check(try item.string("UserID", expected: "the UserID"), at: item.pointer / "UserID")
+                }
+            }
+            switch command {
+            case .importAccount:
+                try r.allowOnly(["UserID", "Nick", "FaceUrl"], context: command.rawValue)
+                let id = try check(try r.string("UserID", expected: "the UserID"), at: .root / "UserID")
+                _ = try r.optionalString("FaceUrl")
+                let nick = try r.optionalString("Nick", expected: "the nickname")
+                return [Account(id: id, calls: nick.map { [["call": "modifySelfProfile", "nick": .string($0)]] } ?? [])]
+            case .importAccounts:
+                try r.allowOnly(["Accounts"], context: command.rawValue)
+                let list = try r.stringArray("Accounts", expected: "an array of 1–\(maximumAccounts) UserIDs", allowEmpty: false)
+                guard list.count <= maximumAccounts else {
+                    throw InputError(.outOfRange, at: .root / "Accounts", expected: "1–\(maximumAccounts) UserIDs", found: "\(list.count) UserIDs")
+                }
+                return try list.enumerated().map { Account(id: try check($1, at: .root / "Accounts" / $0), calls: []) }
+            case .deleteAccounts:
+                try r.allowOnly(["DeleteItem"], context: command.rawValue)
+                return try items("DeleteItem").map { Account(id: $0, calls: []) }
+            case .checkAccounts:
+                try r.allowOnly(["CheckItem"], context: command.rawValue)
+                return try items("CheckItem").map { Account(id: $0, calls: []) }
+            default:
+                throw InputError(.invalidValue, at: .root, expected: "an account command", found: command.rawValue)
+            }
+        } catch let error as InputError {
+            throw Failure(code: 70402, error)
+        } catch {
+            throw Failure(code: 70402, info: "\(error)")
+        }
     }
 
     static let element: [String: (keys: [String], type: String)] = [
@@ -130,6 +200,8 @@ public enum TencentREST {
             let group = try r.string("GroupId", expected: "the group's GroupId", allowEmpty: false)
             if r.has("To_Account") { _ = try r.stringArray("To_Account") }
             return [message(id: "group-\(group)-\(sender)-\(random)", conversation: ["type": "Group", "id": .string(group)], targets: [group], isGroup: true)]
+        default:
+            throw InputError(.invalidValue, at: .root, expected: "a message command", found: command.rawValue)
         }
     }
 

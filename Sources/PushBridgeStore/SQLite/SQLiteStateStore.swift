@@ -181,4 +181,20 @@ final class SavepointStore: PushStateStore, @unchecked Sendable {
         defer { connection.resetAll() }
         return try body(SQLiteStateStore.Transaction(connection, writable: false))
     }
+
+    /// One savepoint around all of `body`'s writes (each of which nests its own).
+    func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T {
+        try connection.statement("SAVEPOINT pushbridge_request").run()
+        do {
+            let result = try body(self)
+            try connection.statement("RELEASE pushbridge_request").run()
+            return result
+        } catch {
+            connection.resetAll()
+            try? connection.statement("ROLLBACK TO pushbridge_request").run()
+            try? connection.statement("RELEASE pushbridge_request").run()
+            connection.dropSharedState()
+            throw error
+        }
+    }
 }

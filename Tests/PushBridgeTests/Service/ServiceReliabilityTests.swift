@@ -50,6 +50,33 @@ struct ServiceReliabilityTests {
 
     }
 
+    /// A writer that makes several writes and then throws keeps none of them (`atomically`), on both
+    /// stores; the writers around it keep theirs.
+    @Test("a writer's several writes are kept together or not at all", arguments: ["sqlite", "memory"])
+    func aWritersWritesAreOneUnit(_ kind: String) throws {
+        let store: any PushStateStore = kind == "sqlite" ? try SQLiteStateStore(path: temporaryDirectory() + "/atomic.sqlite") : MemoryStateStore()
+        nonisolated(unsafe) var outcomes: [String] = []
+        let writers: [(any PushStateStore) -> Void] = ["g1", "bad", "g3"].map { group in
+            { scoped in
+                do {
+                    try scoped.atomically { inner in
+                        try inner.write { try $0.setMembers(["a"], of: group + "-first") }
+                        try inner.write { try $0.setMembers(["b"], of: group + "-second") }
+                        if group == "bad" { throw InputError(.invalidValue, at: .root, expected: "a good writer") }
+                    }
+                    outcomes.append("\(group) kept")
+                } catch {
+                    outcomes.append("\(group) refused")
+                }
+            }
+        }
+        try store.writeGroup(writers)
+        #expect(outcomes == ["g1 kept", "bad refused", "g3 kept"])
+        #expect(try store.read { try $0.members(of: "g1-first") } == ["a"] && store.read { try $0.members(of: "g3-second") } == ["b"])
+        #expect(try store.read { try $0.members(of: "bad-first") } == [], "the first write of the refused writer was undone")
+        #expect(try store.read { try $0.members(of: "bad-second") } == [])
+    }
+
     /// A store whose commits fail after the writers ran: every write of the group is answered with
     /// the store failure, none with its own result.
     final class FailingCommitStore: PushStateStore, @unchecked Sendable {

@@ -142,6 +142,42 @@ struct VendorRoutesTests {
         }
     }
 
+    @Test("registration: users get the vendor's defaults; a duplicate refuses the whole request, on both stores", arguments: [":memory:", "sqlite"])
+    func registration(_ store: String) async throws {
+        try await withLiveService(database: store == ":memory:" ? ":memory:" : nil) { service in
+            let e = try await easemobApp(service, "reg")
+            let first = try await service.call(.post, "\(e.prefix)/users", key: e.token, body: #"[{"username":"u1","password":"p","nickname":"One"},{"username":"u2","password":"p"}]"#)
+            #expect(first.status == 200 && first.json?["entities"]?.arrayValue?.map { $0["username"] } == ["u1", "u2"], "\(first.text)")
+            #expect(first.json?["entities"]?.arrayValue?.first?["nickname"] == "One" && !first.text.contains("\"p\""))
+            let again = try await service.call(.post, "\(e.prefix)/users", key: e.token, body: #"[{"username":"u3","password":"p"},{"username":"u1","password":"p"}]"#)
+            #expect(again.status == 400 && again.json?["error"] == "duplicate_unique_property_exists", "\(again.text)")
+            #expect(try await service.call(.get, "\(e.prefix)/users/u3", key: e.token).status == 404, "a refused request changes nothing: u3 is not registered")
+            for body in [#"{"username":"Upper","password":"p"}"#, #"{"username":"u9"}"#, "[]", #"{"username":"u9","password":"p","pin":"1"}"#] {
+                let bad = try await service.call(.post, "\(e.prefix)/users", key: e.token, body: body)
+                #expect(bad.status == 400 && bad.json?["error"] == "illegal_argument", "\(body): \(bad.text)")
+            }
+            // A registered user without a device is a known receiver: the send succeeds and decides no-device.
+            let sent = try await service.call(.post, "\(e.prefix)/messages/users", key: e.token, body: #"{"from":"u1","to":["u2"],"type":"txt","body":{"msg":"hi"}}"#)
+            #expect(sent.status == 200, "\(sent.text)")
+            #expect(try await service.call(.delete, "\(e.prefix)/users/u2", key: e.token).status == 200)
+            #expect(try await service.call(.get, "\(e.prefix)/users/u2", key: e.token).status == 404)
+            #expect(try await service.call(.delete, "\(e.prefix)/users/u2", key: e.token).status == 404)
+
+            let t = try await tencentApp(service, "accounts")
+            let imported = try await service.call(.post, "/v4/im_open_login_svc/account_import?" + t.query(), body: #"{"UserID":"dave","Nick":"Dave"}"#)
+            #expect(imported.json?["ActionStatus"] == "OK", "\(imported.text)")
+            #expect(try await service.call(.get, "/v1/apps/accounts/users/dave", key: t.key).json?["displayName"] == "Dave")
+            let many = try await service.call(.post, "/v4/im_open_login_svc/multiaccount_import?" + t.query(), body: #"{"Accounts":["erin","frank"]}"#)
+            #expect(many.json?["FailAccounts"] == [], "\(many.text)")
+            let check = try await service.call(.post, "/v4/im_open_login_svc/account_check?" + t.query(), body: #"{"CheckItem":[{"UserID":"erin"},{"UserID":"nobody"}]}"#)
+            #expect(check.json?["ResultItem"]?.arrayValue?.map { $0["AccountStatus"] } == ["Imported", "NotImported"], "\(check.text)")
+            let deleted = try await service.call(.post, "/v4/im_open_login_svc/account_delete?" + t.query(), body: #"{"DeleteItem":[{"UserID":"erin"},{"UserID":"nobody"}]}"#)
+            #expect(deleted.json?["ResultItem"]?.arrayValue?.map { $0["ResultCode"] } == [0, 70107], "\(deleted.text)")
+            let bad = try await service.call(.post, "/v4/im_open_login_svc/account_import?" + t.query(), body: #"{"UserID":"","Nick":"x"}"#)
+            #expect(bad.json?["ErrorCode"] == 70402, "\(bad.text)")
+        }
+    }
+
     @Test func easemobSettingsReadBack() async throws {
         try await withLiveService { service in
             let e = try await easemobApp(service, "settings")
