@@ -25,6 +25,19 @@ public struct ServiceConformanceRunner: Sendable {
         self.client = client
     }
 
+    /// Checks that a PushBridge service answers at ``baseURL`` (`GET /healthz`).
+    /// - Throws: a description of what answered instead, or why nothing did.
+    public func checkReachable() async throws {
+        do {
+            let answer = try await call("GET", "/healthz", body: nil, bearer: nil, what: "GET /healthz")
+            guard answer.body["status"] != nil else { throw Refused(description: "GET /healthz answered no PushBridge health status") }
+        } catch let refused as Refused {
+            throw refused
+        } catch {
+            throw Refused(description: "nothing answered at \(baseURL) (\(error))")
+        }
+    }
+
     /// Runs every service fixture under the paths, in file order.
     /// - Throws: ``InputError`` when a path does not exist.
     public func run(paths: [String], selection: FixtureSelection = .all) async throws -> ConformanceReport {

@@ -243,6 +243,12 @@ struct Conform: ParsableCommand {
         }
         let key = try readSecret(file: adminKeyFile, option: "--admin-key-file", variable: "PUSHBRIDGE_ADMIN_KEY", what: "the service's admin key", command: "--service")
         let runner = ServiceConformanceRunner(baseURL: service, adminKey: key)
+        let reachable = BlockingResult<Void>()
+        Task.detached { reachable.set(await Result { try await runner.checkReachable() }) }
+        if case .failure(let error) = reachable.wait() {
+            printError("pushbridge: --service: expected a running PushBridge service, found \(error) [unreachable]")
+            throw ExitCode(2)
+        }
         let paths = paths
         let outcome = BlockingResult<ConformanceReport>()
         Task.detached { outcome.set(await Result { try await runner.run(paths: paths, selection: selection) }) }

@@ -154,6 +154,24 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
     }
 }
 
+/// A savepoint's three statements, written once (they key the connection's statement cache).
+struct Savepoint {
+    let begin: String
+    let release: String
+    let rollback: String
+
+    init(_ name: String) {
+        begin = "SAVEPOINT " + name
+        release = "RELEASE " + name
+        rollback = "ROLLBACK TO " + name
+    }
+
+    /// One facade write.
+    static let write = Savepoint("pushbridge_write")
+    /// All the writes of one request (a group-commit writer).
+    static let request = Savepoint("pushbridge_request")
+}
+
 /// The store one writer of a group commit sees: its ``write(_:)`` is a savepoint inside the
 /// group's transaction, rolled back alone when its body throws; reads see the group's changes so far.
 final class SavepointStore: PushStateStore, @unchecked Sendable {
@@ -162,19 +180,7 @@ final class SavepointStore: PushStateStore, @unchecked Sendable {
     init(_ connection: SQLiteConnection) { self.connection = connection }
 
     func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
-        // Prepared once and cached: sqlite3_exec would parse each of them on every write.
-        try connection.statement("SAVEPOINT pushbridge_write").run()
-        do {
-            let result = try body(SQLiteStateStore.Transaction(connection, writable: true))
-            try connection.statement("RELEASE pushbridge_write").run()
-            return result
-        } catch {
-            connection.resetAll()
-            try? connection.statement("ROLLBACK TO pushbridge_write").run()
-            try? connection.statement("RELEASE pushbridge_write").run()
-            connection.dropSharedState()
-            throw error
-        }
+        try savepoint(.write) { try body(SQLiteStateStore.Transaction(connection, writable: true)) }
     }
 
     func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
@@ -184,17 +190,25 @@ final class SavepointStore: PushStateStore, @unchecked Sendable {
 
     /// One savepoint around all of `body`'s writes (each of which nests its own).
     func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T {
-        try connection.statement("SAVEPOINT pushbridge_request").run()
+        try savepoint(.request) { try body(self) }
+    }
+
+    /// Runs `body` in a savepoint: released when it returns, rolled back (and the connection's kept
+    /// app and certificates dropped) when it throws. The statements are prepared once and cached:
+    /// sqlite3_exec would parse each of them on every write.
+    private func savepoint<T>(_ savepoint: Savepoint, _ body: () throws -> T) throws -> T {
+        try connection.statement(savepoint.begin).run()
         do {
-            let result = try body(self)
-            try connection.statement("RELEASE pushbridge_request").run()
+            let result = try body()
+            try connection.statement(savepoint.release).run()
             return result
         } catch {
             connection.resetAll()
-            try? connection.statement("ROLLBACK TO pushbridge_request").run()
-            try? connection.statement("RELEASE pushbridge_request").run()
+            try? connection.statement(savepoint.rollback).run()
+            try? connection.statement(savepoint.release).run()
             connection.dropSharedState()
             throw error
         }
     }
 }
+

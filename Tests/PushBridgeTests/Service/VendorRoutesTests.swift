@@ -34,6 +34,11 @@ struct VendorRoutesTests {
             let noKey = try await runOffThePool(Repository.executable, ["conform", "--service", "http://127.0.0.1:\(service.port)", "Fixtures/service"], environment: [:])
             #expect(noKey.status == 2 && noKey.stderr.contains("PUSHBRIDGE_ADMIN_KEY"), "\(noKey.stderr)")
         }
+        // Nothing listening: exit 2 before any fixture runs.
+        let port = try ServiceDemoTests.freePort()
+        let nobody = try await runOffThePool(Repository.executable, ["conform", "--service", "http://127.0.0.1:\(port)", "Fixtures/service"],
+            environment: ["PUSHBRIDGE_ADMIN_KEY": testAdminKey])
+        #expect(nobody.status == 2 && nobody.stderr.contains("[unreachable]"), "\(nobody.stderr)")
         // Engine runs leave service fixtures out (they need a service).
         let engine = try runTool(["conform", "Fixtures"])
         #expect(!engine.stdout.contains("Fixtures/service/"))
@@ -175,6 +180,53 @@ struct VendorRoutesTests {
             #expect(deleted.json?["ResultItem"]?.arrayValue?.map { $0["ResultCode"] } == [0, 70107], "\(deleted.text)")
             let bad = try await service.call(.post, "/v4/im_open_login_svc/account_import?" + t.query(), body: #"{"UserID":"","Nick":"x"}"#)
             #expect(bad.json?["ErrorCode"] == 70402, "\(bad.text)")
+        }
+    }
+
+    /// Every REST request of the service fixtures, mutated (byte flips, truncation, odd values and
+    /// types): each is answered in the vendor's shape — never 5xx, Tencent always 200 with an
+    /// `ActionStatus` — and the service keeps serving.
+    @Test func fuzzedVendorBodiesAreAllAnsweredInTheVendorsShape() async throws {
+        try await withLiveService(database: nil) { service in
+            let e = try await easemobApp(service, "fuzz")
+            let t = try await tencentApp(service, "fuzztim")
+            var random = SeededRandom(seed: 20_261_123)
+            var counts: [String: Int] = [:]
+            for file in Repository.fixtureFiles(under: "service") {
+                let document = try fixtureDocument(file)
+                let vendor = document["vendor"]?.stringValue ?? ""
+                for request in (document["steps"]?.arrayValue ?? []) + [document["send"] ?? .null] {
+                    guard let line = request["rest"]?.stringValue, let body = request["body"] else { continue }
+                    let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+                    let method = HTTPRequest.Method(rawValue: parts[0])!
+                    let path = vendor == "easemob" ? e.prefix + parts[1] : parts[1] + "?" + t.query()
+                    for round in 0..<12 {
+                        let mutated = Fuzz.mutate(body.compactText, round: round, using: &random)
+                        let reply = try await service.call(method, path, key: vendor == "easemob" ? e.token : nil, body: mutated)
+                        let what = "\(line) with \(mutated.debugDescription): \(reply.status) \(reply.text)"
+                        if vendor == "easemob" {
+                            #expect(reply.status < 500, "\(what)")
+                            if reply.status >= 400 {
+                                let json = reply.json
+                                let shaped: Bool = json?["error"]?.stringValue != nil && json?["error_description"]?.stringValue != nil
+                                #expect(shaped, "\(what)")
+                            }
+                            counts["easemob \(reply.status < 300 ? "accepted" : "refused")", default: 0] += 1
+                        } else {
+                            #expect(reply.status == 200, "\(what)")
+                            let status = reply.json?["ActionStatus"]?.stringValue
+                            let code: Int64 = reply.json?["ErrorCode"]?.intValue ?? 0
+                            let answered: Bool = status == "OK" || (status == "FAIL" && code > 0)
+                            #expect(answered, "\(what)")
+                            let storeFailure: Bool = code == 70500 || code == 70169
+                            #expect(!storeFailure, "no store failure: \(what)")
+                            counts["tencent \(status == "OK" ? "accepted" : "refused")", default: 0] += 1
+                        }
+                    }
+                }
+            }
+            #expect(counts.count == 4, "mutations hit both paths of both vendors: \(counts)")
+            #expect(try await service.call(.get, "/healthz").status == 200)
         }
     }
 
