@@ -100,8 +100,8 @@ let package = Package(
         .executableTarget(
             name: "pushbridge-bench",
             dependencies: [
-                "PushBridgeServer", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore",
-                "PushBridgeJSON", .product(name: "Hummingbird", package: "hummingbird"),
+                "PushBridgeServer", "PushBridgeVendorREST", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
+                "PushBridgeCore", "PushBridgeJSON", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],

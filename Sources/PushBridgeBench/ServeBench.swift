@@ -9,6 +9,7 @@ import PushBridgeFacade
 import PushBridgeJSON
 import PushBridgeServer
 import PushBridgeStore
+import PushBridgeVendorREST
 import ServiceLifecycle
 
 /// One wrk run's figures.
@@ -21,8 +22,9 @@ struct WrkFigures {
     var errors: Int
 }
 
-/// Runs wrk with a Lua script that posts `body` (with `%ID%` replaced by a unique id per request).
-func wrk(url: String, body: String, connections: Int, seconds: Int, key: String?) -> WrkFigures {
+/// Runs wrk with a Lua script that posts `body` (with `%ID%` replaced by a unique id per request, and
+/// `%N%` by a unique 32-bit number from `numbers` on: Tencent's `MsgRandom`).
+func wrk(url: String, body: String, connections: Int, seconds: Int, key: String?, numbers: Int = 0) -> WrkFigures {
     let script = FileManager.default.temporaryDirectory.appendingPathComponent("pushbridge-wrk-\(UUID().uuidString).lua").path
     let escaped = body.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
     let lua = """
@@ -36,7 +38,8 @@ func wrk(url: String, body: String, connections: Int, seconds: Int, key: String?
         function request()
           counter = counter + 1
           local id = "w" .. tid .. "-" .. counter .. "-" .. os.time()
-          return wrk.format(nil, nil, nil, (string.gsub(template, "%%ID%%", id)))
+          local n = string.format("%d", \(numbers) + tid * 100000000 + counter)
+          return wrk.format(nil, nil, nil, (string.gsub((string.gsub(template, "%%ID%%", id)), "%%N%%", n)))
         end
         """
     FileManager.default.createFile(atPath: script, contents: Data(lua.utf8))
@@ -110,6 +113,16 @@ func runServeBench(seconds: Int) async throws {
         }
         try facade.setMembers(members, of: "g1000")
     }
+    // The vendors' REST on the same app: an Easemob binding with a token, a Tencent one with a UserSig.
+    let directory = try SQLiteAppDirectory(path: dir + "/service.sqlite")
+    let signingKey = (0..<32).map { _ in UInt8.random(in: 0...255) }
+    _ = try directory.bind(
+        VendorBinding(app: "bench", vendor: .easemob, key: "bench/bench", account: "id", secret: AccessKey.hash("secret"), signingKey: signingKey,
+            tokenSeconds: 3600, boundAt: Instant(milliseconds: 0)))
+    _ = try directory.bind(VendorBinding(app: "bench", vendor: .tencent, key: "1400000000", account: "administrator", secret: Array("bench-key".utf8), boundAt: Instant(milliseconds: 0)))
+    let nowSeconds = Int64(Date().timeIntervalSince1970)
+    let appToken = AppToken.issue(signingKey: signingKey, expiresAt: Instant(milliseconds: (nowSeconds + 3600) * 1000))
+    let userSig = UserSig.generate(sdkAppID: 1_400_000_000, identifier: "administrator", secretKey: "bench-key", time: nowSeconds, expire: 3600)
 
     if ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"] == "writer" {  // the writer's share alone
         let store = try SQLiteStateStore(path: dir + "/apps/bench.sqlite")
@@ -158,6 +171,13 @@ func runServeBench(seconds: Int) async throws {
     let constantRun = wrk(url: "http://127.0.0.1:\(baselinePort.value)/constant", body: oneToOne, connections: 64, seconds: seconds, key: nil)
     let oneRun = wrk(url: messages, body: oneToOne, connections: 64, seconds: seconds, key: key)
     let groupRun = wrk(url: messages, body: group, connections: 1, seconds: seconds, key: key)
+    let easemobRun = wrk(
+        url: "http://127.0.0.1:\(servicePort.value)/bench/bench/messages/users", body: #"{"from":"u0","to":["u1"],"type":"txt","body":{"msg":"hello"}}"#,
+        connections: 64, seconds: seconds, key: appToken)
+    let tencentRun = wrk(
+        url: "http://127.0.0.1:\(servicePort.value)/v4/openim/sendmsg?sdkappid=1400000000&identifier=administrator&usersig=\(userSig)&random=1&contenttype=json",
+        body: #"{"From_Account":"u0","To_Account":"u1","MsgRandom":%N%,"MsgBody":[{"MsgType":"TIMTextElem","MsgContent":{"Text":"hello"}}]}"#,
+        connections: 64, seconds: seconds, key: nil, numbers: 400_000_000)
 
     await serviceGroup.triggerGracefulShutdown()
     await baselineGroup.triggerGracefulShutdown()
@@ -170,6 +190,8 @@ func runServeBench(seconds: Int) async throws {
     print(row("constant handler (64 connections)", constantRun, "baseline"))
     print(row("one-to-one messages (64 connections)", oneRun,
         String(format: "ratio %.2f (target ≥ 0.50: %@), p99 target < 10 ms: %@", ratio, ratio >= 0.5 ? "met" : "NOT MET", oneRun.p99ms < 10 ? "met" : "NOT MET")))
+    print(row("Easemob REST /messages/users (64 connections)", easemobRun, String(format: "%.2f of the native one-to-one rate", easemobRun.requestsPerSecond / oneRun.requestsPerSecond)))
+    print(row("Tencent REST sendmsg (64 connections)", tencentRun, String(format: "%.2f of the native one-to-one rate (UserSig checked on every request)", tencentRun.requestsPerSecond / oneRun.requestsPerSecond)))
     print(row("1,000-member group messages (1 connection)", groupRun,
         String(format: "%.0f decisions/s, p99 target < 20 ms: %@", groupRun.requestsPerSecond * 999, groupRun.p99ms < 20 ? "met" : "NOT MET")))
     var w = JSONWriter()
@@ -178,8 +200,10 @@ func runServeBench(seconds: Int) async throws {
         ("one_to_one_rps", .double(oneRun.requestsPerSecond)), ("one_to_one_p50_ms", .double(oneRun.p50ms)), ("one_to_one_p99_ms", .double(oneRun.p99ms)),
         ("one_to_one_ratio", .double((ratio * 1000).rounded() / 1000)),
         ("group_1000_rps", .double(groupRun.requestsPerSecond)), ("group_1000_p50_ms", .double(groupRun.p50ms)), ("group_1000_p99_ms", .double(groupRun.p99ms)),
-        ("non_2xx", .int(Int64(oneRun.non2xx + groupRun.non2xx + constantRun.non2xx))),
+        ("easemob_rest_rps", .double(easemobRun.requestsPerSecond)), ("easemob_rest_p99_ms", .double(easemobRun.p99ms)),
+        ("tencent_rest_rps", .double(tencentRun.requestsPerSecond)), ("tencent_rest_p99_ms", .double(tencentRun.p99ms)),
+        ("non_2xx", .int(Int64(oneRun.non2xx + groupRun.non2xx + constantRun.non2xx + easemobRun.non2xx + tencentRun.non2xx))),
     ])))
     print(w.string)
-    if oneRun.non2xx + groupRun.non2xx > 0 { fail("the service answered non-2xx responses under load") }
+    if oneRun.non2xx + groupRun.non2xx + easemobRun.non2xx + tencentRun.non2xx > 0 { fail("the service answered non-2xx responses under load") }
 }

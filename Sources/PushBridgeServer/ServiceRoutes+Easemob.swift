@@ -297,14 +297,16 @@ extension ServiceRoutes {
 
     /// Sends, refusing the whole request when a target is unknown; `data` maps each target to `value(target, message id)`.
     func easemobSend(_ messages: [VendorMessage], _ app: EasemobApp, _ request: Request, value: (String, String) -> String) async throws -> Response {
-        let unknown = try await unknownTargets(messages, in: app.tenant)
-        if let first = unknown.first {
+        let result: VendorSendResult
+        do {
+            result = try await send(messages, in: app.tenant)
+        } catch let error as ServiceError where error.code == Self.unknownTargetCode {
+            let unknown = (error.found ?? "").split(separator: ",")
             let what = messages.first?.isGroup == true ? "group" : "user"
             throw EasemobFailure(
                 status: .notFound, error: "service_resource_not_found",
-                description: "Service resource not found: \(what) \(JSONWriter.quoted(first))" + (unknown.count > 1 ? " and \(unknown.count - 1) more" : ""))
+                description: "Service resource not found: \(what) \(JSONWriter.quoted(String(unknown.first ?? "")))" + (unknown.count > 1 ? " and \(unknown.count - 1) more" : ""))
         }
-        let result = try await send(messages, in: app.tenant)
         var data = JSONObject()
         for (message, outcome) in result.messages {
             for target in message.targets { data[target] = .string(value(target, outcome.messageID)) }

@@ -27,23 +27,19 @@ extension ServiceRoutes {
                 if command.isAccountCommand { return try await tencentAccounts(body, command: command, in: tenant) }
                 let newID = request.headers[.pushBridgeMessageID] == nil ? nil : try messageIDs(request)
                 let messages = try TencentREST.messages(body, command: command, administrator: binding.account, newID: newID)
-                let unknown = try await unknownTargets(messages, in: tenant)
                 switch command {
                 case .sendMessage:
-                    if !unknown.isEmpty { throw TencentREST.Failure(code: 70107, info: "To_Account \(JSONWriter.quoted(unknown[0])) does not exist") }
-                    let result = try await send(messages, in: tenant)
+                    let result = try await tencentSend(messages, in: tenant, unknownCode: 70107)
                     return tencentOK([("MsgTime", .int(Instant.now.milliseconds / 1000)), ("MsgKey", .string(result.header))], messages: result.header)
                 case .batchSendMessage:
-                    let known = messages.filter { !unknown.contains($0.targets[0]) }
-                    let result = known.isEmpty ? VendorSendResult(messages: []) : try await send(known, in: tenant)
+                    let result = try await send(messages, in: tenant, skippingUnknown: true)
                     var fields: [(key: String, value: JSONValue)] = [("MsgKey", .string(result.messages.first?.outcome.messageID ?? ""))]
-                    if !unknown.isEmpty {
-                        fields.append(("ErrorList", .array(unknown.map { .object(JSONObject([("To_Account", .string($0)), ("ErrorCode", 70107)])) })))
+                    if !result.unknown.isEmpty {
+                        fields.append(("ErrorList", .array(result.unknown.map { .object(JSONObject([("To_Account", .string($0)), ("ErrorCode", 70107)])) })))
                     }
                     return tencentOK(fields, messages: result.header)
                 default:
-                    if !unknown.isEmpty { throw TencentREST.Failure(code: 10010, info: "group \(JSONWriter.quoted(unknown[0])) does not exist (it has no members)") }
-                    let result = try await send(messages, in: tenant)
+                    let result = try await tencentSend(messages, in: tenant, unknownCode: 10010)
                     return tencentOK(
                         [("MsgTime", .int(Instant.now.milliseconds / 1000)), ("MsgSeq", .int(Int64(apps.newMessageID(.now).suffix(6)) ?? 0))],
                         messages: result.header)
@@ -61,6 +57,17 @@ extension ServiceRoutes {
                 logger.error("tencent request failed", metadata: ["error": "\(error)"])
                 return tencentFail(70500, "internal error (see the service log)")
             }
+        }
+    }
+
+    /// A send refusing unknown targets with Tencent's code (70107 for accounts, 10010 for groups).
+    func tencentSend(_ messages: [VendorMessage], in tenant: AppTenant, unknownCode: Int) async throws -> VendorSendResult {
+        do {
+            return try await send(messages, in: tenant)
+        } catch let error as ServiceError where error.code == Self.unknownTargetCode {
+            let first = String((error.found ?? "").split(separator: ",").first ?? "")
+            throw TencentREST.Failure(
+                code: unknownCode, info: unknownCode == 10010 ? "group \(JSONWriter.quoted(first)) does not exist (it has no members)" : "To_Account \(JSONWriter.quoted(first)) does not exist")
         }
     }
 

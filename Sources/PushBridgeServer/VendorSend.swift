@@ -7,6 +7,8 @@ import PushBridgeVendorREST
 /// What a vendor send did: each message's id and outcome, in request order.
 struct VendorSendResult: Sendable {
     var messages: [(message: VendorMessage, outcome: PushFacade.SendOutcome)]
+    /// Targets left out as unknown (only when the send skips them).
+    var unknown: [String] = []
 
     /// `PushBridge-Messages: id,id,…`: the ids to read the decisions back with (`GET /v1/apps/{app}/messages/{id}`).
     var header: String { messages.map(\.outcome.messageID).joined(separator: ",") }
@@ -25,31 +27,37 @@ extension ServiceRoutes {
         return { counter.next(given) }
     }
 
-    /// Which of a send's targets the app knows nothing of: users with no record, groups with no members.
-    func unknownTargets(_ messages: [VendorMessage], in tenant: AppTenant) async throws -> [String] {
-        try await answering {
-            try await tenant.read { facade in
-                var unknown: [String] = []
-                for message in messages {
-                    for target in message.targets {
-                        let known = message.isGroup ? try !facade.members(of: target).isEmpty : try facade.user(target) != nil
-                        if !known && !unknown.contains(target) { unknown.append(target) }
-                    }
-                }
-                return unknown
-            }
-        }
-    }
-
-    /// Reads every message (bad input refuses the whole request, nothing stored), then sends them
-    /// all in one write: the same facade path as `POST /v1/apps/{app}/messages`.
-    func send(_ messages: [VendorMessage], in tenant: AppTenant) async throws -> VendorSendResult {
+    /// Reads every message (bad input refuses the whole request, nothing stored), then, in one
+    /// write, checks the targets and sends: the same facade path as `POST /v1/apps/{app}/messages`.
+    /// A target the app knows nothing of (a user with no record, a group with no members) refuses
+    /// the whole send with ``unknownTargetCode`` — or, with `skippingUnknown`, leaves out the messages
+    /// to it and names it in ``VendorSendResult/unknown``. The check runs in the writer: atomic with
+    /// the send, and no extra read on another thread.
+    func send(_ messages: [VendorMessage], in tenant: AppTenant, skippingUnknown: Bool = false) async throws -> VendorSendResult {
         let now = Instant.now
         let prepared = try await answering {
             try messages.map { try tenant.facade.prepare($0.message, dialect: $0.dialect, now: now, sender: $0.sender) }
         }
-        let outcomes = try await answering { try await tenant.write { facade in try prepared.map { try facade.send($0) } } }
-        for (message, outcome) in zip(messages, outcomes) {
+        let (sent, unknown) = try await answering { () async throws -> ([(Int, PushFacade.SendOutcome)], [String]) in
+            try await tenant.write { facade in
+                var unknown: [String] = []
+                var known: [Int] = []
+                for (index, message) in messages.enumerated() {
+                    var missing = false
+                    for target in message.targets where try message.isGroup ? facade.members(of: target).isEmpty : facade.user(target) == nil {
+                        missing = true
+                        if !unknown.contains(target) { unknown.append(target) }
+                    }
+                    if !missing { known.append(index) }
+                }
+                if !unknown.isEmpty && !skippingUnknown {
+                    throw ServiceError(.notFound, code: Self.unknownTargetCode, pointer: "", expected: "targets the app knows", found: unknown.joined(separator: ","))
+                }
+                return (try known.map { ($0, try facade.send(prepared[$0])) }, unknown)
+            }
+        }
+        for (index, outcome) in sent {
+            let message = messages[index]
             var counts: [String: Int] = [:]
             for item in outcome.decisions { counts[item.decision.outcomeName, default: 0] += 1 }
             metrics.message(dialect: message.dialect, isRepeat: outcome.isRepeat, outcomes: counts)
@@ -63,8 +71,11 @@ extension ServiceRoutes {
                     ])
             }
         }
-        return VendorSendResult(messages: Array(zip(messages, outcomes)))
+        return VendorSendResult(messages: sent.map { (messages[$0.0], $0.1) }, unknown: unknown)
     }
+
+    /// The code of the refusal a send to unknown targets gets (its `found` lists them).
+    static let unknownTargetCode = "unknown-target"
 }
 
 /// Numbers a send's messages after the first.
