@@ -55,6 +55,10 @@ final class ServiceApps: @unchecked Sendable {
     private var tenants: [String: AppTenant] = [:]
     private var bindings: [VendorBinding.Vendor: [String: VendorBinding]] = [:]
     private var messageCounter: UInt64 = 0
+    /// UserSigs that verified, until they expire (Tencent REST).
+    let verifiedSignatures = VerifiedSignatures()
+    /// Easemob app tokens that checked, until they expire.
+    let checkedTokens = VerifiedSignatures()
     private var closed = false
 
     /// Opens the directory (creating the data directory when missing).
@@ -191,4 +195,46 @@ final class ServiceApps: @unchecked Sendable {
 extension Instant {
     /// The current time, to the millisecond.
     static var now: Instant { Instant(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))) }
+}
+
+/// Credentials that verified (Tencent UserSigs, Easemob app tokens): the text, for whom and which
+/// binding, and until when. Bounded (emptied when full); a changed binding (a new secret) no longer
+/// matches its entries.
+final class VerifiedSignatures: @unchecked Sendable {
+    private struct Entry {
+        var key: String
+        var boundAt: Instant
+        var identifier: String
+        var expiresAt: Int64
+    }
+
+    private let lock = NSLock()
+    private var entries: [String: Entry] = [:]
+    static let capacity = 1_024
+
+    /// Whether `sig` verified for this binding and identifier and has not expired at `now` (seconds).
+    func isValid(_ sig: String, binding: VendorBinding, identifier: String, now: Int64) -> Bool {
+        lock.withLock {
+            guard let entry = entries[sig] else { return false }
+            return entry.key == binding.key && entry.boundAt == binding.boundAt && entry.identifier == identifier && now < entry.expiresAt
+        }
+    }
+
+    /// Whether an app token checked for this binding and has not expired at `now`.
+    func isValid(_ token: String, binding: VendorBinding, now: Instant) -> Bool {
+        isValid(token, binding: binding, identifier: "", now: now.milliseconds)
+    }
+
+    /// Remembers a checked app token.
+    func remember(_ token: String, binding: VendorBinding, expiresAt: Instant) {
+        remember(token, binding: binding, identifier: "", expiresAt: expiresAt.milliseconds)
+    }
+
+    /// Remembers a verified signature.
+    func remember(_ sig: String, binding: VendorBinding, identifier: String, expiresAt: Int64) {
+        lock.withLock {
+            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+            entries[sig] = Entry(key: binding.key, boundAt: binding.boundAt, identifier: identifier, expiresAt: expiresAt)
+        }
+    }
 }

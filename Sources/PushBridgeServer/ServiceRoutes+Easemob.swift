@@ -62,6 +62,18 @@ struct EasemobFailure: Error, Sendable {
     }
 }
 
+/// Values derived once per key (a few apps' UUIDs).
+final class Memo: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [String: String] = [:]
+    func value(for key: String, _ make: (String) -> String) -> String {
+        if let value = lock.withLock({ values[key] }) { return value }
+        let value = make(key)
+        lock.withLock { values[key] = value }
+        return value
+    }
+}
+
 /// One Easemob request's app: its binding, tenant and path names.
 struct EasemobApp: Sendable {
     let binding: VendorBinding
@@ -70,8 +82,13 @@ struct EasemobApp: Sendable {
     let name: String
 
     /// The app's `application` UUID: derived from the PushBridge app id, stable across restarts.
-    var application: String {
-        let hash = Array(SHA256.hash(data: Array(binding.app.utf8)).prefix(16))
+    var application: String { Self.applications.value(for: binding.app) { Self.uuid(of: $0) } }
+
+    /// The UUIDs already derived, by app id.
+    static let applications = Memo()
+
+    static func uuid(of app: String) -> String {
+        let hash = Array(SHA256.hash(data: Array(app.utf8)).prefix(16))
         var bytes = hash
         bytes[6] = (bytes[6] & 0x0F) | 0x50
         bytes[8] = (bytes[8] & 0x3F) | 0x80
@@ -245,10 +262,14 @@ extension ServiceRoutes {
             }
             if authenticated {
                 guard let token = request.bearerKey else { throw EasemobFailure.unauthorized }
-                switch AppToken.check(token, signingKey: binding.signingKey, now: .now) {
-                case .valid: break
-                case .expired: throw EasemobFailure.expired
-                case .invalid: throw EasemobFailure.unauthorized
+                let now = Instant.now
+                // A backend reuses its token: checked once (HMAC, base64), then remembered until it expires.
+                if !apps.checkedTokens.isValid(token, binding: binding, now: now) {
+                    switch AppToken.check(token, signingKey: binding.signingKey, now: now) {
+                    case .valid(let expiresAt): apps.checkedTokens.remember(token, binding: binding, expiresAt: expiresAt)
+                    case .expired: throw EasemobFailure.expired
+                    case .invalid: throw EasemobFailure.unauthorized
+                    }
                 }
             }
             return try await handler(EasemobApp(binding: binding, tenant: try apps.tenant(binding.app), org: org, name: name))

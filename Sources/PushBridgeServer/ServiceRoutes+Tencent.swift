@@ -120,9 +120,14 @@ extension ServiceRoutes {
             throw TencentREST.Failure(code: 70020, info: "SDKAppID \(JSONWriter.quoted(text)) is not bound to any app of this service")
         }
         let identifier = query.get("identifier") ?? ""
-        _ = try UserSig.verify(
-            query.get("usersig") ?? "", sdkAppID: id, identifier: identifier, secretKey: String(decoding: binding.secret, as: UTF8.self),
-            now: Instant.now.milliseconds / 1000)
+        let sig = query.get("usersig") ?? ""
+        let now = Instant.now.milliseconds / 1000
+        // A backend reuses one UserSig for many requests: verified once (HMAC, zlib, JSON), then
+        // remembered until it expires or the binding changes.
+        if !apps.verifiedSignatures.isValid(sig, binding: binding, identifier: identifier, now: now) {
+            let verified = try UserSig.verify(sig, sdkAppID: id, identifier: identifier, secretKey: String(decoding: binding.secret, as: UTF8.self), now: now)
+            apps.verifiedSignatures.remember(sig, binding: binding, identifier: identifier, expiresAt: verified.time + verified.expire)
+        }
         guard identifier == binding.account else {
             throw TencentREST.Failure(code: 60010, info: "the request requires the App administrator (identifier \(JSONWriter.quoted(identifier)) is not)")
         }

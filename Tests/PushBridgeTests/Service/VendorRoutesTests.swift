@@ -358,6 +358,11 @@ struct VendorRoutesTests {
             #expect(group.json?["ActionStatus"] == "OK" && group.json?["MsgSeq"]?.intValue != nil, "\(group.text)")
             let decisions = try await service.call(.get, "/v1/apps/sends/messages/group-@TGS%231-alice-5", key: t.key)
             #expect(decisions.json?["decisions"]?.arrayValue?.allSatisfy { $0["reason"] == "ignored" } == true, "an online-only message is never pushed: \(decisions.text)")
+            // A UserSig that verified is remembered, until the binding changes: a new secret key refuses it.
+            let query = t.query()
+            #expect(try await service.call(.post, "/v4/openim/sendmsg?" + query, body: body).json?["ActionStatus"] == "OK")
+            _ = try await service.call(.put, "/v1/apps/sends/vendors/tencent", key: t.key, body: #"{"sdkAppId":\#(t.sdkAppID),"secretKey":"rotated"}"#)
+            #expect(try await service.call(.post, "/v4/openim/sendmsg?" + query, body: body).json?["ErrorCode"] == 70009)
         }
     }
 
