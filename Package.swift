@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "PushBridgeVendorREST", targets: ["PushBridgeVendorREST"]),
         .library(name: "PushBridgeServer", targets: ["PushBridgeServer"]),
         .library(name: "PushBridgeServiceConformance", targets: ["PushBridgeServiceConformance"]),
+        .library(name: "PushBridgeDelivery", targets: ["PushBridgeDelivery"]),
+        .library(name: "PushBridgeAPNsMock", targets: ["PushBridgeAPNsMock"]),
         .executable(name: "pushbridge", targets: ["pushbridge"]),
     ],
     dependencies: [
@@ -30,6 +32,9 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         // The HTTP client of service conformance runs (`conform --service`) and of the tests.
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
+        // APNs delivery (HTTP/2 over TLS) and the mock APNs.
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     // The module graph, lowest first. Data flows one way: dialect JSON → canonical → decision → bytes.
     // `Tests/PushBridgeTests/ModuleGraphTests.swift` fails when an edge breaks these rules:
@@ -64,13 +69,36 @@ let package = Package(
         .target(
             name: "PushBridgeVendorREST",
             dependencies: ["CZlib", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON", .product(name: "Crypto", package: "swift-crypto")]),
+        // Delivery to APNs (SPEC §13): the outbox worker, the HTTP/2 client (async-http-client),
+        // provider tokens (ES256 with swift-crypto), certificate auth, and the feedback URL. On top
+        // of the facade: it moves bytes the decisions already made, and adds no rule.
+        .target(
+            name: "PushBridgeDelivery",
+            dependencies: [
+                "PushBridgeFacade", "PushBridgeStore", "PushBridgeCore", "PushBridgeJSON",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
+        // A mock APNs as test support (HTTP/2 over TLS on loopback, scripted answers, recorded
+        // requests): for PushBridge's tests and for anyone testing a push sender. Knows no PushBridge module.
+        .target(
+            name: "PushBridgeAPNsMock",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
         // The service: the facade over HTTP (SPEC §11) with per-app stores, group commit, auth and metrics.
         // A new module on top of the facade: it adds transport, never rules.
         .target(
             name: "PushBridgeServer",
             dependencies: [
-                "PushBridgeVendorREST", "PushBridgeFacade", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON",
-                .product(name: "Hummingbird", package: "hummingbird"),
+                "PushBridgeDelivery", "PushBridgeVendorREST", "PushBridgeFacade", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore",
+                "PushBridgeJSON", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -113,6 +141,7 @@ let package = Package(
             dependencies: [
                 "CSQLite", "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
                 "PushBridgeCore", "PushBridgeJSON", "pushbridge", "PushBridgeServer", "PushBridgeVendorREST", "PushBridgeServiceConformance",
+                "PushBridgeDelivery", "PushBridgeAPNsMock", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -18,15 +18,24 @@ public struct PushFacade: Sendable {
 
     /// The shortest repeat window SPEC §10 allows, and the default: 24 hours.
     public static let minimumRepeatWindowSeconds: Int64 = 86_400
+    /// Whether a send queues one outbox delivery per pushed device, in its own transaction (SPEC
+    /// §13): on for a service that delivers to APNs, off for deciding only.
+    public let queuesDeliveries: Bool
 
     /// - Parameters:
     ///   - store: where state lives (``SQLiteStateStore`` or ``MemoryStateStore``).
     ///   - registry: the dialects the facade understands.
     ///   - repeatWindowSeconds: how long sent message ids are remembered (raised to 24 hours when shorter).
-    public init(store: any PushStateStore, registry: DialectRegistry = .standard, repeatWindowSeconds: Int64 = minimumRepeatWindowSeconds) {
+    ///   - queuesDeliveries: whether sends queue their deliveries in the store's outbox (a message
+    ///     without an id then gets one, so that its deliveries can be found).
+    public init(
+        store: any PushStateStore, registry: DialectRegistry = .standard, repeatWindowSeconds: Int64 = minimumRepeatWindowSeconds,
+        queuesDeliveries: Bool = false
+    ) {
         self.store = store
         self.registry = registry
         self.repeatWindowSeconds = max(repeatWindowSeconds, Self.minimumRepeatWindowSeconds)
+        self.queuesDeliveries = queuesDeliveries
     }
 
     /// One receiver's decision for a sent message.
@@ -382,7 +391,8 @@ public struct PushFacade: Sendable {
     /// (a repeated id: the first send's decisions, nothing counted).
     /// - Parameter prepared: from ``prepare(_:dialect:now:profile:sender:pointer:)``.
     public func send(_ prepared: PreparedMessage) throws -> SendOutcome {
-        let (canonical, adapter, from, now, profile) = (prepared.message, prepared.adapter, prepared.sender, prepared.now, prepared.profile)
+        var (canonical, adapter, from, now, profile) = (prepared.message, prepared.adapter, prepared.sender, prepared.now, prepared.profile)
+        if queuesDeliveries && canonical.id.isEmpty { canonical.id = Self.newMessageID() }
         return try store.write { transaction in
             let remembered = !canonical.id.isEmpty
             let cutoff = now.adding(seconds: -repeatWindowSeconds)
@@ -404,6 +414,7 @@ public struct PushFacade: Sendable {
                 decisions.append(ReceiverDecision(receiver: state.user, decision: decision))
             }
             try transaction.setBadges(badges)
+            if queuesDeliveries { try transaction.enqueueDeliveries(Self.outbox(decisions, messageID: canonical.id, now: now)) }
             if remembered {
                 try transaction.recordSentMessage(
                     canonical.id, at: now, decisions: SentMessageRecord.encode(decisions), forgettingBefore: cutoff)

@@ -47,8 +47,12 @@ public struct PushBridgeService: Sendable {
             logger: logger)
     }
 
-    /// Closes the stores (finishing queued writes); for a service that is not run as an application.
-    public func close() { apps.close() }
+    /// Stops delivering and closes the stores (finishing queued writes); for a service that is not
+    /// run as an application.
+    public func close() async {
+        await apps.delivery?.stop()
+        apps.close()
+    }
 }
 
 /// Waits for the graceful shutdown, which comes after the server has stopped (services stop in
@@ -57,7 +61,10 @@ struct StoreCloser: Service {
     let apps: ServiceApps
 
     func run() async throws {
+        // Every app with a queue left from before resumes delivering now.
+        if apps.delivery != nil { apps.openAll() }
         try? await gracefulShutdown()
+        await apps.delivery?.stop()
         apps.close()
     }
 }

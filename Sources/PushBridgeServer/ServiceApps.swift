@@ -11,20 +11,30 @@ final class AppTenant: Sendable {
     let id: String
     let facade: PushFacade
     let writer: GroupCommitWriter
+    /// Called after each write when the service delivers (the write may have queued deliveries).
+    let afterWrite: (@Sendable () -> Void)?
 
-    init(id: String, facade: PushFacade, writer: GroupCommitWriter) {
+    init(id: String, facade: PushFacade, writer: GroupCommitWriter, afterWrite: (@Sendable () -> Void)? = nil) {
         self.id = id
         self.facade = facade
         self.writer = writer
+        self.afterWrite = afterWrite
     }
 
     /// The dialects the app's requests may name.
     var registry: DialectRegistry { facade.registry }
 
     /// Runs a facade operation that changes state in the app's next group commit.
-    func write<T: Sendable>(_ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
-        let (registry, window) = (facade.registry, facade.repeatWindowSeconds)
-        return try await writer.write { store in try body(PushFacade(store: store, registry: registry, repeatWindowSeconds: window)) }
+    /// - Parameters:
+    ///   - waking: whether to wake the delivery worker afterwards (not for the worker's own writes).
+    ///   - body: the operation.
+    func write<T: Sendable>(waking: Bool = true, _ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
+        let (registry, window, queues) = (facade.registry, facade.repeatWindowSeconds, facade.queuesDeliveries)
+        let result = try await writer.write { store in
+            try body(PushFacade(store: store, registry: registry, repeatWindowSeconds: window, queuesDeliveries: queues))
+        }
+        if waking { afterWrite?() }
+        return result
     }
 
     /// Runs a facade operation that only reads, on a reader connection off the event loops.
@@ -60,9 +70,13 @@ final class ServiceApps: @unchecked Sendable {
     /// Easemob app tokens that checked, until they expire.
     let checkedTokens = VerifiedSignatures()
     private var closed = false
+    /// Delivery to APNs, when configured.
+    let delivery: ServiceDelivery?
 
-    /// Opens the directory (creating the data directory when missing).
+    /// Opens the directory (creating the data directory when missing) and, when delivery is
+    /// configured, reads its credentials.
     init(configuration: ServiceConfiguration, registry: DialectRegistry = .standard, metrics: ServiceMetrics, logger: Logger) throws {
+        delivery = try configuration.delivery.map { try ServiceDelivery(settings: $0, metrics: metrics, logger: logger) }
         self.configuration = configuration
         self.registry = registry
         self.metrics = metrics
@@ -170,10 +184,26 @@ final class ServiceApps: @unchecked Sendable {
                 observer: .init(
                     committed: { batch, waiting in metrics.committed(app: id, batch: batch, waiting: waiting) },
                     failed: { [logger] error in logger.error("group commit failed", metadata: ["app": "\(id)", "error": "\(error)"]) }))
+            let delivery = delivery
+            var afterWrite: (@Sendable () -> Void)? = nil
+            if let delivery { afterWrite = { delivery.wake(id) } }
             let tenant = AppTenant(
-                id: id, facade: PushFacade(store: store, registry: registry, repeatWindowSeconds: configuration.repeatWindowSeconds), writer: writer)
+                id: id,
+                facade: PushFacade(
+                    store: store, registry: registry, repeatWindowSeconds: configuration.repeatWindowSeconds, queuesDeliveries: delivery != nil),
+                writer: writer, afterWrite: afterWrite)
             tenants[id] = tenant
+            delivery?.start(tenant)
             return tenant
+        }
+    }
+
+    /// Opens every known app's store, so that its delivery worker finishes what was queued before
+    /// a restart.
+    func openAll() {
+        let ids = lock.withLock { Array(known.keys) }
+        for id in ids.sorted() {
+            do { _ = try tenant(id) } catch { logger.error("cannot open app", metadata: ["app": "\(id)", "error": "\(error)"]) }
         }
     }
 

@@ -34,6 +34,8 @@ extension ServiceConfiguration {
     public static let keys: [Key] = [
         "listen", "db", "synchronous", "body-limit-bytes", "request-timeout-seconds", "group-commit-max-batch",
         "group-commit-wait-microseconds", "repeat-window-seconds", "log-level", "admin-key-sha256",
+        "apns-credentials-file", "apns-url", "apns-ca-file", "apns-request-timeout-seconds", "delivery-max-age-seconds",
+        "delivery-retry-base-milliseconds", "delivery-concurrency", "delivery-retention-seconds", "feedback-url",
     ].map { Key(name: $0, isSecret: false) } + [Key(name: "admin-key", isSecret: true)]
 
     /// Reads the configuration: defaults, then the YAML file, then `PUSHBRIDGE_…` variables, then flags.
@@ -152,7 +154,43 @@ extension ServiceConfiguration {
             guard let hash = AccessKey.bytes(hex: hex), hash.count == 32 else { throw fail("admin-key-sha256", "64 hex digits (sha256sum of the key)") }
             c.adminKeyHash = hash
         }
+        try resolveDelivery(values, into: &c, fail: fail, integer: integer)
         return c
+    }
+
+    static func resolveDelivery(
+        _ values: [String: (value: String, source: String)], into c: inout ServiceConfiguration,
+        fail: (String, String, Bool) -> ConfigurationError, integer: (String, ClosedRange<Int>, String) throws -> Int?
+    ) throws {
+        let deliveryKeys = keys.map(\.name).filter { $0.hasPrefix("apns-") || $0.hasPrefix("delivery-") || $0 == "feedback-url" }
+        guard let file = values["apns-credentials-file"]?.value else {
+            if let stray = deliveryKeys.first(where: { values[$0] != nil }) {
+                throw ConfigurationError(source: values[stray]!.source, key: stray, expected: "apns-credentials-file as well (delivery is off without credentials)")
+            }
+            return
+        }
+        guard !file.isEmpty else { throw fail("apns-credentials-file", "the path of a YAML credentials file", false) }
+        var d = Delivery(credentialsFile: file)
+        for key in ["apns-url", "feedback-url"] {
+            guard let url = values[key]?.value else { continue }
+            guard let parsed = URL(string: url), ["https", "http"].contains(parsed.scheme ?? ""), parsed.host != nil, parsed.query == nil else {
+                throw fail(key, key == "apns-url" ? "an https URL such as https://127.0.0.1:8443" : "an http(s) URL", false)
+            }
+            if key == "apns-url" { d.apnsURL = url.hasSuffix("/") ? String(url.dropLast()) : url } else { d.feedbackURL = url }
+        }
+        if let ca = values["apns-ca-file"]?.value {
+            guard !ca.isEmpty else { throw fail("apns-ca-file", "the path of a PEM file", false) }
+            d.caFile = ca
+        }
+        if let text = values["apns-request-timeout-seconds"]?.value {
+            guard let seconds = Double(text), seconds > 0, seconds <= 300 else { throw fail("apns-request-timeout-seconds", "seconds, more than 0 and at most 300", false) }
+            d.requestTimeoutSeconds = seconds
+        }
+        if let n = try integer("delivery-max-age-seconds", 1...(30 * 86_400), "seconds, 1–2592000") { d.maximumAgeSeconds = Int64(n) }
+        if let n = try integer("delivery-retry-base-milliseconds", 1...60_000, "milliseconds, 1–60000") { d.retryBaseMilliseconds = Int64(n) }
+        if let n = try integer("delivery-concurrency", 1...10_000, "requests in flight, 1–10000") { d.concurrency = n }
+        if let n = try integer("delivery-retention-seconds", 60...(365 * 86_400), "seconds, 60–31536000") { d.retentionSeconds = Int64(n) }
+        c.delivery = d
     }
 
     /// The configuration as a YAML mapping of the keys that were read; the admin key appears only
@@ -169,7 +207,23 @@ extension ServiceConfiguration {
         repeat-window-seconds: \(repeatWindowSeconds)
         log-level: \(logLevel.rawValue)
         admin key: \(adminKeyHash == nil ? "not set (no app can be created)" : "set (hidden)")
-        """
+        """ + deliverySummary
+    }
+
+    var deliverySummary: String {
+        guard let d = delivery else { return "\ndelivery: off (no apns-credentials-file)" }
+        return """
+
+            apns-credentials-file: \(d.credentialsFile)
+            apns-url: \(d.apnsURL ?? "by environment (api.push.apple.com, api.development.push.apple.com)")
+            apns-ca-file: \(d.caFile ?? "system trust")
+            apns-request-timeout-seconds: \(d.requestTimeoutSeconds)
+            delivery-max-age-seconds: \(d.maximumAgeSeconds)
+            delivery-retry-base-milliseconds: \(d.retryBaseMilliseconds)
+            delivery-concurrency: \(d.concurrency)
+            delivery-retention-seconds: \(d.retentionSeconds)
+            feedback-url: \(d.feedbackURL ?? "none")
+            """
     }
 }
 

@@ -30,6 +30,32 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var repeatWindowSeconds: Int64
     /// The log level of the service's log lines (stderr).
     public var logLevel: Logger.Level
+    /// Delivery to APNs (SPEC §13); `nil`: decisions only, nothing is queued.
+    public var delivery: Delivery?
+
+    /// Delivery settings: the credentials file and how deliveries are paced and retried.
+    public struct Delivery: Sendable, Equatable {
+        /// The YAML file listing the APNs credentials by topic (secrets stay in the files it names).
+        public var credentialsFile: String
+        /// One base URL for both environments instead of Apple's (a local APNs, the mock).
+        public var apnsURL: String?
+        /// A PEM file of the CAs to trust instead of the system's.
+        public var caFile: String?
+        /// One request's deadline.
+        public var requestTimeoutSeconds: Double = 10
+        /// Retries stop once a delivery has waited this long.
+        public var maximumAgeSeconds: Int64 = 86_400
+        /// The first retry's delay (doubled per attempt, up to 5 minutes).
+        public var retryBaseMilliseconds: Int64 = 1_000
+        /// Requests in flight per app.
+        public var concurrency: Int = 256
+        /// How long delivered and failed deliveries stay readable.
+        public var retentionSeconds: Int64 = 86_400
+        /// Where removed devices and final failures are `POST`ed, if anywhere.
+        public var feedbackURL: String?
+
+        public init(credentialsFile: String) { self.credentialsFile = credentialsFile }
+    }
 
     /// The defaults: loopback port 8080, a `pushbridge-data` directory, no admin key.
     public init(

@@ -12,6 +12,9 @@ import Prometheus
 /// - `pushbridge_decisions_total{dialect,outcome}`: `push`, or the reason a receiver was not pushed
 /// - `pushbridge_group_commit_writes` (histogram): writes per commit
 /// - `pushbridge_write_queue_depth{app}`: writes waiting for an app's writer
+/// - `pushbridge_deliveries_total{outcome}`: APNs attempts by outcome (`delivered`, `retried`,
+///   `failed`, `device-removed`)
+/// - `pushbridge_delivery_queue_depth{app}`: deliveries waiting in an app's outbox
 public struct ServiceMetrics: Sendable {
     /// The registry `/metrics` prints.
     public let registry: PrometheusCollectorRegistry
@@ -74,6 +77,18 @@ public struct ServiceMetrics: Sendable {
         let factory = factory
         handles.handle("commit writes") { Recorder(label: "pushbridge_group_commit_writes", factory: factory) }.record(batch)
         handles.handle("queue depth \(app)") { Gauge(label: "pushbridge_write_queue_depth", dimensions: [("app", app)], factory: factory) }.record(waiting)
+    }
+
+    func delivered(outcome: String, count: Int) {
+        let factory = factory
+        handles.handle("deliveries \(outcome)") {
+            Metrics.Counter(label: "pushbridge_deliveries_total", dimensions: [("outcome", outcome)], factory: factory)
+        }.increment(by: count)
+    }
+
+    func deliveryQueue(app: String, depth: Int) {
+        let factory = factory
+        handles.handle("delivery queue \(app)") { Gauge(label: "pushbridge_delivery_queue_depth", dimensions: [("app", app)], factory: factory) }.record(depth)
     }
 
     /// The Prometheus text exposition.

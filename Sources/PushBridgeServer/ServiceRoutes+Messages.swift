@@ -1,6 +1,8 @@
 import Hummingbird
 import Logging
 import PushBridgeCore
+import PushBridgeDelivery
+import PushBridgeStore
 import PushBridgeFacade
 import PushBridgeJSON
 
@@ -48,16 +50,24 @@ extension ServiceRoutes {
             let tenant = try tenant(request, context)
             let id = try parameter("message", context)
             let now = Instant.now
-            guard let decisions = try await answering({ try await tenant.read { try $0.sentMessage(id, now: now) } }) else {
+            let delivering = tenant.facade.queuesDeliveries
+            let found = try await answering {
+                try await tenant.read { facade in
+                    try facade.sentMessage(id, now: now).map { ($0, delivering ? try facade.deliveries(ofMessage: id) : nil) }
+                }
+            }
+            guard let (decisions, deliveries) = found else {
                 throw ServiceError(.notFound, code: "unknown-reference", expected: "a message id sent within the repeat window", found: JSONWriter.quoted(id))
             }
-            return json(Self.messageBody(id, decisions, isRepeat: nil))
+            return json(Self.messageBody(id, decisions, isRepeat: nil, deliveries: deliveries.map { (tenant.id, $0) }))
         }
     }
 
-    /// `{"message": id, "decisions": [...], "repeat"?: true}`; a read adds `"delivery"`: APNs
-    /// delivery is not part of this service yet, so no delivery has a status.
-    static func messageBody(_ id: String, _ decisions: [PushFacade.ReceiverDecision], isRepeat: Bool?) -> [UInt8] {
+    /// `{"message": id, "decisions": [...], "repeat"?: true}`; a read adds `"deliveries"`, each
+    /// delivery's state (SPEC §13), or `"delivery": "not-configured"` when the service does not deliver.
+    static func messageBody(
+        _ id: String, _ decisions: [PushFacade.ReceiverDecision], isRepeat: Bool?, deliveries: (app: String, records: [DeliveryRecord])? = nil
+    ) -> [UInt8] {
         var w = JSONWriter(capacity: 32 + decisions.count * 400)
         w.raw("{\"message\":")
         w.string(id)
@@ -69,9 +79,50 @@ extension ServiceRoutes {
         }
         out += Array("]".utf8)
         if isRepeat == true { out += Array(",\"repeat\":true".utf8) }
-        if isRepeat == nil { out += Array(",\"delivery\":\"not-configured\"".utf8) }
+        if isRepeat == nil {
+            if let deliveries {
+                out += Self.deliveriesJSON(deliveries.records, app: deliveries.app, message: id)
+            } else {
+                out += Array(",\"delivery\":\"not-configured\"".utf8)
+            }
+        }
         out.append(UInt8(ascii: "}"))
         return out
+    }
+}
+
+extension ServiceRoutes {
+    /// `,"deliveries":[{"receiver","token","apns-id","state","attempts","status"?,"reason"?,"device-removed"?,"updated"}]`.
+    static func deliveriesJSON(_ records: [DeliveryRecord], app: String, message: String) -> [UInt8] {
+        var w = JSONWriter(capacity: 16 + records.count * 220)
+        w.raw(",\"deliveries\":[")
+        for (i, record) in records.enumerated() {
+            if i > 0 { w.raw(",") }
+            w.raw("{\"receiver\":")
+            w.string(record.receiver)
+            w.raw(",\"token\":")
+            w.string(record.token)
+            w.raw(",\"apns-id\":")
+            w.string(APNsID.make(app: app, message: message, token: record.token))
+            w.raw(",\"state\":")
+            w.string(record.state.rawValue)
+            w.raw(",\"attempts\":")
+            w.integer(record.attempts)
+            if let status = record.status {
+                w.raw(",\"status\":")
+                w.integer(status)
+            }
+            if let reason = record.reason {
+                w.raw(",\"reason\":")
+                w.string(reason)
+            }
+            if record.deviceRemoved { w.raw(",\"device-removed\":true") }
+            w.raw(",\"updated\":")
+            w.integer(record.updatedAt.milliseconds)
+            w.raw("}")
+        }
+        w.raw("]")
+        return w.bytes
     }
 }
 

@@ -15,6 +15,9 @@ public final class MemoryStateStore: PushStateStore {
         /// Sent message ids: when, and the encoded decisions.
         var sent: [String: (at: Instant, decisions: [UInt8])] = [:]
         var nextKey: Int64 = 1
+        /// The delivery outbox, by id (ids grow: queue order).
+        var outbox: [Int64: OutboxRow] = [:]
+        var nextDeliveryID: Int64 = 1
 
         mutating func key(for user: UserID) -> UserKey {
             if let existing = users[user] { return existing.key }
@@ -24,6 +27,18 @@ public final class MemoryStateStore: PushStateStore {
             byKey[key] = user
             return key
         }
+    }
+
+    /// One outbox row: the delivery and where it stands.
+    struct OutboxRow: Sendable {
+        var delivery: OutboxDelivery
+        var dueAt: Instant
+        var claimedUntil: Instant?
+        var state: DeliveryState = .queued
+        var status: Int?
+        var reason: String?
+        var updatedAt: Instant
+        var deviceRemoved = false
     }
 
     private let contents = Mutex(Contents())
@@ -118,6 +133,80 @@ public final class MemoryStateStore: PushStateStore {
             try checkWritable()
             contents.sent = contents.sent.filter { $0.value.at >= cutoff }
             contents.sent[id] = (instant, decisions)
+        }
+
+        func enqueueDeliveries(_ deliveries: [OutboxDelivery]) throws {
+            try checkWritable()
+            for var delivery in deliveries {
+                delivery.id = contents.nextDeliveryID
+                delivery.attempts = 0
+                contents.nextDeliveryID += 1
+                contents.outbox[delivery.id] = OutboxRow(delivery: delivery, dueAt: delivery.queuedAt, updatedAt: delivery.queuedAt)
+            }
+        }
+
+        func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) throws -> [OutboxDelivery] {
+            try checkWritable()
+            let due = contents.outbox.values.filter { $0.state == .queued && $0.dueAt <= now && ($0.claimedUntil.map { $0 <= now } ?? true) }
+                .sorted { ($0.dueAt, $0.delivery.id) < ($1.dueAt, $1.delivery.id) }.prefix(max(0, limit))
+            var out: [OutboxDelivery] = []
+            for row in due {
+                contents.outbox[row.delivery.id]?.claimedUntil = claimUntil
+                out.append(row.delivery)
+            }
+            return out.sorted { $0.id < $1.id }
+        }
+
+        func settleDeliveries(_ settlements: [DeliverySettlement], at now: Instant) throws {
+            try checkWritable()
+            for s in settlements {
+                guard var row = contents.outbox[s.id], row.state == .queued else { continue }
+                row.state = s.state
+                row.status = s.status
+                row.reason = s.reason
+                if let retryAt = s.retryAt { row.dueAt = retryAt }
+                row.claimedUntil = nil
+                row.delivery.attempts += 1
+                row.updatedAt = now
+                row.deviceRemoved = s.deviceRemoved
+                contents.outbox[s.id] = row
+            }
+        }
+
+        func releaseDeliveryClaims() throws {
+            try checkWritable()
+            for id in contents.outbox.keys { contents.outbox[id]?.claimedUntil = nil }
+        }
+
+        func nextDeliveryDue() throws -> Instant? {
+            contents.outbox.values.filter { $0.state == .queued }.map { max($0.dueAt, $0.claimedUntil ?? $0.dueAt) }.min()
+        }
+
+        func deliveries(ofMessage id: String) throws -> [DeliveryRecord] {
+            contents.outbox.values.filter { $0.delivery.messageID == id }.sorted { $0.delivery.id < $1.delivery.id }.map {
+                DeliveryRecord(
+                    id: $0.delivery.id, receiver: $0.delivery.receiver, token: $0.delivery.token, state: $0.state, attempts: $0.delivery.attempts,
+                    status: $0.status, reason: $0.reason, updatedAt: $0.updatedAt, deviceRemoved: $0.deviceRemoved)
+            }
+        }
+
+        func pruneDeliveries(settledBefore cutoff: Instant) throws -> Int {
+            try checkWritable()
+            let old = contents.outbox.values.filter { $0.state != .queued && $0.updatedAt < cutoff }.map(\.delivery.id)
+            for id in old { contents.outbox[id] = nil }
+            return old.count
+        }
+
+        func outboxCounts() throws -> OutboxCounts {
+            var counts = OutboxCounts(queued: 0, delivered: 0, failed: 0)
+            for row in contents.outbox.values {
+                switch row.state {
+                case .queued: counts.queued += 1
+                case .delivered: counts.delivered += 1
+                case .failed: counts.failed += 1
+                }
+            }
+            return counts
         }
 
         func members(of group: String) throws -> [UserID] { contents.groups[group] ?? [] }

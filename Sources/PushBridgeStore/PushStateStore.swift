@@ -150,4 +150,41 @@ public protocol PushStateTransaction {
     ///   - decisions: the encoded decisions, returned as they are by ``sentMessage(_:since:)``.
     ///   - cutoff: messages sent before this instant are forgotten.
     func recordSentMessage(_ id: String, at instant: Instant, decisions: [UInt8], forgettingBefore cutoff: Instant) throws
+
+    // MARK: The delivery outbox (SPEC §13)
+
+    /// Queues deliveries; the store assigns their ids.
+    /// - Parameter deliveries: the deliveries, `id` and `attempts` ignored.
+    func enqueueDeliveries(_ deliveries: [OutboxDelivery]) throws
+
+    /// Claims queued deliveries that are due and not claimed by another worker: they stay claimed
+    /// until `claimUntil` (a worker that dies gives them up then), earliest due first.
+    /// - Parameters:
+    ///   - now: the current instant.
+    ///   - claimUntil: when the claim lapses.
+    ///   - limit: the most to claim.
+    func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) throws -> [OutboxDelivery]
+
+    /// Records attempts: each settlement counts one attempt, and ends the claim.
+    /// - Parameters:
+    ///   - settlements: one per attempted delivery.
+    ///   - now: when they were recorded.
+    func settleDeliveries(_ settlements: [DeliverySettlement], at now: Instant) throws
+
+    /// Ends every claim (a store only one process uses, after a restart: nobody else holds them).
+    func releaseDeliveryClaims() throws
+
+    /// When the next queued delivery can be claimed (a claimed one: when its claim lapses), or `nil`.
+    func nextDeliveryDue() throws -> Instant?
+
+    /// A message's deliveries, in the order they were queued.
+    /// - Parameter id: the message id.
+    func deliveries(ofMessage id: String) throws -> [DeliveryRecord]
+
+    /// Forgets delivered and failed deliveries settled before a cutoff.
+    /// - Returns: how many were forgotten.
+    func pruneDeliveries(settledBefore cutoff: Instant) throws -> Int
+
+    /// How many deliveries the outbox holds in each state.
+    func outboxCounts() throws -> OutboxCounts
 }

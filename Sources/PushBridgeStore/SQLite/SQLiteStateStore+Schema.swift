@@ -127,6 +127,35 @@ extension SQLiteStateStore {
                 );
                 CREATE INDEX sent_messages_by_time ON sent_messages (sent_at);
                 """),
+        // The delivery outbox (SPEC §13): one row per APNs request, queued in the transaction that
+        // decided it. state 0 queued, 1 delivered, 2 failed. `claimed_until` is a worker's lease
+        // (0: unclaimed); `due_at` is when a queued row may be sent (again).
+        Migration(
+            identifier: "2026-11-23-delivery-outbox",
+            sql: """
+                CREATE TABLE deliveries (
+                    id INTEGER PRIMARY KEY,
+                    message_id TEXT NOT NULL,
+                    receiver TEXT NOT NULL,
+                    token TEXT NOT NULL,
+                    environment TEXT NOT NULL CHECK (environment IN ('development', 'production')),
+                    bound_at INTEGER NOT NULL,
+                    headers BLOB NOT NULL,
+                    payload BLOB NOT NULL,
+                    queued_at INTEGER NOT NULL,
+                    due_at INTEGER NOT NULL,
+                    claimed_until INTEGER NOT NULL DEFAULT 0,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    state INTEGER NOT NULL DEFAULT 0 CHECK (state IN (0, 1, 2)),
+                    status INTEGER,
+                    reason TEXT,
+                    updated_at INTEGER NOT NULL,
+                    device_removed INTEGER NOT NULL DEFAULT 0 CHECK (device_removed IN (0, 1))
+                );
+                CREATE INDEX deliveries_due ON deliveries (due_at) WHERE state = 0;
+                CREATE INDEX deliveries_by_message ON deliveries (message_id);
+                CREATE INDEX deliveries_settled ON deliveries (updated_at) WHERE state <> 0;
+                """),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.

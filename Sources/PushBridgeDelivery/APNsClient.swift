@@ -1,0 +1,165 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+import PushBridgeCore
+import PushBridgeJSON
+import PushBridgeStore
+
+/// Sends one delivery to APNs and reports what happened; ``APNsClient`` is the real one.
+public protocol APNsSender: Sendable {
+    /// Sends `delivery` with the given `apns-id` and `apns-expiration` (epoch seconds).
+    func send(_ delivery: OutboxDelivery, apnsID: String, expiration: Int64) async -> DeliveryAttempt
+    /// Called when APNs refused the provider token this delivery was sent with as expired.
+    func providerTokenExpired(for delivery: OutboxDelivery, now: Int64)
+}
+
+/// APNs over HTTP/2 (async-http-client): one client per TLS identity (token auth shares one, each
+/// client certificate has its own), so connections are reused per host and credential and each
+/// connection multiplexes up to the streams APNs allows.
+public final class APNsClient: APNsSender {
+    /// Where requests go and whom to trust.
+    public struct Endpoint: Sendable, Hashable {
+        /// `https://api.push.apple.com` by default.
+        public var productionURL: String
+        /// `https://api.development.push.apple.com` by default.
+        public var developmentURL: String
+        /// A PEM file of the CAs to trust instead of the system's (a local APNs such as the mock).
+        public var trustedCAFile: String?
+        /// The deadline of one request, in seconds.
+        public var requestTimeoutSeconds: Double
+
+        public init(
+            productionURL: String = "https://api.push.apple.com", developmentURL: String = "https://api.development.push.apple.com",
+            trustedCAFile: String? = nil, requestTimeoutSeconds: Double = 10
+        ) {
+            self.productionURL = productionURL
+            self.developmentURL = developmentURL
+            self.trustedCAFile = trustedCAFile
+            self.requestTimeoutSeconds = requestTimeoutSeconds
+        }
+
+        /// Both environments at one base URL (a local APNs).
+        public init(baseURL: String, trustedCAFile: String?, requestTimeoutSeconds: Double = 10) {
+            self.init(productionURL: baseURL, developmentURL: baseURL, trustedCAFile: trustedCAFile, requestTimeoutSeconds: requestTimeoutSeconds)
+        }
+    }
+
+    let endpoint: Endpoint
+    let credentials: [APNsCredential]
+    /// Index of `credentials` → its HTTP client.
+    let clients: [HTTPClient]
+    let tokenClient: HTTPClient?
+
+    /// Opens the clients (no connection is made until the first request).
+    /// - Parameters:
+    ///   - endpoint: URLs, trust and deadline.
+    ///   - credentials: the credentials by topic.
+    public init(endpoint: Endpoint, credentials: [APNsCredential]) throws {
+        self.endpoint = endpoint
+        self.credentials = credentials
+        func client(_ identity: (chain: [NIOSSLCertificate], key: NIOSSLPrivateKey)?) throws -> HTTPClient {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            if let ca = endpoint.trustedCAFile {
+                guard FileManager.default.isReadableFile(atPath: ca) else {
+                    throw DeliveryError(.unreadableFile, subject: ca, expected: "a readable PEM file of trusted CAs")
+                }
+                tls.trustRoots = .file(ca)
+            }
+            if let identity {
+                tls.certificateChain = identity.chain.map { .certificate($0) }
+                tls.privateKey = .privateKey(identity.key)
+            }
+            var configuration = HTTPClient.Configuration(
+                tlsConfiguration: tls, redirectConfiguration: .disallow,
+                timeout: .init(connect: .seconds(5), read: .milliseconds(Int64(endpoint.requestTimeoutSeconds * 1000))))
+            configuration.httpVersion = .automatic
+            configuration.connectionPool = .init(idleTimeout: .seconds(600))
+            return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        }
+        var clients: [HTTPClient] = []
+        var tokenClient: HTTPClient?
+        for credential in credentials {
+            switch credential.kind {
+            case .token:
+                if tokenClient == nil { tokenClient = try client(nil) }
+                clients.append(tokenClient!)
+            case .certificate(let chain, let key):
+                clients.append(try client((chain, key)))
+            }
+        }
+        self.clients = clients
+        self.tokenClient = tokenClient
+    }
+
+    /// Closes every connection.
+    public func shutdown() async {
+        var seen = Set<ObjectIdentifier>()
+        for client in clients where seen.insert(ObjectIdentifier(client)).inserted { try? await client.shutdown() }
+    }
+
+    /// The credential for a topic: one that names it, else a `*` one.
+    func credential(for topic: String) -> Int? {
+        credentials.firstIndex { $0.names(topic) } ?? credentials.firstIndex { $0.topics.contains("*") }
+    }
+
+    public func send(_ delivery: OutboxDelivery, apnsID: String, expiration: Int64) async -> DeliveryAttempt {
+        let topic = delivery.header("apns-topic") ?? ""
+        guard let index = credential(for: topic) else { return .noCredential(topic: topic) }
+        let base = delivery.environment == .production ? endpoint.productionURL : endpoint.developmentURL
+        var request = HTTPClientRequest(url: base + "/3/device/" + delivery.token)
+        request.method = .POST
+        if case .token(let signer) = credentials[index].kind {
+            request.headers.add(name: "authorization", value: "bearer " + signer.token(now: Self.epochSeconds()).jwt)
+        }
+        for header in delivery.headers { request.headers.add(name: header.name, value: header.value) }
+        request.headers.add(name: "apns-id", value: apnsID)
+        request.headers.add(name: "apns-expiration", value: String(expiration))
+        request.body = .bytes(ByteBuffer(bytes: delivery.payload))
+        do {
+            let response = try await clients[index].execute(
+                request, deadline: .now() + .milliseconds(Int64(endpoint.requestTimeoutSeconds * 1000)))
+            let body = try await response.body.collect(upTo: 64 * 1024)
+            return .answered(Self.answer(status: Int(response.status.code), headers: response.headers, body: Array(buffer: body)))
+        } catch {
+            return .transportFailure(Self.describe(error))
+        }
+    }
+
+    public func providerTokenExpired(for delivery: OutboxDelivery, now: Int64) {
+        guard let index = credential(for: delivery.header("apns-topic") ?? ""), case .token(let signer) = credentials[index].kind else { return }
+        let current = signer.token(now: now)
+        signer.refresh(rejectedIssuedAt: current.issuedAt, now: now)
+    }
+
+    /// Reads an answer's `reason` / `timestamp` body and its headers (a body that is not JSON: no reason).
+    static func answer(status: Int, headers: HTTPHeaders, body: [UInt8]) -> APNsAnswer {
+        var answer = APNsAnswer(status: status, retryAfterSeconds: headers.first(name: "retry-after").flatMap { Int($0) }, apnsID: headers.first(name: "apns-id"))
+        if !body.isEmpty, let json = try? JSONParser.parse(body), case .object(let members) = json {
+            for (key, value) in members {
+                if key == "reason", case .string(let reason) = value { answer.reason = reason }
+                if key == "timestamp", case .int(let ms) = value { answer.timestampMilliseconds = ms }
+            }
+        }
+        return answer
+    }
+
+    /// A transport failure in a few words for the record (`timeout`, `connection-reset`, …).
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout: return "timeout"
+            case .remoteConnectionClosed: return "connection-reset"
+            default: break
+            }
+        }
+        if error is ChannelError { return "connection-failed" }
+        let text = "\(error)"
+        if text.contains("GOAWAY") || text.lowercased().contains("goaway") { return "goaway" }
+        if text.lowercased().contains("reset") || text.lowercased().contains("closed") { return "connection-reset" }
+        return "transport: " + String(text.prefix(80))
+    }
+
+    static func epochSeconds() -> Int64 { Int64(Date().timeIntervalSince1970) }
+}

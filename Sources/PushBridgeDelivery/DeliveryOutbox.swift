@@ -1,0 +1,55 @@
+import PushBridgeCore
+import PushBridgeFacade
+import PushBridgeStore
+
+/// A worker's way into one store's outbox: the service goes through its writer, a library user
+/// through the facade (``FacadeOutbox``).
+public protocol DeliveryOutbox: Sendable {
+    /// Claims due deliveries (see ``PushStateTransaction/claimDeliveries(dueBy:claimUntil:limit:)``).
+    func claim(now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery]
+    /// Records attempts and removes dead devices, in one transaction.
+    func settle(_ settlements: [DeliverySettlement], dead: [PushFacade.DeadDevice], at now: Instant) async throws -> [PushFacade.RemovedDevice]
+    /// Ends every claim (a store one process owns, at start).
+    func releaseClaims() async throws
+    /// When the next queued delivery is due, if any.
+    func nextDue() async throws -> Instant?
+    /// Forgets settled deliveries older than a cutoff.
+    func prune(settledBefore cutoff: Instant) async throws -> Int
+    /// How many deliveries wait.
+    func counts() async throws -> OutboxCounts
+}
+
+/// The outbox of a facade's store, used directly (one writer at a time is the store's own lock).
+public struct FacadeOutbox: DeliveryOutbox {
+    public let facade: PushFacade
+    public init(facade: PushFacade) { self.facade = facade }
+
+    public func claim(now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery] {
+        try facade.claimDeliveries(now: now, claimUntil: claimUntil, limit: limit)
+    }
+
+    public func settle(_ settlements: [DeliverySettlement], dead: [PushFacade.DeadDevice], at now: Instant) async throws -> [PushFacade.RemovedDevice] {
+        try facade.settleDeliveries(settlements, dead: dead, at: now)
+    }
+
+    public func releaseClaims() async throws { try facade.store.write { try $0.releaseDeliveryClaims() } }
+    public func nextDue() async throws -> Instant? { try facade.store.read { try $0.nextDeliveryDue() } }
+    public func prune(settledBefore cutoff: Instant) async throws -> Int { try facade.store.write { try $0.pruneDeliveries(settledBefore: cutoff) } }
+    public func counts() async throws -> OutboxCounts { try facade.store.read { try $0.outboxCounts() } }
+}
+
+/// What a worker reports, for metrics and logs (no token, user or message id in the counters).
+public struct DeliveryObserver: Sendable {
+    /// An attempt's outcome: `delivered`, `retried`, `failed`, `device-removed`.
+    public var attempted: @Sendable (_ app: String, _ outcome: String, _ count: Int) -> Void
+    /// Something went wrong in the worker itself (a store error): it waits and goes on.
+    public var workerError: @Sendable (_ app: String, _ error: any Error) -> Void
+
+    public init(
+        attempted: @escaping @Sendable (String, String, Int) -> Void = { _, _, _ in },
+        workerError: @escaping @Sendable (String, any Error) -> Void = { _, _ in }
+    ) {
+        self.attempted = attempted
+        self.workerError = workerError
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import PushBridgeCore
+import PushBridgeFacade
+import PushBridgeStore
+
+/// Delivers one app's outbox: claims due deliveries, sends them with bounded concurrency, judges
+/// each answer (``DeliveryPolicy``) and records the outcomes in batches, removing the devices APNs
+/// declared dead. At least once: a delivery is settled only after its answer, so a crash between
+/// the two sends it again (with the same `apns-id`).
+public final class DeliveryWorker: Sendable {
+    /// How a worker paces itself.
+    public struct Settings: Sendable, Hashable {
+        /// Requests in flight at once.
+        public var concurrency: Int
+        /// How long a claim lasts (a worker that dies gives its deliveries up then), in seconds.
+        public var claimSeconds: Int64
+        /// How long delivered and failed deliveries stay readable, in seconds.
+        public var retentionSeconds: Int64
+        /// Whether to end every claim at start (a store only this process uses: a restart after a
+        /// crash resumes at once instead of waiting for the claims to lapse).
+        public var releasesClaimsAtStart: Bool
+
+        public init(concurrency: Int = 256, claimSeconds: Int64 = 60, retentionSeconds: Int64 = 86_400, releasesClaimsAtStart: Bool = true) {
+            self.concurrency = max(1, concurrency)
+            self.claimSeconds = max(1, claimSeconds)
+            self.retentionSeconds = retentionSeconds
+            self.releasesClaimsAtStart = releasesClaimsAtStart
+        }
+    }
+
+    public let app: String
+    let outbox: any DeliveryOutbox
+    let sender: any APNsSender
+    let policy: DeliveryPolicy
+    let settings: Settings
+    let observer: DeliveryObserver
+    let feedback: FeedbackNotifier?
+    let clock: @Sendable () -> Instant
+    private let signal = WakeSignal()
+
+    /// - Parameters:
+    ///   - app: the app whose outbox it is (part of every `apns-id`).
+    ///   - outbox: the store's outbox.
+    ///   - sender: APNs (``APNsClient``).
+    ///   - policy: what each answer does.
+    ///   - settings: pacing.
+    ///   - observer: counters and errors.
+    ///   - feedback: where removed devices and final failures are reported, if anywhere.
+    ///   - clock: the current instant.
+    public init(
+        app: String, outbox: any DeliveryOutbox, sender: any APNsSender, policy: DeliveryPolicy, settings: Settings = Settings(),
+        observer: DeliveryObserver = DeliveryObserver(), feedback: FeedbackNotifier? = nil,
+        clock: @escaping @Sendable () -> Instant = { Instant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)) }
+    ) {
+        self.app = app
+        self.outbox = outbox
+        self.sender = sender
+        self.policy = policy
+        self.settings = settings
+        self.observer = observer
+        self.feedback = feedback
+        self.clock = clock
+    }
+
+    /// New deliveries were queued: look now instead of at the next poll.
+    public func wake() { signal.wake() }
+
+    /// Delivers until the task is cancelled; store errors are reported and retried after a pause.
+    public func run() async {
+        if settings.releasesClaimsAtStart {
+            do { try await outbox.releaseClaims() } catch { observer.workerError(app, error) }
+        }
+        var nextPrune = clock()
+        while !Task.isCancelled {
+            do {
+                let sent = try await drain()
+                let now = clock()
+                if now >= nextPrune {
+                    _ = try await outbox.prune(settledBefore: now.adding(seconds: -settings.retentionSeconds))
+                    nextPrune = now.adding(seconds: 60)
+                }
+                if sent == 0 {
+                    let due = try await outbox.nextDue()
+                    let wait = due.map { min(max($0.milliseconds - clock().milliseconds, 1), 1_000) } ?? 1_000
+                    await signal.wait(milliseconds: wait)
+                }
+            } catch {
+                observer.workerError(app, error)
+                await signal.wait(milliseconds: 1_000)
+            }
+        }
+    }
+
+    /// Sends everything due now (and what becomes due meanwhile, up to an empty claim).
+    /// - Returns: how many attempts were made.
+    @discardableResult
+    public func drain() async throws -> Int {
+        let concurrency = settings.concurrency
+        return try await withThrowingTaskGroup(of: (OutboxDelivery, DeliveryPolicy.Verdict).self) { group in
+            var inFlight = 0
+            var attempts = 0
+            var exhausted = false
+            var pending: [(OutboxDelivery, DeliveryPolicy.Verdict)] = []
+            while true {
+                if !exhausted && inFlight <= concurrency / 2 && !Task.isCancelled {
+                    let now = clock()
+                    let claimed = try await outbox.claim(now: now, claimUntil: now.adding(seconds: settings.claimSeconds), limit: concurrency - inFlight)
+                    if claimed.isEmpty { exhausted = true }
+                    for delivery in claimed {
+                        inFlight += 1
+                        group.addTask { [self] in (delivery, await attempt(delivery)) }
+                    }
+                }
+                if inFlight == 0 { break }
+                guard let result = try await group.next() else { break }
+                inFlight -= 1
+                attempts += 1
+                if result.1.refreshProviderToken { sender.providerTokenExpired(for: result.0, now: clock().milliseconds / 1000) }
+                pending.append(result)
+                if pending.count >= 256 || inFlight == 0 || (exhausted && pending.count >= 32) {
+                    try await settle(pending)
+                    pending.removeAll(keepingCapacity: true)
+                }
+            }
+            if !pending.isEmpty { try await settle(pending) }
+            return attempts
+        }
+    }
+
+    func attempt(_ delivery: OutboxDelivery) async -> DeliveryPolicy.Verdict {
+        let sentAt = clock()
+        let id = APNsID.make(app: app, message: delivery.messageID, token: delivery.token)
+        let expiration = delivery.queuedAt.milliseconds / 1000 + policy.maximumAgeSeconds
+        let result = await sender.send(delivery, apnsID: id, expiration: expiration)
+        return policy.judge(result, delivery: delivery, sentAt: sentAt, now: clock(), jitter: Double.random(in: 0..<1))
+    }
+
+    func settle(_ results: [(OutboxDelivery, DeliveryPolicy.Verdict)]) async throws {
+        let now = clock()
+        let removed = try await outbox.settle(results.map(\.1.settlement), dead: results.compactMap(\.1.dead), at: now)
+        var counts: [String: Int] = [:]
+        for (_, verdict) in results {
+            switch verdict.settlement.state {
+            case .delivered: counts["delivered", default: 0] += 1
+            case .queued: counts["retried", default: 0] += 1
+            case .failed: counts["failed", default: 0] += 1
+            }
+        }
+        if !removed.isEmpty { counts["device-removed"] = removed.count }
+        for (outcome, count) in counts { observer.attempted(app, outcome, count) }
+        if let feedback {
+            let removedIDs = Set(removed.map(\.deliveryID))
+            let failed = results.filter { $0.1.settlement.state == .failed && !removedIDs.contains($0.0.id) }
+            feedback.notify(app: app, removed: removed.map { device in
+                let reason = results.first { $0.0.id == device.deliveryID }?.1.settlement.reason ?? ""
+                return FeedbackNotifier.Removed(user: device.user, token: device.token, reason: reason)
+            }, failed: failed.map { FeedbackNotifier.Failed(message: $0.0.messageID, receiver: $0.0.receiver, token: $0.0.token,
+                status: $0.1.settlement.status, reason: $0.1.settlement.reason ?? "") }, at: now)
+        }
+    }
+}

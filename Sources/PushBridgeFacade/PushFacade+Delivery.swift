@@ -1,0 +1,90 @@
+import Foundation
+import PushBridgeCore
+import PushBridgeStore
+
+extension PushFacade {
+    /// A device APNs declared dead (410 `Unregistered` / `ExpiredToken`, 400 `BadDeviceToken` /
+    /// `DeviceTokenNotForTopic`), and the delivery that learnt it.
+    public struct DeadDevice: Hashable, Sendable {
+        /// The delivery whose answer said so.
+        public var deliveryID: Int64
+        /// The device token.
+        public var token: String
+        /// The device is removed only if it was not bound again after this instant (APNs's 410
+        /// `timestamp`, or when the request was sent).
+        public var notBoundAfter: Instant
+
+        public init(deliveryID: Int64, token: String, notBoundAfter: Instant) {
+            self.deliveryID = deliveryID
+            self.token = token
+            self.notBoundAfter = notBoundAfter
+        }
+    }
+
+    /// A device removed because APNs declared it dead.
+    public struct RemovedDevice: Hashable, Sendable {
+        public var user: UserID
+        public var token: String
+        public var deliveryID: Int64
+    }
+
+    /// Records delivery attempts and removes the devices APNs declared dead, in one transaction.
+    ///
+    /// A dead device is removed only while its owner has not bound it again after
+    /// ``DeadDevice/notBoundAfter`` (SPEC §13); the settlement of its delivery then says
+    /// `deviceRemoved`.
+    /// - Parameters:
+    ///   - settlements: one per attempted delivery.
+    ///   - dead: the devices the answers declared dead.
+    ///   - now: when the outcomes are recorded.
+    /// - Returns: the devices removed.
+    public func settleDeliveries(_ settlements: [DeliverySettlement], dead: [DeadDevice], at now: Instant) throws -> [RemovedDevice] {
+        try store.write { transaction in
+            var removed: [RemovedDevice] = []
+            for device in dead {
+                let token = device.token.lowercased()
+                guard let owner = try transaction.owner(ofDevice: token), let record = try transaction.user(owner),
+                    let bound = record.state.devices.first(where: { $0.token == token }), bound.boundAt <= device.notBoundAfter
+                else { continue }
+                var state = record.state
+                state.removeDevice(token: token)
+                try transaction.save(state, replacing: record.state)
+                removed.append(RemovedDevice(user: owner, token: token, deliveryID: device.deliveryID))
+            }
+            let removedIDs = Set(removed.map(\.deliveryID))
+            var settled = settlements
+            for i in settled.indices where removedIDs.contains(settled[i].id) { settled[i].deviceRemoved = true }
+            try transaction.settleDeliveries(settled, at: now)
+            return removed
+        }
+    }
+
+    /// Claims due deliveries for a worker (see ``PushStateTransaction/claimDeliveries(dueBy:claimUntil:limit:)``).
+    public func claimDeliveries(now: Instant, claimUntil: Instant, limit: Int) throws -> [OutboxDelivery] {
+        try store.write { try $0.claimDeliveries(dueBy: now, claimUntil: claimUntil, limit: limit) }
+    }
+
+    /// A message's deliveries and where each stands.
+    public func deliveries(ofMessage id: String) throws -> [DeliveryRecord] {
+        try store.read { try $0.deliveries(ofMessage: id) }
+    }
+
+    /// The outbox deliveries of pushed decisions: one per device, in decision order.
+    static func outbox(_ decisions: [ReceiverDecision], messageID: String, now: Instant) -> [OutboxDelivery] {
+        var out: [OutboxDelivery] = []
+        for item in decisions {
+            guard case .push(let request) = item.decision else { continue }
+            for delivery in request.deliveries {
+                out.append(
+                    OutboxDelivery(
+                        messageID: messageID, receiver: item.receiver, token: delivery.device.token,
+                        environment: delivery.device.certificate.environment, boundAt: delivery.device.boundAt,
+                        headers: delivery.headers.map { HeaderField($0.name, $0.value) }, payload: request.payload, queuedAt: now))
+            }
+        }
+        return out
+    }
+
+    /// An id for a message that has none, when its deliveries are queued: `pb-` and a random UUID.
+    static func newMessageID() -> String { "pb-" + UUID().uuidString.lowercased() }
+}

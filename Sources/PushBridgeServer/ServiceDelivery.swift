@@ -1,0 +1,117 @@
+import Foundation
+import Logging
+import PushBridgeCore
+import PushBridgeDelivery
+import PushBridgeFacade
+import PushBridgeStore
+import Synchronization
+
+/// The service's delivery to APNs (SPEC §13): one ``DeliveryWorker`` per app, started when the
+/// app's store opens (every known app at start, so a queue left by a crash is finished), writing
+/// through the app's group-commit writer.
+final class ServiceDelivery: Sendable {
+    let settings: ServiceConfiguration.Delivery
+    let client: APNsClient
+    let policy: DeliveryPolicy
+    let feedback: FeedbackNotifier?
+    let metrics: ServiceMetrics
+    let logger: Logger
+    private let workers = Mutex<[String: (worker: DeliveryWorker, task: Task<Void, Never>)]>([:])
+    private let feedbackTask = Mutex<Task<Void, Never>?>(nil)
+    private let stopped = Mutex(false)
+
+    /// Reads the credentials and opens the APNs clients.
+    /// - Throws: ``ConfigurationError`` for a credential or CA file that cannot be used.
+    init(settings: ServiceConfiguration.Delivery, metrics: ServiceMetrics, logger: Logger) throws {
+        self.settings = settings
+        self.metrics = metrics
+        self.logger = logger
+        let credentials = try settings.loadCredentials()
+        let endpoint =
+            settings.apnsURL.map { APNsClient.Endpoint(baseURL: $0, trustedCAFile: settings.caFile, requestTimeoutSeconds: settings.requestTimeoutSeconds) }
+            ?? APNsClient.Endpoint(trustedCAFile: settings.caFile, requestTimeoutSeconds: settings.requestTimeoutSeconds)
+        do {
+            client = try APNsClient(endpoint: endpoint, credentials: credentials)
+        } catch let error as DeliveryError {
+            throw ConfigurationError(source: "apns-ca-file", key: "apns-ca-file", expected: "\(error.subject): \(error.expected)", found: nil)
+        }
+        policy = DeliveryPolicy(maximumAgeSeconds: settings.maximumAgeSeconds, retryBaseMilliseconds: settings.retryBaseMilliseconds)
+        feedback = settings.feedbackURL.map { FeedbackNotifier(url: $0) }
+        if let feedback { feedbackTask.withLock { $0 = Task { await feedback.run() } } }
+        logger.info(
+            "delivery on",
+            metadata: ["credentials": "\(credentials.map(\.label).joined(separator: ", "))", "apns": "\(settings.apnsURL ?? "apple")"])
+    }
+
+    /// Starts the worker of an app whose store just opened.
+    func start(_ tenant: AppTenant) {
+        guard !stopped.withLock({ $0 }) else { return }
+        let metrics = metrics
+        let logger = logger
+        let observer = DeliveryObserver(
+            attempted: { _, outcome, count in metrics.delivered(outcome: outcome, count: count) },
+            workerError: { app, error in logger.error("delivery worker", metadata: ["app": "\(app)", "error": "\(error)"]) })
+        let worker = DeliveryWorker(
+            app: tenant.id, outbox: TenantOutbox(tenant: tenant, metrics: metrics), sender: client, policy: policy,
+            settings: .init(concurrency: settings.concurrency, retentionSeconds: settings.retentionSeconds, releasesClaimsAtStart: true),
+            observer: observer, feedback: feedback)
+        workers.withLock { workers in
+            guard workers[tenant.id] == nil else { return }
+            workers[tenant.id] = (worker, Task { await worker.run() })
+        }
+    }
+
+    /// Looks at an app's outbox now (a write may have queued deliveries).
+    func wake(_ app: String) {
+        workers.withLock { $0[app]?.worker }?.wake()
+    }
+
+    /// Stops the workers (a delivery in flight is settled or, if cut off, sent again after a
+    /// restart), posts what feedback it can, and closes the connections.
+    func stop() async {
+        stopped.withLock { $0 = true }
+        let running = workers.withLock { workers in
+            defer { workers.removeAll() }
+            return Array(workers.values)
+        }
+        for (_, task) in running { task.cancel() }
+        for (_, task) in running { await task.value }
+        if let task = feedbackTask.withLock({ $0 }) {
+            task.cancel()
+            await task.value
+        }
+        await client.shutdown()
+    }
+}
+
+/// An app's outbox through its group-commit writer (writes) and reader connections (reads).
+struct TenantOutbox: DeliveryOutbox {
+    let tenant: AppTenant
+    let metrics: ServiceMetrics
+
+    func claim(now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery] {
+        try await tenant.write(waking: false) { try $0.claimDeliveries(now: now, claimUntil: claimUntil, limit: limit) }
+    }
+
+    func settle(_ settlements: [DeliverySettlement], dead: [PushFacade.DeadDevice], at now: Instant) async throws -> [PushFacade.RemovedDevice] {
+        try await tenant.write(waking: false) { try $0.settleDeliveries(settlements, dead: dead, at: now) }
+    }
+
+    func releaseClaims() async throws {
+        try await tenant.write(waking: false) { facade in try facade.store.write { try $0.releaseDeliveryClaims() } }
+    }
+
+    func nextDue() async throws -> Instant? {
+        let counts = try await counts()
+        metrics.deliveryQueue(app: tenant.id, depth: counts.queued)
+        return try await tenant.read { facade in try facade.store.read { try $0.nextDeliveryDue() } }
+    }
+
+    func prune(settledBefore cutoff: Instant) async throws -> Int {
+        try await tenant.write(waking: false) { facade in try facade.store.write { try $0.pruneDeliveries(settledBefore: cutoff) } }
+    }
+
+    func counts() async throws -> OutboxCounts {
+        try await tenant.read { facade in try facade.store.read { try $0.outboxCounts() } }
+    }
+}
