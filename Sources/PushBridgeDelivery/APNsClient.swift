@@ -11,8 +11,8 @@ import PushBridgeStore
 public protocol APNsSender: Sendable {
     /// Sends `delivery` with the given `apns-id` and `apns-expiration` (epoch seconds).
     func send(_ delivery: OutboxDelivery, apnsID: String, expiration: Int64) async -> DeliveryAttempt
-    /// Called when APNs refused the provider token this delivery was sent with as expired.
-    func providerTokenExpired(for delivery: OutboxDelivery, now: Int64)
+    /// Called when APNs refused as expired the provider token issued at `issuedAt` that this delivery carried.
+    func providerTokenExpired(for delivery: OutboxDelivery, issuedAt: Int64, now: Int64)
 }
 
 /// APNs over HTTP/2 (async-http-client): one client per TLS identity (token auth shares one, each
@@ -110,8 +110,11 @@ public final class APNsClient: APNsSender {
         let base = delivery.environment == .production ? endpoint.productionURL : endpoint.developmentURL
         var request = HTTPClientRequest(url: base + "/3/device/" + delivery.token)
         request.method = .POST
+        var issuedAt: Int64?
         if case .token(let signer) = credentials[index].kind {
-            request.headers.add(name: "authorization", value: "bearer " + signer.token(now: Self.epochSeconds()).jwt)
+            let token = signer.token(now: Self.epochSeconds())
+            issuedAt = token.issuedAt
+            request.headers.add(name: "authorization", value: "bearer " + token.jwt)
         }
         for header in delivery.headers { request.headers.add(name: header.name, value: header.value) }
         request.headers.add(name: "apns-id", value: apnsID)
@@ -121,16 +124,17 @@ public final class APNsClient: APNsSender {
             let response = try await clients[index].execute(
                 request, deadline: .now() + .milliseconds(Int64(endpoint.requestTimeoutSeconds * 1000)))
             let body = try await response.body.collect(upTo: 64 * 1024)
-            return .answered(Self.answer(status: Int(response.status.code), headers: response.headers, body: Array(buffer: body)))
+            var answer = Self.answer(status: Int(response.status.code), headers: response.headers, body: Array(buffer: body))
+            answer.providerTokenIssuedAt = issuedAt
+            return .answered(answer)
         } catch {
             return .transportFailure(Self.describe(error))
         }
     }
 
-    public func providerTokenExpired(for delivery: OutboxDelivery, now: Int64) {
+    public func providerTokenExpired(for delivery: OutboxDelivery, issuedAt: Int64, now: Int64) {
         guard let index = credential(for: delivery.header("apns-topic") ?? ""), case .token(let signer) = credentials[index].kind else { return }
-        let current = signer.token(now: now)
-        signer.refresh(rejectedIssuedAt: current.issuedAt, now: now)
+        signer.refresh(rejectedIssuedAt: issuedAt, now: now)
     }
 
     /// Reads an answer's `reason` / `timestamp` body and its headers (a body that is not JSON: no reason).

@@ -23,8 +23,14 @@ public struct APNsAnswer: Sendable, Hashable {
     public var retryAfterSeconds: Int?
     /// The `apns-id` header.
     public var apnsID: String?
+    /// The `iat` of the provider token the request carried (token auth).
+    public var providerTokenIssuedAt: Int64?
 
-    public init(status: Int, reason: String? = nil, timestampMilliseconds: Int64? = nil, retryAfterSeconds: Int? = nil, apnsID: String? = nil) {
+    public init(
+        status: Int, reason: String? = nil, timestampMilliseconds: Int64? = nil, retryAfterSeconds: Int? = nil, apnsID: String? = nil,
+        providerTokenIssuedAt: Int64? = nil
+    ) {
+        self.providerTokenIssuedAt = providerTokenIssuedAt
         self.status = status
         self.reason = reason
         self.timestampMilliseconds = timestampMilliseconds

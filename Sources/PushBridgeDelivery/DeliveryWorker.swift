@@ -96,7 +96,7 @@ public final class DeliveryWorker: Sendable {
     @discardableResult
     public func drain() async throws -> Int {
         let concurrency = settings.concurrency
-        return try await withThrowingTaskGroup(of: (OutboxDelivery, DeliveryPolicy.Verdict).self) { group in
+        return try await withThrowingTaskGroup(of: (OutboxDelivery, DeliveryPolicy.Verdict, Int64?).self) { group in
             var inFlight = 0
             var attempts = 0
             var exhausted = false
@@ -108,15 +108,20 @@ public final class DeliveryWorker: Sendable {
                     if claimed.isEmpty { exhausted = true }
                     for delivery in claimed {
                         inFlight += 1
-                        group.addTask { [self] in (delivery, await attempt(delivery)) }
+                        group.addTask { [self] in
+                            let (verdict, issuedAt) = await attempt(delivery)
+                            return (delivery, verdict, issuedAt)
+                        }
                     }
                 }
                 if inFlight == 0 { break }
                 guard let result = try await group.next() else { break }
                 inFlight -= 1
                 attempts += 1
-                if result.1.refreshProviderToken { sender.providerTokenExpired(for: result.0, now: clock().milliseconds / 1000) }
-                pending.append(result)
+                if result.1.refreshProviderToken, let issuedAt = result.2 {
+                    sender.providerTokenExpired(for: result.0, issuedAt: issuedAt, now: clock().milliseconds / 1000)
+                }
+                pending.append((result.0, result.1))
                 if pending.count >= 256 || inFlight == 0 || (exhausted && pending.count >= 32) {
                     try await settle(pending)
                     pending.removeAll(keepingCapacity: true)
@@ -127,12 +132,15 @@ public final class DeliveryWorker: Sendable {
         }
     }
 
-    func attempt(_ delivery: OutboxDelivery) async -> DeliveryPolicy.Verdict {
+    /// One attempt: the verdict, and the provider token's `iat` when APNs answered a token request.
+    func attempt(_ delivery: OutboxDelivery) async -> (DeliveryPolicy.Verdict, Int64?) {
         let sentAt = clock()
         let id = APNsID.make(app: app, message: delivery.messageID, token: delivery.token)
         let expiration = delivery.queuedAt.milliseconds / 1000 + policy.maximumAgeSeconds
         let result = await sender.send(delivery, apnsID: id, expiration: expiration)
-        return policy.judge(result, delivery: delivery, sentAt: sentAt, now: clock(), jitter: Double.random(in: 0..<1))
+        var issuedAt: Int64?
+        if case .answered(let answer) = result { issuedAt = answer.providerTokenIssuedAt }
+        return (policy.judge(result, delivery: delivery, sentAt: sentAt, now: clock(), jitter: Double.random(in: 0..<1)), issuedAt)
     }
 
     func settle(_ results: [(OutboxDelivery, DeliveryPolicy.Verdict)]) async throws {

@@ -32,7 +32,7 @@ public final class ProviderTokenSigner: Sendable {
     /// - Returns: the JWT and its `iat`.
     public func token(now: Int64) -> (jwt: String, issuedAt: Int64) {
         current.withLock { current in
-            if let current, now - current.issuedAt < refreshSeconds, now >= current.issuedAt { return current }
+            if let current, now - current.issuedAt < refreshSeconds, current.issuedAt - now < 300 { return current }
             let made = (sign(issuedAt: now), now)
             current = made
             return made
