@@ -84,7 +84,4 @@ extension PushFacade {
         }
         return out
     }
-
-    /// An id for a message that has none, when its deliveries are queued: `pb-` and a random UUID.
-    static func newMessageID() -> String { "pb-" + UUID().uuidString.lowercased() }
 }

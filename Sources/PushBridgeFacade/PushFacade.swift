@@ -26,8 +26,8 @@ public struct PushFacade: Sendable {
     ///   - store: where state lives (``SQLiteStateStore`` or ``MemoryStateStore``).
     ///   - registry: the dialects the facade understands.
     ///   - repeatWindowSeconds: how long sent message ids are remembered (raised to 24 hours when shorter).
-    ///   - queuesDeliveries: whether sends queue their deliveries in the store's outbox (a message
-    ///     without an id then gets one, so that its deliveries can be found).
+    ///   - queuesDeliveries: whether sends queue their deliveries in the store's outbox (every
+    ///     dialect message has an id, which the deliveries are found by).
     public init(
         store: any PushStateStore, registry: DialectRegistry = .standard, repeatWindowSeconds: Int64 = minimumRepeatWindowSeconds,
         queuesDeliveries: Bool = false
@@ -391,8 +391,7 @@ public struct PushFacade: Sendable {
     /// (a repeated id: the first send's decisions, nothing counted).
     /// - Parameter prepared: from ``prepare(_:dialect:now:profile:sender:pointer:)``.
     public func send(_ prepared: PreparedMessage) throws -> SendOutcome {
-        var (canonical, adapter, from, now, profile) = (prepared.message, prepared.adapter, prepared.sender, prepared.now, prepared.profile)
-        if queuesDeliveries && canonical.id.isEmpty { canonical.id = Self.newMessageID() }
+        let (canonical, adapter, from, now, profile) = (prepared.message, prepared.adapter, prepared.sender, prepared.now, prepared.profile)
         return try store.write { transaction in
             let remembered = !canonical.id.isEmpty
             let cutoff = now.adding(seconds: -repeatWindowSeconds)

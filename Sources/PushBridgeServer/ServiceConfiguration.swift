@@ -62,8 +62,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
         host: String = "127.0.0.1", port: Int = 8080, database: String = "pushbridge-data", adminKeyHash: [UInt8]? = nil,
         synchronous: SQLiteStateStore.Options.Synchronous = .normal, bodyLimitBytes: Int = 1 << 20, requestTimeoutSeconds: Double = 10,
         groupCommitMaxBatch: Int = 256, groupCommitWaitMicroseconds: Int = 0,
-        repeatWindowSeconds: Int64 = PushFacade.minimumRepeatWindowSeconds, logLevel: Logger.Level = .info
+        repeatWindowSeconds: Int64 = PushFacade.minimumRepeatWindowSeconds, logLevel: Logger.Level = .info, delivery: Delivery? = nil
     ) {
+        self.delivery = delivery
         self.host = host
         self.port = port
         self.database = database

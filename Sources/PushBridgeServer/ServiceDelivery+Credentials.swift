@@ -22,7 +22,7 @@ extension ServiceConfiguration.Delivery {
     ///   p12-password-file: push.p12.password
     /// ```
     /// - Throws: ``ConfigurationError`` naming the file and entry, never a secret's content.
-    func loadCredentials() throws -> [APNsCredential] {
+    public func loadCredentials() throws -> [APNsCredential] {
         let file = credentialsFile
         guard let data = FileManager.default.contents(atPath: file) else {
             throw ConfigurationError(source: file, key: "(file)", expected: "a readable YAML credentials file", found: "no such file")
