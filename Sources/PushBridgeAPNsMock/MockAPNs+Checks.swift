@@ -37,6 +37,10 @@ extension MockAPNs {
         guard !configuration.tokenKeys.isEmpty else { return nil }
         guard let authorization, authorization.lowercased().hasPrefix("bearer ") else { return (403, "MissingProviderToken") }
         let jwt = authorization.dropFirst("bearer ".count)
+        let (cached, revokedBefore) = state.withLockedValue { ($0.verifiedTokens[jwt], $0.revokedBefore) }
+        if let issuedAt = cached {
+            return now - issuedAt > configuration.maximumTokenAgeSeconds || issuedAt < revokedBefore ? (403, "ExpiredProviderToken") : nil
+        }
         let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = Self.base64URL(parts[0]), let claimBytes = Self.base64URL(parts[1]),
             let signature = Self.base64URL(parts[2]),
@@ -49,7 +53,7 @@ extension MockAPNs {
         guard let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
             known.key.isValidSignature(ecdsa, for: Data((parts[0] + "." + parts[1]).utf8))
         else { return (403, "InvalidProviderToken") }
-        let revokedBefore = state.withLockedValue { $0.revokedBefore }
+        state.withLockedValue { $0.verifiedTokens[jwt] = issuedAt }
         if now - issuedAt > configuration.maximumTokenAgeSeconds || issuedAt < revokedBefore { return (403, "ExpiredProviderToken") }
         return nil
     }

@@ -92,6 +92,8 @@ public final class MockAPNs: Sendable {
         var requests: [Request] = []
         var connections = 0
         var revokedBefore: Int64 = 0
+        /// Provider tokens whose signature checked out → their `iat` (verified once, as APNs does).
+        var verifiedTokens: [Substring: Int64] = [:]
     }
 
     let configuration: Configuration
@@ -131,6 +133,7 @@ public final class MockAPNs: Sendable {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 512)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let number = state.withLockedValue {
