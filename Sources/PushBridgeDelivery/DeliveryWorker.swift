@@ -101,6 +101,7 @@ public final class DeliveryWorker: Sendable {
             var attempts = 0
             var exhausted = false
             var pending: [(OutboxDelivery, DeliveryPolicy.Verdict)] = []
+            var pendingSince = clock()
             while true {
                 if !exhausted && inFlight <= concurrency / 2 && !Task.isCancelled {
                     let now = clock()
@@ -121,8 +122,13 @@ public final class DeliveryWorker: Sendable {
                 if result.1.refreshProviderToken, let issuedAt = result.2 {
                     sender.providerTokenExpired(for: result.0, issuedAt: issuedAt, now: clock().milliseconds / 1000)
                 }
+                if pending.isEmpty { pendingSince = clock() }
                 pending.append((result.0, result.1))
-                if pending.count >= 256 || inFlight == 0 || (exhausted && pending.count >= 32) {
+                // Outcomes are recorded in batches, but never held long: what a crash would send
+                // again is at most one batch plus what is in flight.
+                if pending.count >= 256 || inFlight == 0 || (exhausted && pending.count >= 32)
+                    || clock().milliseconds - pendingSince.milliseconds >= 50
+                {
                     try await settle(pending)
                     pending.removeAll(keepingCapacity: true)
                 }

@@ -49,7 +49,10 @@ final class ServiceDelivery: Sendable {
         let metrics = metrics
         let logger = logger
         let observer = DeliveryObserver(
-            attempted: { _, outcome, count in metrics.delivered(outcome: outcome, count: count) },
+            attempted: { app, outcome, count in
+                metrics.delivered(outcome: outcome, count: count)
+                logger.debug("deliveries recorded", metadata: ["app": "\(app)", "outcome": "\(outcome)", "count": "\(count)"])
+            },
             workerError: { app, error in logger.error("delivery worker", metadata: ["app": "\(app)", "error": "\(error)"]) })
         let worker = DeliveryWorker(
             app: tenant.id, outbox: TenantOutbox(tenant: tenant, metrics: metrics), sender: client, policy: policy,
