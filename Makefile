@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: deps test-deps core demo demo-serve demo-vendor-rest test build bench bench-serve clean
+.PHONY: deps test-deps core demo demo-serve demo-vendor-rest test build bench bench-serve bench-deliver clean
 
 ## deps: install the system libraries PushBridge links (json-c, sqlite3, zlib) and pkg-config when missing.
 ## Found through pkg-config only (no fixed include paths): apt-get on Debian/Ubuntu, Homebrew on macOS.
@@ -65,6 +65,12 @@ bench-serve: deps
 	@command -v wrk >/dev/null 2>&1 || { echo "Installing wrk (missing)..."; $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq wrk; }
 	$(SWIFT) build -c release --product pushbridge-bench
 	@.build/release/pushbridge-bench --serve
+
+## bench-deliver: release build, then the service delivering a 100,000-member group into the mock APNs, beside h2load on the same mock (installs h2load if missing)
+bench-deliver: deps
+	@command -v h2load >/dev/null 2>&1 || { echo "Installing h2load (nghttp2-client, missing)..."; $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nghttp2-client; }
+	$(SWIFT) build -c release --product pushbridge-bench
+	@.build/release/pushbridge-bench --deliver
 
 clean:
 	rm -rf .build

@@ -128,8 +128,9 @@ let package = Package(
         .executableTarget(
             name: "pushbridge-bench",
             dependencies: [
-                "PushBridgeServer", "PushBridgeVendorREST", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
-                "PushBridgeCore", "PushBridgeJSON", .product(name: "Hummingbird", package: "hummingbird"),
+                "PushBridgeServer", "PushBridgeVendorREST", "PushBridgeDelivery", "PushBridgeAPNsMock", "PushBridgeFacade", "PushBridgeStore",
+                "PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -28,12 +28,16 @@ public final class MockAPNs: Sendable {
         public var maximumConcurrentStreams: Int
         /// The port (0: any free port).
         public var port: Int
+        /// Whether every request is kept for ``requests`` (a benchmark turns it off and reads
+        /// ``answerCounts`` only).
+        public var recordsRequests: Bool
 
         /// - Parameters: the fields above.
         public init(
             tokenKeys: [String: (teamID: String, key: P256.Signing.PublicKey)] = [:], requiresClientCertificate: Bool = false,
-            maximumTokenAgeSeconds: Int64 = 3_600, maximumConcurrentStreams: Int = 1_000, port: Int = 0
+            maximumTokenAgeSeconds: Int64 = 3_600, maximumConcurrentStreams: Int = 1_000, port: Int = 0, recordsRequests: Bool = true
         ) {
+            self.recordsRequests = recordsRequests
             self.tokenKeys = tokenKeys
             self.requiresClientCertificate = requiresClientCertificate
             self.maximumTokenAgeSeconds = maximumTokenAgeSeconds
@@ -91,6 +95,7 @@ public final class MockAPNs: Sendable {
         var defaultAnswer: Answer = .ok
         var requests: [Request] = []
         var connections = 0
+        var answerCounts: [Int: Int] = [:]
         var revokedBefore: Int64 = 0
         /// Provider tokens whose signature checked out → their `iat` (verified once, as APNs does).
         var verifiedTokens: [Substring: Int64] = [:]
@@ -99,6 +104,7 @@ public final class MockAPNs: Sendable {
     let configuration: Configuration
     let state = NIOLockedValueBox(State())
     private let channel: any Channel
+    private let group: MultiThreadedEventLoopGroup
     /// The port the mock listens on.
     public let port: Int
 
@@ -130,7 +136,10 @@ public final class MockAPNs: Sendable {
             HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16),
         ]
         let connection = connectionSettings
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        // Its own threads: a client in the same process never shares an event loop with the mock.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
+        self.group = group
+        let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 512)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
@@ -160,6 +169,7 @@ public final class MockAPNs: Sendable {
     /// Stops listening and closes every connection.
     public func stop() async {
         try? await channel.close()
+        try? await group.shutdownGracefully()
     }
 
     // MARK: Scripting
@@ -193,12 +203,18 @@ public final class MockAPNs: Sendable {
         Dictionary(grouping: requests.filter { $0.status == 200 }, by: \.token)
     }
 
+    /// How many requests were answered, by status (a reset connection counts as status 0).
+    public var answerCounts: [Int: Int] { state.withLockedValue { $0.answerCounts } }
+
     /// How many TLS connections clients opened.
     public var connectionCount: Int { state.withLockedValue { $0.connections } }
 
     /// Forgets the recorded requests.
     public func clearRequests() {
-        state.withLockedValue { $0.requests.removeAll() }
+        state.withLockedValue {
+            $0.requests.removeAll()
+            $0.answerCounts.removeAll()
+        }
     }
 
     /// The answer for a token's next request (consuming a scripted one).
@@ -214,7 +230,11 @@ public final class MockAPNs: Sendable {
     }
 
     func record(_ request: Request) {
-        state.withLockedValue { $0.requests.append(request) }
+        let keeps = configuration.recordsRequests
+        state.withLockedValue {
+            $0.answerCounts[request.status, default: 0] += 1
+            if keeps { $0.requests.append(request) }
+        }
     }
 
     /// Lets stream handlers reach the mock, which is made after the bootstrap.

@@ -40,6 +40,17 @@ if arguments.contains("--serve") {  // `make bench-serve`: the HTTP service unde
     exit(0)
 }
 
+if arguments.contains("--deliver") {  // `make bench-deliver`: the service into the mock APNs, beside h2load
+    let members = arguments.firstIndex(of: "--members").map { Int(arguments[$0 + 1]) ?? 100_000 } ?? 100_000
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        do { try await runDeliverBench(members: members) } catch { fail("\(error)") }
+        done.signal()
+    }
+    done.wait()
+    exit(0)
+}
+
 if arguments.contains("--only-fanout") {  // for profiling the fan-out alone
     let f = try fanOut(members: 100_000, rounds: 3)
     print("fanout_100k_ms \(f.ms) pushed \(f.pushed)")
