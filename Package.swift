@@ -131,6 +131,7 @@ let package = Package(
                 "PushBridgeServer", "PushBridgeVendorREST", "PushBridgeDelivery", "PushBridgeAPNsMock", "PushBridgeFacade", "PushBridgeStore",
                 "PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
