@@ -109,7 +109,9 @@ public struct DeliveryPolicy: Sendable, Hashable {
                 verdict.dead = PushFacade.DeadDevice(deliveryID: delivery.id, token: delivery.token, notBoundAfter: cutoff)
                 return verdict
             case 403 where reason == "ExpiredProviderToken":
-                return retry(403, reason, immediately: true, refresh: true)
+                // A new token and at once, the first time; a token refused again backs off like any
+                // retry (a clock far off would otherwise spin).
+                return retry(403, reason, immediately: delivery.attempts == 0, refresh: true)
             case 429, 500...599:
                 return retry(answer.status, reason.isEmpty ? "status \(answer.status)" : reason, after: Int64(answer.retryAfterSeconds ?? 0) * 1_000)
             default:

@@ -43,6 +43,17 @@ struct Serve: AsyncParsableCommand {
         }
         if checkConfig {
             print(configuration.summary)
+            if let delivery = configuration.delivery {
+                // Reads every credential file, as the service would at start; prints labels only.
+                do {
+                    for credential in try delivery.loadCredentials() {
+                        print("credential: \(credential.label) for \(credential.topics.joined(separator: ", "))")
+                    }
+                } catch let error as ConfigurationError {
+                    printError("pushbridge serve: \(error)")
+                    throw ExitCode(2)
+                }
+            }
             print("configuration OK")
             return
         }

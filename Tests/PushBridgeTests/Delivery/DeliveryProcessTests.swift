@@ -23,6 +23,25 @@ struct DeliveryProcessTests {
         ]
     }
 
+    @Test("serve --check-config reads every credential file and prints labels, never key material")
+    func checkConfigReadsCredentials() throws {
+        let kit = try DeliveryKit()
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHBRIDGE_") }
+        environment["PUSHBRIDGE_APNS_CREDENTIALS_FILE"] = try kit.credentialsFile()
+        let good = try runTool(["serve", "--db", ":memory:", "--check-config"], environment: environment)
+        #expect(good.status == 0, "\(good.stderr)")
+        #expect(good.stdout.contains("credential: key \(DeliveryKit.keyID) for *"), "\(good.stdout)")
+        #expect(good.stdout.contains("apns-credentials-file: \(kit.path("credentials.yaml"))"))
+        let keyLine = String(kit.key.pemRepresentation.split(separator: "\n")[1])
+        #expect(!good.stdout.contains(keyLine) && !good.stdout.contains("PRIVATE KEY"))
+        // A key file that is not a P-256 key: exit 2, the file named, its content not shown.
+        try kit.write("AuthKey_\(DeliveryKit.keyID).p8", "-----BEGIN PRIVATE KEY-----\nTOPSECRETNOTAKEY\n-----END PRIVATE KEY-----\n")
+        let bad = try runTool(["serve", "--db", ":memory:", "--check-config"], environment: environment)
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("AuthKey_\(DeliveryKit.keyID).p8"), "\(bad.stderr)")
+        #expect(!bad.stderr.contains("TOPSECRET") && !bad.stdout.contains("TOPSECRET"))
+    }
+
     @Test("kill -9 mid-delivery: the restarted service finishes the queue; every push delivered, duplicates bounded")
     func killNineMidDeliveryFinishesTheQueue() async throws {
         let users = 300

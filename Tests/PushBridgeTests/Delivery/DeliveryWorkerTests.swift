@@ -204,7 +204,12 @@ struct DeliveryWorkerTests {
         let forbidden = policy.judge(.answered(APNsAnswer(status: 403, reason: "InvalidProviderToken")), delivery: delivery, sentAt: now, now: now, jitter: 0)
         #expect(forbidden.settlement.state == .failed && forbidden.dead == nil)
         let expired = policy.judge(.answered(APNsAnswer(status: 403, reason: "ExpiredProviderToken")), delivery: delivery, sentAt: now, now: now, jitter: 0)
-        #expect(expired.settlement.state == .queued && expired.refreshProviderToken && expired.settlement.retryAt == now)
+        #expect(expired.settlement.state == .queued && expired.refreshProviderToken && expired.settlement.retryAt == now.adding(seconds: 4),
+            "refused again after earlier attempts: backs off")
+        var fresh = delivery
+        fresh.attempts = 0
+        let first = policy.judge(.answered(APNsAnswer(status: 403, reason: "ExpiredProviderToken")), delivery: fresh, sentAt: now, now: now, jitter: 0)
+        #expect(first.settlement.state == .queued && first.refreshProviderToken && first.settlement.retryAt == now, "the first time: at once")
         let gone = policy.judge(.answered(APNsAnswer(status: 410, reason: "Unregistered", timestampMilliseconds: 77)), delivery: delivery, sentAt: now, now: now, jitter: 0)
         #expect(gone.dead?.notBoundAfter == Instant(milliseconds: 77))
         let notForTopic = policy.judge(.answered(APNsAnswer(status: 400, reason: "DeviceTokenNotForTopic")), delivery: delivery, sentAt: now, now: now, jitter: 0)
