@@ -27,16 +27,9 @@ func h2load(url: String, headers: [String], payload: [UInt8], requests: Int, con
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("pushbridge-h2load-\(UUID().uuidString).json").path
     FileManager.default.createFile(atPath: file, contents: Data(payload))
     defer { try? FileManager.default.removeItem(atPath: file) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["h2load", "-n", String(requests), "-c", String(connections), "-m", String(streams), "-t", "1", "-d", file]
-        + headers.flatMap { ["-H", $0] } + [url]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    do { try process.run() } catch { fail("cannot run h2load (install it: apt-get install nghttp2-client): \(error)") }
-    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { fail("h2load failed:\n\(output)") }
+    let output = runLoadTool(
+        ["h2load", "-n", String(requests), "-c", String(connections), "-m", String(streams), "-t", "1", "-d", file] + headers.flatMap { ["-H", $0] } + [url],
+        package: "nghttp2-client")
     var figures = H2LoadFigures(requestsPerSecond: 0, succeeded: 0, status2xx: 0)
     for line in output.split(separator: "\n") {
         let words = line.split(separator: " ", omittingEmptySubsequences: true)
@@ -174,7 +167,7 @@ func runDeliverBench(members: Int) async throws {
         ratio >= 0.5 ? "met" : "NOT MET"))
     print(String(format: "group of %d, first message: POST answered in %.0f ms, all recorded in %.2f s", members, cold.postMilliseconds, cold.totalSeconds))
     print(String(format: "group of %d, second message: POST answered in %.0f ms, all recorded in %.2f s (target < 10 s: %@)", members,
-        warm.postMilliseconds, warm.totalSeconds, worst < 10 ? "met" : "NOT MET"))
+        warm.postMilliseconds, warm.totalSeconds, members < 100_000 ? "not judged below 100,000 members" : worst < 10 ? "met" : "NOT MET"))
     print("mock answered 200 to \(answered) requests (\(2 * members) expected; more means a delivery was sent twice)")
     var w = JSONWriter()
     w.write(.object(JSONObject([

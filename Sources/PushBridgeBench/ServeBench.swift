@@ -44,15 +44,8 @@ func wrk(url: String, body: String, connections: Int, seconds: Int, key: String?
         """
     FileManager.default.createFile(atPath: script, contents: Data(lua.utf8))
     defer { try? FileManager.default.removeItem(atPath: script) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["wrk", "-t", String(min(2, connections)), "-c", String(connections), "-d", "\(seconds)s", "--latency", "-s", script, url]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    do { try process.run() } catch { fail("cannot run wrk (install it: apt-get install wrk): \(error)") }
-    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { fail("wrk failed:\n\(output)") }
+    let output = runLoadTool(
+        ["wrk", "-t", String(min(2, connections)), "-c", String(connections), "-d", "\(seconds)s", "--latency", "-s", script, url], package: "wrk")
     func milliseconds(_ text: Substring) -> Double {
         let units: [(String, Double)] = [("us", 0.001), ("ms", 1), ("s", 1000), ("m", 60_000)]
         for (unit, factor) in units where text.hasSuffix(unit) { return (Double(text.dropLast(unit.count)) ?? .nan) * factor }
@@ -69,6 +62,24 @@ func wrk(url: String, body: String, connections: Int, seconds: Int, key: String?
         if line.contains("Socket errors:") { figures.errors = words.compactMap { Int($0.trimmingCharacters(in: .punctuationCharacters)) }.reduce(0, +) }
     }
     return figures
+}
+
+/// Runs a load tool found on the PATH and returns its standard output; fails the benchmark if it
+/// cannot run or exits non-zero.
+/// - Parameters:
+///   - arguments: the tool and its arguments.
+///   - package: the Debian package that has it (named in the error).
+func runLoadTool(_ arguments: [String], package: String) -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    do { try process.run() } catch { fail("cannot run \(arguments[0]) (install it: apt-get install \(package)): \(error)") }
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { fail("\(arguments[0]) failed:\n\(output)") }
+    return output
 }
 
 /// Starts an application on a free loopback port; returns the port and the group that stops it.

@@ -29,26 +29,25 @@ func fail(_ message: String) -> Never {
     exit(2)
 }
 
-if arguments.contains("--serve") {  // `make bench-serve`: the HTTP service under wrk
-    let seconds = arguments.firstIndex(of: "--seconds").map { Int(arguments[$0 + 1]) ?? 10 } ?? 10
+/// Runs an async benchmark from this synchronous top level, then exits (2 with the error if it threw).
+func runToCompletion(_ body: @escaping @Sendable () async throws -> Void) -> Never {
     let done = DispatchSemaphore(value: 0)
     Task.detached {
-        do { try await runServeBench(seconds: seconds) } catch { fail("\(error)") }
+        do { try await body() } catch { fail("\(error)") }
         done.signal()
     }
     done.wait()
     exit(0)
 }
 
+if arguments.contains("--serve") {  // `make bench-serve`: the HTTP service under wrk
+    let seconds = arguments.firstIndex(of: "--seconds").map { Int(arguments[$0 + 1]) ?? 10 } ?? 10
+    runToCompletion { try await runServeBench(seconds: seconds) }
+}
+
 if arguments.contains("--deliver") {  // `make bench-deliver`: the service into the mock APNs, beside h2load
     let members = arguments.firstIndex(of: "--members").map { Int(arguments[$0 + 1]) ?? 100_000 } ?? 100_000
-    let done = DispatchSemaphore(value: 0)
-    Task.detached {
-        do { try await runDeliverBench(members: members) } catch { fail("\(error)") }
-        done.signal()
-    }
-    done.wait()
-    exit(0)
+    runToCompletion { try await runDeliverBench(members: members) }
 }
 
 if arguments.contains("--only-fanout") {  // for profiling the fan-out alone
