@@ -35,6 +35,8 @@ let package = Package(
         // APNs delivery (HTTP/2 over TLS) and the mock APNs.
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // The PostgreSQL store (several nodes on one database).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     // The module graph, lowest first. Data flows one way: dialect JSON → canonical → decision → bytes.
     // `Tests/PushBridgeTests/ModuleGraphTests.swift` fails when an edge breaks these rules:
@@ -80,6 +82,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
+        // The state on PostgreSQL (issue 19): the same PushStateStore protocol as SQLite, shared by
+        // several service nodes. On top of PushBridgeStore; knows no facade or server.
+        .target(
+            name: "PushBridgePostgres",
+            dependencies: [
+                "PushBridgeStore", "PushBridgeCore", "PushBridgeJSON",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]),
         // A mock APNs as test support (HTTP/2 over TLS on loopback, scripted answers, recorded
         // requests): for PushBridge's tests and for anyone testing a push sender. Knows no PushBridge module.

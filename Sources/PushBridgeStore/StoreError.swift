@@ -8,6 +8,8 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
             case readOnly = "read-only"
             case unexpectedValue = "unexpected-value"
             case newerSchema = "newer-schema"
+            case postgres
+            case unreachable
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -22,6 +24,10 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let unexpectedValue = Code(.unexpectedValue)
         /// The database was migrated by a newer PushBridge: it has migrations this one does not know.
         public static let newerSchema = Code(.newerSchema)
+        /// PostgreSQL reported an error (see ``StoreError/sqlState``).
+        public static let postgres = Code(.postgres)
+        /// The database server could not be reached, or the connection to it broke.
+        public static let unreachable = Code(.unreachable)
 
         public var description: String { base.rawValue }
     }
@@ -29,6 +35,8 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public let code: Code
     /// SQLite's extended result code, when SQLite reported the failure.
     public var sqliteCode: Int32?
+    /// PostgreSQL's SQLSTATE, when PostgreSQL reported the failure.
+    public var sqlState: String?
     /// What went wrong, in words.
     public var message: String
     /// The SQL statement or the stored field involved, when there is one.
@@ -50,6 +58,7 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         var text = "store error [\(code)"
         if let sqliteCode { text += " \(sqliteCode)" }
+        if let sqlState { text += " \(sqlState)" }
         text += "]: " + message
         if let context { text += " (in: \(context))" }
         return text
