@@ -153,6 +153,7 @@ let package = Package(
         .testTarget(
             name: "PushBridgeTests",
             dependencies: [
+                "PushBridgePostgres",
                 "CSQLite", "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
                 "PushBridgeCore", "PushBridgeJSON", "pushbridge", "PushBridgeServer", "PushBridgeVendorREST", "PushBridgeServiceConformance",
                 "PushBridgeDelivery", "PushBridgeAPNsMock", .product(name: "Crypto", package: "swift-crypto"),

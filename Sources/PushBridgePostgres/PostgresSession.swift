@@ -44,12 +44,13 @@ final class PostgresSession: @unchecked Sendable {
         }
     }
 
-    /// Runs statements without parameters (a migration's script), in the simple query protocol.
+    /// Runs statements without parameters (a migration's script), one by one: each ends with `;` at
+    /// the end of a line (none of PushBridge's contains one elsewhere).
     func execute(_ sql: String) throws {
-        do {
-            _ = try connection.simpleQuery(sql).wait()
-        } catch {
-            throw Self.storeError(error, target: target)
+        for statement in sql.components(separatedBy: ";\n") {
+            let text = statement.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !text.isEmpty else { continue }
+            try query(PostgresQuery(unsafeSQL: text.hasSuffix(";") ? String(text.dropLast()) : text))
         }
     }
 

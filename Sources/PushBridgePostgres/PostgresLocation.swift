@@ -1,0 +1,44 @@
+import Foundation
+import PostgresNIO
+
+/// Where a PostgreSQL store lives, read from a URL: `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`.
+/// TLS is not used (keep the database on loopback or a private network); the password, if any,
+/// never appears in ``description`` or in errors.
+public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+    public var user: String
+    public var password: String?
+    public var database: String
+
+    /// Reads a `postgres://` (or `postgresql://`) URL.
+    /// - Throws: ``PostgresLocationError`` naming what is missing or malformed.
+    public init(url text: String) throws {
+        guard let components = URLComponents(string: text), let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme) else {
+            throw PostgresLocationError(expected: "a URL postgres://USER@HOST:PORT/DATABASE")
+        }
+        guard let host = components.host, !host.isEmpty else { throw PostgresLocationError(expected: "a host in the URL") }
+        guard let user = components.user, !user.isEmpty else { throw PostgresLocationError(expected: "a user in the URL (postgres://USER@…)") }
+        let database = String(components.path.drop(while: { $0 == "/" }))
+        guard !database.isEmpty, !database.contains("/") else { throw PostgresLocationError(expected: "a database name as the URL's path") }
+        if let port = components.port, !(1...65_535).contains(port) { throw PostgresLocationError(expected: "a port from 1 to 65535") }
+        self.host = host
+        self.port = components.port ?? 5432
+        self.user = user.removingPercentEncoding ?? user
+        self.password = components.password.map { $0.removingPercentEncoding ?? $0 }
+        self.database = database.removingPercentEncoding ?? database
+    }
+
+    /// `postgres://USER@HOST:PORT/DATABASE`, without the password.
+    public var description: String { "postgres://\(user)@\(host):\(port)/\(database)" }
+
+    var configuration: PostgresConnection.Configuration {
+        PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable)
+    }
+}
+
+/// A store URL that cannot be used; says what was expected, never echoes the URL (it may hold a password).
+public struct PostgresLocationError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var expected: String
+    public var description: String { "bad PostgreSQL URL: expected \(expected)" }
+}

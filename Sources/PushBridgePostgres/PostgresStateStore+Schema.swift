@@ -1,0 +1,154 @@
+import PostgresNIO
+import PushBridgeStore
+
+extension PostgresStateStore {
+    /// One schema change, applied once and recorded under its identifier in `pushbridge_migrations`.
+    struct Migration: Sendable {
+        let identifier: String
+        let sql: String
+    }
+
+    /// Every migration, oldest first. Never edit a shipped one: append a new identifier. The first is
+    /// SQLite's schema as of its `2026-11-23-delivery-outbox` migration, in PostgreSQL's types: the
+    /// same tables and columns, so the two stores answer alike. Instants are epoch milliseconds
+    /// (`bigint`); small vocabularies are checked integers, as in SQLite.
+    static let migrations: [Migration] = [
+        Migration(
+            identifier: "2026-11-23-postgres-schema",
+            sql: """
+                CREATE TABLE certificates (
+                    id bigserial PRIMARY KEY,
+                    name text,
+                    busi_id text,
+                    bundle_id text NOT NULL,
+                    environment text NOT NULL CHECK (environment IN ('development', 'production')),
+                    CHECK (name IS NOT NULL OR busi_id IS NOT NULL)
+                );
+                CREATE TABLE app_certificates (
+                    position integer PRIMARY KEY,
+                    certificate_id bigint NOT NULL REFERENCES certificates(id)
+                );
+                CREATE TABLE app_templates (
+                    position integer PRIMARY KEY,
+                    name text NOT NULL,
+                    title_pattern text,
+                    content_pattern text
+                );
+                CREATE TABLE users (
+                    id bigserial PRIMARY KEY,
+                    name text NOT NULL UNIQUE,
+                    configured boolean NOT NULL DEFAULT false,
+                    bound_certificate bigint REFERENCES certificates(id),
+                    presence smallint NOT NULL DEFAULT 0 CHECK (presence IN (0, 1, 2)),
+                    background_since bigint,
+                    background_grace bigint NOT NULL DEFAULT 0,
+                    app_remind smallint CHECK (app_remind IN (0, 1, 2)),
+                    window_start integer,
+                    window_end integer,
+                    app_silent_start bigint,
+                    app_silent_until bigint,
+                    display_style smallint NOT NULL DEFAULT 0 CHECK (display_style IN (0, 1)),
+                    display_name text,
+                    language text,
+                    one_to_one_sound text,
+                    group_sound text,
+                    time_zone text NOT NULL DEFAULT 'UTC',
+                    CHECK ((presence = 2) = (background_since IS NOT NULL)),
+                    CHECK ((window_start IS NULL) = (window_end IS NULL)),
+                    CHECK ((app_silent_start IS NULL) = (app_silent_until IS NULL))
+                );
+                CREATE TABLE badge_counters (
+                    user_id bigint PRIMARY KEY REFERENCES users(id),
+                    badge bigint NOT NULL
+                );
+                CREATE TABLE conversation_settings (
+                    user_id bigint NOT NULL REFERENCES users(id),
+                    group_chat boolean NOT NULL,
+                    conversation text NOT NULL,
+                    remind smallint CHECK (remind IN (0, 1, 2)),
+                    silent_start bigint,
+                    silent_until bigint,
+                    PRIMARY KEY (user_id, group_chat, conversation)
+                );
+                CREATE TABLE name_cards (
+                    user_id bigint NOT NULL REFERENCES users(id),
+                    group_id text NOT NULL,
+                    card text NOT NULL,
+                    PRIMARY KEY (user_id, group_id)
+                );
+                CREATE TABLE members (
+                    group_id text NOT NULL,
+                    position integer NOT NULL,
+                    user_id bigint NOT NULL REFERENCES users(id),
+                    PRIMARY KEY (group_id, position),
+                    UNIQUE (group_id, user_id)
+                );
+                CREATE TABLE devices (
+                    token text PRIMARY KEY,
+                    user_id bigint NOT NULL REFERENCES users(id),
+                    certificate_id bigint NOT NULL REFERENCES certificates(id),
+                    bound_at bigint NOT NULL,
+                    sequence bigserial NOT NULL UNIQUE
+                );
+                CREATE INDEX devices_by_user ON devices (user_id, sequence);
+                CREATE TABLE sent_messages (
+                    message_id text PRIMARY KEY,
+                    sent_at bigint NOT NULL,
+                    decisions bytea NOT NULL
+                );
+                CREATE INDEX sent_messages_by_time ON sent_messages (sent_at);
+                CREATE TABLE deliveries (
+                    id bigserial PRIMARY KEY,
+                    message_id text NOT NULL,
+                    receiver text NOT NULL,
+                    token text NOT NULL,
+                    environment text NOT NULL CHECK (environment IN ('development', 'production')),
+                    bound_at bigint NOT NULL,
+                    headers bytea NOT NULL,
+                    payload bytea NOT NULL,
+                    queued_at bigint NOT NULL,
+                    due_at bigint NOT NULL,
+                    claimed_until bigint NOT NULL DEFAULT 0,
+                    attempts integer NOT NULL DEFAULT 0,
+                    state smallint NOT NULL DEFAULT 0 CHECK (state IN (0, 1, 2)),
+                    status integer,
+                    reason text,
+                    updated_at bigint NOT NULL,
+                    device_removed boolean NOT NULL DEFAULT false
+                );
+                CREATE INDEX deliveries_due ON deliveries (due_at) WHERE state = 0;
+                CREATE INDEX deliveries_by_message ON deliveries (message_id);
+                CREATE INDEX deliveries_settled ON deliveries (updated_at) WHERE state <> 0;
+                """),
+    ]
+
+    /// The identifiers of every migration this PushBridge knows, oldest first.
+    public static var migrationIdentifiers: [String] { migrations.map(\.identifier) }
+
+    /// Applies the migrations the database lacks, in one transaction under an advisory lock, so
+    /// nodes starting together migrate once.
+    static func migrate(_ session: PostgresSession, migrations: [Migration] = PostgresStateStore.migrations) throws {
+        try session.execute(
+            "CREATE TABLE IF NOT EXISTS pushbridge_migrations (identifier text PRIMARY KEY, applied_at bigint NOT NULL, position bigserial)")
+        try session.execute("BEGIN")
+        do {
+            // Any constant works as the lock's key; this one spells "PBMG".
+            try session.execute("SELECT pg_advisory_xact_lock(1346522439)")
+            let applied = Set(try session.query("SELECT identifier FROM pushbridge_migrations").map { try $0.decode(String.self) })
+            let known = Set(migrations.map(\.identifier))
+            if let unknown = applied.subtracting(known).sorted().first {
+                throw StoreError(.newerSchema, "the database has migration \"\(unknown)\", which this PushBridge does not know; use a newer PushBridge",
+                    context: session.target)
+            }
+            for migration in migrations where !applied.contains(migration.identifier) {
+                try session.execute(migration.sql)
+                try session.query(
+                    "INSERT INTO pushbridge_migrations (identifier, applied_at) VALUES (\(migration.identifier), (extract(epoch from now()) * 1000)::bigint)")
+            }
+            try session.execute("COMMIT")
+        } catch {
+            try? session.execute("ROLLBACK")
+            throw error
+        }
+    }
+}
