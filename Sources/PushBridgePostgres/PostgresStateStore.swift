@@ -3,10 +3,14 @@ import Logging
 import PostgresNIO
 import PushBridgeStore
 
-/// Push state in PostgreSQL, shared by several service nodes (issue 19, work in progress): it
-/// connects, migrates under an advisory lock and reports its migrations. It does not conform to
-/// `PushStateStore` yet: the transactions are the next step (see the README's closing notes).
-public final class PostgresStateStore: @unchecked Sendable {
+/// Push state in PostgreSQL, shared by several service nodes (issue 19, work in progress).
+///
+/// Writers take one transaction-scoped advisory lock per database before they change anything, so
+/// writes are serialised across nodes as SQLite serialises them across processes: a badge counter
+/// read and rewritten by one send cannot lose another node's update, and a group commit never fails
+/// on a conflict. Reads run in a repeatable-read snapshot and take no lock. Delivery claims use
+/// `FOR UPDATE SKIP LOCKED`, so two nodes never claim one delivery.
+public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// Where it is (no password).
     public let location: PostgresLocation
     let session: PostgresSession
@@ -23,10 +27,87 @@ public final class PostgresStateStore: @unchecked Sendable {
         try Self.migrate(session)
     }
 
+    /// The key of the advisory lock every write takes ("PBWR").
+    static let writeLock: Int64 = 1_346_524_994
+
+    public func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
+        try lock.withLock {
+            try Self.transaction(session) {
+                try session.query("SELECT pg_advisory_xact_lock(\(Self.writeLock))")
+                return try body(Transaction(session, writable: true))
+            }
+        }
+    }
+
+    public func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
+        try lock.withLock {
+            try Self.transaction(session, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+                try body(Transaction(session, writable: false))
+            }
+        }
+    }
+
+    /// Group commit: one transaction around all writers, each in a savepoint.
+    public func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
+        try lock.withLock {
+            try Self.transaction(session) {
+                try session.query("SELECT pg_advisory_xact_lock(\(Self.writeLock))")
+                let savepoints = PostgresSavepointStore(session)
+                for writer in writers { writer(savepoints) }
+            }
+        }
+    }
+
+    /// Runs `body` between `begin` and `COMMIT`; rolls back when either throws.
+    static func transaction<T>(_ session: PostgresSession, begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
+        try session.execute(begin)
+        do {
+            let result = try body()
+            try session.execute("COMMIT")
+            return result
+        } catch {
+            try? session.execute("ROLLBACK")
+            throw error
+        }
+    }
+
     /// The identifiers of the migrations the database has, in the order applied.
     public func appliedMigrations() throws -> [String] {
         try lock.withLock {
             try session.query("SELECT identifier FROM pushbridge_migrations ORDER BY position").map { try $0.decode(String.self) }
+        }
+    }
+}
+
+/// The store one writer of a group commit sees: its ``write(_:)`` is a savepoint inside the group's
+/// transaction, rolled back alone when its body throws.
+final class PostgresSavepointStore: PushStateStore, @unchecked Sendable {
+    let session: PostgresSession
+
+    init(_ session: PostgresSession) { self.session = session }
+
+    func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
+        try savepoint("pushbridge_write") { try body(PostgresStateStore.Transaction(session, writable: true)) }
+    }
+
+    func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
+        try body(PostgresStateStore.Transaction(session, writable: false))
+    }
+
+    func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T {
+        try savepoint("pushbridge_request") { try body(self) }
+    }
+
+    private func savepoint<T>(_ name: String, _ body: () throws -> T) throws -> T {
+        try session.execute("SAVEPOINT " + name)
+        do {
+            let result = try body()
+            try session.execute("RELEASE " + name)
+            return result
+        } catch {
+            try? session.execute("ROLLBACK TO " + name)
+            try? session.execute("RELEASE " + name)
+            throw error
         }
     }
 }

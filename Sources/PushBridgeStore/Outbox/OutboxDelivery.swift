@@ -138,7 +138,7 @@ public struct OutboxCounts: Hashable, Sendable {
 
 extension OutboxDelivery {
     /// Headers as stored: `name` NUL `value` NUL, repeated (header names and values hold no NUL).
-    static func encode(_ headers: [HeaderField]) -> [UInt8] {
+    public static func encode(_ headers: [HeaderField]) -> [UInt8] {
         var out: [UInt8] = []
         for header in headers {
             out += header.name.utf8
@@ -149,7 +149,7 @@ extension OutboxDelivery {
         return out
     }
 
-    static func decode(_ bytes: [UInt8]) throws -> [HeaderField] {
+    public static func decode(_ bytes: [UInt8]) throws -> [HeaderField] {
         let parts = bytes.split(separator: 0, omittingEmptySubsequences: false)
         guard bytes.isEmpty || (bytes.last == 0 && parts.count % 2 == 1) else {
             throw StoreError(.unexpectedValue, "damaged outbox headers", context: "deliveries.headers")
