@@ -4,6 +4,7 @@ import PushBridgeCore
 import PushBridgeDialects
 import PushBridgeFacade
 import PushBridgeJSON
+import PushBridgePostgres
 import PushBridgeStore
 import Testing
 
@@ -11,13 +12,17 @@ import Testing
 @Suite("Facade")
 struct FacadeTests {
     enum Backing: String, CaseIterable, CustomStringConvertible {
-        case sqliteFile, memory
+        case sqliteFile, memory, postgres
         var description: String { rawValue }
+
+        /// SQLite and the memory twin always; PostgreSQL when the test cluster runs (`make test`).
+        static var allCases: [Backing] { testPostgresURL() == nil ? [.sqliteFile, .memory] : [.sqliteFile, .memory, .postgres] }
 
         func store() throws -> any PushStateStore {
             switch self {
             case .sqliteFile: return try SQLiteStateStore(path: temporaryDatabase())
             case .memory: return MemoryStateStore()
+            case .postgres: return try PostgresStateStore(location: try freshPostgresDatabase(try #require(testPostgresURL())))
             }
         }
     }
