@@ -14,10 +14,10 @@ struct DeliveryWorkerTests {
     /// Two minutes ago, to the second (sends happen in the past of the real clock the worker uses).
     let t0 = Instant(milliseconds: (Int64(Date().timeIntervalSince1970) - 120) * 1000)
 
-    static let stores: [String] = ["memory", "sqlite"]
+    static var stores: [String] { FacadeTests.Backing.allCases.map(\.rawValue) }
 
     static func store(_ kind: String) throws -> any PushStateStore {
-        kind == "memory" ? MemoryStateStore() : try SQLiteStateStore(path: temporaryDirectory() + "/app.sqlite")
+        try FacadeTests.Backing(rawValue: kind)!.store()
     }
 
     static func worker(_ facade: PushFacade, _ client: APNsClient, policy: DeliveryPolicy = DeliveryPolicy(retryBaseMilliseconds: 20)) -> DeliveryWorker {
