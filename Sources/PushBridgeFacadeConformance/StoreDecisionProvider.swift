@@ -20,15 +20,25 @@ public struct StoreDecisionProvider: DecisionProvider {
     }
 
     public let backing: Backing
+    private let makeStore: @Sendable () throws -> any PushStateStore
 
-    public init(backing: Backing = .sqlite) { self.backing = backing }
-
-    func facade() throws -> PushFacade {
+    public init(backing: Backing = .sqlite) {
+        self.backing = backing
         switch backing {
-        case .sqlite: return PushFacade(store: try SQLiteStateStore(path: ":memory:"))
-        case .memory: return PushFacade(store: MemoryStateStore())
+        case .sqlite: makeStore = { try SQLiteStateStore(path: ":memory:") }
+        case .memory: makeStore = { MemoryStateStore() }
         }
     }
+
+    /// Replays into stores `makeStore` makes, one fresh store per fixture (another store
+    /// implementation, such as PostgreSQL's, without this library depending on it).
+    /// - Parameter makeStore: a new, empty store.
+    public init(makeStore: @escaping @Sendable () throws -> any PushStateStore) {
+        backing = .sqlite
+        self.makeStore = makeStore
+    }
+
+    func facade() throws -> PushFacade { PushFacade(store: try makeStore()) }
 
     public func decision(for fixture: Fixture, profile: Profile?) throws -> [UInt8] {
         try facade().replay(fixture.scenario, profile: profile).json

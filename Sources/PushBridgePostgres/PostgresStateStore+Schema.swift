@@ -127,13 +127,13 @@ extension PostgresStateStore {
 
     /// Applies the migrations the database lacks, in one transaction under an advisory lock, so
     /// nodes starting together migrate once.
-    static func migrate(_ session: PostgresSession, migrations: [Migration] = PostgresStateStore.migrations) throws {
-        try session.execute(
-            "CREATE TABLE IF NOT EXISTS pushbridge_migrations (identifier text PRIMARY KEY, applied_at bigint NOT NULL, position bigserial)")
+    static func migrate(_ session: PostgresSession, scope: String, migrations: [Migration] = PostgresStateStore.migrations) throws {
         try session.execute("BEGIN")
         do {
-            // Any constant works as the lock's key; this one spells "PBMG".
-            try session.execute("SELECT pg_advisory_xact_lock(1346522439)")
+            // The first key spells "PBMG"; the second is the schema's.
+            try session.query("SELECT pg_advisory_xact_lock(1346522439, hashtext(\(scope)))")
+            try session.execute(
+                "CREATE TABLE IF NOT EXISTS pushbridge_migrations (identifier text PRIMARY KEY, applied_at bigint NOT NULL, position bigserial)")
             let applied = Set(try session.query("SELECT identifier FROM pushbridge_migrations").map { try $0.decode(String.self) })
             let known = Set(migrations.map(\.identifier))
             if let unknown = applied.subtracting(known).sorted().first {

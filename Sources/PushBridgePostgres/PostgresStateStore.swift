@@ -15,6 +15,8 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     public let location: PostgresLocation
     let session: PostgresSession
     let lock = NSLock()
+    /// The schema: advisory locks are per schema, so apps sharing a database do not wait for each other.
+    let lockScope: String
 
     /// Connects and brings the schema up to date.
     /// - Parameters:
@@ -23,17 +25,30 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// - Throws: ``StoreError`` (`unreachable` when the server cannot be reached; `newer-schema`).
     public init(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
         self.location = location
-        session = try PostgresSession(configuration: location.configuration, target: location.description, logger: logger)
-        try Self.migrate(session)
+        let session = try PostgresSession(configuration: location.configuration, target: location.description, logger: logger)
+        self.session = session
+        let schema = location.schema ?? "public"
+        if location.schema != nil {
+            // Checked to be a plain identifier (PostgresLocation.checkSchema), so it can be spelled in SQL.
+            try Self.transaction(session) {
+                try session.query("SELECT pg_advisory_xact_lock(\(Self.schemaLock), hashtext(\(schema)))")
+                try session.execute("CREATE SCHEMA IF NOT EXISTS \(schema)")
+            }
+            try session.execute("SET search_path TO \(schema)")
+        }
+        lockScope = schema
+        try Self.migrate(session, scope: schema)
     }
 
-    /// The key of the advisory lock every write takes ("PBWR").
-    static let writeLock: Int64 = 1_346_524_994
+    /// The first key of the advisory lock every write takes ("PBWR"); the second is the schema's hash.
+    static let writeLock: Int32 = 1_346_524_994
+    /// The first key of the lock that creates a schema ("PBSC").
+    static let schemaLock: Int32 = 1_346_524_995
 
     public func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
         try lock.withLock {
             try Self.transaction(session) {
-                try session.query("SELECT pg_advisory_xact_lock(\(Self.writeLock))")
+                try session.query("SELECT pg_advisory_xact_lock(\(Self.writeLock), hashtext(\(lockScope)))")
                 return try body(Transaction(session, writable: true))
             }
         }
@@ -51,7 +66,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     public func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
         try lock.withLock {
             try Self.transaction(session) {
-                try session.query("SELECT pg_advisory_xact_lock(\(Self.writeLock))")
+                try session.query("SELECT pg_advisory_xact_lock(\(Self.writeLock), hashtext(\(lockScope)))")
                 let savepoints = PostgresSavepointStore(session)
                 for writer in writers { writer(savepoints) }
             }

@@ -22,7 +22,7 @@ struct FacadeTests {
             switch self {
             case .sqliteFile: return try SQLiteStateStore(path: temporaryDatabase())
             case .memory: return MemoryStateStore()
-            case .postgres: return try PostgresStateStore(location: try freshPostgresDatabase(try #require(testPostgresURL())))
+            case .postgres: return try PostgresStateStore(location: try freshPostgresSchema(try #require(testPostgresURL())))
             }
         }
     }

@@ -4,6 +4,7 @@ import PushBridgeCore
 import PushBridgeDialects
 import PushBridgeFacade
 import PushBridgeJSON
+import PushBridgePostgres
 import PushBridgeStore
 import Testing
 
@@ -16,6 +17,14 @@ struct StorePathTests {
         let runner = ConformanceRunner(provider: StoreDecisionProvider(backing: backing))
         let result = runner.run(file: Repository.root.appendingPathComponent(file).path)
         #expect(result.passed, "\(file) via \(backing)\n\(result.failure?.description ?? "")")
+    }
+
+    @Test("fixture passes through the PostgreSQL store", arguments: Repository.fixtureFiles())
+    func fixturePassesThroughPostgres(_ file: String) throws {
+        guard let url = testPostgresURL() else { return }
+        let runner = ConformanceRunner(provider: StoreDecisionProvider(makeStore: { try PostgresStateStore(location: try freshPostgresSchema(url)) }))
+        let result = runner.run(file: Repository.root.appendingPathComponent(file).path)
+        #expect(result.passed, "\(file) via PostgreSQL\n\(result.failure?.description ?? "")")
     }
 
     @Test("store decision equals the engine's in every profile", arguments: Repository.fixtureFiles(under: "easemob-legacy")

@@ -12,7 +12,7 @@ struct PostgresNodesTests {
     /// Two facades ("nodes") on one new database, with the example app's users u1–u4 in group g1.
     static func twoNodes() throws -> (PushFacade, PushFacade)? {
         guard let url = testPostgresURL() else { return nil }
-        let location = try freshPostgresDatabase(url)
+        let location = try freshPostgresSchema(url)
         let a = PushFacade(store: try PostgresStateStore(location: location), queuesDeliveries: true)
         let b = PushFacade(store: try PostgresStateStore(location: location), queuesDeliveries: true)
         try a.configure(FacadeTests.app)

@@ -6,6 +6,20 @@ import Testing
 /// The PostgreSQL store against a real server (issue 19, first steps): connecting, migrations.
 @Suite("PostgreSQL store")
 struct PostgresStoreTests {
+    @Test("Schemas: two stores in two schemas of one database keep apart; the URL names the schema")
+    func schemasKeepApart() throws {
+        guard let url = testPostgresURL() else { return }
+        let a = try PostgresStateStore(location: try freshPostgresSchema(url))
+        let b = try PostgresStateStore(location: try freshPostgresSchema(url))
+        try a.write { try $0.setMembers(["u1", "u2"], of: "g") }
+        #expect(try b.read { try $0.members(of: "g") } == [])
+        #expect(try a.read { try $0.members(of: "g") } == ["u1", "u2"])
+        let named = try PostgresLocation(url: url + "?schema=app_demo")
+        #expect(named.schema == "app_demo" && named.description.hasSuffix("?schema=app_demo"))
+        #expect(throws: PostgresLocationError.self) { try PostgresLocation(url: url + "?schema=Bad-Name") }
+        #expect(throws: PostgresLocationError.self) { try PostgresLocation(url: url + "?sslmode=require") }
+    }
+
     @Test("Migrations apply once, also when two stores open a new database together")
     func migrationsApplyOnce() async throws {
         guard let url = testPostgresURL() else { return }

@@ -14,6 +14,11 @@ func testPostgresURL() -> String? {
     return nil
 }
 
+/// A new empty schema in the test cluster's database, for one test (cheaper than a database).
+func freshPostgresSchema(_ url: String) throws -> PostgresLocation {
+    try PostgresLocation(url: url).inSchema("t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20))
+}
+
 /// A new empty database in the test cluster, for one test; returns its location.
 func freshPostgresDatabase(_ url: String) throws -> PostgresLocation {
     var location = try PostgresLocation(url: url)
