@@ -25,19 +25,8 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// - Throws: ``StoreError`` (`unreachable` when the server cannot be reached; `newer-schema`).
     public init(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
         self.location = location
-        let session = try PostgresSession(configuration: location.configuration, target: location.description, logger: logger)
-        self.session = session
-        let schema = location.schema ?? "public"
-        if location.schema != nil {
-            // Checked to be a plain identifier (PostgresLocation.checkSchema), so it can be spelled in SQL.
-            try Self.transaction(session) {
-                try session.query("SELECT pg_advisory_xact_lock(\(Self.schemaLock), hashtext(\(schema)))")
-                try session.execute("CREATE SCHEMA IF NOT EXISTS \(schema)")
-            }
-            try session.execute("SET search_path TO \(schema)")
-        }
-        lockScope = schema
-        try Self.migrate(session, scope: schema)
+        session = try Self.open(location, logger: logger, migrations: Self.migrations)
+        lockScope = location.schema ?? "public"
     }
 
     /// The first key of the advisory lock every write takes ("PBWR"); the second is the schema's hash.
@@ -84,6 +73,23 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
             try? session.execute("ROLLBACK")
             throw error
         }
+    }
+
+    /// Connects, creates the location's schema when missing, sets the session's `search_path` to
+    /// it, and applies the migrations the schema lacks.
+    static func open(_ location: PostgresLocation, logger: Logger, migrations: [Migration]) throws -> PostgresSession {
+        let session = try PostgresSession(configuration: location.configuration, target: location.description, logger: logger)
+        let schema = location.schema ?? "public"
+        if location.schema != nil {
+            // Checked to be a plain identifier (PostgresLocation.checkSchema), so it can be spelled in SQL.
+            try transaction(session) {
+                try session.query("SELECT pg_advisory_xact_lock(\(schemaLock), hashtext(\(schema)))")
+                try session.execute("CREATE SCHEMA IF NOT EXISTS \(schema)")
+            }
+            try session.execute("SET search_path TO \(schema)")
+        }
+        try migrate(session, scope: schema, migrations: migrations)
+        return session
     }
 
     /// The identifiers of the migrations the database has, in the order applied.

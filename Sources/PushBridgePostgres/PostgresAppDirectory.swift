@@ -1,0 +1,109 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import PushBridgeCore
+import PushBridgeStore
+
+/// The service's apps, key hashes and vendor bindings in PostgreSQL (the twin of
+/// `SQLiteAppDirectory`), in schema `pushbridge_service` unless the location names another: every
+/// node of a service sees the same apps.
+public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
+    static let migrations: [PostgresStateStore.Migration] = [
+        PostgresStateStore.Migration(
+            identifier: "2026-11-23-postgres-service-directory",
+            sql: """
+                CREATE TABLE apps (
+                    id text PRIMARY KEY,
+                    key_sha256 bytea NOT NULL UNIQUE CHECK (length(key_sha256) = 32),
+                    created_at bigint NOT NULL
+                );
+                CREATE TABLE vendor_bindings (
+                    app text NOT NULL REFERENCES apps (id),
+                    vendor text NOT NULL CHECK (vendor IN ('easemob', 'tencent')),
+                    key text NOT NULL,
+                    account text NOT NULL,
+                    secret bytea NOT NULL,
+                    signing_key bytea NOT NULL,
+                    token_seconds bigint NOT NULL,
+                    bound_at bigint NOT NULL,
+                    PRIMARY KEY (app, vendor),
+                    UNIQUE (vendor, key)
+                );
+                """),
+    ]
+
+    /// Where it is (no password).
+    public let location: PostgresLocation
+    private let session: PostgresSession
+    private let lock = NSLock()
+
+    /// Connects, creates the schema when missing and brings it up to date.
+    /// - Parameters:
+    ///   - location: the server and database (its schema, or `pushbridge_service`).
+    ///   - logger: postgres-nio's logger.
+    /// - Throws: ``StoreError`` (`unreachable`, `newer-schema`, `postgres`).
+    public init(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
+        let location = location.schema == nil ? try location.inSchema("pushbridge_service") : location
+        self.location = location
+        session = try PostgresStateStore.open(location, logger: logger, migrations: Self.migrations)
+    }
+
+    public func apps() throws -> [RegisteredApp] {
+        try lock.withLock {
+            try session.query("SELECT id, key_sha256, created_at FROM apps ORDER BY created_at, id").map { row in
+                let cells = Cells(row)
+                return RegisteredApp(id: try cells.string(0), keyHash: try cells.bytes(1), createdAt: Instant(milliseconds: try cells.int64(2)))
+            }
+        }
+    }
+
+    public func register(_ app: RegisteredApp) throws -> Bool {
+        try lock.withLock {
+            !(try session.query(
+                "INSERT INTO apps (id, key_sha256, created_at) VALUES (\(app.id), \(ByteBuffer(bytes: app.keyHash)), \(app.createdAt.milliseconds)) ON CONFLICT DO NOTHING RETURNING 1"
+            ).isEmpty)
+        }
+    }
+
+    public func vendorBindings() throws -> [VendorBinding] {
+        try lock.withLock {
+            try session.query(
+                "SELECT app, vendor, key, account, secret, signing_key, token_seconds, bound_at FROM vendor_bindings ORDER BY app, vendor"
+            ).compactMap { row in
+                let cells = Cells(row)
+                guard let vendor = VendorBinding.Vendor(rawValue: try cells.string(1)) else { return nil }
+                return VendorBinding(
+                    app: try cells.string(0), vendor: vendor, key: try cells.string(2), account: try cells.string(3), secret: try cells.bytes(4),
+                    signingKey: try cells.bytes(5), tokenSeconds: try cells.int64(6), boundAt: Instant(milliseconds: try cells.int64(7)))
+            }
+        }
+    }
+
+    public func bind(_ binding: VendorBinding) throws -> Bool {
+        try lock.withLock {
+            try PostgresStateStore.transaction(session) {
+                // One binder at a time, on every node: the key check and the upsert are one step.
+                try session.query("SELECT pg_advisory_xact_lock(\(PostgresStateStore.writeLock), hashtext(\(location.schema ?? "")))")
+                let taken = try session.query(
+                    "SELECT app FROM vendor_bindings WHERE vendor = \(binding.vendor.rawValue) AND key = \(binding.key) AND app <> \(binding.app)")
+                if !taken.isEmpty { return false }
+                try session.query(
+                    """
+                    INSERT INTO vendor_bindings (app, vendor, key, account, secret, signing_key, token_seconds, bound_at)
+                    VALUES (\(binding.app), \(binding.vendor.rawValue), \(binding.key), \(binding.account), \(ByteBuffer(bytes: binding.secret)),
+                        \(ByteBuffer(bytes: binding.signingKey)), \(binding.tokenSeconds), \(binding.boundAt.milliseconds))
+                    ON CONFLICT (app, vendor) DO UPDATE SET key = excluded.key, account = excluded.account, secret = excluded.secret,
+                        signing_key = excluded.signing_key, token_seconds = excluded.token_seconds, bound_at = excluded.bound_at
+                    """)
+                return true
+            }
+        }
+    }
+
+    public func unbind(app: String, vendor: VendorBinding.Vendor) throws -> Bool {
+        try lock.withLock {
+            !(try session.query("DELETE FROM vendor_bindings WHERE app = \(app) AND vendor = \(vendor.rawValue) RETURNING 1").isEmpty)
+        }
+    }
+}
