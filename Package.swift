@@ -109,7 +109,7 @@ let package = Package(
         .target(
             name: "PushBridgeServer",
             dependencies: [
-                "PushBridgeDelivery", "PushBridgeVendorREST", "PushBridgeFacade", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore",
+                "PushBridgeDelivery", "PushBridgePostgres", "PushBridgeVendorREST", "PushBridgeFacade", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore",
                 "PushBridgeJSON", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,3 +1,5 @@
+import Crypto
+import PushBridgePostgres
 import Foundation
 import Logging
 import NIOPosix
@@ -70,18 +72,22 @@ final class ServiceApps: @unchecked Sendable {
     /// Easemob app tokens that checked, until they expire.
     let checkedTokens = VerifiedSignatures()
     private var closed = false
+    /// When the shared directory was last re-read (PostgreSQL).
+    private var lastReload = Date.distantPast
     /// Delivery to APNs, when configured.
     let delivery: ServiceDelivery?
 
     /// Opens the directory (creating the data directory when missing) and, when delivery is
     /// configured, reads its credentials.
     init(configuration: ServiceConfiguration, registry: DialectRegistry = .standard, metrics: ServiceMetrics, logger: Logger) throws {
-        delivery = try configuration.delivery.map { try ServiceDelivery(settings: $0, metrics: metrics, logger: logger) }
+        delivery = try configuration.delivery.map { try ServiceDelivery(settings: $0, releasesClaimsAtStart: configuration.postgres == nil, metrics: metrics, logger: logger) }
         self.configuration = configuration
         self.registry = registry
         self.metrics = metrics
         self.logger = logger
-        if configuration.isInMemory {
+        if let postgres = configuration.postgres {
+            directory = try PostgresAppDirectory(location: postgres)
+        } else if configuration.isInMemory {
             directory = MemoryAppDirectory()
         } else {
             try FileManager.default.createDirectory(atPath: configuration.database + "/apps", withIntermediateDirectories: true)
@@ -93,7 +99,26 @@ final class ServiceApps: @unchecked Sendable {
 
     /// The binding the vendor's requests name (`org/app`, or the SDKAppID).
     func binding(_ vendor: VendorBinding.Vendor, key: String) -> VendorBinding? {
-        lock.withLock { bindings[vendor]?[key] }
+        lock.withLock {
+            if let found = bindings[vendor]?[key] { return found }
+            reloadShared()
+            return bindings[vendor]?[key]
+        }
+    }
+
+    /// On a shared directory (PostgreSQL), re-reads the apps and bindings another node may have
+    /// changed: called on a miss, at most once a second. Call with `lock` held.
+    private func reloadShared() {
+        guard configuration.postgres != nil, Date().timeIntervalSince(lastReload) >= 1 else { return }
+        lastReload = Date()
+        do {
+            for app in try directory.apps() { known[app.id] = app }
+            var fresh: [VendorBinding.Vendor: [String: VendorBinding]] = [:]
+            for binding in try directory.vendorBindings() { fresh[binding.vendor, default: [:]][binding.key] = binding }
+            bindings = fresh
+        } catch {
+            logger.error("reading the shared app directory failed", metadata: ["error": "\(error)"])
+        }
     }
 
     /// An app's vendor bindings.
@@ -135,13 +160,20 @@ final class ServiceApps: @unchecked Sendable {
     }
 
     /// Whether the app exists.
-    func exists(_ id: String) -> Bool { lock.withLock { known[id] != nil } }
+    func exists(_ id: String) -> Bool {
+        lock.withLock {
+            if known[id] == nil { reloadShared() }
+            return known[id] != nil
+        }
+    }
 
     /// What a bearer key may do on an app.
     func access(to id: String, key: String?) -> Access {
         guard let key, !key.isEmpty else { return .unauthenticated }
         let hash = AccessKey.hash(key)
         return lock.withLock {
+            if let app = known[id], AccessKey.matches(app.keyHash, hash) { return .granted }
+            reloadShared()
             if let app = known[id], AccessKey.matches(app.keyHash, hash) { return .granted }
             if known.values.contains(where: { AccessKey.matches($0.keyHash, hash) }) { return .forbidden }
             if let admin = configuration.adminKeyHash, AccessKey.matches(admin, hash) { return .forbidden }
@@ -168,15 +200,28 @@ final class ServiceApps: @unchecked Sendable {
         }
     }
 
+    /// The PostgreSQL schema of an app's state: `app_`, the id lower-cased with characters other
+    /// than a–z, 0–9 and `_` as `_` (at most 40 of them), `_`, and 8 hex digits of the id's SHA-256,
+    /// so ids that differ only in case or punctuation get schemas of their own.
+    static func schema(ofApp id: String) -> String {
+        let readable = String(id.lowercased().unicodeScalars.prefix(40).map { ("a"..."z").contains($0) || ("0"..."9").contains($0) ? Character($0) : "_" })
+        let digest = SHA256.hash(data: Data(id.utf8)).prefix(4).map { String(format: "%02x", $0) }.joined()
+        return "app_" + readable + "_" + digest
+    }
+
     /// The app's tenant, opening its store on first use.
     func tenant(_ id: String) throws -> AppTenant {
         try lock.withLock {
             if let tenant = tenants[id] { return tenant }
             guard !closed else { throw ServiceError.stopping }
             let store: any PushStateStore =
-                configuration.isInMemory
-                ? MemoryStateStore()
-                : try SQLiteStateStore(path: "\(configuration.database)/apps/\(id).sqlite", options: .init(synchronous: configuration.synchronous))
+                if let postgres = configuration.postgres {
+                    try PostgresStateStore(location: try postgres.inSchema(Self.schema(ofApp: id)))
+                } else if configuration.isInMemory {
+                    MemoryStateStore()
+                } else {
+                    try SQLiteStateStore(path: "\(configuration.database)/apps/\(id).sqlite", options: .init(synchronous: configuration.synchronous))
+                }
             let metrics = metrics
             let writer = GroupCommitWriter(
                 store: store, maxBatch: configuration.groupCommitMaxBatch, maxWaitMicroseconds: configuration.groupCommitWaitMicroseconds,

@@ -1,3 +1,4 @@
+import PushBridgePostgres
 import Foundation
 import Logging
 import PushBridgeDialects
@@ -36,7 +37,7 @@ extension ServiceConfiguration {
         "group-commit-wait-microseconds", "repeat-window-seconds", "log-level", "admin-key-sha256",
         "apns-credentials-file", "apns-url", "apns-ca-file", "apns-request-timeout-seconds", "delivery-max-age-seconds",
         "delivery-retry-base-milliseconds", "delivery-concurrency", "delivery-retention-seconds", "feedback-url",
-    ].map { Key(name: $0, isSecret: false) } + [Key(name: "admin-key", isSecret: true)]
+    ].map { Key(name: $0, isSecret: false) } + [Key(name: "admin-key", isSecret: true), Key(name: "store", isSecret: true)]
 
     /// Reads the configuration: defaults, then the YAML file, then `PUSHBRIDGE_…` variables, then flags.
     /// - Parameters:
@@ -123,6 +124,13 @@ extension ServiceConfiguration {
             guard !db.isEmpty else { throw fail("db", "a data directory, or :memory:") }
             c.database = db
         }
+        if let store = values["store"]?.value, store != "sqlite" {
+            do {
+                c.postgres = try PostgresLocation(url: store)
+            } catch let error as PostgresLocationError {
+                throw fail("store", "sqlite, or a PostgreSQL URL postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (\(error.expected))", secret: true)
+            }
+        }
         if let text = values["synchronous"]?.value {
             guard let mode = SQLiteStateStore.Options.Synchronous(rawValue: text.uppercased()) else { throw fail("synchronous", "normal or full") }
             c.synchronous = mode
@@ -198,7 +206,8 @@ extension ServiceConfiguration {
     public var summary: String {
         """
         listen: \(host):\(port)
-        db: \(database)
+        store: \(postgres.map { "\($0) (apps in schema pushbridge_service, each app's state in app_…)" } ?? "sqlite")
+        db: \(database)\(postgres == nil ? "" : " (unused with PostgreSQL)")
         synchronous: \(synchronous.rawValue.lowercased())
         body-limit-bytes: \(bodyLimitBytes)
         request-timeout-seconds: \(requestTimeoutSeconds)

@@ -1,5 +1,6 @@
 import Logging
 import PushBridgeFacade
+import PushBridgePostgres
 import PushBridgeStore
 
 /// Everything `pushbridge serve` is started with (SPEC §11). Read by
@@ -32,6 +33,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var logLevel: Logger.Level
     /// Delivery to APNs (SPEC §13); `nil`: decisions only, nothing is queued.
     public var delivery: Delivery?
+    /// The state on PostgreSQL, shared by several nodes (`store: postgres://…`); `nil`: SQLite
+    /// files in ``database``.
+    public var postgres: PostgresLocation?
 
     /// Delivery settings: the credentials file and how deliveries are paced and retried.
     public struct Delivery: Sendable, Equatable {

@@ -11,6 +11,9 @@ import Synchronization
 /// through the app's group-commit writer.
 final class ServiceDelivery: Sendable {
     let settings: ServiceConfiguration.Delivery
+    /// Whether a worker ends every claim at start: only when this process alone uses the store
+    /// (SQLite). On a shared PostgreSQL, another node's claims must lapse instead.
+    let releasesClaimsAtStart: Bool
     let client: APNsClient
     let policy: DeliveryPolicy
     let feedback: FeedbackNotifier?
@@ -22,7 +25,8 @@ final class ServiceDelivery: Sendable {
 
     /// Reads the credentials and opens the APNs clients.
     /// - Throws: ``ConfigurationError`` for a credential or CA file that cannot be used.
-    init(settings: ServiceConfiguration.Delivery, metrics: ServiceMetrics, logger: Logger) throws {
+    init(settings: ServiceConfiguration.Delivery, releasesClaimsAtStart: Bool = true, metrics: ServiceMetrics, logger: Logger) throws {
+        self.releasesClaimsAtStart = releasesClaimsAtStart
         self.settings = settings
         self.metrics = metrics
         self.logger = logger
@@ -56,7 +60,7 @@ final class ServiceDelivery: Sendable {
             workerError: { app, error in logger.error("delivery worker", metadata: ["app": "\(app)", "error": "\(error)"]) })
         let worker = DeliveryWorker(
             app: tenant.id, outbox: TenantOutbox(tenant: tenant, metrics: metrics), sender: client, policy: policy,
-            settings: .init(concurrency: settings.concurrency, retentionSeconds: settings.retentionSeconds, releasesClaimsAtStart: true),
+            settings: .init(concurrency: settings.concurrency, retentionSeconds: settings.retentionSeconds, releasesClaimsAtStart: releasesClaimsAtStart),
             observer: observer, feedback: feedback)
         workers.withLock { workers in
             guard workers[tenant.id] == nil else { return }

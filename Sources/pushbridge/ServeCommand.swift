@@ -20,6 +20,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The data directory (apps and their stores), or :memory:.")
     var db: String?
 
+    @Option(help: "sqlite (files in --db), or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE to share state between nodes.")
+    var store: String?
+
     @Option(help: "HOST:PORT to listen on (port 0: any free port).")
     var listen: String?
 
@@ -32,6 +35,7 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         var overrides: [(key: String, value: String, flag: String)] = []
         if let db { overrides.append(("db", db, "--db")) }
+        if let store { overrides.append(("store", store, "--store")) }
         if let listen { overrides.append(("listen", listen, "--listen")) }
         if let logLevel { overrides.append(("log-level", logLevel, "--log-level")) }
         let configuration: ServiceConfiguration
