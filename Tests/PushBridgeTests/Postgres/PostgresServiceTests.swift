@@ -1,4 +1,7 @@
+import AsyncHTTPClient
 import Foundation
+import HTTPTypes
+import NIOHTTP1
 import PushBridgeAPNsMock
 import PushBridgeDelivery
 import PushBridgeJSON
@@ -11,6 +14,16 @@ import Testing
 /// and their delivery workers deliver every push exactly once between them.
 @Suite("PostgreSQL service nodes")
 struct PostgresServiceTests {
+    /// One node, called with async-http-client.
+    struct Node: Sendable {
+        let http: HTTPClient
+        let base: String
+
+        func call(_ method: HTTPRequest.Method, _ path: String, key: String?, body: String? = nil) async throws -> Reply {
+            try await http.call(NIOHTTP1.HTTPMethod(rawValue: method.rawValue), base + path, key: key, body: body)
+        }
+    }
+
     @Test("Two nodes, one database: apps, members and badges are shared; every push delivered once")
     func twoNodesShareOneDatabase() async throws {
         guard let url = testPostgresURL() else { return }
@@ -21,10 +34,14 @@ struct PostgresServiceTests {
                 c.postgres = location
                 try! ServiceDeliveryTests.configure(&c, kit: kit, mock: mock)
             }
-            try await withLiveService(database: temporaryDirectory(), configure) { a in
-                try await withLiveService(database: temporaryDirectory(), configure) { b in
+            try await withLiveService(database: temporaryDirectory(), configure) { liveA in
+                try await withLiveService(database: temporaryDirectory(), configure) { liveB in
+                  try await withHTTPClient { http in
+                    // async-http-client reconnects when a node closes an idle connection (a loaded machine).
+                    let a = Node(http: http, base: "http://127.0.0.1:\(liveA.port)")
+                    let b = Node(http: http, base: "http://127.0.0.1:\(liveB.port)")
                     // The app and its users are made on node A.
-                    let key = try await setUpExampleApp(a, app: "shared")
+                    let key = try await setUpExampleApp(app: "shared") { method, path, key, body in try await a.call(method, path, key: key, body: body) }
                     for user in (1...6).map({ "n\($0)" }) {
                         let token = String(repeating: String(user.utf8.last!, radix: 16), count: 32)
                         let calls = #"[{"call":"initializeSDK","appkey":"1#2","apnsCertName":"agoraTest"},{"call":"registerForRemoteNotificationsWithDeviceToken","deviceToken":"\#(token)"}]"#
@@ -33,6 +50,8 @@ struct PostgresServiceTests {
                     #expect(try await a.call(.put, "/v1/apps/shared/groups/team/members", key: key, body: #"{"members":["n1","n2","n3","n4","n5","n6"]}"#).status == 200)
                     // Node B serves the app at once (it reads the shared directory on a miss).
                     #expect(try await b.call(.get, "/v1/apps/shared/groups/team/members", key: key).json?["members"]?.arrayValue?.count == 6)
+                    _ = liveA
+                    _ = liveB
 
                     // Messages to both nodes at once.
                     let perNode = 15
@@ -61,6 +80,7 @@ struct PostgresServiceTests {
                     let ids = mock.requests.compactMap(\.apnsID)
                     #expect(ids.count == 2 * perNode * 5, "one request per push")
                     #expect(Set(ids).count == ids.count, "no delivery sent by both nodes")
+                  }
                 }
             }
         }
