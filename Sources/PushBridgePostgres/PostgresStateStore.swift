@@ -15,6 +15,9 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     public let location: PostgresLocation
     let session: PostgresSession
     let lock = NSLock()
+    let logger: Logger
+    private let readerLock = NSLock()
+    private var idleReaders: [PostgresSession] = []
     /// The schema: advisory locks are per schema, so apps sharing a database do not wait for each other.
     let lockScope: String
 
@@ -25,6 +28,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// - Throws: ``StoreError`` (`unreachable` when the server cannot be reached; `newer-schema`).
     public init(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
         self.location = location
+        self.logger = logger
         session = try Self.open(location, logger: logger, migrations: Self.migrations)
         lockScope = location.schema ?? "public"
     }
@@ -43,12 +47,30 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
         }
     }
 
+    /// Reads run on connections of their own, so they never wait for a write: a snapshot
+    /// (repeatable read, read only) on an idle reader, or on a new one.
     public func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
-        try lock.withLock {
-            try Self.transaction(session, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
-                try body(Transaction(session, writable: false))
+        let reader = try takeReader()
+        do {
+            let result = try Self.transaction(reader, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+                try body(Transaction(reader, writable: false))
             }
+            readerLock.withLock { idleReaders.append(reader) }
+            return result
+        } catch let error as StoreError where error.code == .unreachable {
+            throw error  // a broken connection is not kept
+        } catch {
+            readerLock.withLock { idleReaders.append(reader) }
+            throw error
         }
+    }
+
+    /// An idle reader connection, or a new one (in the store's schema, already migrated).
+    private func takeReader() throws -> PostgresSession {
+        if let reader = readerLock.withLock({ idleReaders.popLast() }) { return reader }
+        let reader = try PostgresSession(configuration: location.configuration, target: location.description, logger: logger)
+        if let schema = location.schema { try reader.execute("SET search_path TO \(schema)") }
+        return reader
     }
 
     /// Group commit: one transaction around all writers, each in a savepoint.
