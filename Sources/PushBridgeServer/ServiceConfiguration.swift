@@ -55,6 +55,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public var concurrency: Int = 256
         /// How long delivered and failed deliveries stay readable.
         public var retentionSeconds: Int64 = 86_400
+        /// How long a worker's claim on a delivery lasts: a node that dies gives its claimed
+        /// deliveries up to the other nodes after this long (PostgreSQL).
+        public var leaseSeconds: Int64 = 60
         /// Where removed devices and final failures are `POST`ed, if anywhere.
         public var feedbackURL: String?
 

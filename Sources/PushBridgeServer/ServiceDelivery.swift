@@ -60,7 +60,9 @@ final class ServiceDelivery: Sendable {
             workerError: { app, error in logger.error("delivery worker", metadata: ["app": "\(app)", "error": "\(error)"]) })
         let worker = DeliveryWorker(
             app: tenant.id, outbox: TenantOutbox(tenant: tenant, metrics: metrics), sender: client, policy: policy,
-            settings: .init(concurrency: settings.concurrency, retentionSeconds: settings.retentionSeconds, releasesClaimsAtStart: releasesClaimsAtStart),
+            settings: .init(
+                concurrency: settings.concurrency, claimSeconds: settings.leaseSeconds, retentionSeconds: settings.retentionSeconds,
+                releasesClaimsAtStart: releasesClaimsAtStart),
             observer: observer, feedback: feedback)
         workers.withLock { workers in
             guard workers[tenant.id] == nil else { return }
