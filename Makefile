@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: deps test-deps core demo demo-serve demo-vendor-rest test build bench bench-serve bench-deliver clean
+.PHONY: deps test-deps core demo demo-serve demo-vendor-rest test build bench bench-serve bench-deliver bench-postgres clean
 
 ## deps: install the system libraries PushBridge links (json-c, sqlite3, zlib) and pkg-config when missing.
 ## Found through pkg-config only (no fixed include paths): apt-get on Debian/Ubuntu, Homebrew on macOS.
@@ -73,6 +73,12 @@ bench-deliver: deps
 	@command -v h2load >/dev/null 2>&1 || { echo "Installing h2load (nghttp2-client, missing)..."; $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nghttp2-client; }
 	$(SWIFT) build -c release --product pushbridge-bench
 	@.build/release/pushbridge-bench --deliver
+
+## bench-postgres: release build, then one node against two on one PostgreSQL (wrk) and the 100,000-member fan-out beside SQLite, on a throwaway cluster
+bench-postgres: deps
+	@command -v wrk >/dev/null 2>&1 || { echo "Installing wrk (missing)..."; $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq wrk; }
+	$(SWIFT) build -c release --product pushbridge-bench
+	@Tests/Scripts/with-postgres.sh .build/release/pushbridge-bench --postgres
 
 clean:
 	rm -rf .build

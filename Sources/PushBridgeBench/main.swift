@@ -45,6 +45,12 @@ if arguments.contains("--serve") {  // `make bench-serve`: the HTTP service unde
     runToCompletion { try await runServeBench(seconds: seconds) }
 }
 
+if arguments.contains("--postgres") {  // `make bench-postgres`: several nodes on one PostgreSQL
+    let seconds = arguments.firstIndex(of: "--seconds").map { Int(arguments[$0 + 1]) ?? 10 } ?? 10
+    let members = arguments.firstIndex(of: "--members").map { Int(arguments[$0 + 1]) ?? 100_000 } ?? 100_000
+    runToCompletion { try await runPostgresBench(seconds: seconds, members: members) }
+}
+
 if arguments.contains("--deliver") {  // `make bench-deliver`: the service into the mock APNs, beside h2load
     let members = arguments.firstIndex(of: "--members").map { Int(arguments[$0 + 1]) ?? 100_000 } ?? 100_000
     runToCompletion { try await runDeliverBench(members: members) }
