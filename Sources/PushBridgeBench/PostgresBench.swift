@@ -108,8 +108,15 @@ func runPostgresBench(seconds runSeconds: Int, members: Int) async throws {
     _ = wrk(url: messages(0), body: oneToOne, connections: 8, seconds: 1, key: key)  // warm-up
     let single = wrk(url: messages(0), body: oneToOne, connections: 32, seconds: runSeconds, key: key)
     let (url0, url1) = (messages(0), messages(1))
-    async let first = Task.detached { wrk(url: url0, body: oneToOne, connections: 32, seconds: runSeconds, key: key) }.value
-    async let second = Task.detached { wrk(url: url1, body: oneToOne, connections: 32, seconds: runSeconds, key: key) }.value
+    // wrk blocks its thread while it runs: give each its own thread, not one of the (two, on two
+    // cores) cooperative threads the nodes' request handlers need.
+    func wrkOnItsOwnThread(_ url: String) async -> WrkFigures {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: wrk(url: url, body: oneToOne, connections: 32, seconds: runSeconds, key: key)) }
+        }
+    }
+    async let first = wrkOnItsOwnThread(url0)
+    async let second = wrkOnItsOwnThread(url1)
     let (x, y) = await (first, second)
     for (_, group) in nodes { await group.triggerGracefulShutdown() }
     let non2xx = single.non2xx + x.non2xx + y.non2xx
