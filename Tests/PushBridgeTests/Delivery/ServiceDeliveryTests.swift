@@ -21,6 +21,9 @@ struct ServiceDeliveryTests {
         d.requestTimeoutSeconds = 2
         d.feedbackURL = feedback
         c.delivery = d
+        // The test's HTTP client keeps one connection: on a loaded machine it can sit idle for longer
+        // than the default 10 s while a test works elsewhere, and the service would close it.
+        c.requestTimeoutSeconds = 300
     }
 
     /// Polls a message until no delivery is queued (at most `seconds`), and returns its body.
