@@ -167,8 +167,8 @@ extension PostgresStateStore {
         func save(_ state: UserState, replacing previous: UserState?) throws {
             try checkWritable()
             let bound = try state.boundCertificate.map { try certificateID($0) }
-            let (presence, since) = Self.encode(state.presence)
-            let remind = state.app.remindType.map(Self.encode)
+            let (presence, since) = StoredCodes.encode(state.presence)
+            let remind = state.app.remindType.map(StoredCodes.encode)
             let style = state.displayStyle == .messageSummary ? 1 : 0
             let upserted = try rows(
                 """
@@ -217,7 +217,7 @@ extension PostgresStateStore {
                 try session.query(
                     """
                     INSERT INTO conversation_settings (user_id, group_chat, conversation, remind, silent_start, silent_until)
-                    VALUES (\(key), \(conversation.kind == .group), \(conversation.id), \(settings.remindType.map(Self.encode)),
+                    VALUES (\(key), \(conversation.kind == .group), \(conversation.id), \(settings.remindType.map(StoredCodes.encode)),
                         \(settings.silentPeriod?.start.milliseconds), \(settings.silentPeriod?.until.milliseconds))
                     ON CONFLICT (user_id, group_chat, conversation) DO UPDATE SET remind = excluded.remind,
                         silent_start = excluded.silent_start, silent_until = excluded.silent_until
@@ -416,7 +416,7 @@ extension PostgresStateStore {
                 UPDATE deliveries d SET state = x.s, status = nullif(x.st, -1), reason = CASE WHEN x.hr THEN x.r END,
                     due_at = coalesce(nullif(x.due, -1), d.due_at), claimed_until = 0,
                     attempts = d.attempts + 1, updated_at = \(now.milliseconds), device_removed = x.removed
-                FROM unnest(\(settlements.map(\.id))::bigint[], \(settlements.map { Int64(Self.code($0.state)) })::bigint[],
+                FROM unnest(\(settlements.map(\.id))::bigint[], \(settlements.map { Int64(StoredCodes.code($0.state)) })::bigint[],
                     \(settlements.map { Int64($0.status ?? -1) })::bigint[], \(settlements.map { $0.reason ?? "" })::text[],
                     \(settlements.map { $0.reason != nil })::boolean[], \(settlements.map { $0.retryAt?.milliseconds ?? -1 })::bigint[],
                     \(settlements.map(\.deviceRemoved))::boolean[])
@@ -440,7 +440,7 @@ extension PostgresStateStore {
                 "SELECT id, receiver, token, state, attempts, status, reason, updated_at, device_removed FROM deliveries WHERE message_id = \(id) ORDER BY id"
             ).map { row in
                 DeliveryRecord(
-                    id: try row.int64(0), receiver: try row.string(1), token: try row.string(2), state: try Self.deliveryState(try row.int(3)),
+                    id: try row.int64(0), receiver: try row.string(1), token: try row.string(2), state: try StoredCodes.deliveryState(try row.int(3)),
                     attempts: try row.int(4), status: try row.optionalInt(5), reason: try row.optionalString(6),
                     updatedAt: Instant(milliseconds: try row.int64(7)), deviceRemoved: try row.bool(8))
             }
@@ -455,7 +455,7 @@ extension PostgresStateStore {
         func outboxCounts() throws -> OutboxCounts {
             var counts = OutboxCounts(queued: 0, delivered: 0, failed: 0)
             for row in try rows("SELECT state, count(*) FROM deliveries GROUP BY state") {
-                switch try Self.deliveryState(try row.int(0)) {
+                switch try StoredCodes.deliveryState(try row.int(0)) {
                 case .queued: counts.queued = try row.int(1)
                 case .delivered: counts.delivered = try row.int(1)
                 case .failed: counts.failed = try row.int(1)
@@ -488,7 +488,7 @@ extension PostgresStateStore {
             default: state.presence = .offline
             }
             state.badge = try row.int(6)
-            state.app.remindType = try Self.decodeRemind(try row.optionalInt(7), column: "users.app_remind")
+            state.app.remindType = try StoredCodes.decodeRemind(try row.optionalInt(7), column: "users.app_remind")
             if let start = try row.optionalInt(8), let end = try row.optionalInt(9) {
                 guard (0..<1440).contains(start), (1...1440).contains(end) else {
                     throw StoreError(.unexpectedValue, "window \(start)–\(end)", context: "users.window_start")
@@ -507,55 +507,13 @@ extension PostgresStateStore {
         /// Reads (remind, silent_start, silent_until) starting at `offset`.
         func readConversation(_ row: Cells, offset: Int) throws -> ConversationPushSettings {
             var settings = ConversationPushSettings()
-            settings.remindType = try Self.decodeRemind(try row.optionalInt(offset), column: "conversation_settings.remind")
+            settings.remindType = try StoredCodes.decodeRemind(try row.optionalInt(offset), column: "conversation_settings.remind")
             if let start = try row.optionalInt64(offset + 1), let until = try row.optionalInt64(offset + 2) {
                 settings.silentPeriod = SilentPeriod(start: Instant(milliseconds: start), until: Instant(milliseconds: until))
             }
             return settings
         }
 
-        static func encode(_ presence: Presence) -> (Int, Int64?) {
-            switch presence {
-            case .offline: return (0, nil)
-            case .online: return (1, nil)
-            case .background(let since): return (2, since.milliseconds)
-            }
-        }
-
-        static func encode(_ remind: RemindType) -> Int {
-            switch remind {
-            case .all: return 0
-            case .mentionOnly: return 1
-            case .none: return 2
-            }
-        }
-
-        static func decodeRemind(_ code: Int?, column: String) throws -> RemindType? {
-            switch code {
-            case nil: return nil
-            case 0: return .all
-            case 1: return .mentionOnly
-            case 2: return RemindType.none
-            case let other?: throw StoreError(.unexpectedValue, "remind type code \(other)", context: column)
-            }
-        }
-
-        static func code(_ state: DeliveryState) -> Int {
-            switch state {
-            case .queued: return 0
-            case .delivered: return 1
-            case .failed: return 2
-            }
-        }
-
-        static func deliveryState(_ code: Int) throws -> DeliveryState {
-            switch code {
-            case 0: return .queued
-            case 1: return .delivered
-            case 2: return .failed
-            default: throw StoreError(.unexpectedValue, "delivery state \(code)", context: "deliveries.state")
-            }
-        }
     }
 }
 

@@ -146,7 +146,7 @@ extension SQLiteStateStore {
         func save(_ state: UserState, replacing previous: UserState?) throws {
             try checkWritable()
             let bound = try state.boundCertificate.map { try certificateID($0) }
-            let (presence, since) = Self.encode(state.presence)
+            let (presence, since) = StoredCodes.encode(state.presence)
             let upsert = try connection.statement(
                 """
                 INSERT INTO users (name, configured, bound_certificate, presence, background_since,
@@ -160,7 +160,7 @@ extension SQLiteStateStore {
                 RETURNING id
                 """)
             upsert.bind(1, state.user).bind(4, bound).bind(5, presence).bind(6, since)
-                .bind(7, state.backgroundGraceSeconds).bind(9, state.app.remindType.map(Self.encode))
+                .bind(7, state.backgroundGraceSeconds).bind(9, state.app.remindType.map(StoredCodes.encode))
                 .bind(10, state.app.window?.startMinute).bind(11, state.app.window?.endMinute)
                 .bind(12, state.app.silentPeriod?.start.milliseconds).bind(13, state.app.silentPeriod?.until.milliseconds)
                 .bind(14, state.displayStyle == .messageSummary ? 1 : 0).bind(15, state.displayName).bind(16, state.language)
@@ -202,7 +202,7 @@ extension SQLiteStateStore {
                     VALUES (?, ?, ?, ?, ?, ?)
                     """
                 )
-                .bind(1, key).bind(2, conversation.kind == .group ? 1 : 0).bind(3, conversation.id).bind(4, settings.remindType.map(Self.encode))
+                .bind(1, key).bind(2, conversation.kind == .group ? 1 : 0).bind(3, conversation.id).bind(4, settings.remindType.map(StoredCodes.encode))
                 .bind(5, settings.silentPeriod?.start.milliseconds).bind(6, settings.silentPeriod?.until.milliseconds).run()
             }
             let oldCards = previous?.nameCards ?? [:]
@@ -390,7 +390,7 @@ extension SQLiteStateStore {
                 """)
             for s in settlements {
                 update.reset()
-                try update.bind(1, s.id).bind(2, Self.code(s.state)).bind(3, s.status).bind(4, s.reason).bind(5, s.retryAt?.milliseconds)
+                try update.bind(1, s.id).bind(2, StoredCodes.code(s.state)).bind(3, s.status).bind(4, s.reason).bind(5, s.retryAt?.milliseconds)
                     .bind(6, now.milliseconds).bind(7, s.deviceRemoved ? 1 : 0).run()
             }
         }
@@ -413,7 +413,7 @@ extension SQLiteStateStore {
             while try rows.step() {
                 out.append(
                     DeliveryRecord(
-                        id: rows.int64(0), receiver: rows.string(1), token: rows.string(2), state: try Self.deliveryState(rows.int(3)),
+                        id: rows.int64(0), receiver: rows.string(1), token: rows.string(2), state: try StoredCodes.deliveryState(rows.int(3)),
                         attempts: rows.int(4), status: rows.optionalInt(5), reason: rows.optionalString(6),
                         updatedAt: Instant(milliseconds: rows.int64(7)), deviceRemoved: rows.int(8) == 1))
             }
@@ -430,30 +430,13 @@ extension SQLiteStateStore {
             let rows = try connection.statement("SELECT state, count(*) FROM deliveries GROUP BY state")
             var counts = OutboxCounts(queued: 0, delivered: 0, failed: 0)
             while try rows.step() {
-                switch try Self.deliveryState(rows.int(0)) {
+                switch try StoredCodes.deliveryState(rows.int(0)) {
                 case .queued: counts.queued = rows.int(1)
                 case .delivered: counts.delivered = rows.int(1)
                 case .failed: counts.failed = rows.int(1)
                 }
             }
             return counts
-        }
-
-        static func code(_ state: DeliveryState) -> Int {
-            switch state {
-            case .queued: return 0
-            case .delivered: return 1
-            case .failed: return 2
-            }
-        }
-
-        static func deliveryState(_ code: Int) throws -> DeliveryState {
-            switch code {
-            case 0: return .queued
-            case 1: return .delivered
-            case 2: return .failed
-            default: throw StoreError(.unexpectedValue, "delivery state \(code)", context: "deliveries.state")
-            }
         }
 
         func receiver(_ row: Statement, conversation: ConversationKey) throws -> StoredReceiver {
@@ -500,7 +483,7 @@ extension SQLiteStateStore {
             default: state.presence = .offline
             }
             state.badge = row.int(6)
-            state.app.remindType = try Self.decodeRemind(row.optionalInt(7), column: "users.app_remind")
+            state.app.remindType = try StoredCodes.decodeRemind(row.optionalInt(7), column: "users.app_remind")
             if let start = row.optionalInt(8), let end = row.optionalInt(9) {
                 guard (0..<1440).contains(start), (1...1440).contains(end) else {
                     throw StoreError(.unexpectedValue, "window \(start)–\(end)", context: "users.window_start")
@@ -519,37 +502,11 @@ extension SQLiteStateStore {
         /// Reads (remind, silent_start, silent_until) starting at `offset`.
         func readConversation(_ row: Statement, offset: Int32) throws -> ConversationPushSettings {
             var settings = ConversationPushSettings()
-            settings.remindType = try Self.decodeRemind(row.optionalInt(offset), column: "conversation_settings.remind")
+            settings.remindType = try StoredCodes.decodeRemind(row.optionalInt(offset), column: "conversation_settings.remind")
             if let start = row.optionalInt64(offset + 1), let until = row.optionalInt64(offset + 2) {
                 settings.silentPeriod = SilentPeriod(start: Instant(milliseconds: start), until: Instant(milliseconds: until))
             }
             return settings
-        }
-
-        static func encode(_ presence: Presence) -> (Int, Int64?) {
-            switch presence {
-            case .offline: return (0, nil)
-            case .online: return (1, nil)
-            case .background(let since): return (2, since.milliseconds)
-            }
-        }
-
-        static func encode(_ remind: RemindType) -> Int {
-            switch remind {
-            case .all: return 0
-            case .mentionOnly: return 1
-            case .none: return 2
-            }
-        }
-
-        static func decodeRemind(_ code: Int?, column: String) throws -> RemindType? {
-            switch code {
-            case nil: return nil
-            case 0: return .all
-            case 1: return .mentionOnly
-            case 2: return RemindType.none
-            case let other?: throw StoreError(.unexpectedValue, "remind type code \(other)", context: column)
-            }
         }
 
         static func jsonArray(_ strings: [String]) -> [UInt8] {
