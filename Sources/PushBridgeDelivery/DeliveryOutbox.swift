@@ -32,10 +32,10 @@ public struct FacadeOutbox: DeliveryOutbox {
         try facade.settleDeliveries(settlements, dead: dead, at: now)
     }
 
-    public func releaseClaims() async throws { try facade.store.write { try $0.releaseDeliveryClaims() } }
-    public func nextDue() async throws -> Instant? { try facade.store.read { try $0.nextDeliveryDue() } }
-    public func prune(settledBefore cutoff: Instant) async throws -> Int { try facade.store.write { try $0.pruneDeliveries(settledBefore: cutoff) } }
-    public func counts() async throws -> OutboxCounts { try facade.store.read { try $0.outboxCounts() } }
+    public func releaseClaims() async throws { try facade.releaseDeliveryClaims() }
+    public func nextDue() async throws -> Instant? { try facade.outboxState().nextDue }
+    public func prune(settledBefore cutoff: Instant) async throws -> Int { try facade.pruneDeliveries(settledBefore: cutoff) }
+    public func counts() async throws -> OutboxCounts { try facade.outboxState().counts }
 }
 
 /// What a worker reports, for metrics and logs (no token, user or message id in the counters).

@@ -64,6 +64,21 @@ extension PushFacade {
         try store.write { try $0.claimDeliveries(dueBy: now, claimUntil: claimUntil, limit: limit) }
     }
 
+    /// Ends every claim (a store one process owns, at start).
+    public func releaseDeliveryClaims() throws {
+        try store.write { try $0.releaseDeliveryClaims() }
+    }
+
+    /// Forgets delivered and failed deliveries last changed before `cutoff`; returns how many.
+    public func pruneDeliveries(settledBefore cutoff: Instant) throws -> Int {
+        try store.write { try $0.pruneDeliveries(settledBefore: cutoff) }
+    }
+
+    /// The outbox's counts and when its next queued delivery is due, read in one snapshot.
+    public func outboxState() throws -> (counts: OutboxCounts, nextDue: Instant?) {
+        try store.read { (try $0.outboxCounts(), try $0.nextDeliveryDue()) }
+    }
+
     /// A message's deliveries and where each stands.
     public func deliveries(ofMessage id: String) throws -> [DeliveryRecord] {
         try store.read { try $0.deliveries(ofMessage: id) }

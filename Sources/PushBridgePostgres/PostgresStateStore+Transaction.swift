@@ -89,10 +89,7 @@ extension PostgresStateStore {
 
         /// The row id of a certificate, inserting it when new (certificates are interned, never changed).
         func certificateID(_ certificate: Certificate) throws -> Int64 {
-            if let (id, _) = try certificatesByID().first(where: { $0.value == certificate }) { return id }
-            // Another node may intern the same certificate at once: serialise on a lock per bundle id.
-            try session.query("SELECT pg_advisory_xact_lock(hashtext(\(certificate.bundleId)))")
-            certificates = nil
+            // No other node can intern one meanwhile: every write holds the schema's write lock.
             if let (id, _) = try certificatesByID().first(where: { $0.value == certificate }) { return id }
             let row = try rows(
                 "INSERT INTO certificates (name, busi_id, bundle_id, environment) VALUES (\(certificate.name), \(certificate.busiId), \(certificate.bundleId), \(certificate.environment.rawValue)) RETURNING id"
@@ -104,8 +101,7 @@ extension PostgresStateStore {
 
         func certificate(_ id: Int64?, column: String) throws -> Certificate? {
             guard let id else { return nil }
-            if let certificate = try certificatesByID()[id] { return certificate }
-            certificates = nil  // interned by another node since this transaction read them
+            // The rows and the certificates come from one snapshot (or from under the write lock).
             guard let certificate = try certificatesByID()[id] else {
                 throw StoreError(.unexpectedValue, "certificate \(id) does not exist", context: column)
             }

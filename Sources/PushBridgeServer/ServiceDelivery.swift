@@ -107,20 +107,21 @@ struct TenantOutbox: DeliveryOutbox {
     }
 
     func releaseClaims() async throws {
-        try await tenant.write(waking: false) { facade in try facade.store.write { try $0.releaseDeliveryClaims() } }
+        try await tenant.write(waking: false) { try $0.releaseDeliveryClaims() }
     }
 
+    /// Also updates the queue-depth gauge, from the same snapshot.
     func nextDue() async throws -> Instant? {
-        let counts = try await counts()
-        metrics.deliveryQueue(app: tenant.id, depth: counts.queued)
-        return try await tenant.read { facade in try facade.store.read { try $0.nextDeliveryDue() } }
+        let state = try await tenant.read { try $0.outboxState() }
+        metrics.deliveryQueue(app: tenant.id, depth: state.counts.queued)
+        return state.nextDue
     }
 
     func prune(settledBefore cutoff: Instant) async throws -> Int {
-        try await tenant.write(waking: false) { facade in try facade.store.write { try $0.pruneDeliveries(settledBefore: cutoff) } }
+        try await tenant.write(waking: false) { try $0.pruneDeliveries(settledBefore: cutoff) }
     }
 
     func counts() async throws -> OutboxCounts {
-        try await tenant.read { facade in try facade.store.read { try $0.outboxCounts() } }
+        try await tenant.read { try $0.outboxState().counts }
     }
 }
