@@ -35,12 +35,15 @@ public struct PayloadRenderer: Sendable {
     }
 
     /// The alert a receiver sees for a message (before any shortening).
-    public func alert(for message: PushMessage, sender: UserState?, receiver: UserState, profile: Profile, app: AppConfiguration) -> Alert {
+    /// - Parameter derivedContent: the message's ``PushMessage/derivedContent`` when already known.
+    public func alert(
+        for message: PushMessage, sender: UserState?, receiver: UserState, profile: Profile, app: AppConfiguration, derivedContent: String? = nil
+    ) -> Alert {
         var body: String
         if receiver.displayStyle == .simpleBanner {
             body = profile.genericBody
         } else {
-            body = summary(message, sender: sender, receiver: receiver, profile: profile)
+            body = summary(message, sender: sender, receiver: receiver, profile: profile, derivedContent: derivedContent)
         }
         var title = message.pushTitle
         if let v = message.pushContent { body = v }
@@ -63,15 +66,17 @@ public struct PayloadRenderer: Sendable {
     }
 
     /// The content a receiver sees: the override, else a translation in the preferred language, else the parts.
-    public func content(of message: PushMessage, for receiver: UserState) -> String {
+    /// - Parameter derivedContent: the message's ``PushMessage/derivedContent`` when already known.
+    public func content(of message: PushMessage, for receiver: UserState, derivedContent: String? = nil) -> String {
         if let override = message.contentOverride { return override }
         if let language = receiver.language, let translated = message.translations[language] { return translated }
-        return message.derivedContent
+        return derivedContent ?? message.derivedContent
     }
 
     /// The `MessageSummary` body for a profile.
-    public func summary(_ message: PushMessage, sender: UserState?, receiver: UserState, profile: Profile) -> String {
-        let content = content(of: message, for: receiver)
+    /// - Parameter derivedContent: the message's ``PushMessage/derivedContent`` when already known.
+    public func summary(_ message: PushMessage, sender: UserState?, receiver: UserState, profile: Profile, derivedContent: String? = nil) -> String {
+        let content = content(of: message, for: receiver, derivedContent: derivedContent)
         let displayName = sender?.displayName.flatMap { $0.isEmpty ? nil : $0 }
         switch profile.bodyFormat {
         case .nameColonContent:
@@ -103,35 +108,16 @@ public struct PayloadRenderer: Sendable {
     }
 
     /// Renders the payload, shortening the body (then the title) to fit.
+    ///
+    /// This is the reference path: every part is written for this one receiver. ``PreparedPush``
+    /// writes the same bytes from parts shared by the receivers of one message.
     public func render(_ message: PushMessage, sender: UserState?, receiver: UserState, profile: Profile, app: AppConfiguration) -> Outcome {
-        var alert = alert(for: message, sender: sender, receiver: receiver, profile: profile, app: app)
+        let alert = alert(for: message, sender: sender, receiver: receiver, profile: profile, app: app)
         let counter = message.ignoreBadge ? receiver.badge : receiver.badge + 1
-        let badge: Int? = message.ignoreBadge ? nil : (message.badgeOverride ?? counter)
-        let parts = Parts(
-            badge: badge, sound: sound(for: message, receiver: receiver), category: message.category,
-            mutableContent: message.mutableContent, custom: customKeys(message, receiver: receiver, profile: profile),
-            form: profile.alertForm)
-
-        let full = parts.write(alert)
-        if full.count <= limit { return .payload(full, badgeCounter: counter) }
-
-        // Shorten the body: keep the longest grapheme prefix such that prefix + "…" fits.
-        let fullBody = alert.body
-        alert.body = ""
-        let bodyBudget = limit - parts.write(alert).count + 2  // bytes available for the body literal, quotes included
-        if let body = PayloadRenderer.shortened(fullBody, toLiteralBytes: bodyBudget) {
-            alert.body = body
-            return .payload(parts.write(alert), badgeCounter: counter)
-        }
-        // Even "…" alone does not fit as the body: keep "…" and shorten the title.
-        alert.body = PayloadRenderer.ellipsis
-        guard let fullTitle = alert.title else { return .tooLarge }
-        alert.title = ""
-        let titleBudget = limit - parts.write(alert).count + 2
-        guard let title = PayloadRenderer.shortened(fullTitle, toLiteralBytes: titleBudget) else { return .tooLarge }
-        alert.title = title
-        let bytes = parts.write(alert)
-        return bytes.count <= limit ? .payload(bytes, badgeCounter: counter) : .tooLarge
+        let parts = Parts(message: message, sound: sound(for: message, receiver: receiver), profile: profile)
+        var writer = JSONWriter(capacity: 512)
+        return parts.render(alert, badge: message.badgeOverride ?? counter, receiver: receiver.user, limit: limit, into: &writer)
+            .map { .payload($0, badgeCounter: counter) } ?? .tooLarge
     }
 
     /// The longest prefix of whole grapheme clusters of `text`, followed by "…", whose JSON string
@@ -166,50 +152,129 @@ public struct PayloadRenderer: Sendable {
         return String(text[..<end]) + ellipsis
     }
 
-    /// The profile's custom top-level keys, sorted by name.
-    func customKeys(_ message: PushMessage, receiver: UserState, profile: Profile) -> [(String, JSONValue)] {
-        switch profile.customKeys {
-        case .easemob:
-            var keys: [(String, JSONValue)] = []
-            if let e = message.extensionValue { keys.append(("e", e)) }
-            keys.append(("f", .string(message.sender)))
-            if message.kind == .group, let g = message.groupId { keys.append(("g", .string(g))) }
-            keys.append(("m", .string(message.id)))
-            keys.append(("t", .string(receiver.user)))
-            return keys
-        case .tencent:
-            guard let e = message.extensionValue else { return [] }
-            let text: String
-            if case .string(let s) = e { text = s } else { text = e.compactText }
-            return text.isEmpty ? [] : [("ext", .string(text))]
-        }
-    }
-
     /// The request headers for a device: push type, priority and topic.
     public static func headers(for device: Device) -> [(name: String, value: String)] {
         [("apns-push-type", "alert"), ("apns-priority", "10"), ("apns-topic", device.certificate.bundleId)]
     }
 
-    /// The fixed parts of a payload around the alert.
-    struct Parts {
-        var badge: Int?
+    /// Where the receiver's own bytes go in a payload written without them, and where the alert's
+    /// body and title literals are (for shortening).
+    struct Marks {
+        /// Where the badge digits go (`-1`: the payload has no per-receiver badge).
+        var badge = -1
+        /// Where the receiver's id literal goes (`-1`: the profile writes none).
+        var receiver = -1
+        /// The body's string literal, quotes included.
+        var body = 0..<0
+        /// The title's string literal, quotes included (empty: no title).
+        var title = 0..<0
+    }
+
+    /// The parts of a payload that do not depend on the receiver, and how to write it around the alert.
+    struct Parts: Sendable {
+        /// Whether `aps` has a `badge` key.
+        var hasBadge: Bool
         var sound: String?
         var category: String?
         var mutableContent: Bool
-        var custom: [(String, JSONValue)]
+        /// The custom keys that come before the receiver's (sorted), written: `,"e":…,"f":…`.
+        var custom: [UInt8]
+        /// Whether the custom keys end with the receiver's id (`,"t":…`, Easemob).
+        var receiverKey: Bool
         var form: Profile.AlertForm
 
-        func write(_ alert: Alert) -> [UInt8] {
-            var w = JSONWriter(capacity: 256)
+        /// - Parameters:
+        ///   - message: the message.
+        ///   - sound: the sound the receiver hears (``PayloadRenderer/sound(for:receiver:)``).
+        ///   - profile: the output shape.
+        init(message: PushMessage, sound: String?, profile: Profile) {
+            hasBadge = !message.ignoreBadge
+            self.sound = sound
+            category = message.category
+            mutableContent = message.mutableContent
+            form = profile.alertForm
+            var w = JSONWriter(capacity: 128)
+            switch profile.customKeys {
+            case .easemob:
+                if let e = message.extensionValue {
+                    w.raw(",\"e\":")
+                    w.write(e)
+                }
+                w.raw(",\"f\":")
+                w.string(message.sender)
+                if message.kind == .group, let g = message.groupId {
+                    w.raw(",\"g\":")
+                    w.string(g)
+                }
+                w.raw(",\"m\":")
+                w.string(message.id)
+                receiverKey = true
+            case .tencent:
+                receiverKey = false
+                if let e = message.extensionValue {
+                    let text: String
+                    if case .string(let s) = e { text = s } else { text = e.compactText }
+                    if !text.isEmpty {
+                        w.raw(",\"ext\":")
+                        w.string(text)
+                    }
+                }
+            }
+            custom = w.bytes
+        }
+
+        /// Writes the payload and shortens the body (then the title) to fit `limit`.
+        /// - Parameters:
+        ///   - alert: the alert before shortening.
+        ///   - badge: the badge value shown (ignored when the payload has none).
+        ///   - receiver: the receiver's id.
+        ///   - limit: the size limit in bytes.
+        ///   - w: the buffer to write in (emptied first).
+        /// - Returns: the payload, `nil` when it cannot fit.
+        func render(_ alert: Alert, badge: Int, receiver: String, limit: Int, into w: inout JSONWriter) -> [UInt8]? {
+            w.removeAll()
+            let marks = write(alert, badge: badge, receiver: receiver, into: &w)
+            let full = w.count
+            if full <= limit { return w.bytes }
+            // Shorten the body: the longest grapheme prefix such that prefix + "…" fits. The other
+            // bytes stay as they are, so the budget is what the written body literal leaves.
+            var alert = alert
+            let bodyBudget = limit - full + marks.body.count
+            if let body = PayloadRenderer.shortened(alert.body, toLiteralBytes: bodyBudget) {
+                alert.body = body
+                w.removeAll()
+                write(alert, badge: badge, receiver: receiver, into: &w)
+                return w.bytes
+            }
+            // Even "…" alone does not fit as the body: keep "…" and shorten the title.
+            guard let title = alert.title else { return nil }
+            let ellipsisLiteral = 2 + PayloadRenderer.ellipsis.utf8.count
+            let titleBudget = limit - full + marks.body.count - ellipsisLiteral + marks.title.count
+            guard let shortenedTitle = PayloadRenderer.shortened(title, toLiteralBytes: titleBudget) else { return nil }
+            alert.body = PayloadRenderer.ellipsis
+            alert.title = shortenedTitle
+            w.removeAll()
+            write(alert, badge: badge, receiver: receiver, into: &w)
+            return w.count <= limit ? w.bytes : nil
+        }
+
+        /// Writes the payload. A `nil` badge or receiver leaves its place empty and marks it.
+        @discardableResult
+        func write(_ alert: Alert, badge: Int?, receiver: String?, into w: inout JSONWriter) -> Marks {
+            var marks = Marks()
             w.raw("{\"aps\":{\"alert\":")
             let bodyOnly = alert.title == nil && alert.subtitle == nil && alert.localization.isEmpty
             if form == .stringWhenBodyOnly && bodyOnly {
+                let start = w.count
                 w.string(alert.body)
+                marks.body = start..<w.count
             } else {
                 w.raw("{")
                 if let title = alert.title {
                     w.raw("\"title\":")
+                    let start = w.count
                     w.string(title)
+                    marks.title = start..<w.count
                     w.raw(",")
                 }
                 if let subtitle = alert.subtitle {
@@ -218,7 +283,9 @@ public struct PayloadRenderer: Sendable {
                     w.raw(",")
                 }
                 w.raw("\"body\":")
+                let start = w.count
                 w.string(alert.body)
+                marks.body = start..<w.count
                 if let key = alert.localization.titleKey {
                     w.raw(",\"title-loc-key\":")
                     w.string(key)
@@ -237,9 +304,9 @@ public struct PayloadRenderer: Sendable {
                 }
                 w.raw("}")
             }
-            if let badge {
+            if hasBadge {
                 w.raw(",\"badge\":")
-                w.integer(badge)
+                if let badge { w.integer(badge) } else { marks.badge = w.count }
             }
             if let sound {
                 w.raw(",\"sound\":")
@@ -251,14 +318,13 @@ public struct PayloadRenderer: Sendable {
             }
             if mutableContent { w.raw(",\"mutable-content\":1") }
             w.raw("}")
-            for (key, value) in custom {
-                w.raw(",")
-                w.string(key)
-                w.raw(":")
-                w.write(value)
+            w.raw(custom)
+            if receiverKey {
+                w.raw(",\"t\":")
+                if let receiver { w.string(receiver) } else { marks.receiver = w.count }
             }
             w.raw("}")
-            return w.bytes
+            return marks
         }
 
         func writeStrings(_ values: [String], to w: inout JSONWriter) {

@@ -29,10 +29,15 @@ public struct PushDecider: Sendable {
 
     /// Rules 1–7: the reason not to push, or `nil` when the message is to be rendered.
     public func suppression(_ message: PushMessage, receiver: UserState, now: Instant) -> SuppressionReason? {
+        suppression(message, receiver: receiver, now: now, hasContent: message.hasDisplayableContent(forLanguage: receiver.language))
+    }
+
+    /// Rules 1–7, with rule 4's answer given (a prepared message knows it without deriving the content again).
+    func suppression(_ message: PushMessage, receiver: UserState, now: Instant, hasContent: @autoclosure () -> Bool) -> SuppressionReason? {
         if receiver.isOnline(at: now) { return .online }
         if receiver.devices.isEmpty { return .noDevice }
         if message.ignore { return .ignored }
-        if !message.hasDisplayableContent(forLanguage: receiver.language) { return .emptyContent }
+        if !hasContent() { return .emptyContent }
         if message.force { return nil }
         let conversation = receiver.conversations[message.receiverConversation]
         if isDoNotDisturbActive(receiver: receiver, conversation: conversation, now: now) { return .doNotDisturb }

@@ -46,21 +46,31 @@ public struct APNsRequest: Hashable, Sendable {
 /// One device a push goes to, with the request headers for its certificate.
 public struct APNsDelivery: Hashable, Sendable {
     public var device: Device
+    /// Headers other than the standard ones, when a caller gave them (`nil`: the standard headers,
+    /// made when asked for rather than stored with every push).
+    private var otherHeaders: [(name: String, value: String)]?
+
     /// Header names and values, in a fixed order (the `apns-topic` is the device certificate's bundle id).
-    public var headers: [(name: String, value: String)]
+    public var headers: [(name: String, value: String)] {
+        get { otherHeaders ?? PayloadRenderer.headers(for: device) }
+        set { otherHeaders = newValue }
+    }
 
     /// - Parameters:
     ///   - device: the device.
     ///   - headers: its request headers.
     public init(device: Device, headers: [(name: String, value: String)]) {
         self.device = device
-        self.headers = headers
+        let standard = PayloadRenderer.headers(for: device)
+        let isStandard = headers.elementsEqual(standard) { $0.name == $1.name && $0.value == $1.value }
+        self.otherHeaders = isStandard ? nil : headers
     }
 
     /// A delivery to a device with the standard headers (``PayloadRenderer/headers(for:)``).
     /// - Parameter device: the device.
     public init(device: Device) {
-        self.init(device: device, headers: PayloadRenderer.headers(for: device))
+        self.device = device
+        self.otherHeaders = nil
     }
 
     public static func == (lhs: APNsDelivery, rhs: APNsDelivery) -> Bool {

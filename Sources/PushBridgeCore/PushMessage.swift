@@ -174,11 +174,22 @@ public struct PushMessage: Hashable, Sendable {
     /// original text is empty (SPEC §10).
     /// - Parameter language: the receiver's preferred notification language, if any.
     public func hasDisplayableContent(forLanguage language: String?) -> Bool {
+        hasDisplayableContent(forLanguage: language, derivedContent: nil)
+    }
+
+    /// ``hasDisplayableContent(forLanguage:)`` with the ``derivedContent`` when already known.
+    func hasDisplayableContent(forLanguage language: String?, derivedContent: String?) -> Bool {
         if let contentOverride, !contentOverride.isEmpty { return true }
-        if let language, translations[language]?.isEmpty == false { return true }
+        if hasTranslation(forLanguage: language) { return true }
         if pushContent?.isEmpty == false || alertBody?.isEmpty == false || template != nil { return true }
         if localization.bodyKey != nil { return true }
-        return !derivedContent.isEmpty
+        return !(derivedContent ?? self.derivedContent).isEmpty
+    }
+
+    /// Whether the message carries a non-empty translation in this language.
+    public func hasTranslation(forLanguage language: String?) -> Bool {
+        guard let language, !translations.isEmpty else { return false }
+        return translations[language]?.isEmpty == false
     }
 }
 

@@ -62,9 +62,9 @@ public struct ScenarioEngine: Sendable {
 
     /// Decides a prepared scenario with a profile.
     public func decide(_ prepared: Prepared, profile: Profile? = nil) -> PushDecision {
-        PushDecider(app: prepared.world.app).decide(
-            prepared.message, sender: prepared.senderState, receiver: prepared.receiverState, profile: profile ?? prepared.profile,
-            now: prepared.now)
+        var push = PreparedPush(
+            prepared.message, sender: prepared.senderState, profile: profile ?? prepared.profile, decider: PushDecider(app: prepared.world.app))
+        return push.decide(for: prepared.receiverState, now: prepared.now)
     }
 
     /// Reads, prepares and decides a scenario.

@@ -401,12 +401,14 @@ public struct PushFacade: Sendable {
             let decider = PushDecider(app: try transaction.app())
             let senderState = try transaction.sender(from, group: canonical.kind == .group ? canonical.groupId : nil)
             let receivers = try transaction.receivers(of: prepared.audience, excluding: from, conversation: canonical.receiverConversation)
+            // Receivers that see the same alert share one written payload (SPEC §5's bytes either way).
+            var push = PreparedPush(canonical, sender: senderState, profile: profile, decider: decider)
             var decisions: [ReceiverDecision] = []
             decisions.reserveCapacity(receivers.count)
             var badges: [(key: UserKey, badge: Int)] = []
             for receiver in receivers {
                 let state = receiver.isConfigured ? receiver.state : adapter.newUser(receiver.state.user, timeZone: receiver.state.timeZone)
-                let decision = decider.decide(canonical, sender: senderState, receiver: state, profile: profile, now: now)
+                let decision = push.decide(for: state, now: now)
                 if case .push(let request) = decision, request.badgeCounter != state.badge, let key = receiver.key {
                     badges.append((key, request.badgeCounter))
                 }

@@ -21,6 +21,20 @@ public struct JSONWriter: Sendable {
     @inline(__always)
     public mutating func byte(_ b: UInt8) { bytes.append(b) }
 
+    /// Appends bytes already written (JSON text made elsewhere).
+    @inline(__always)
+    public mutating func raw(_ written: [UInt8]) { bytes.append(contentsOf: written) }
+
+    /// Appends bytes already written (JSON text made elsewhere).
+    @inline(__always)
+    public mutating func raw(_ written: ArraySlice<UInt8>) { bytes.append(contentsOf: written) }
+
+    /// The number of bytes written.
+    public var count: Int { bytes.count }
+
+    /// Forgets what was written, keeping the buffer's capacity (one writer reused for many payloads).
+    public mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
     /// Writes a JSON string literal.
     public mutating func string(_ value: String) {
         var value = value
@@ -35,9 +49,17 @@ public struct JSONWriter: Sendable {
             return
         }
         let count = utf8.count
+        bytes.reserveCapacity(bytes.count + count + 2)
         var runStart = 0
         var i = 0
         while i < count {
+            // Eight bytes at a time while none needs an escape (no control byte, quote or backslash).
+            while i + 8 <= count {
+                let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+                if JSONWriter.needsEscape(word) { break }
+                i += 8
+            }
+            guard i < count else { break }
             let b = base[i]
             if b >= 0x20 && b != 0x22 && b != 0x5C {
                 i += 1
@@ -64,8 +86,41 @@ public struct JSONWriter: Sendable {
         bytes.append(0x22)
     }
 
+    /// Whether any of eight bytes is below 0x20, a quote or a backslash (SWAR: a byte is zero in
+    /// `x` exactly when it equals the pattern; bytes of 0x80 and above never match).
+    @inline(__always)
+    static func needsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func hasZero(_ x: UInt64) -> Bool { (x &- ones) & ~x & highs != 0 }
+        let below20 = (word &- ones &* 0x20) & ~word & highs
+        return below20 != 0 || hasZero(word ^ (ones &* 0x22)) || hasZero(word ^ (ones &* 0x5C))
+    }
+
     @inline(__always)
     static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x57 + nibble }
+
+    /// Writes a decimal integer (not generic: digits written from the end of a small stack buffer).
+    public mutating func integer(_ value: Int) {
+        if value >= 0 && value < 10 {
+            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
+            return
+        }
+        var magnitude = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = 20
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 { bytes.append(UInt8(ascii: "-")) }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start..<20]))
+        }
+    }
+
+    /// Writes a decimal integer.
+    public mutating func integer(_ value: Int64) { integer(Int(value)) }
 
     /// Writes a decimal integer.
     public mutating func integer<I: BinaryInteger>(_ value: I) {
@@ -108,6 +163,17 @@ public struct JSONWriter: Sendable {
             }
             bytes.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// The number of bytes ``integer(_:)-(Int)`` writes for `value`.
+    public static func decimalLength(of value: Int) -> Int {
+        var length = value < 0 ? 2 : 1
+        var magnitude = value.magnitude
+        while magnitude >= 10 {
+            magnitude /= 10
+            length += 1
+        }
+        return length
     }
 
     /// The number of bytes `value` takes as a JSON string literal (quotes included).

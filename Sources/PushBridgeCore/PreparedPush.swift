@@ -1,0 +1,119 @@
+import PushBridgeJSON
+
+/// One message prepared for many receivers: everything that does not depend on the receiver is
+/// worked out once, and receivers that see the same alert share one written payload.
+///
+/// A receiver's payload is the payload of its *render class* (display style, translation, sound)
+/// with its badge digits and (Easemob) its id patched in. When that does not fit in the size limit,
+/// the receiver is rendered alone by ``PayloadRenderer/render(_:sender:receiver:profile:app:)``,
+/// which shortens; either way the bytes are those of a full per-receiver render.
+///
+/// Deciding stays the pure core's job: ``decide(for:now:)`` applies the rules of ``PushDecider``.
+public struct PreparedPush: Sendable {
+    /// The message.
+    public let message: PushMessage
+    /// The sender's state (display name, name cards), if known.
+    public let sender: UserState?
+    /// The output shape.
+    public let profile: Profile
+    let decider: PushDecider
+    let derivedContent: String
+    /// Rule 4 without a translation: whether anything is displayable in any language.
+    let hasContentInAnyLanguage: Bool
+    var classes: [RenderClass: Template] = [:]
+
+    /// What a receiver's alert and `aps` depend on.
+    struct RenderClass: Hashable, Sendable {
+        var simpleBanner: Bool
+        /// The language whose translation the content is (`nil`: the message's own content).
+        var translation: String?
+        var sound: String?
+    }
+
+    /// A class's payload written without the receiver's badge digits and id.
+    struct Template: Sendable {
+        var bytes: [UInt8]
+        var marks: PayloadRenderer.Marks
+    }
+
+    /// - Parameters:
+    ///   - message: the canonical message.
+    ///   - sender: the sender's state, if known.
+    ///   - profile: the output shape.
+    ///   - decider: the app's decider (its configuration and renderer).
+    public init(_ message: PushMessage, sender: UserState?, profile: Profile, decider: PushDecider) {
+        self.message = message
+        self.sender = sender
+        self.profile = profile
+        self.decider = decider
+        derivedContent = message.derivedContent
+        hasContentInAnyLanguage = message.hasDisplayableContent(forLanguage: nil, derivedContent: derivedContent)
+    }
+
+    /// Decides for one receiver: the same decision as ``PushDecider/decide(_:sender:receiver:profile:now:)``.
+    /// - Parameters:
+    ///   - receiver: the receiver's state.
+    ///   - now: the instant the message is sent.
+    public mutating func decide(for receiver: UserState, now: Instant) -> PushDecision {
+        let suppression = decider.suppression(
+            message, receiver: receiver, now: now, hasContent: hasContentInAnyLanguage || message.hasTranslation(forLanguage: receiver.language))
+        if let reason = suppression { return .suppressed(reason) }
+        switch render(for: receiver) {
+        case .tooLarge:
+            return .suppressed(.payloadTooLarge)
+        case .payload(let bytes, let badgeCounter):
+            return .push(APNsRequest(payload: bytes, deliveries: receiver.devices.map(APNsDelivery.init(device:)), badgeCounter: badgeCounter))
+        }
+    }
+
+    /// The payload for one receiver, byte for byte what ``PayloadRenderer/render(_:sender:receiver:profile:app:)`` writes.
+    /// - Parameter receiver: the receiver's state.
+    public mutating func render(for receiver: UserState) -> PayloadRenderer.Outcome {
+        let renderer = decider.renderer
+        let key = RenderClass(
+            simpleBanner: receiver.displayStyle == .simpleBanner,
+            translation: message.contentOverride == nil ? receiver.language.flatMap { message.translations[$0] == nil ? nil : $0 } : nil,
+            sound: renderer.sound(for: message, receiver: receiver))
+        let template = classes[key] ?? makeTemplate(key, receiver: receiver)
+        let counter = message.ignoreBadge ? receiver.badge : receiver.badge + 1
+        let badge = message.badgeOverride ?? counter
+        let marks = template.marks
+        var size = template.bytes.count
+        if marks.badge >= 0 { size += JSONWriter.decimalLength(of: badge) }
+        if marks.receiver >= 0 { size += JSONWriter.encodedLength(ofString: receiver.user) }
+        guard size <= renderer.limit else {
+            // Shortening depends on every byte: this receiver is rendered alone.
+            return renderer.render(message, sender: sender, receiver: receiver, profile: profile, app: decider.app)
+        }
+        if marks.badge < 0 && marks.receiver < 0 { return .payload(template.bytes, badgeCounter: counter) }
+        var w = JSONWriter(capacity: size)
+        var from = 0
+        if marks.badge >= 0 {
+            w.raw(template.bytes[from..<marks.badge])
+            w.integer(badge)
+            from = marks.badge
+        }
+        if marks.receiver >= 0 {
+            w.raw(template.bytes[from..<marks.receiver])
+            w.string(receiver.user)
+            from = marks.receiver
+        }
+        w.raw(template.bytes[from...])
+        return .payload(w.bytes, badgeCounter: counter)
+    }
+
+    /// Writes and keeps the template of a class, from its first receiver.
+    mutating func makeTemplate(_ key: RenderClass, receiver: UserState) -> Template {
+        let renderer = decider.renderer
+        let alert = renderer.alert(for: message, sender: sender, receiver: receiver, profile: profile, app: decider.app, derivedContent: derivedContent)
+        let parts = PayloadRenderer.Parts(message: message, sound: key.sound, profile: profile)
+        var w = JSONWriter(capacity: 512)
+        let marks = parts.write(alert, badge: message.ignoreBadge ? nil : message.badgeOverride, receiver: nil, into: &w)
+        let template = Template(bytes: w.bytes, marks: marks)
+        classes[key] = template
+        return template
+    }
+
+    /// The number of distinct payload templates written so far (one per render class).
+    public var templateCount: Int { classes.count }
+}

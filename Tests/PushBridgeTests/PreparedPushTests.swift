@@ -1,0 +1,100 @@
+import Foundation
+import PushBridgeConformance
+import PushBridgeCore
+import PushBridgeDialects
+import PushBridgeJSON
+import Testing
+
+/// A prepared message writes, for every receiver, the bytes a full per-receiver render writes.
+@Suite("Prepared push")
+struct PreparedPushTests {
+    /// Every dialect fixture's scenario, read once.
+    static let scenarios: [ScenarioEngine.Prepared] = {
+        let engine = ScenarioEngine()
+        let files = (try? FixtureDiscovery.files(in: DialectRegistry.standard.ids.map { Repository.fixtures + "/" + $0 })) ?? []
+        return files.compactMap { try? engine.prepare(Fixture(path: $0).scenario) }
+    }()
+
+    /// Receivers that differ from the scenario's own in everything a payload depends on.
+    static func variants(of receiver: UserState, message: PushMessage) -> [UserState] {
+        var out = [receiver]
+        let ids = [receiver.user, "u\"q\\", "用户-🙂", String(repeating: "x", count: 300), ""]
+        let badges = [0, 8, 9, 99, 123_456_789, -5]
+        let languages: [String?] = [nil] + message.translations.keys.sorted() + ["zz"]
+        let sounds: [String?] = [nil, "", "ding.caf", PayloadRenderer.noSound]
+        var n = 0
+        for id in ids {
+            for badge in badges {
+                var r = receiver
+                r.user = id
+                r.badge = badge
+                r.displayStyle = n % 2 == 0 ? receiver.displayStyle : (receiver.displayStyle == .simpleBanner ? .messageSummary : .simpleBanner)
+                r.language = languages[n % languages.count]
+                r.groupSound = sounds[n % sounds.count]
+                r.oneToOneSound = sounds[(n + 1) % sounds.count]
+                out.append(r)
+                n += 1
+            }
+        }
+        return out
+    }
+
+    @Test func everyFixtureAndVariantMatchesAFullRender() throws {
+        #expect(Self.scenarios.count > 200)
+        var compared = 0
+        var shared = 0
+        for scenario in Self.scenarios {
+            for profile in Profile.builtIn {
+                let decider = PushDecider(app: scenario.world.app)
+                var prepared = PreparedPush(scenario.message, sender: scenario.senderState, profile: profile, decider: decider)
+                let receivers = Self.variants(of: scenario.receiverState, message: scenario.message)
+                for receiver in receivers {
+                    let full = decider.decide(scenario.message, sender: scenario.senderState, receiver: receiver, profile: profile, now: scenario.now)
+                    let fast = prepared.decide(for: receiver, now: scenario.now)
+                    #expect(fast == full, "\(scenario.message.id) profile \(profile.id) receiver \(receiver.user) badge \(receiver.badge)")
+                    if fast != full { return }
+                    compared += 1
+                }
+                shared += receivers.count - prepared.templateCount
+            }
+        }
+        #expect(compared > 10_000)
+        #expect(shared > compared / 2)  // most receivers reuse a class's payload rather than writing their own
+    }
+
+    @Test func longBodiesAreShortenedPerReceiver() throws {
+        var message = PushMessage(id: "m1", sender: "alice", kind: .oneToOne, content: [.text(String(repeating: "é", count: 3000))])
+        message.badgeOverride = nil
+        let certificate = Certificate(name: "c", busiId: nil, bundleId: "b", environment: .production)
+        let decider = PushDecider(app: AppConfiguration(certificates: [certificate]))
+        for profile in Profile.builtIn {
+            var prepared = PreparedPush(message, sender: nil, profile: profile, decider: decider)
+            for length in [1, 10, 2000, 4000] {
+                var receiver = UserState(user: String(repeating: "b", count: length), displayStyle: .messageSummary, backgroundGraceSeconds: 0)
+                receiver.devices = [Device(token: "ab", certificate: certificate)]
+                let full = decider.decide(message, sender: nil, receiver: receiver, profile: profile, now: Instant(milliseconds: 0))
+                #expect(prepared.decide(for: receiver, now: Instant(milliseconds: 0)) == full)
+                if let payload = full.request?.payload { #expect(payload.count <= PayloadRenderer.maximumPayloadBytes) }
+            }
+        }
+    }
+
+    @Test func writerEscapesAndIntegersMatchFoundation() throws {
+        // The eight-byte scan must find an escape at every offset, and integers of every length.
+        for offset in 0..<20 {
+            for special in ["\"", "\\", "\n", "\u{01}", "\u{1F}"] {
+                let text = String(repeating: "a", count: offset) + special + String(repeating: "é", count: offset % 5) + "z"
+                var w = JSONWriter()
+                w.string(text)
+                let decoded = try JSONSerialization.jsonObject(with: Data(w.bytes), options: [.fragmentsAllowed]) as? String
+                #expect(decoded == text)
+            }
+        }
+        for value in [0, 7, 10, 99, 100, -1, -10, 123_456_789, Int.max, Int.min] {
+            var w = JSONWriter()
+            w.integer(value)
+            #expect(w.string == String(value))
+            #expect(JSONWriter.decimalLength(of: value) == String(value).utf8.count)
+        }
+    }
+}
