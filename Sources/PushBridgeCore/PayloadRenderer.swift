@@ -159,11 +159,11 @@ public struct PayloadRenderer: Sendable {
 
     /// Where the receiver's own bytes go in a payload written without them, and where the alert's
     /// body and title literals are (for shortening).
-    struct Marks {
-        /// Where the badge digits go (`-1`: the payload has no per-receiver badge).
-        var badge = -1
-        /// Where the receiver's id literal goes (`-1`: the profile writes none).
-        var receiver = -1
+    struct Marks: Sendable {
+        /// The badge digits (`nil`: the payload has no per-receiver badge; empty: left out to patch).
+        var badge: Range<Int>?
+        /// The receiver's id literal (`nil`: the profile writes none; empty: left out to patch).
+        var receiver: Range<Int>?
         /// The body's string literal, quotes included.
         var body = 0..<0
         /// The title's string literal, quotes included (empty: no title).
@@ -188,11 +188,24 @@ public struct PayloadRenderer: Sendable {
         ///   - sound: the sound the receiver hears (``PayloadRenderer/sound(for:receiver:)``).
         ///   - profile: the output shape.
         init(message: PushMessage, sound: String?, profile: Profile) {
+            let (custom, receiverKey) = Self.customKeys(message, profile: profile)
+            self.init(message: message, sound: sound, profile: profile, custom: custom, receiverKey: receiverKey)
+        }
+
+        /// - Parameters: as ``init(message:sound:profile:)``, with the custom keys already written.
+        init(message: PushMessage, sound: String?, profile: Profile, custom: [UInt8], receiverKey: Bool) {
             hasBadge = !message.ignoreBadge
             self.sound = sound
             category = message.category
             mutableContent = message.mutableContent
             form = profile.alertForm
+            self.custom = custom
+            self.receiverKey = receiverKey
+        }
+
+        /// The profile's custom keys before the receiver's, written, and whether the receiver's id follows.
+        static func customKeys(_ message: PushMessage, profile: Profile) -> (written: [UInt8], receiverKey: Bool) {
+            let receiverKey: Bool
             var w = JSONWriter(capacity: 128)
             switch profile.customKeys {
             case .easemob:
@@ -220,7 +233,7 @@ public struct PayloadRenderer: Sendable {
                     }
                 }
             }
-            custom = w.bytes
+            return (w.bytes, receiverKey)
         }
 
         /// Writes the payload and shortens the body (then the title) to fit `limit`.
@@ -258,9 +271,10 @@ public struct PayloadRenderer: Sendable {
             return w.count <= limit ? w.bytes : nil
         }
 
-        /// Writes the payload. A `nil` badge or receiver leaves its place empty and marks it.
+        /// Writes the payload and marks where the receiver's own bytes are. A `nil` badge or
+        /// receiver leaves its place empty; `badgeVaries` says whether the badge is the receiver's.
         @discardableResult
-        func write(_ alert: Alert, badge: Int?, receiver: String?, into w: inout JSONWriter) -> Marks {
+        func write(_ alert: Alert, badge: Int?, receiver: String?, badgeVaries: Bool = true, into w: inout JSONWriter) -> Marks {
             var marks = Marks()
             w.raw("{\"aps\":{\"alert\":")
             let bodyOnly = alert.title == nil && alert.subtitle == nil && alert.localization.isEmpty
@@ -306,7 +320,9 @@ public struct PayloadRenderer: Sendable {
             }
             if hasBadge {
                 w.raw(",\"badge\":")
-                if let badge { w.integer(badge) } else { marks.badge = w.count }
+                let start = w.count
+                if let badge { w.integer(badge) }
+                if badgeVaries { marks.badge = start..<w.count }
             }
             if let sound {
                 w.raw(",\"sound\":")
@@ -321,7 +337,9 @@ public struct PayloadRenderer: Sendable {
             w.raw(custom)
             if receiverKey {
                 w.raw(",\"t\":")
-                if let receiver { w.string(receiver) } else { marks.receiver = w.count }
+                let start = w.count
+                if let receiver { w.string(receiver) }
+                marks.receiver = start..<w.count
             }
             w.raw("}")
             return marks

@@ -20,7 +20,13 @@ public struct PreparedPush: Sendable {
     let derivedContent: String
     /// Rule 4 without a translation: whether anything is displayable in any language.
     let hasContentInAnyLanguage: Bool
-    var classes: [RenderClass: Template] = [:]
+    /// The profile's custom keys before the receiver's, written once.
+    let customKeys: (written: [UInt8], receiverKey: Bool)
+    /// Whether each receiver's badge counter is shown (no override, not ignored).
+    let badgeVaries: Bool
+    /// The first render class seen (most messages have one), then the others.
+    var firstClass: (key: RenderClass, template: Template)?
+    var otherClasses: [RenderClass: Template] = [:]
 
     /// What a receiver's alert and `aps` depend on.
     struct RenderClass: Hashable, Sendable {
@@ -30,7 +36,8 @@ public struct PreparedPush: Sendable {
         var sound: String?
     }
 
-    /// A class's payload written without the receiver's badge digits and id.
+    /// A class's payload as written for its first receiver, with where that receiver's badge digits
+    /// and id are (another receiver's payload replaces them).
     struct Template: Sendable {
         var bytes: [UInt8]
         var marks: PayloadRenderer.Marks
@@ -48,6 +55,8 @@ public struct PreparedPush: Sendable {
         self.decider = decider
         derivedContent = message.derivedContent
         hasContentInAnyLanguage = message.hasDisplayableContent(forLanguage: nil, derivedContent: derivedContent)
+        customKeys = PayloadRenderer.Parts.customKeys(message, profile: profile)
+        badgeVaries = !message.ignoreBadge && message.badgeOverride == nil
     }
 
     /// Decides for one receiver: the same decision as ``PushDecider/decide(_:sender:receiver:profile:now:)``.
@@ -72,48 +81,60 @@ public struct PreparedPush: Sendable {
         let renderer = decider.renderer
         let key = RenderClass(
             simpleBanner: receiver.displayStyle == .simpleBanner,
-            translation: message.contentOverride == nil ? receiver.language.flatMap { message.translations[$0] == nil ? nil : $0 } : nil,
+            translation: message.contentOverride == nil && !message.translations.isEmpty
+                ? receiver.language.flatMap { message.translations[$0] == nil ? nil : $0 } : nil,
             sound: renderer.sound(for: message, receiver: receiver))
-        let template = classes[key] ?? makeTemplate(key, receiver: receiver)
         let counter = message.ignoreBadge ? receiver.badge : receiver.badge + 1
         let badge = message.badgeOverride ?? counter
+        let template: Template
+        if let first = firstClass, first.key == key {
+            template = first.template
+        } else if let other = otherClasses[key] {
+            template = other
+        } else {
+            // The first receiver of its class: written in full, and kept for the others.
+            let written = write(key, receiver: receiver, badge: badge)
+            if firstClass == nil { firstClass = (key, written) } else { otherClasses[key] = written }
+            guard written.bytes.count <= renderer.limit else {
+                return renderer.render(message, sender: sender, receiver: receiver, profile: profile, app: decider.app)
+            }
+            return .payload(written.bytes, badgeCounter: counter)
+        }
         let marks = template.marks
         var size = template.bytes.count
-        if marks.badge >= 0 { size += JSONWriter.decimalLength(of: badge) }
-        if marks.receiver >= 0 { size += JSONWriter.encodedLength(ofString: receiver.user) }
+        if let range = marks.badge { size += JSONWriter.decimalLength(of: badge) - range.count }
+        if let range = marks.receiver { size += JSONWriter.encodedLength(ofString: receiver.user) - range.count }
         guard size <= renderer.limit else {
             // Shortening depends on every byte: this receiver is rendered alone.
             return renderer.render(message, sender: sender, receiver: receiver, profile: profile, app: decider.app)
         }
-        if marks.badge < 0 && marks.receiver < 0 { return .payload(template.bytes, badgeCounter: counter) }
+        if marks.badge == nil && marks.receiver == nil { return .payload(template.bytes, badgeCounter: counter) }
         var w = JSONWriter(capacity: size)
         var from = 0
-        if marks.badge >= 0 {
-            w.raw(template.bytes[from..<marks.badge])
+        if let range = marks.badge {
+            w.raw(template.bytes[from..<range.lowerBound])
             w.integer(badge)
-            from = marks.badge
+            from = range.upperBound
         }
-        if marks.receiver >= 0 {
-            w.raw(template.bytes[from..<marks.receiver])
+        if let range = marks.receiver {
+            w.raw(template.bytes[from..<range.lowerBound])
             w.string(receiver.user)
-            from = marks.receiver
+            from = range.upperBound
         }
         w.raw(template.bytes[from...])
         return .payload(w.bytes, badgeCounter: counter)
     }
 
-    /// Writes and keeps the template of a class, from its first receiver.
-    mutating func makeTemplate(_ key: RenderClass, receiver: UserState) -> Template {
+    /// Writes a receiver's payload in full, marking its badge digits and id.
+    func write(_ key: RenderClass, receiver: UserState, badge: Int) -> Template {
         let renderer = decider.renderer
         let alert = renderer.alert(for: message, sender: sender, receiver: receiver, profile: profile, app: decider.app, derivedContent: derivedContent)
-        let parts = PayloadRenderer.Parts(message: message, sound: key.sound, profile: profile)
-        var w = JSONWriter(capacity: 512)
-        let marks = parts.write(alert, badge: message.ignoreBadge ? nil : message.badgeOverride, receiver: nil, into: &w)
-        let template = Template(bytes: w.bytes, marks: marks)
-        classes[key] = template
-        return template
+        let parts = PayloadRenderer.Parts(message: message, sound: key.sound, profile: profile, custom: customKeys.written, receiverKey: customKeys.receiverKey)
+        var w = JSONWriter(capacity: 256)
+        let marks = parts.write(alert, badge: badge, receiver: receiver.user, badgeVaries: badgeVaries, into: &w)
+        return Template(bytes: w.bytes, marks: marks)
     }
 
-    /// The number of distinct payload templates written so far (one per render class).
-    public var templateCount: Int { classes.count }
+    /// The number of distinct payloads written in full so far (one per render class).
+    public var templateCount: Int { (firstClass == nil ? 0 : 1) + otherClasses.count }
 }

@@ -424,6 +424,31 @@ public struct PushFacade: Sendable {
         }
     }
 
+    /// Sends several prepared messages in one write transaction (group commit): each message is
+    /// decided and counted as ``send(_:)`` does, in order, each seeing the ones before it. A message
+    /// that fails leaves nothing behind and the others are kept.
+    /// - Parameter batch: messages from ``prepare(_:dialect:now:profile:sender:pointer:)``.
+    /// - Returns: one result per message, in order.
+    /// - Throws: when the commit itself fails; then none of the messages was sent.
+    public func send(_ batch: [PreparedMessage]) throws -> [Result<SendOutcome, any Error>] {
+        let results = BatchResults(count: batch.count)
+        try store.writeGroup(batch.indices.map { i in
+            { scoped in results.values[i] = Result { try self.writing(to: scoped).send(batch[i]) } }
+        })
+        return results.values
+    }
+
+    /// Where ``send(_:)-([PreparedMessage])`` collects its answers while the writers run.
+    private final class BatchResults {
+        var values: [Result<SendOutcome, any Error>]
+        init(count: Int) { values = Array(repeating: .failure(StoreError(.unexpectedValue, "not sent")), count: count) }
+    }
+
+    /// The same facade writing through another store (a group commit's savepoint).
+    func writing(to store: any PushStateStore) -> PushFacade {
+        PushFacade(store: store, registry: registry, repeatWindowSeconds: repeatWindowSeconds, queuesDeliveries: queuesDeliveries)
+    }
+
     /// The decisions a message id was sent with, as the send returned them, or `nil` when no
     /// message with this id was sent within ``repeatWindowSeconds`` before `now`.
     /// - Parameters:
