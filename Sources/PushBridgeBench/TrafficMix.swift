@@ -138,11 +138,13 @@ struct MixTally {
 @inline(never)
 func decide(_ messages: [TrafficMessage], keeping: Bool = false) -> MixTally {
     var tally = MixTally()
-    for item in messages {
-        var push = PreparedPush(item.message, sender: item.sender, profile: item.profile, decider: item.decider)
-        for receiver in item.receivers {
+    // Indexed, so that messages and receivers are borrowed from their arrays rather than copied.
+    for m in messages.indices {
+        var push = PreparedPush(messages[m].message, sender: messages[m].sender, profile: messages[m].profile, decider: messages[m].decider)
+        let now = messages[m].now
+        for r in messages[m].receivers.indices {
             tally.decisions += 1
-            switch push.decide(for: receiver, now: item.now) {
+            switch push.decide(for: messages[m].receivers[r], now: now) {
             case .push(let request):
                 tally.pushed += 1
                 tally.payloadBytes &+= request.payload.count
@@ -153,4 +155,20 @@ func decide(_ messages: [TrafficMessage], keeping: Bool = false) -> MixTally {
         }
     }
     return tally
+}
+
+/// The same decisions with every receiver rendered alone by ``PushDecider`` (the path before
+/// ``PreparedPush``, kept as the reference it is tested against).
+@inline(never)
+func decideEachAlone(_ messages: [TrafficMessage]) -> Int {
+    var pushed = 0
+    for m in messages.indices {
+        for r in messages[m].receivers.indices {
+            let item = messages[m]
+            if case .push = item.decider.decide(item.message, sender: item.sender, receiver: item.receivers[r], profile: item.profile, now: item.now) {
+                pushed += 1
+            }
+        }
+    }
+    return pushed
 }

@@ -69,6 +69,14 @@ if arguments.contains("--deliver") {  // `make bench-deliver`: the service into 
 }
 
 
+if arguments.contains("--only-decide") {  // for profiling the hot path alone (perf, callgrind): the traffic mix, 50 passes
+    let mix = TrafficMix.make(decisions: 20_000)
+    var pushed = 0
+    let seconds = median(1) { for _ in 0..<50 { for kind in mix { pushed += decide(kind.messages).pushed } } }
+    print("decide_render_per_pushed_payload \(Int(Double(pushed) / seconds))")
+    exit(0)
+}
+
 // MARK: - Fan-out: one group message to 100,000 members, state in SQLite, end to end (run first: its peak RSS is the process's).
 
 struct FanOutFigures {
@@ -162,11 +170,8 @@ let mixPushed = kinds.reduce(0) { $0 + $1.tally.pushed }
 let mixDecisions = kinds.reduce(0) { $0 + $1.tally.decisions }
 let mixSuppressed = kinds.reduce(0) { $0 + $1.tally.suppressed }
 let decideRenderPerPayload = Double(mixPushed) / mixSeconds
-if arguments.contains("--only-decide") {  // for profiling the hot path alone (perf, callgrind)
-    for _ in 0..<20 { for kind in mix { sink &+= decide(kind.messages).pushed } }
-    print("decide_render_per_pushed_payload \(Int(decideRenderPerPayload)) sink \(sink % 10)")
-    exit(0)
-}
+let referenceSeconds = median(rounds) { for kind in mix { sink &+= decideEachAlone(kind.messages) } }
+let referencePerPayload = Double(mixPushed) / referenceSeconds
 
 // MARK: - Baselines on the same pushed payloads: Codable + JSONEncoder, and the ceiling writer
 
@@ -309,6 +314,8 @@ print("")
 
 let figures: [(String, Double)] = [
     ("decide_render_per_pushed_payload", decideRenderPerPayload),
+    ("each_alone_per_pushed_payload", referencePerPayload),
+    ("ratio_vs_each_alone", decideRenderPerPayload / referencePerPayload),
     ("codable_per_payload", codablePerSec),
     ("ceiling_per_payload", ceilingPerSec),
     ("ratio_vs_codable", decideRenderPerPayload / codablePerSec),
