@@ -161,7 +161,7 @@ struct KindFigures {
 }
 var kinds: [KindFigures] = []
 for kind in mix {
-    let tally = decide(kind.messages)
+    let tally = decide(kind.messages, keeping: true)  // also the payloads the baselines write
     let seconds = median(rounds) { sink &+= decide(kind.messages).payloadBytes }
     kinds.append(KindFigures(name: kind.name, summary: kind.summary, tally: tally, seconds: seconds))
 }
@@ -175,7 +175,7 @@ let referencePerPayload = Double(mixPushed) / referenceSeconds
 
 // MARK: - Baselines on the same pushed payloads: Codable + JSONEncoder, and the ceiling writer
 
-let payloads = mix.flatMap { decide($0.messages, keeping: true).payloads }
+let payloads = kinds.flatMap(\.tally.payloads)
 let ceilingParts = payloads.map(segments(of:))
 for (payload, parts) in zip(payloads, ceilingParts) where ceilingWrite(parts, capacity: payload.count + 32) != payload {
     fail("the ceiling writer does not write PushBridge's bytes for \(String(decoding: payload, as: UTF8.self))")

@@ -115,8 +115,7 @@ public struct PayloadRenderer: Sendable {
         let alert = alert(for: message, sender: sender, receiver: receiver, profile: profile, app: app)
         let counter = message.ignoreBadge ? receiver.badge : receiver.badge + 1
         let parts = Parts(message: message, sound: sound(for: message, receiver: receiver), profile: profile)
-        var writer = JSONWriter(capacity: 512)
-        return parts.render(alert, badge: message.badgeOverride ?? counter, receiver: receiver.user, limit: limit, into: &writer)
+        return parts.render(alert, badge: message.badgeOverride ?? counter, receiver: receiver.user, limit: limit)
             .map { .payload($0, badgeCounter: counter) } ?? .tooLarge
     }
 
@@ -157,12 +156,12 @@ public struct PayloadRenderer: Sendable {
         [("apns-push-type", "alert"), ("apns-priority", "10"), ("apns-topic", device.certificate.bundleId)]
     }
 
-    /// Where the receiver's own bytes go in a payload written without them, and where the alert's
-    /// body and title literals are (for shortening).
+    /// Where a written payload holds the receiver's own bytes (for another receiver's to replace),
+    /// and the alert's body and title literals (for shortening).
     struct Marks: Sendable {
-        /// The badge digits (`nil`: the payload has no per-receiver badge; empty: left out to patch).
+        /// The badge digits (`nil`: the payload has no per-receiver badge).
         var badge: Range<Int>?
-        /// The receiver's id literal (`nil`: the profile writes none; empty: left out to patch).
+        /// The receiver's id literal (`nil`: the profile writes none).
         var receiver: Range<Int>?
         /// The body's string literal, quotes included.
         var body = 0..<0
@@ -242,10 +241,9 @@ public struct PayloadRenderer: Sendable {
         ///   - badge: the badge value shown (ignored when the payload has none).
         ///   - receiver: the receiver's id.
         ///   - limit: the size limit in bytes.
-        ///   - w: the buffer to write in (emptied first).
         /// - Returns: the payload, `nil` when it cannot fit.
-        func render(_ alert: Alert, badge: Int, receiver: String, limit: Int, into w: inout JSONWriter) -> [UInt8]? {
-            w.removeAll()
+        func render(_ alert: Alert, badge: Int, receiver: String, limit: Int) -> [UInt8]? {
+            var w = JSONWriter(capacity: 512)
             let marks = write(alert, badge: badge, receiver: receiver, into: &w)
             let full = w.count
             if full <= limit { return w.bytes }
@@ -271,10 +269,10 @@ public struct PayloadRenderer: Sendable {
             return w.count <= limit ? w.bytes : nil
         }
 
-        /// Writes the payload and marks where the receiver's own bytes are. A `nil` badge or
-        /// receiver leaves its place empty; `badgeVaries` says whether the badge is the receiver's.
+        /// Writes the payload and marks where the receiver's own bytes are; `badgeVaries` says
+        /// whether the badge is the receiver's counter (not an override).
         @discardableResult
-        func write(_ alert: Alert, badge: Int?, receiver: String?, badgeVaries: Bool = true, into w: inout JSONWriter) -> Marks {
+        func write(_ alert: Alert, badge: Int, receiver: String, badgeVaries: Bool = true, into w: inout JSONWriter) -> Marks {
             var marks = Marks()
             w.raw("{\"aps\":{\"alert\":")
             let bodyOnly = alert.title == nil && alert.subtitle == nil && alert.localization.isEmpty
@@ -321,7 +319,7 @@ public struct PayloadRenderer: Sendable {
             if hasBadge {
                 w.raw(",\"badge\":")
                 let start = w.count
-                if let badge { w.integer(badge) }
+                w.integer(badge)
                 if badgeVaries { marks.badge = start..<w.count }
             }
             if let sound {
@@ -338,7 +336,7 @@ public struct PayloadRenderer: Sendable {
             if receiverKey {
                 w.raw(",\"t\":")
                 let start = w.count
-                if let receiver { w.string(receiver) }
+                w.string(receiver)
                 marks.receiver = start..<w.count
             }
             w.raw("}")

@@ -5,8 +5,8 @@ import PushBridgeJSON
 ///
 /// A receiver's payload is the payload of its *render class* (display style, translation, sound)
 /// with its badge digits and (Easemob) its id patched in. When that does not fit in the size limit,
-/// the receiver is rendered alone by ``PayloadRenderer/render(_:sender:receiver:profile:app:)``,
-/// which shortens; either way the bytes are those of a full per-receiver render.
+/// the receiver's payload is written again from the class's alert and parts, and shortened; either
+/// way the bytes are those of ``PayloadRenderer/render(_:sender:receiver:profile:app:)``.
 ///
 /// Deciding stays the pure core's job: ``decide(for:now:)`` applies the rules of ``PushDecider``.
 public struct PreparedPush: Sendable {
@@ -37,10 +37,20 @@ public struct PreparedPush: Sendable {
     }
 
     /// A class's payload as written for its first receiver, with where that receiver's badge digits
-    /// and id are (another receiver's payload replaces them).
-    struct Template: Sendable {
-        var bytes: [UInt8]
-        var marks: PayloadRenderer.Marks
+    /// and id are (another receiver's payload replaces them), and what it was written from. A class
+    /// instance, so that taking it for each receiver is one retain, not one per string inside.
+    final class Template: Sendable {
+        let bytes: [UInt8]
+        let marks: PayloadRenderer.Marks
+        let alert: PayloadRenderer.Alert
+        let parts: PayloadRenderer.Parts
+
+        init(bytes: [UInt8], marks: PayloadRenderer.Marks, alert: PayloadRenderer.Alert, parts: PayloadRenderer.Parts) {
+            self.bytes = bytes
+            self.marks = marks
+            self.alert = alert
+            self.parts = parts
+        }
     }
 
     /// - Parameters:
@@ -67,12 +77,7 @@ public struct PreparedPush: Sendable {
         let suppression = decider.suppression(
             message, receiver: receiver, now: now, hasContent: hasContentInAnyLanguage || message.hasTranslation(forLanguage: receiver.language))
         if let reason = suppression { return .suppressed(reason) }
-        switch render(for: receiver) {
-        case .tooLarge:
-            return .suppressed(.payloadTooLarge)
-        case .payload(let bytes, let badgeCounter):
-            return .push(APNsRequest(payload: bytes, deliveries: receiver.devices.map(APNsDelivery.init(device:)), badgeCounter: badgeCounter))
-        }
+        return .rendered(render(for: receiver), to: receiver)
     }
 
     /// The payload for one receiver, byte for byte what ``PayloadRenderer/render(_:sender:receiver:profile:app:)`` writes.
@@ -95,19 +100,14 @@ public struct PreparedPush: Sendable {
             // The first receiver of its class: written in full, and kept for the others.
             let written = write(key, receiver: receiver, badge: badge)
             if firstClass == nil { firstClass = (key, written) } else { otherClasses[key] = written }
-            guard written.bytes.count <= renderer.limit else {
-                return renderer.render(message, sender: sender, receiver: receiver, profile: profile, app: decider.app)
-            }
+            guard written.bytes.count <= renderer.limit else { return shortened(written, receiver: receiver, badge: badge, counter: counter) }
             return .payload(written.bytes, badgeCounter: counter)
         }
         let marks = template.marks
         var size = template.bytes.count
         if let range = marks.badge { size += JSONWriter.decimalLength(of: badge) - range.count }
         if let range = marks.receiver { size += JSONWriter.encodedLength(ofString: receiver.user) - range.count }
-        guard size <= renderer.limit else {
-            // Shortening depends on every byte: this receiver is rendered alone.
-            return renderer.render(message, sender: sender, receiver: receiver, profile: profile, app: decider.app)
-        }
+        guard size <= renderer.limit else { return shortened(template, receiver: receiver, badge: badge, counter: counter) }
         if marks.badge == nil && marks.receiver == nil { return .payload(template.bytes, badgeCounter: counter) }
         var w = JSONWriter(capacity: size)
         var from = 0
@@ -132,7 +132,14 @@ public struct PreparedPush: Sendable {
         let parts = PayloadRenderer.Parts(message: message, sound: key.sound, profile: profile, custom: customKeys.written, receiverKey: customKeys.receiverKey)
         var w = JSONWriter(capacity: 256)
         let marks = parts.write(alert, badge: badge, receiver: receiver.user, badgeVaries: badgeVaries, into: &w)
-        return Template(bytes: w.bytes, marks: marks)
+        return Template(bytes: w.bytes, marks: marks, alert: alert, parts: parts)
+    }
+
+    /// A receiver's payload that does not fit as it is: shortening depends on every byte, so it is
+    /// written for this receiver alone from its class's alert and parts.
+    func shortened(_ template: Template, receiver: UserState, badge: Int, counter: Int) -> PayloadRenderer.Outcome {
+        template.parts.render(template.alert, badge: badge, receiver: receiver.user, limit: decider.renderer.limit)
+            .map { .payload($0, badgeCounter: counter) } ?? .tooLarge
     }
 
     /// The number of distinct payloads written in full so far (one per render class).

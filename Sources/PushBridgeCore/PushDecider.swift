@@ -19,12 +19,7 @@ public struct PushDecider: Sendable {
     ///   - now: the instant the message is sent.
     public func decide(_ message: PushMessage, sender: UserState?, receiver: UserState, profile: Profile, now: Instant) -> PushDecision {
         if let reason = suppression(message, receiver: receiver, now: now) { return .suppressed(reason) }
-        switch renderer.render(message, sender: sender, receiver: receiver, profile: profile, app: app) {
-        case .tooLarge:
-            return .suppressed(.payloadTooLarge)
-        case .payload(let bytes, let badgeCounter):
-            return .push(APNsRequest(payload: bytes, deliveries: receiver.devices.map(APNsDelivery.init(device:)), badgeCounter: badgeCounter))
-        }
+        return .rendered(renderer.render(message, sender: sender, receiver: receiver, profile: profile, app: app), to: receiver)
     }
 
     /// Rules 1–7: the reason not to push, or `nil` when the message is to be rendered.

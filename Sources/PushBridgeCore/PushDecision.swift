@@ -91,6 +91,16 @@ public enum PushDecision: Hashable, Sendable {
     case push(APNsRequest)
     case suppressed(SuppressionReason)
 
+    /// The decision a render gives: its payload to each of the receiver's devices, or too large.
+    static func rendered(_ outcome: PayloadRenderer.Outcome, to receiver: UserState) -> PushDecision {
+        switch outcome {
+        case .tooLarge:
+            return .suppressed(.payloadTooLarge)
+        case .payload(let bytes, let badgeCounter):
+            return .push(APNsRequest(payload: bytes, deliveries: receiver.devices.map(APNsDelivery.init(device:)), badgeCounter: badgeCounter))
+        }
+    }
+
     public var request: APNsRequest? {
         if case .push(let r) = self { return r }
         return nil

@@ -120,9 +120,6 @@ public struct JSONWriter: Sendable {
     }
 
     /// Writes a decimal integer.
-    public mutating func integer(_ value: Int64) { integer(Int(value)) }
-
-    /// Writes a decimal integer.
     public mutating func integer<I: BinaryInteger>(_ value: I) {
         if value >= 0 && value < 10 {
             bytes.append(UInt8(ascii: "0") + UInt8(value))

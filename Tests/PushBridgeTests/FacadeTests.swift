@@ -76,6 +76,29 @@ struct FacadeTests {
         #expect(try facade.user("u4")?.isConfigured == false, "a member no call has named stays unconfigured")
     }
 
+    @Test("a batch of sends in one commit decides as the same sends one by one", arguments: Backing.allCases)
+    func batchedSends(_ backing: Backing) throws {
+        func setUp() throws -> PushFacade {
+            let facade = PushFacade(store: try backing.store())
+            try facade.configure(Self.app)
+            for user in ["u1", "u2", "u3"] { try Self.register(user, in: facade) }
+            try facade.setMembers(["u1", "u2", "u3"], of: "g1")
+            return facade
+        }
+        let messages = [
+            Self.groupMessage(from: "u1", to: "g1", id: "m1"), Self.groupMessage(from: "u2", to: "g1", text: "yes", id: "m2"),
+            Self.groupMessage(from: "u1", to: "g1", id: "m1"),  // a repeat of the first, inside the same batch
+        ]
+        let batched = try setUp()
+        let results = try batched.send(messages.map { try batched.prepare($0, dialect: "agora-silent", now: Self.now) })
+        let oneByOne = try setUp()
+        let expected = try messages.map { try oneByOne.sendMessage($0, dialect: "agora-silent", now: Self.now) }
+        #expect(try results.map { try $0.get() } == expected)
+        #expect(expected.map(\.isRepeat) == [false, false, true])
+        #expect(expected[1].decisions.first { $0.receiver == "u3" }?.decision.request?.badgeCounter == 2, "the second send sees the first's counter")
+        for user in ["u1", "u2", "u3"] { #expect(try batched.user(user)?.state.badge == oneByOne.user(user)?.state.badge) }
+    }
+
     @Test("one-to-one goes to the target only; an unknown target is no-device", arguments: Backing.allCases)
     func oneToOne(_ backing: Backing) throws {
         let facade = PushFacade(store: try backing.store())
