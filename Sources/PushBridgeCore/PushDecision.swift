@@ -56,6 +56,9 @@ public struct APNsDelivery: Hashable, Sendable {
         set { otherHeaders = newValue }
     }
 
+    /// Whether the headers are the standard ones for the device (``PayloadRenderer/headers(for:)``).
+    public var hasStandardHeaders: Bool { otherHeaders == nil }
+
     /// - Parameters:
     ///   - device: the device.
     ///   - headers: its request headers.

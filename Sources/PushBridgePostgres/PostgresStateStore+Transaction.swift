@@ -252,7 +252,7 @@ extension PostgresStateStore {
 
         // MARK: Fan-out
 
-        func receivers(of audience: Audience, excluding sender: UserID, conversation: ConversationKey) throws -> [StoredReceiver] {
+        func receivers(of audience: Audience, excluding sender: UserID, conversation: ConversationKey) throws -> StoredReceivers {
             let deviceOffset = Self.receiverColumnCount + 3
             switch audience {
             case .group(let group):
@@ -272,11 +272,11 @@ extension PostgresStateStore {
                     if out.last?.key?.rawValue != key { out.append(try receiver(row, conversation: conversation)) }
                     if let device = try device(row, offset: deviceOffset) { out[out.count - 1].state.devices.append(device) }
                 }
-                return out
+                return StoredReceivers(out)
             case .users(let users):
                 var seen = Set<UserID>()
                 let wanted = users.filter { $0 != sender && seen.insert($0).inserted }
-                guard !wanted.isEmpty else { return [] }
+                guard !wanted.isEmpty else { return StoredReceivers([]) }
                 let found = try rows(
                     PostgresQuery(
                         unsafeSQL: """
@@ -302,7 +302,7 @@ extension PostgresStateStore {
                     }
                     if let device = try device(row, offset: deviceOffset) { out[out.count - 1].state.devices.append(device) }
                 }
-                return out
+                return StoredReceivers(out)
             }
         }
 

@@ -217,7 +217,7 @@ public final class MemoryStateStore: PushStateStore {
             contents.groups[group] = members.isEmpty ? nil : members
         }
 
-        func receivers(of audience: Audience, excluding sender: UserID, conversation: ConversationKey) throws -> [StoredReceiver] {
+        func receivers(of audience: Audience, excluding sender: UserID, conversation: ConversationKey) throws -> StoredReceivers {
             let ids: [UserID]
             switch audience {
             case .users(let users): ids = users
@@ -235,7 +235,7 @@ public final class MemoryStateStore: PushStateStore {
                 state.nameCards = [:]
                 out.append(StoredReceiver(key: key, state: state, isConfigured: record.isConfigured))
             }
-            return out
+            return StoredReceivers(out)
         }
 
         func setBadges(_ badges: [(key: UserKey, badge: Int)]) throws {

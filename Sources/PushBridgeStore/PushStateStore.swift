@@ -64,6 +64,48 @@ public struct StoredReceiver: Sendable {
     }
 }
 
+/// Everyone a message reaches, loaded for deciding, in audience order.
+///
+/// A store that keeps a group's receivers between sends hands them out as they are: the rows are
+/// shared, not copied; the sender is left out by position; the badge counters (which every send
+/// changes) are kept apart from the rows, so that counting a send copies one array of integers.
+public struct StoredReceivers: RandomAccessCollection, Sendable {
+    private let rows: [StoredReceiver]
+    private let badges: [Int]?
+    private let skipped: Int
+
+    /// Receivers as loaded.
+    /// - Parameter receivers: the receivers, in audience order.
+    public init(_ receivers: [StoredReceiver]) {
+        rows = receivers
+        badges = nil
+        skipped = receivers.count
+    }
+
+    /// Kept receivers, leaving one out.
+    /// - Parameters:
+    ///   - rows: every member, as loaded.
+    ///   - badges: each row's current badge counter (it replaces the row's own).
+    ///   - skipped: the position of the row left out (the sender); `nil` for none.
+    public init(rows: [StoredReceiver], badges: [Int], skipping skipped: Int?) {
+        precondition(rows.count == badges.count, "one badge counter a row")
+        self.rows = rows
+        self.badges = badges
+        self.skipped = skipped ?? rows.count
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { skipped < rows.count ? rows.count - 1 : rows.count }
+
+    public subscript(position: Int) -> StoredReceiver {
+        let row = position < skipped ? position : position + 1
+        guard let badges else { return rows[row] }
+        var receiver = rows[row]
+        receiver.state.badge = badges[row]
+        return receiver
+    }
+}
+
 /// A store's handle for one user row (a SQLite rowid); stable for the life of the store.
 public struct UserKey: Hashable, Sendable {
     public var rawValue: Int64
@@ -121,7 +163,7 @@ public protocol PushStateTransaction {
     /// Everyone a message reaches except `sender`, in audience order (duplicates once), each loaded
     /// for deciding on `conversation`. One-to-one receivers the store does not know come back
     /// unconfigured, without a key. A bounded number of queries, never one per receiver.
-    func receivers(of audience: Audience, excluding sender: UserID, conversation: ConversationKey) throws -> [StoredReceiver]
+    func receivers(of audience: Audience, excluding sender: UserID, conversation: ConversationKey) throws -> StoredReceivers
 
     /// Sets badge counters of receivers loaded in this transaction, in one statement.
     func setBadges(_ badges: [(key: UserKey, badge: Int)]) throws

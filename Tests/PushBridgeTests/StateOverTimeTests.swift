@@ -173,6 +173,52 @@ struct StateOverTimeTests {
         #expect(Self.badge(forgotten.decisions[0].decision) == 4)
     }
 
+    /// A record written by PushBridge 0.9 (`PBR1`: fixed-width integers, payloads and headers in
+    /// full) is still a repeat's answer, built here byte by byte from that format's description.
+    @Test func aRecordFromVersion09IsStillRead() throws {
+        var bytes = Array("PBR1".utf8)
+        func integer(_ value: Int64) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
+        func string(_ text: String) {
+            withUnsafeBytes(of: UInt32(text.utf8.count).littleEndian) { bytes += $0 }
+            bytes += Array(text.utf8)
+        }
+        let payload = #"{"aps":{"alert":{"body":"hi"},"badge":3}}"#
+        integer(2)
+        string("u2")
+        bytes.append(1)
+        string(payload)
+        integer(3)
+        integer(1)
+        string(Self.phone)
+        string("io.agora.chatdemo")
+        string("development")
+        bytes += [1]
+        string("phone")
+        bytes += [0]
+        integer(1_772_442_900_000)
+        integer(3)
+        for (name, value) in [("apns-push-type", "alert"), ("apns-priority", "10"), ("apns-topic", "io.agora.chatdemo")] {
+            string(name)
+            string(value)
+        }
+        string("u3")
+        bytes.append(0)
+        string("no-device")
+
+        let path = temporaryDatabase()
+        let facade = PushFacade(store: try SQLiteStateStore(path: path))
+        let hex = bytes.map { String(format: "%02x", $0) }.joined()
+        try sqlite(path, "INSERT INTO sent_messages (message_id, sent_at, decisions) VALUES ('old', \(Self.now.milliseconds), X'\(hex)')")
+        let device = Device(token: Self.phone, certificate: Self.app.certificates[0], boundAt: Instant(milliseconds: 1_772_442_900_000))
+        let decisions = try #require(try facade.sentMessage("old", now: Self.now))
+        #expect(decisions.count == 2)
+        #expect(decisions.first?.receiver == "u2")
+        #expect(decisions.first?.decision == .push(APNsRequest(payload: Array(payload.utf8), deliveries: [APNsDelivery(device: device)], badgeCounter: 3)))
+        #expect(decisions.first?.decision.request?.deliveries.first?.hasStandardHeaders == true)
+        #expect(decisions.last?.receiver == "u3")
+        #expect(decisions.last?.decision == .suppressed(.noDevice))
+    }
+
     @Test func aDamagedRepeatRecordIsAStoreFailureAndChangesNothing() throws {
         let path = temporaryDatabase()
         let facade = PushFacade(store: try SQLiteStateStore(path: path))

@@ -74,6 +74,10 @@ final class SQLiteConnection {
     /// begins), and dropped on any rollback: every message reads them.
     var sharedApp: AppConfiguration?
     var sharedCertificates: [Int64: Certificate]?
+    /// Groups' receivers (``ReceiverTable``), kept under the same rule.
+    var receiverTables: [ReceiverTable.Key: ReceiverTable] = [:]
+    /// The most receiver rows kept across groups (``SQLiteStateStore/Options/keptReceivers``).
+    var receiverCacheLimit = 0
     private var dataVersion: Int64 = -1
 
     /// Drops what other connections may have changed; call right after `BEGIN`.
@@ -91,7 +95,11 @@ final class SQLiteConnection {
     func dropSharedState() {
         sharedApp = nil
         sharedCertificates = nil
+        receiverTables.removeAll()
     }
+
+    /// How many rows the last statement changed.
+    var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// The rowid of the last insert.
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }

@@ -25,15 +25,21 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         public var busyTimeoutMilliseconds: Int32
         /// How many more times a write is attempted after the busy timeout expires.
         public var busyRetries: Int
+        /// How many group members' rows the writer keeps between sends, across groups (about 1 KB
+        /// each): a warm group send reads none of them. A group with more members is loaded anew
+        /// for every send; 0 keeps none.
+        public var keptReceivers: Int
 
         /// - Parameters:
         ///   - synchronous: durability against power loss (`.normal` is durable against a killed process).
         ///   - busyTimeoutMilliseconds: per-attempt wait for the write lock.
         ///   - busyRetries: further attempts, with a growing pause, before ``StoreError/Code/busy``.
-        public init(synchronous: Synchronous = .normal, busyTimeoutMilliseconds: Int32 = 5_000, busyRetries: Int = 5) {
+        ///   - keptReceivers: group members' rows kept between sends.
+        public init(synchronous: Synchronous = .normal, busyTimeoutMilliseconds: Int32 = 5_000, busyRetries: Int = 5, keptReceivers: Int = 400_000) {
             self.synchronous = synchronous
             self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
             self.busyRetries = busyRetries
+            self.keptReceivers = keptReceivers
         }
     }
 
@@ -56,6 +62,7 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         self.options = options
         readsOnWriter = path.isEmpty || path == ":memory:" || path.hasPrefix("file::memory:")
         connection = try SQLiteConnection(path: path)
+        connection.receiverCacheLimit = options.keptReceivers
         sqlite3_busy_timeout(connection.handle, options.busyTimeoutMilliseconds)
         try Self.retryingBusy(retries: options.busyRetries) {
             try connection.execute("PRAGMA journal_mode = WAL")
@@ -101,6 +108,7 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
     private func takeReader() throws -> SQLiteConnection {
         if let reader = readerLock.withLock({ idleReaders.popLast() }) { return reader }
         let reader = try SQLiteConnection(path: connection.path)
+        reader.receiverCacheLimit = options.keptReceivers
         sqlite3_busy_timeout(reader.handle, options.busyTimeoutMilliseconds)
         try reader.execute("PRAGMA query_only = ON")
         return reader

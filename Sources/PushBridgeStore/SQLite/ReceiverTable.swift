@@ -1,0 +1,61 @@
+import PushBridgeCore
+
+/// One group's receivers as a decision reads them (every member, loaded for one conversation),
+/// kept on a connection between transactions, so that a warm group send reads no member rows.
+///
+/// The connection's own writes keep it true: a saved user's row is read again, a counted badge is
+/// set in place, a membership change or a removed member drops the table. It is dropped with the
+/// rest of the connection's kept state when another connection commits (`PRAGMA data_version`,
+/// checked when a transaction begins) or a transaction rolls back.
+final class ReceiverTable {
+    /// Which group, loaded for which conversation.
+    struct Key: Hashable {
+        var group: String
+        var conversation: ConversationKey
+    }
+
+    /// Every member in membership order, as loaded (their own badge counters are not kept up to date).
+    private(set) var rows: [StoredReceiver]
+    /// Each row's current badge counter.
+    private(set) var badges: [Int]
+    private var positionsByKey: [Int64: Int]?
+
+    init(rows: [StoredReceiver]) {
+        self.rows = rows
+        badges = rows.map(\.state.badge)
+    }
+
+    /// The receivers of a message from `sender` (left out when a member).
+    func receivers(excluding sender: UserID) -> StoredReceivers {
+        StoredReceivers(rows: rows, badges: badges, skipping: rows.firstIndex { $0.state.user == sender })
+    }
+
+    /// The row of a user, by the store's key.
+    func position(of key: Int64) -> Int? {
+        if let positionsByKey { return positionsByKey[key] }
+        var positions: [Int64: Int] = [:]
+        positions.reserveCapacity(rows.count)
+        for (i, row) in rows.enumerated() { if let key = row.key { positions[key.rawValue] = i } }
+        positionsByKey = positions
+        return positions[key]
+    }
+
+    /// Sets a member's badge counter.
+    func setBadge(_ badge: Int, at position: Int) { badges[position] = badge }
+
+    /// Replaces a member's row, read again after a change.
+    func replace(_ row: StoredReceiver, at position: Int) {
+        rows[position] = row
+        badges[position] = row.state.badge
+    }
+}
+
+extension SQLiteConnection {
+    /// Keeps a group's receivers, within ``receiverCacheLimit`` rows across groups (a table that
+    /// would pass it drops the others; one bigger than the limit is not kept).
+    func keep(_ table: ReceiverTable, for key: ReceiverTable.Key) {
+        guard table.rows.count <= receiverCacheLimit else { return }
+        if receiverTables.values.reduce(table.rows.count, { $0 + $1.rows.count }) > receiverCacheLimit { receiverTables.removeAll() }
+        receiverTables[key] = table
+    }
+}

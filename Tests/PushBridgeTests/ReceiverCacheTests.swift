@@ -1,0 +1,158 @@
+import Foundation
+import PushBridgeCore
+import PushBridgeFacade
+import PushBridgeJSON
+import PushBridgeStore
+import Testing
+
+/// The SQLite writer keeps a group's receivers between sends. Whatever changes them (the facade's
+/// own calls, another connection's commit, a rollback, a group commit's refused writer), the kept
+/// receivers must equal a fresh load, and every decision must equal a full per-receiver decide.
+@Suite("Kept group receivers")
+struct ReceiverCacheTests {
+    static let group = "g1"
+    static let conversation = ConversationKey(.group, group)
+    static let certificate = FacadeTests.app.certificates[0]
+
+    /// A receiver as a comparable value.
+    struct Row: Equatable, CustomStringConvertible {
+        var key: Int64?
+        var state: UserState
+        var configured: Bool
+        var description: String { "\(state.user) key \(key.map(String.init) ?? "none") badge \(state.badge) devices \(state.devices.count)" }
+    }
+
+    static func rows(_ receivers: StoredReceivers) -> [Row] {
+        receivers.map { Row(key: $0.key?.rawValue, state: $0.state, configured: $0.isConfigured) }
+    }
+
+    /// A database with 30 members of varied state.
+    static func populated() throws -> (path: String, store: SQLiteStateStore, facade: PushFacade) {
+        let path = temporaryDatabase()
+        let store = try SQLiteStateStore(path: path)
+        let facade = PushFacade(store: store)
+        try facade.configure(FacadeTests.app)
+        try store.write { transaction in
+            for i in 0..<30 {
+                var state = UserState(user: "m\(i)", displayStyle: i % 3 == 0 ? .simpleBanner : .messageSummary, backgroundGraceSeconds: 120,
+                    timeZone: TimeZone(identifier: i % 4 == 0 ? "Asia/Shanghai" : "UTC")!)
+                if i % 5 != 4 { state.devices = [Device(token: FacadeTests.token(of: "m\(i)"), certificate: certificate)] }
+                if i % 7 == 0 { state.presence = .online }
+                if i % 6 == 1 { state.app.window = DoNotDisturbWindow(startMinute: 22 * 60, endMinute: 8 * 60) }
+                if i % 8 == 2 { state.conversations[conversation] = ConversationPushSettings(remindType: .mentionOnly) }
+                if i % 9 == 3 { state.language = "de" }
+                state.badge = i % 4
+                try transaction.save(state, replacing: nil)
+            }
+        }
+        // Two members known only by id (unconfigured), and one member twice over: never.
+        try facade.setMembers((0..<30).map { "m\($0)" } + ["x1", "x2"], of: group)
+        return (path, store, facade)
+    }
+
+    /// The receivers of a message from `sender` as the writer keeps them.
+    static func kept(_ store: SQLiteStateStore, sender: UserID = "m0") throws -> [Row] {
+        try store.write { rows(try $0.receivers(of: .group(group), excluding: sender, conversation: conversation)) }
+    }
+
+    /// The same loaded by a store opened anew (nothing kept).
+    static func fresh(_ path: String, sender: UserID = "m0") throws -> [Row] {
+        try SQLiteStateStore(path: path).read { rows(try $0.receivers(of: .group(group), excluding: sender, conversation: conversation)) }
+    }
+
+    /// Sends a group message through the facade (kept receivers) and checks each decision against
+    /// a full decide of each member's whole state from a fresh store, counted before the send.
+    static func sendMatchesFullDecide(_ facade: PushFacade, path: String, id: String, sender: UserID = "m0") throws {
+        let prepared = try facade.prepare(
+            FacadeTests.groupMessage(from: sender, to: group, text: "standup", id: id), dialect: "agora-silent", now: FacadeTests.now)
+        let reference = try SQLiteStateStore(path: path).read { transaction -> [(receiver: UserID, decision: PushDecision)] in
+            let decider = PushDecider(app: try transaction.app())
+            let senderState = try transaction.user(sender)?.state
+            return try transaction.members(of: group).filter { $0 != sender }.map { member in
+                let record = try #require(try transaction.user(member))
+                let state = record.isConfigured ? record.state : try facade.adapter("agora-silent").newUser(member, timeZone: record.state.timeZone)
+                return (member, decider.decide(prepared.message, sender: senderState, receiver: state, profile: prepared.profile, now: prepared.now))
+            }
+        }
+        let sent = try facade.send(prepared).decisions
+        #expect(sent.count == reference.count)
+        #expect(try facade.sentMessage(id, now: FacadeTests.now) == sent, "the repeat record of \(id)")
+        for (got, want) in zip(sent, reference) {
+            #expect(got.receiver == want.receiver)
+            #expect(got.decision == want.decision, "receiver \(want.receiver) of \(id)")
+        }
+    }
+
+    @Test("kept receivers equal a fresh load, and decisions a full decide, after every kind of change")
+    func keptReceiversStayTrue() throws {
+        let (path, store, facade) = try Self.populated()
+        var round = 0
+        func check(_ what: String, sender: UserID = "m0") throws {
+            round += 1
+            #expect(try Self.kept(store, sender: sender) == Self.fresh(path, sender: sender), "after \(what)")
+            try Self.sendMatchesFullDecide(facade, path: path, id: "r\(round)", sender: sender)
+            #expect(try Self.kept(store, sender: sender) == Self.fresh(path, sender: sender), "after \(what) and a send")
+        }
+        try check("the first load")
+        try check("a warm send")
+        try check("another sender", sender: "m5")
+
+        // The facade's own writes.
+        try facade.apply(FacadeTests.json(#"{"call":"setSilentModeForConversation","conversationId":"g1","conversationType":"GroupChat","remindType":"None"}"#),
+            dialect: "agora-silent", user: "m3", at: FacadeTests.now)
+        try check("a conversation setting")
+        try facade.setPresence(.online, of: "m10", dialect: "agora-silent")
+        try check("a presence change")
+        try facade.updateUser("m11", dialect: "agora-silent") { $0.devices.insert(Device(token: FacadeTests.token(of: "m12"), certificate: Self.certificate), at: 0) }
+        try check("a device moving from one member to another")
+        try facade.register("x1", dialect: "agora-silent")
+        try check("an unconfigured member registering")
+        try facade.addMembers(["late"], to: Self.group)
+        try check("a member added")
+        try facade.removeMember("m13", from: Self.group)
+        try check("a member removed")
+        try facade.removeUser("m14")
+        try check("a user forgotten")
+        try facade.removeDevice(token: FacadeTests.token(of: "m15"))
+        try check("a device removed")
+
+        // Another connection's commit (another process: the `pushbridge` tool beside a service).
+        let other = PushFacade(store: try SQLiteStateStore(path: path))
+        try other.updateUser("m16", dialect: "agora-silent") { $0.badge = 40; $0.language = "fr" }
+        try check("another connection's commit")
+        _ = try other.send(FacadeTests.groupMessage(from: "m1", to: Self.group, id: "other"), dialect: "agora-silent", now: FacadeTests.now)
+        try check("another connection's send")
+
+        // A rolled-back write, and a group commit whose second writer is refused.
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try store.write { transaction in
+                _ = try transaction.receivers(of: .group(Self.group), excluding: "m0", conversation: Self.conversation)
+                var state = try #require(try transaction.user("m17")).state
+                state.presence = .online
+                try transaction.save(state, replacing: nil)
+                try transaction.setBadges([(UserKey(rawValue: 19), 99)])
+                throw Refused()
+            }
+        }
+        try check("a rolled-back write")
+        try store.writeGroup([
+            { scoped in _ = try? PushFacade(store: scoped).send(FacadeTests.groupMessage(from: "m2", to: Self.group, id: "g-a"), dialect: "agora-silent", now: FacadeTests.now) },
+            { scoped in _ = try? scoped.write { transaction -> Void in
+                try transaction.setBadges([(UserKey(rawValue: 20), 77)])
+                throw Refused()
+            } },
+        ])
+        try check("a group commit with a refused writer")
+    }
+
+    @Test("a group bigger than the limit is not kept, and decides the same")
+    func overTheLimit() throws {
+        let (path, _, _) = try Self.populated()
+        let store = try SQLiteStateStore(path: path, options: .init(keptReceivers: 10))
+        let facade = PushFacade(store: store)
+        try Self.sendMatchesFullDecide(facade, path: path, id: "a")
+        try Self.sendMatchesFullDecide(facade, path: path, id: "b")
+        #expect(try Self.kept(store) == Self.fresh(path))
+    }
+}
