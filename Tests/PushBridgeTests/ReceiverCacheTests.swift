@@ -26,14 +26,14 @@ struct ReceiverCacheTests {
         receivers.map { Row(key: $0.key?.rawValue, state: $0.state, configured: $0.isConfigured) }
     }
 
-    /// A database with 30 members of varied state.
-    static func populated() throws -> (path: String, store: SQLiteStateStore, facade: PushFacade) {
+    /// A database with `members` members of varied state (a send to 64 or more logs its counters as one row).
+    static func populated(members: Int = 30, options: SQLiteStateStore.Options = .init()) throws -> (path: String, store: SQLiteStateStore, facade: PushFacade) {
         let path = temporaryDatabase()
-        let store = try SQLiteStateStore(path: path)
+        let store = try SQLiteStateStore(path: path, options: options)
         let facade = PushFacade(store: store)
         try facade.configure(FacadeTests.app)
         try store.write { transaction in
-            for i in 0..<30 {
+            for i in 0..<members {
                 var state = UserState(user: "m\(i)", displayStyle: i % 3 == 0 ? .simpleBanner : .messageSummary, backgroundGraceSeconds: 120,
                     timeZone: TimeZone(identifier: i % 4 == 0 ? "Asia/Shanghai" : "UTC")!)
                 if i % 5 != 4 { state.devices = [Device(token: FacadeTests.token(of: "m\(i)"), certificate: certificate)] }
@@ -46,7 +46,7 @@ struct ReceiverCacheTests {
             }
         }
         // Two members known only by id (unconfigured), and one member twice over: never.
-        try facade.setMembers((0..<30).map { "m\($0)" } + ["x1", "x2"], of: group)
+        try facade.setMembers((0..<members).map { "m\($0)" } + ["x1", "x2"], of: group)
         return (path, store, facade)
     }
 
@@ -83,13 +83,21 @@ struct ReceiverCacheTests {
         }
     }
 
-    @Test("kept receivers equal a fresh load, and decisions a full decide, after every kind of change")
-    func keptReceiversStayTrue() throws {
-        let (path, store, facade) = try Self.populated()
+    /// Small groups (counters updated in place), big ones (the badge log), and a log folded every other send.
+    static let shapes: [(members: Int, badgeLogLimit: Int)] = [(30, 1_000_000), (160, 1_000_000), (160, 250)]
+
+    @Test("kept receivers equal a fresh load, and decisions a full decide, after every kind of change", arguments: shapes)
+    func keptReceiversStayTrue(members: Int, badgeLogLimit: Int) throws {
+        let (path, store, facade) = try Self.populated(members: members, options: .init(badgeLogLimit: badgeLogLimit))
+        // A store that only reads, open all along: it reads on from where it was, or again after a fold.
+        let reader = try SQLiteStateStore(path: path)
         var round = 0
         func check(_ what: String, sender: UserID = "m0") throws {
             round += 1
-            #expect(try Self.kept(store, sender: sender) == Self.fresh(path, sender: sender), "after \(what)")
+            let fresh = try Self.fresh(path, sender: sender)
+            #expect(try Self.kept(store, sender: sender) == fresh, "after \(what)")
+            #expect(try reader.read { Self.rows(try $0.receivers(of: .group(Self.group), excluding: sender, conversation: Self.conversation)) } == fresh,
+                "a reader after \(what)")
             try Self.sendMatchesFullDecide(facade, path: path, id: "r\(round)", sender: sender)
             #expect(try Self.kept(store, sender: sender) == Self.fresh(path, sender: sender), "after \(what) and a send")
         }
@@ -101,8 +109,11 @@ struct ReceiverCacheTests {
         try facade.apply(FacadeTests.json(#"{"call":"setSilentModeForConversation","conversationId":"g1","conversationType":"GroupChat","remindType":"None"}"#),
             dialect: "agora-silent", user: "m3", at: FacadeTests.now)
         try check("a conversation setting")
-        try facade.setPresence(.online, of: "m10", dialect: "agora-silent")
+        try facade.setPresence(.online, of: "m17", dialect: "agora-silent")  // pushed before: its counter is in the log when there is one
         try check("a presence change")
+        try store.foldBadgeLog()
+        try facade.updateUser("m22", dialect: "agora-silent") { $0.badge = 7 }  // in badge_counters, behind the reader's read of the log
+        try check("a fold, then a counter set")
         try facade.updateUser("m11", dialect: "agora-silent") { $0.devices.insert(Device(token: FacadeTests.token(of: "m12"), certificate: Self.certificate), at: 0) }
         try check("a device moving from one member to another")
         try facade.register("x1", dialect: "agora-silent")

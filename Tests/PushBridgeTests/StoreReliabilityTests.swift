@@ -96,6 +96,78 @@ struct StoreReliabilityTests {
         #expect(candidates.contains(stored), "killed after \(killAfter) acknowledgements (\(acked) read): the stored state is no prefix of ≥ \(acked) calls")
     }
 
+    @Test("kill -9 during group sends: each acknowledged send's counters are kept, all of a send or none")
+    func killNineKeepsGroupCounters() throws {
+        let (db, folder) = try Self.prepareDatabase()
+        let store = try SQLiteStateStore(path: db)
+        let certificate = try PushFacade(store: store).app().certificates[0]
+        let members = (0..<200).map { "g-\($0)" }
+        try store.write { transaction in
+            for (i, member) in members.enumerated() {
+                var state = UserState(user: member, displayStyle: .messageSummary, backgroundGraceSeconds: 120)
+                state.devices = [Device(token: String(format: "%064x", i + 1), certificate: certificate)]
+                state.badge = i % 3
+                try transaction.save(state, replacing: nil)
+            }
+        }
+        try PushFacade(store: store).setMembers(members, of: "big")
+        let sends = 60
+        for i in 1...sends {
+            try #"{"id":"k\#(i)","conversationId":"big","from":"g-0","to":"big","chatType":"GroupChat","body":{"type":"text","text":"hi"}}"#
+                .write(toFile: folder + "/msg-\(i).json", atomically: true, encoding: .utf8)
+        }
+        // One `pushbridge send` process after another (199 pushed receivers each: the badge log);
+        // a line is written after a send's process has exited with its decisions printed.
+        let script = """
+            for i in $(seq 1 \(sends)); do
+              "$0" send --db "$1" --dialect agora-silent --now \(Self.now) "$2/msg-$i.json" > /dev/null 2>&1 || exit 1
+              echo "$i"
+            done
+            """
+        let killAfter = Int.random(in: 3..<40)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", script, Repository.executable, db, folder]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var lines = 0
+        var killed = false
+        while true {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            lines += chunk.reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
+            if !killed && lines >= killAfter {
+                // The send in flight dies wherever it is (mid-transaction or not), then the loop.
+                let pkill = Process()
+                pkill.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
+                pkill.arguments = ["-KILL", "-P", "\(process.processIdentifier)"]
+                try pkill.run()
+                pkill.waitUntilExit()
+                kill(process.processIdentifier, SIGKILL)
+                killed = true
+            }
+        }
+        process.waitUntilExit()
+        #expect(killed, "the loop finished before the kill point \(killAfter)")
+        #expect(lines >= killAfter && lines < sends, "killed after \(killAfter), \(lines) acknowledged")
+
+        #expect(try sqlite(db, "PRAGMA integrity_check") == ["ok"])
+        func counters() throws -> [Int] {
+            let facade = PushFacade(store: try SQLiteStateStore(path: db))
+            return try members.dropFirst().enumerated().map { i, member in try #require(try facade.user(member)).state.badge - (i + 1) % 3 }
+        }
+        // Every receiver counted the same sends: the acknowledged ones, and at most the one in flight.
+        let counted = try counters()
+        #expect(Set(counted).count == 1, "receivers counted different numbers of sends: \(Set(counted).sorted())")
+        #expect([lines, lines + 1].contains(counted[0]), "\(lines) sends acknowledged, \(counted[0]) counted")
+        // Folded into the counters table, they stay the same.
+        try SQLiteStateStore(path: db).foldBadgeLog()
+        #expect(try sqlite(db, "SELECT count(*) FROM badge_log") == ["0"])
+        #expect(try counters() == counted)
+    }
+
     @Test("two writer processes at once lose nothing")
     func concurrentWritersLoseNothing() throws {
         let (db, folder) = try Self.prepareDatabase()

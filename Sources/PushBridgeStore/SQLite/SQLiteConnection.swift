@@ -78,6 +78,10 @@ final class SQLiteConnection {
     var receiverTables: [ReceiverTable.Key: ReceiverTable] = [:]
     /// The most receiver rows kept across groups (``SQLiteStateStore/Options/keptReceivers``).
     var receiverCacheLimit = 0
+    /// The badge log as the latest counter per user row (`nil`: not read yet), and how far it is read.
+    var badgeOverlay: BadgeOverlay?
+    /// Past this many entries the badge log is folded (``SQLiteStateStore/Options/badgeLogLimit``).
+    var badgeLogLimit = 1_000_000
     private var dataVersion: Int64 = -1
 
     /// Drops what other connections may have changed; call right after `BEGIN`.
@@ -87,7 +91,10 @@ final class SQLiteConnection {
         row.reset()
         if version != dataVersion {
             dataVersion = version
-            dropSharedState()
+            sharedApp = nil
+            sharedCertificates = nil
+            receiverTables.removeAll()
+            badgeOverlay?.isStale = true  // read on from where it was, unless the log was folded
         }
     }
 
@@ -96,6 +103,7 @@ final class SQLiteConnection {
         sharedApp = nil
         sharedCertificates = nil
         receiverTables.removeAll()
+        badgeOverlay = nil
     }
 
     /// How many rows the last statement changed.

@@ -156,6 +156,18 @@ extension SQLiteStateStore {
                 CREATE INDEX deliveries_by_message ON deliveries (message_id);
                 CREATE INDEX deliveries_settled ON deliveries (updated_at) WHERE state <> 0;
                 """),
+        // The badge log: a group send's counters as one row (a packed list of user id and counter,
+        // 16 bytes each, little-endian), not one row each. A user's counter is its latest entry,
+        // else badge_counters'. Folded into badge_counters when it grows past a limit.
+        // AUTOINCREMENT: ids are never reused after a fold, so a reader can tell one happened.
+        Migration(
+            identifier: "2026-11-24-badge-log",
+            sql: """
+                CREATE TABLE badge_log (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    entries BLOB NOT NULL CHECK (length(entries) % 16 = 0)
+                );
+                """),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.

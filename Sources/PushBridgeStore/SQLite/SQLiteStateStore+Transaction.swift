@@ -106,7 +106,7 @@ extension SQLiteStateStore {
             row.bind(1, id)
             guard try row.step() else { return nil }
             let key = row.int64(0)
-            var (state, configured) = try readReceiver(row)
+            var (state, configured) = try readReceiver(row, overlay: try badgeOverlay())
             state.boundCertificate = try certificate(row.optionalInt64(17), column: "users.bound_certificate")
             state.displayName = row.optionalString(18)
             let devices = try connection.statement("SELECT \(Self.deviceColumns) FROM devices d WHERE d.user_id = ? ORDER BY d.sequence DESC")
@@ -169,6 +169,7 @@ extension SQLiteStateStore {
             let key = upsert.int64(0)
             try upsert.run()
             try connection.statement("INSERT OR REPLACE INTO badge_counters (user_id, badge) VALUES (?, ?)").bind(1, key).bind(2, state.badge).run()
+            if try badgeOverlay().counters[key] != nil { try logBadges([(UserKey(rawValue: key), state.badge)]) }  // the log's entry would win
 
             // Devices: rewritten in binding order when they changed. A token another user had
             // moves to this one (the token is the key).
@@ -286,6 +287,7 @@ extension SQLiteStateStore {
                     """)
                 rows.bind(1, bytes: Self.jsonArray(wanted)).bind(2, conversation.kind == .group ? 1 : 0).bind(3, conversation.id)
                 let deviceOffset = Self.receiverColumnCount + 3
+                let overlay = try badgeOverlay()
                 var out: [StoredReceiver] = []
                 var lastPosition: Int64 = -1
                 while try rows.step() {
@@ -296,7 +298,7 @@ extension SQLiteStateStore {
                             let placeholder = UserRecord.placeholder(rows.string(deviceOffset + 4))
                             out.append(StoredReceiver(key: nil, state: placeholder.state, isConfigured: false))
                         } else {
-                            out.append(try receiver(rows, conversation: conversation))
+                            out.append(try receiver(rows, conversation: conversation, overlay: overlay))
                         }
                     }
                     if let device = try device(rows, offset: deviceOffset) { out[out.count - 1].state.devices.append(device) }
@@ -308,10 +310,11 @@ extension SQLiteStateStore {
         /// Reads rows of ``receiverColumns``, the conversation's settings and ``deviceColumns``, one
         /// row per receiver and device, into one receiver each.
         func receivers(_ rows: Statement, conversation: ConversationKey) throws -> [StoredReceiver] {
+            let overlay = try badgeOverlay()
             var out: [StoredReceiver] = []
             while try rows.step() {
                 let key = rows.int64(0)
-                if out.last?.key?.rawValue != key { out.append(try receiver(rows, conversation: conversation)) }
+                if out.last?.key?.rawValue != key { out.append(try receiver(rows, conversation: conversation, overlay: overlay)) }
                 if let device = try device(rows, offset: Self.receiverColumnCount + 3) { out[out.count - 1].state.devices.append(device) }
             }
             return out
@@ -357,6 +360,7 @@ extension SQLiteStateStore {
             let key = row.int64(0)
             row.reset()
             connection.receiverTables = connection.receiverTables.filter { $0.value.position(of: key) == nil }
+            if try badgeOverlay().counters[key] != nil { try logBadges([(UserKey(rawValue: key), 0)]) }  // a row id used again starts at 0
             for table in ["devices", "badge_counters", "conversation_settings", "name_cards", "members"] {
                 try connection.statement("DELETE FROM \(table) WHERE user_id = ?").bind(1, key).run()
             }
@@ -483,8 +487,8 @@ extension SQLiteStateStore {
             return counts
         }
 
-        func receiver(_ row: Statement, conversation: ConversationKey) throws -> StoredReceiver {
-            var (state, configured) = try readReceiver(row)
+        func receiver(_ row: Statement, conversation: ConversationKey, overlay: BadgeOverlay) throws -> StoredReceiver {
+            var (state, configured) = try readReceiver(row, overlay: overlay)
             let settings = try readConversation(row, offset: Self.receiverColumnCount)
             if !settings.isEmpty { state.conversations[conversation] = settings }
             return StoredReceiver(key: UserKey(rawValue: row.int64(0)), state: state, isConfigured: configured)
@@ -492,15 +496,21 @@ extension SQLiteStateStore {
 
         func setBadges(_ badges: [(key: UserKey, badge: Int)]) throws {
             try checkWritable()
-            // One prepared statement stepped per pushed receiver (faster than one statement over
-            // json_each); UPDATE rewrites a row in place where INSERT OR REPLACE deletes and
-            // inserts it (77,000 rows: ~2x faster). A member never counted before has no row yet.
-            let update = try connection.statement("UPDATE badge_counters SET badge = ?2 WHERE user_id = ?1")
-            for (key, badge) in badges {
-                update.reset()
-                try update.bind(1, key.rawValue).bind(2, badge).run()
-                if connection.changes == 0 {
-                    try connection.statement("INSERT INTO badge_counters (user_id, badge) VALUES (?, ?)").bind(1, key.rawValue).bind(2, badge).run()
+            if try logs(badges) {
+                // A group send: one row in the badge log, not one update each (SPEC §10's counters
+                // either way); folded into badge_counters past the limit.
+                try logBadges(badges)
+                if connection.badgeOverlay!.entries > connection.badgeLogLimit { try foldBadgeLog() }
+            } else {
+                // One prepared statement stepped per receiver; UPDATE rewrites a row in place where
+                // INSERT OR REPLACE deletes and inserts it. A user never counted before has no row yet.
+                let update = try connection.statement("UPDATE badge_counters SET badge = ?2 WHERE user_id = ?1")
+                for (key, badge) in badges {
+                    update.reset()
+                    try update.bind(1, key.rawValue).bind(2, badge).run()
+                    if connection.changes == 0 {
+                        try connection.statement("INSERT INTO badge_counters (user_id, badge) VALUES (?, ?)").bind(1, key.rawValue).bind(2, badge).run()
+                    }
                 }
             }
             for table in connection.receiverTables.values {
@@ -512,7 +522,7 @@ extension SQLiteStateStore {
 
         /// Reads ``receiverColumns`` (from column 0) into a state without devices, conversations,
         /// name cards, bound certificate or display name.
-        func readReceiver(_ row: Statement) throws -> (UserState, configured: Bool) {
+        func readReceiver(_ row: Statement, overlay: BadgeOverlay) throws -> (UserState, configured: Bool) {
             let name = row.string(1)
             let configured = row.int(2) == 1
             let style: DisplayStyle = row.int(12) == 1 ? .messageSummary : .simpleBanner
@@ -533,7 +543,7 @@ extension SQLiteStateStore {
             case 2: state.presence = .background(since: Instant(milliseconds: row.int64(4)))
             default: state.presence = .offline
             }
-            state.badge = row.int(6)
+            state.badge = badge(of: row.int64(0), stored: row.int(6), in: overlay)
             state.app.remindType = try StoredCodes.decodeRemind(row.optionalInt(7), column: "users.app_remind")
             if let start = row.optionalInt(8), let end = row.optionalInt(9) {
                 guard (0..<1440).contains(start), (1...1440).contains(end) else {

@@ -29,17 +29,25 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         /// each): a warm group send reads none of them. A group with more members is loaded anew
         /// for every send; 0 keeps none.
         public var keptReceivers: Int
+        /// How many counters the badge log holds before the send that passes it folds it into the
+        /// counters table (16 bytes each; a fold writes each user once, however many sends it holds).
+        public var badgeLogLimit: Int
 
         /// - Parameters:
         ///   - synchronous: durability against power loss (`.normal` is durable against a killed process).
         ///   - busyTimeoutMilliseconds: per-attempt wait for the write lock.
         ///   - busyRetries: further attempts, with a growing pause, before ``StoreError/Code/busy``.
         ///   - keptReceivers: group members' rows kept between sends.
-        public init(synchronous: Synchronous = .normal, busyTimeoutMilliseconds: Int32 = 5_000, busyRetries: Int = 5, keptReceivers: Int = 400_000) {
+        ///   - badgeLogLimit: badge counters logged before the log is folded.
+        public init(
+            synchronous: Synchronous = .normal, busyTimeoutMilliseconds: Int32 = 5_000, busyRetries: Int = 5, keptReceivers: Int = 400_000,
+            badgeLogLimit: Int = 1_000_000
+        ) {
             self.synchronous = synchronous
             self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
             self.busyRetries = busyRetries
             self.keptReceivers = keptReceivers
+            self.badgeLogLimit = badgeLogLimit
         }
     }
 
@@ -63,6 +71,7 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         readsOnWriter = path.isEmpty || path == ":memory:" || path.hasPrefix("file::memory:")
         connection = try SQLiteConnection(path: path)
         connection.receiverCacheLimit = options.keptReceivers
+        connection.badgeLogLimit = options.badgeLogLimit
         sqlite3_busy_timeout(connection.handle, options.busyTimeoutMilliseconds)
         try Self.retryingBusy(retries: options.busyRetries) {
             try connection.execute("PRAGMA journal_mode = WAL")
@@ -81,6 +90,17 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
                 try Self.withImmediateTransaction(connection) {
                     try body(Transaction(connection, writable: true))
                 }
+            }
+        }
+    }
+
+    /// Folds the badge log into the counters table now (a send that passes
+    /// ``Options/badgeLogLimit`` does it too): for a quiet moment, or before reading the table with
+    /// other tools.
+    public func foldBadgeLog() throws {
+        try lock.withLock {
+            try Self.retryingBusy(retries: options.busyRetries) {
+                try Self.withImmediateTransaction(connection) { try Transaction(connection, writable: true).foldBadgeLog() }
             }
         }
     }

@@ -1,0 +1,110 @@
+import CSQLite
+import PushBridgeCore
+
+/// The badge log read on a connection: each user row's latest logged counter.
+struct BadgeOverlay {
+    /// The latest logged counter per user row.
+    var counters: [Int64: Int] = [:]
+    /// How many entries the log holds (counting repeats of a user).
+    var entries = 0
+    /// The first and last log rows read (`0`: none).
+    var firstID: Int64 = 0
+    var lastID: Int64 = 0
+    /// Another connection committed since: rows after `lastID` may have been added, or the log folded.
+    var isStale = false
+
+    /// Adds one log row's entries, latest last.
+    mutating func add(_ blob: UnsafeRawBufferPointer, id: Int64) {
+        let count = blob.count / 16
+        for i in 0..<count {
+            let key = Int64(littleEndian: blob.loadUnaligned(fromByteOffset: i * 16, as: Int64.self))
+            counters[key] = Int(Int64(littleEndian: blob.loadUnaligned(fromByteOffset: i * 16 + 8, as: Int64.self)))
+        }
+        entries += count
+        if firstID == 0 { firstID = id }
+        lastID = id
+    }
+}
+
+extension SQLiteStateStore.Transaction {
+    /// Counters written at once from this many up go to the badge log as one row (a group send);
+    /// fewer are updated in place (while the log holds none of them).
+    static let badgeLogThreshold = 64
+
+    /// The badge log as each user row's latest counter: read once per connection, then only
+    /// the rows other connections add (all of it again after a fold).
+    func badgeOverlay() throws -> BadgeOverlay {
+        if var overlay = connection.badgeOverlay {
+            guard overlay.isStale else { return overlay }
+            connection.badgeOverlay = nil  // one owner while it is read on
+            overlay.isStale = false
+            let first = try connection.statement("SELECT ifnull(min(id), 0) FROM badge_log")
+            let firstID = try first.step() ? first.int64(0) : 0
+            first.reset()
+            if overlay.firstID == 0 || firstID == overlay.firstID {
+                try readBadgeLog(into: &overlay, after: overlay.lastID)
+                connection.badgeOverlay = overlay
+                return overlay
+            }
+        }
+        var overlay = BadgeOverlay()
+        try readBadgeLog(into: &overlay, after: 0)
+        connection.badgeOverlay = overlay
+        return overlay
+    }
+
+    private func readBadgeLog(into overlay: inout BadgeOverlay, after id: Int64) throws {
+        let rows = try connection.statement("SELECT id, entries FROM badge_log WHERE id > ? ORDER BY id")
+        rows.bind(1, id)
+        while try rows.step() {
+            let length = Int(sqlite3_column_bytes(rows.raw, 1))
+            guard length % 16 == 0 else { throw StoreError(.unexpectedValue, "a badge log row of \(length) bytes", context: "badge_log.entries") }
+            overlay.add(UnsafeRawBufferPointer(start: sqlite3_column_blob(rows.raw, 1), count: length), id: rows.int64(0))
+        }
+    }
+
+    /// A user row's badge counter: its latest log entry, else `stored` (badge_counters').
+    func badge(of key: Int64, stored: Int, in overlay: BadgeOverlay) -> Int {
+        overlay.entries == 0 ? stored : overlay.counters[key] ?? stored
+    }
+
+    /// Whether counters go to the badge log: many at once, or any of a user the log already has.
+    func logs(_ badges: [(key: UserKey, badge: Int)]) throws -> Bool {
+        if badges.count >= Self.badgeLogThreshold { return true }
+        let overlay = try badgeOverlay()
+        return overlay.entries > 0 && badges.contains { overlay.counters[$0.key.rawValue] != nil }
+    }
+
+    /// Appends counters to the badge log as one row, and to this connection's read of it.
+    func logBadges(_ badges: [(key: UserKey, badge: Int)]) throws {
+        _ = try badgeOverlay()
+        var blob = [UInt8]()
+        blob.reserveCapacity(badges.count * 16)
+        for (key, badge) in badges {
+            withUnsafeBytes(of: key.rawValue.littleEndian) { blob.append(contentsOf: $0) }
+            withUnsafeBytes(of: Int64(badge).littleEndian) { blob.append(contentsOf: $0) }
+        }
+        try connection.statement("INSERT INTO badge_log (entries) VALUES (?)").bind(1, blob: blob).run()
+        let id = connection.lastInsertRowID
+        blob.withUnsafeBytes { connection.badgeOverlay!.add($0, id: id) }
+    }
+
+    /// Folds the badge log into badge_counters (each user's latest counter, once) and empties it.
+    func foldBadgeLog() throws {
+        try checkWritable()
+        let overlay = try badgeOverlay()
+        guard overlay.entries > 0 else { return }
+        let update = try connection.statement("UPDATE badge_counters SET badge = ?2 WHERE user_id = ?1")
+        for key in overlay.counters.keys.sorted() {
+            let badge = overlay.counters[key]!
+            update.reset()
+            try update.bind(1, key).bind(2, badge).run()
+            if connection.changes == 0 {  // never counted before; or a user since forgotten: nothing to keep
+                try connection.statement("INSERT INTO badge_counters (user_id, badge) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM users WHERE id = ?1)")
+                    .bind(1, key).bind(2, badge).run()
+            }
+        }
+        try connection.statement("DELETE FROM badge_log").run()
+        connection.badgeOverlay = BadgeOverlay()
+    }
+}
