@@ -25,6 +25,7 @@ enum SentMessageRecord {
         out.varint(UInt64(decisions.count))
         var previous: [UInt8] = []
         var certificates: [Certificate: Int] = [:]
+        var last: (certificate: Certificate, number: Int)?  // receivers' devices mostly share one
         for item in decisions {
             out.string(item.receiver)
             switch item.decision {
@@ -40,9 +41,13 @@ enum SentMessageRecord {
                 for delivery in request.deliveries {
                     let device = delivery.device
                     out.string(device.token)
-                    if let number = certificates[device.certificate] {
+                    if let last, last.certificate == device.certificate {
+                        out.varint(UInt64(last.number))
+                    } else if let number = certificates[device.certificate] {
                         out.varint(UInt64(number))
+                        last = (device.certificate, number)
                     } else {
+                        last = (device.certificate, certificates.count)
                         out.varint(UInt64(certificates.count))
                         certificates[device.certificate] = certificates.count
                         out.optional(device.certificate.name)
@@ -183,7 +188,10 @@ enum SentMessageRecord {
             bytes.append(contentsOf: run)
         }
 
-        mutating func string(_ text: String) { run(text.utf8) }
+        mutating func string(_ text: String) {
+            if let written = text.utf8.withContiguousStorageIfAvailable({ run($0) }) { return written }
+            run(text.utf8)
+        }
 
         mutating func optional(_ text: String?) {
             if let text {
@@ -196,14 +204,19 @@ enum SentMessageRecord {
 
         /// `payload` as the lengths of its common prefix and suffix with `previous`, and the bytes between.
         mutating func difference(_ payload: [UInt8], from previous: [UInt8]) {
-            let limit = min(payload.count, previous.count)
-            var prefix = 0
-            while prefix < limit && payload[prefix] == previous[prefix] { prefix += 1 }
-            var suffix = 0
-            while suffix < limit - prefix && payload[payload.count - 1 - suffix] == previous[previous.count - 1 - suffix] { suffix += 1 }
+            let (prefix, suffix) = payload.withUnsafeBufferPointer { new in
+                previous.withUnsafeBufferPointer { old in
+                    let limit = min(new.count, old.count)
+                    var prefix = 0
+                    while prefix < limit && new[prefix] == old[prefix] { prefix += 1 }
+                    var suffix = 0
+                    while suffix < limit - prefix && new[new.count - 1 - suffix] == old[old.count - 1 - suffix] { suffix += 1 }
+                    return (prefix, suffix)
+                }
+            }
             varint(UInt64(prefix))
             varint(UInt64(suffix))
-            run(payload[prefix..<(payload.count - suffix)])
+            payload.withUnsafeBufferPointer { run(UnsafeBufferPointer(rebasing: $0[prefix..<($0.count - suffix)])) }
         }
     }
 

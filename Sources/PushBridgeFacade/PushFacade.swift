@@ -406,13 +406,13 @@ public struct PushFacade: Sendable {
             var decisions: [ReceiverDecision] = []
             decisions.reserveCapacity(receivers.count)
             var badges: [(key: UserKey, badge: Int)] = []
-            for receiver in receivers {
-                let state = receiver.isConfigured ? receiver.state : adapter.newUser(receiver.state.user, timeZone: receiver.state.timeZone)
-                let decision = push.decide(for: state, now: now)
-                if case .push(let request) = decision, request.badgeCounter != state.badge, let key = receiver.key {
+            for var receiver in receivers {
+                if !receiver.isConfigured { receiver.state = adapter.newUser(receiver.state.user, timeZone: receiver.state.timeZone) }
+                let decision = push.decide(for: receiver.state, now: now)
+                if case .push(let request) = decision, request.badgeCounter != receiver.state.badge, let key = receiver.key {
                     badges.append((key, request.badgeCounter))
                 }
-                decisions.append(ReceiverDecision(receiver: state.user, decision: decision))
+                decisions.append(ReceiverDecision(receiver: receiver.state.user, decision: decision))
             }
             try transaction.setBadges(badges)
             if queuesDeliveries { try transaction.enqueueDeliveries(Self.outbox(decisions, messageID: canonical.id, now: now)) }
