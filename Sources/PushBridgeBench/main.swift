@@ -88,6 +88,7 @@ struct FanOutFigures {
     var badgeWriteMs: Double
     var foldMs: Double
     var repeatMs: Double
+    var recordBytes: Int
 }
 
 /// Builds a database of `members` group members with a realistic mix of state, reopens it, and times
@@ -142,15 +143,16 @@ func fanOut(members: Int, rounds: Int) throws -> FanOutFigures {
     let write = try median(3) { try store.write { try $0.setBadges(badges) } }
     // Folding the log the sends left (each counted member once), as a send past the limit does.
     let fold = try median(1) { try store.foldBadgeLog() }
+    let record = try store.read { try $0.sentMessage("m0", since: Instant(milliseconds: 0)) }?.count ?? 0
     return FanOutFigures(firstMs: first * 1000, warmMs: warm * 1000, decisions: decisions.count,
         pushed: decisions.filter { $0.decision.request != nil }.count, loadMs: load * 1000, badgeWriteMs: write * 1000, foldMs: fold * 1000,
-        repeatMs: repeated * 1000)
+        repeatMs: repeated * 1000, recordBytes: record)
 }
 let fanout = try fanOut(members: 100_000, rounds: max(3, rounds))
 let fanoutPeakRSS = peakRSSMegabytes()
 if fanout.decisions != 99_999 { fail("fan-out: \(fanout.decisions) decisions for 100,000 members") }
 if arguments.contains("--only-fanout") {  // for profiling the fan-out alone
-    print("fanout first_ms \(Int(fanout.firstMs)) warm_ms \(Int(fanout.warmMs)) load_ms \(Int(fanout.loadMs)) badge_write_ms \(Int(fanout.badgeWriteMs)) fold_ms \(Int(fanout.foldMs)) repeat_ms \(Int(fanout.repeatMs)) pushed \(fanout.pushed) peak_rss_mb \(Int(fanoutPeakRSS))")
+    print("fanout first_ms \(Int(fanout.firstMs)) warm_ms \(Int(fanout.warmMs)) load_ms \(Int(fanout.loadMs)) badge_write_ms \(Int(fanout.badgeWriteMs)) fold_ms \(Int(fanout.foldMs)) record_bytes \(fanout.recordBytes) repeat_ms \(Int(fanout.repeatMs)) pushed \(fanout.pushed) peak_rss_mb \(Int(fanoutPeakRSS))")
     exit(0)
 }
 
@@ -390,7 +392,7 @@ for (name, value) in figures {
 print("fan-out: 100,000 members, \(fanout.pushed) pushed, the rest suppressed (online, no device, do-not-disturb, not mentioned); "
     + "members' rows loaded by a store opened anew in \(Int(fanout.loadMs)) ms (a warm send reads none: they are kept), "
     + "badge counters logged in \(Int(fanout.badgeWriteMs)) ms (the log folded into the counters table in \(Int(fanout.foldMs)) ms, once past its limit), "
-    + "a repeated id answered in \(Int(fanout.repeatMs)) ms")
+    + "the repeat record \(fanout.recordBytes / 1000) KB, a repeated id answered in \(Int(fanout.repeatMs)) ms")
 print("baselines: \(payloads.count) pushed payloads of the mix; the ceiling writes the same bytes from the same parts (checked equal); sink \(sink % 10)")
 var json = JSONObject()
 for (name, value) in figures {
