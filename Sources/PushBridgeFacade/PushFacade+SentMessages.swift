@@ -87,9 +87,7 @@ enum SentMessageRecord {
             let receiver = try r.string(length: r.varint())
             switch try r.byte() {
             case 0:
-                let word = try r.string(length: r.varint())
-                guard let reason = SuppressionReason(rawValue: word) else { throw r.broken("reason \"\(word)\" of \(receiver)") }
-                out.append(PushFacade.ReceiverDecision(receiver: receiver, decision: .suppressed(reason)))
+                out.append(try r.suppressed(receiver, reason: r.string(length: r.varint())))
             case 1:
                 let payload = try r.difference(from: previous)
                 previous = payload
@@ -138,9 +136,7 @@ enum SentMessageRecord {
             let receiver = try r.string(length: r.length32())
             switch try r.byte() {
             case 0:
-                let word = try r.string(length: r.length32())
-                guard let reason = SuppressionReason(rawValue: word) else { throw r.broken("reason \"\(word)\" of \(receiver)") }
-                out.append(PushFacade.ReceiverDecision(receiver: receiver, decision: .suppressed(reason)))
+                out.append(try r.suppressed(receiver, reason: r.string(length: r.length32())))
             case 1:
                 let payload = Array(try r.take(Int(r.length32())))
                 let badge = Int(Int64(bitPattern: try r.fixed()))
@@ -227,6 +223,12 @@ enum SentMessageRecord {
 
         func broken(_ what: String) -> StoreError {
             StoreError(.unexpectedValue, "the sent-message record of \"\(messageID)\" is damaged: \(what)", context: "sent_messages.decisions")
+        }
+
+        /// A suppressed decision, its reason word read.
+        func suppressed(_ receiver: String, reason word: String) throws -> PushFacade.ReceiverDecision {
+            guard let reason = SuppressionReason(rawValue: word) else { throw broken("reason \"\(word)\" of \(receiver)") }
+            return PushFacade.ReceiverDecision(receiver: receiver, decision: .suppressed(reason))
         }
 
         mutating func take(_ count: Int) throws -> ArraySlice<UInt8> {

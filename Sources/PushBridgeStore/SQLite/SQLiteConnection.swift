@@ -91,19 +91,19 @@ final class SQLiteConnection {
         row.reset()
         if version != dataVersion {
             dataVersion = version
-            sharedApp = nil
-            sharedCertificates = nil
-            receiverTables.removeAll()
-            badgeOverlay?.isStale = true  // read on from where it was, unless the log was folded
+            dropSharedState(readingBadgeLogOn: true)
         }
     }
 
     /// Forgets the shared state (after a rollback, or a change to it).
-    func dropSharedState() {
+    /// - Parameter readingBadgeLogOn: another connection committed: the badge log read so far stays
+    ///   true (the log only grows until a fold, which the next read notices), so it is read on from
+    ///   where it was instead of again.
+    func dropSharedState(readingBadgeLogOn: Bool = false) {
         sharedApp = nil
         sharedCertificates = nil
         receiverTables.removeAll()
-        badgeOverlay = nil
+        if readingBadgeLogOn { badgeOverlay?.isStale = true } else { badgeOverlay = nil }
     }
 
     /// How many rows the last statement changed.

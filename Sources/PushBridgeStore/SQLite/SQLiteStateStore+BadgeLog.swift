@@ -89,21 +89,32 @@ extension SQLiteStateStore.Transaction {
         blob.withUnsafeBytes { connection.badgeOverlay!.add($0, id: id) }
     }
 
+    /// Writes counters into badge_counters: one prepared statement stepped per user (UPDATE
+    /// rewrites a row in place, where INSERT OR REPLACE deletes and inserts it: twice as slow); a
+    /// user never counted before has no row yet and gets one.
+    /// - Parameters:
+    ///   - counters: user row ids and their counters.
+    ///   - skippingForgottenUsers: a user row that no longer exists is skipped (else it is a
+    ///     foreign-key failure).
+    func writeCounters(_ counters: some Sequence<(Int64, Int)>, skippingForgottenUsers: Bool) throws {
+        let update = try connection.statement("UPDATE badge_counters SET badge = ?2 WHERE user_id = ?1")
+        let insert = skippingForgottenUsers
+            ? "INSERT INTO badge_counters (user_id, badge) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM users WHERE id = ?1)"
+            : "INSERT INTO badge_counters (user_id, badge) VALUES (?1, ?2)"
+        for (key, badge) in counters {
+            update.reset()
+            try update.bind(1, key).bind(2, badge).run()
+            if connection.changes == 0 { try connection.statement(insert).bind(1, key).bind(2, badge).run() }
+        }
+    }
+
     /// Folds the badge log into badge_counters (each user's latest counter, once) and empties it.
     func foldBadgeLog() throws {
         try checkWritable()
         let overlay = try badgeOverlay()
         guard overlay.entries > 0 else { return }
-        let update = try connection.statement("UPDATE badge_counters SET badge = ?2 WHERE user_id = ?1")
-        for key in overlay.counters.keys.sorted() {
-            let badge = overlay.counters[key]!
-            update.reset()
-            try update.bind(1, key).bind(2, badge).run()
-            if connection.changes == 0 {  // never counted before; or a user since forgotten: nothing to keep
-                try connection.statement("INSERT INTO badge_counters (user_id, badge) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM users WHERE id = ?1)")
-                    .bind(1, key).bind(2, badge).run()
-            }
-        }
+        // The log may hold users since forgotten: nothing of theirs to keep.
+        try writeCounters(overlay.counters.sorted { $0.key < $1.key }.lazy.map { ($0.key, $0.value) }, skippingForgottenUsers: true)
         try connection.statement("DELETE FROM badge_log").run()
         connection.badgeOverlay = BadgeOverlay()
     }

@@ -502,16 +502,7 @@ extension SQLiteStateStore {
                 try logBadges(badges)
                 if connection.badgeOverlay!.entries > connection.badgeLogLimit { try foldBadgeLog() }
             } else {
-                // One prepared statement stepped per receiver; UPDATE rewrites a row in place where
-                // INSERT OR REPLACE deletes and inserts it. A user never counted before has no row yet.
-                let update = try connection.statement("UPDATE badge_counters SET badge = ?2 WHERE user_id = ?1")
-                for (key, badge) in badges {
-                    update.reset()
-                    try update.bind(1, key.rawValue).bind(2, badge).run()
-                    if connection.changes == 0 {
-                        try connection.statement("INSERT INTO badge_counters (user_id, badge) VALUES (?, ?)").bind(1, key.rawValue).bind(2, badge).run()
-                    }
-                }
+                try writeCounters(badges.lazy.map { ($0.key.rawValue, $0.badge) }, skippingForgottenUsers: false)
             }
             for table in connection.receiverTables.values {
                 for (key, badge) in badges { if let position = table.position(of: key.rawValue) { table.setBadge(badge, at: position) } }
