@@ -55,7 +55,10 @@ test: core deps test-deps
 	@# parameterised test (and every failure, with its argument) stays.
 	@# PostgreSQL store tests run against a throwaway cluster the script starts (installing postgresql
 	@# when missing) and stops; without one they say SKIPPED, and under CI=true they fail.
-	Tests/Scripts/with-postgres.sh $(SWIFT) test | grep -v '^◇ Test case passing'
+	@# A CI log may be cut to its last lines: the failures are printed again at the end, after the summary.
+	@Tests/Scripts/with-postgres.sh $(SWIFT) test 2>&1 | grep --line-buffered -v '^◇ Test case passing' | tee .build/test-output.log \
+		|| { echo "== failures, repeated from above (whole log: .build/test-output.log) =="; \
+			grep -E -A4 '✘|recorded an issue|error:|Fatal error|Crash' .build/test-output.log | grep -v '^✔' | tail -120; exit 1; }
 
 ## bench: release build, then throughput figures against baselines measured in the same run (last line: one JSON object)
 bench: deps

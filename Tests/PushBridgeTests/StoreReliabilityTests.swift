@@ -139,13 +139,8 @@ struct StoreReliabilityTests {
             if chunk.isEmpty { break }
             lines += chunk.reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
             if !killed && lines >= killAfter {
-                // The send in flight dies wherever it is (mid-transaction or not), then the loop.
-                let pkill = Process()
-                pkill.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
-                pkill.arguments = ["-KILL", "-P", "\(process.processIdentifier)"]
-                try pkill.run()
-                pkill.waitUntilExit()
-                kill(process.processIdentifier, SIGKILL)
+                // The send in flight dies wherever it is (mid-transaction or not), and the loop with it.
+                try Self.killEveryProcess(naming: db)
                 killed = true
             }
         }
@@ -166,6 +161,30 @@ struct StoreReliabilityTests {
         try SQLiteStateStore(path: db).foldBadgeLog()
         #expect(try sqlite(db, "SELECT count(*) FROM badge_log") == ["0"])
         #expect(try counters() == counted)
+    }
+
+    /// SIGKILLs every process whose command line names `path` (the loop and its `pushbridge send`), again
+    /// until none is left: a loop stopped just after forking leaves a child that one round would miss, and
+    /// that child must not write while the test reads.
+    /// - Parameter path: a path only the processes to kill have in their arguments.
+    static func killEveryProcess(naming path: String) throws {
+        func run(_ tool: String, _ arguments: [String]) throws -> Int32 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: tool)
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        let deadline = Date().addingTimeInterval(30)
+        repeat {
+            _ = try run("/usr/bin/pkill", ["-KILL", "-f", path])
+            // pgrep exits 1 when nothing matches.
+            if try run("/usr/bin/pgrep", ["-f", path]) == 1 { return }
+            usleep(20_000)
+        } while Date() < deadline
+        Issue.record("processes naming \(path) still ran 30 s after SIGKILL")
     }
 
     @Test("two writer processes at once lose nothing")
