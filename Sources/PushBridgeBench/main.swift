@@ -77,6 +77,11 @@ if arguments.contains("--only-decide") {  // for profiling the hot path alone (p
     exit(0)
 }
 
+if arguments.contains("--only-one-to-one") {  // for profiling the one-to-one sends alone
+    print("one_to_one_facade_batched_per_sec \(Int(try oneToOneThroughFacade(messages: 40_000, batch: 64)))")
+    exit(0)
+}
+
 // MARK: - Fan-out: one group message to 100,000 members, state in SQLite, end to end (run first: its peak RSS is the process's).
 
 struct FanOutFigures {

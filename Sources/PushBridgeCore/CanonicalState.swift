@@ -154,12 +154,15 @@ public struct UserState: Hashable, Sendable {
     /// The receiver's time zone for do-not-disturb windows.
     public var timeZone: TimeZone
 
+    /// UTC, every state's time zone until one is known (made once: `TimeZone(identifier:)` is not cheap).
+    public static let utc = TimeZone(identifier: "UTC")!
+
     /// A user with no settings.
     /// - Parameters:
     ///   - user: the user id.
     ///   - displayStyle: the dialect's default display style.
     ///   - backgroundGraceSeconds: the dialect's background grace.
-    public init(user: UserID, displayStyle: DisplayStyle, backgroundGraceSeconds: Int64, timeZone: TimeZone = TimeZone(identifier: "UTC")!) {
+    public init(user: UserID, displayStyle: DisplayStyle, backgroundGraceSeconds: Int64, timeZone: TimeZone = UserState.utc) {
         self.user = user
         self.devices = []
         self.boundCertificate = nil

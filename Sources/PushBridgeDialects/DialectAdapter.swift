@@ -135,6 +135,6 @@ extension DialectAdapter {
 
     /// The state of a user, created with this dialect's defaults when new.
     public func user(_ id: UserID, in world: PushWorld) -> UserState {
-        world.users[id] ?? newUser(id, timeZone: TimeZone(identifier: "UTC")!)
+        world.users[id] ?? newUser(id, timeZone: UserState.utc)
     }
 }

@@ -469,7 +469,7 @@ public struct PushFacade: Sendable {
     /// that no call has configured yet (keeping what the store knows: the time zone).
     static func state(of record: UserRecord?, user: UserID, adapter: any DialectAdapter) -> UserState {
         if let record, record.isConfigured { return record.state }
-        return adapter.newUser(user, timeZone: record?.state.timeZone ?? TimeZone(identifier: "UTC")!)
+        return adapter.newUser(user, timeZone: record?.state.timeZone ?? UserState.utc)
     }
 
     static func checkUser(_ user: UserID, at pointer: JSONPointer = .root) throws {

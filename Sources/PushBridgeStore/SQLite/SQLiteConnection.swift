@@ -1,3 +1,4 @@
+import Foundation
 import CSQLite
 import PushBridgeCore
 
@@ -73,10 +74,17 @@ final class SQLiteConnection {
     /// while no other connection commits (SQLite's `data_version`, checked when a transaction
     /// begins), and dropped on any rollback: every message reads them.
     var sharedApp: AppConfiguration?
+    /// The cutoff of the last pruning of `sent_messages` on this connection (milliseconds).
+    var sentMessagesPrunedBefore: Int64 = .min / 2
+    /// Time zones by identifier, made once per connection (identifiers name the same zone forever).
+    var timeZones: [String: TimeZone] = [:]
     var sharedCertificates: [Int64: Certificate]?
     /// Groups' receivers (``ReceiverTable``), kept under the same rule.
     var receiverTables: [ReceiverTable.Key: ReceiverTable] = [:]
-    /// The most receiver rows kept across groups (``SQLiteStateStore/Options/keptReceivers``).
+    /// One-to-one receivers and senders (``KeptUsers``), kept under the same rule.
+    let keptUsers = KeptUsers()
+    /// The most receiver rows kept across groups (``SQLiteStateStore/Options/keptReceivers``); a
+    /// quarter of it is the most one-to-one users kept.
     var receiverCacheLimit = 0
     /// The badge log as the latest counter per user row (`nil`: not read yet), and how far it is read.
     var badgeOverlay: BadgeOverlay?
@@ -103,6 +111,7 @@ final class SQLiteConnection {
         sharedApp = nil
         sharedCertificates = nil
         receiverTables.removeAll()
+        keptUsers.removeAll()
         if readingBadgeLogOn { badgeOverlay?.isStale = true } else { badgeOverlay = nil }
     }
 

@@ -8,7 +8,6 @@ extension SQLiteStateStore {
     final class Transaction: PushStateTransaction {
         let connection: SQLiteConnection
         let writable: Bool
-        private var timeZones: [String: TimeZone] = [:]
 
         init(_ connection: SQLiteConnection, writable: Bool) {
             self.connection = connection
@@ -100,9 +99,51 @@ extension SQLiteStateStore {
         /// Badge counters live in their own narrow table, so a fan-out rewrites few pages.
         static let badgeJoin = "LEFT JOIN badge_counters b ON b.user_id = u.id"
 
+        /// A query of receivers: ``receiverColumns``, the conversation's settings (`?2` group chat,
+        /// `?3` conversation id) and ``deviceColumns``, one row per receiver and device, `extra`
+        /// columns after them. Made once per query (each is a `static let`), not per call.
+        /// - Parameters:
+        ///   - source: what `u` is joined from (ends with `users u`, or is it).
+        ///   - userID: the expression of the user's row id (`u.id` unless `u` may be missing).
+        ///   - extra: columns read after the devices.
+        ///   - filter: the WHERE clause, or empty.
+        ///   - order: the ORDER BY list.
+        static func receiverQuery(from source: String, userID: String = "u.id", extra: String = "", filter: String = "", order: String) -> String {
+            """
+            SELECT \(receiverColumns), c.remind, c.silent_start, c.silent_until, \(deviceColumns)\(extra)
+            FROM \(source) \(badgeJoin)
+            LEFT JOIN conversation_settings c ON c.user_id = \(userID) AND c.group_chat = ?2 AND c.conversation = ?3
+            LEFT JOIN devices d ON d.user_id = \(userID)
+            \(filter) ORDER BY \(order)
+            """
+        }
+        /// A group's members (`?1`), in position order.
+        static let groupReceiversQuery = receiverQuery(
+            from: "members m JOIN users u ON u.id = m.user_id", userID: "m.user_id", filter: "WHERE m.group_id = ?1", order: "m.position, d.sequence DESC")
+        /// The users named by the JSON array `?1`, in its order; a user not stored has a row of NULLs with its name.
+        static let listedReceiversQuery = receiverQuery(
+            from: "json_each(?1) j LEFT JOIN users u ON u.name = j.value", extra: ", j.key, j.value", order: "j.key, d.sequence DESC")
+        /// One user's row by name, with what only ``user(_:)`` reads.
+        static let userQuery = "SELECT \(receiverColumns), u.bound_certificate, u.display_name FROM users u \(badgeJoin) WHERE u.name = ?"
+        /// One user by row id (`?1`).
+        static let oneReceiverQuery = receiverQuery(from: "users u", filter: "WHERE u.id = ?1", order: "d.sequence DESC")
+
         func user(_ id: UserID) throws -> UserRecord? {
-            let row = try connection.statement(
-                "SELECT \(Self.receiverColumns), u.bound_certificate, u.display_name FROM users u \(Self.badgeJoin) WHERE u.name = ?")
+            try storedUser(id)?.record
+        }
+
+        /// A user's whole stored state and its row, kept for one-to-one messages (``KeptUsers``)
+        /// when the connection keeps receivers; `nil` when the store has no such user.
+        func keptUser(_ id: UserID) throws -> KeptUsers.User? {
+            if let kept = connection.keptUsers[id] { return kept }
+            guard let user = try storedUser(id) else { return nil }
+            connection.keptUsers.keep(user, limit: connection.receiverCacheLimit / 4)
+            return user
+        }
+
+        /// A user's whole stored state and its row, read now.
+        func storedUser(_ id: UserID) throws -> KeptUsers.User? {
+            let row = try connection.statement(Self.userQuery)
             row.bind(1, id)
             guard try row.step() else { return nil }
             let key = row.int64(0)
@@ -123,10 +164,11 @@ extension SQLiteStateStore {
             let cards = try connection.statement("SELECT group_id, card FROM name_cards WHERE user_id = ?")
             cards.bind(1, key)
             while try cards.step() { state.nameCards[cards.string(0)] = cards.string(1) }
-            return UserRecord(state: state, isConfigured: configured)
+            return KeptUsers.User(key: UserKey(rawValue: key), record: UserRecord(state: state, isConfigured: configured))
         }
 
         func sender(_ id: UserID, group: String?) throws -> UserState? {
+            if connection.receiverCacheLimit > 0 { return try keptUser(id)?.sender(group: group) }
             let row = try connection.statement("SELECT u.id, u.display_name FROM users u WHERE u.name = ?")
             row.bind(1, id)
             guard try row.step() else { return nil }
@@ -175,7 +217,7 @@ extension SQLiteStateStore {
             // moves to this one (the token is the key).
             var movedFrom: [Int64] = []
             if previous?.devices != state.devices {
-                if !connection.receiverTables.isEmpty {  // their rows are read again below
+                if !connection.receiverTables.isEmpty || connection.keptUsers.count > 0 {  // their rows are read again below
                     let owner = try connection.statement("SELECT user_id FROM devices WHERE token = ? AND user_id <> ?")
                     for device in state.devices {
                         owner.reset()
@@ -261,14 +303,7 @@ extension SQLiteStateStore {
                 if let table = connection.receiverTables[tableKey] { return table.receivers(excluding: sender) }
                 // One row per member and device (a member without devices has one row with NULLs),
                 // newest binding first: members in position order, each one's devices by index.
-                let rows = try connection.statement(
-                    """
-                    SELECT \(Self.receiverColumns), c.remind, c.silent_start, c.silent_until, \(Self.deviceColumns)
-                    FROM members m JOIN users u ON u.id = m.user_id \(Self.badgeJoin)
-                    LEFT JOIN conversation_settings c ON c.user_id = m.user_id AND c.group_chat = ?2 AND c.conversation = ?3
-                    LEFT JOIN devices d ON d.user_id = m.user_id
-                    WHERE m.group_id = ?1 ORDER BY m.position, d.sequence DESC
-                    """)
+                let rows = try connection.statement(Self.groupReceiversQuery)
                 rows.bind(1, group).bind(2, conversation.kind == .group ? 1 : 0).bind(3, conversation.id)
                 let table = ReceiverTable(rows: try receivers(rows, conversation: conversation))
                 connection.keep(table, for: tableKey)
@@ -277,14 +312,13 @@ extension SQLiteStateStore {
                 var seen = Set<UserID>()
                 let wanted = users.filter { $0 != sender && seen.insert($0).inserted }
                 guard !wanted.isEmpty else { return StoredReceivers([]) }
-                let rows = try connection.statement(
-                    """
-                    SELECT \(Self.receiverColumns), c.remind, c.silent_start, c.silent_until, \(Self.deviceColumns), j.key, j.value
-                    FROM json_each(?1) j LEFT JOIN users u ON u.name = j.value \(Self.badgeJoin)
-                    LEFT JOIN conversation_settings c ON c.user_id = u.id AND c.group_chat = ?2 AND c.conversation = ?3
-                    LEFT JOIN devices d ON d.user_id = u.id
-                    ORDER BY j.key, d.sequence DESC
-                    """)
+                if connection.receiverCacheLimit > 0 {  // each user's whole state, kept for the next message
+                    return StoredReceivers(try wanted.map { name in
+                        try keptUser(name)?.receiver(in: conversation)
+                            ?? StoredReceiver(key: nil, state: UserRecord.placeholder(name).state, isConfigured: false)
+                    })
+                }
+                let rows = try connection.statement(Self.listedReceiversQuery)
                 rows.bind(1, bytes: Self.jsonArray(wanted)).bind(2, conversation.kind == .group ? 1 : 0).bind(3, conversation.id)
                 let deviceOffset = Self.receiverColumnCount + 3
                 let overlay = try badgeOverlay()
@@ -322,16 +356,10 @@ extension SQLiteStateStore {
 
         /// Reads one user's row again into the kept receiver tables that hold it (after a change).
         func refreshKeptReceiver(_ key: Int64) throws {
+            connection.keptUsers.forget(key)
             for (tableKey, table) in connection.receiverTables {
                 guard let position = table.position(of: key) else { continue }
-                let rows = try connection.statement(
-                    """
-                    SELECT \(Self.receiverColumns), c.remind, c.silent_start, c.silent_until, \(Self.deviceColumns)
-                    FROM users u \(Self.badgeJoin)
-                    LEFT JOIN conversation_settings c ON c.user_id = u.id AND c.group_chat = ?2 AND c.conversation = ?3
-                    LEFT JOIN devices d ON d.user_id = u.id
-                    WHERE u.id = ?1 ORDER BY d.sequence DESC
-                    """)
+                let rows = try connection.statement(Self.oneReceiverQuery)
                 rows.bind(1, key).bind(2, tableKey.conversation.kind == .group ? 1 : 0).bind(3, tableKey.conversation.id)
                 guard let row = try receivers(rows, conversation: tableKey.conversation).first else {
                     connection.receiverTables[tableKey] = nil
@@ -360,6 +388,7 @@ extension SQLiteStateStore {
             let key = row.int64(0)
             row.reset()
             connection.receiverTables = connection.receiverTables.filter { $0.value.position(of: key) == nil }
+            connection.keptUsers.forget(key)
             if try badgeOverlay().counters[key] != nil { try logBadges([(UserKey(rawValue: key), 0)]) }  // a row id used again starts at 0
             for table in ["devices", "badge_counters", "conversation_settings", "name_cards", "members"] {
                 try connection.statement("DELETE FROM \(table) WHERE user_id = ?").bind(1, key).run()
@@ -382,7 +411,12 @@ extension SQLiteStateStore {
 
         func recordSentMessage(_ id: String, at instant: Instant, decisions: [UInt8], forgettingBefore cutoff: Instant) throws {
             try checkWritable()
-            try connection.statement("DELETE FROM sent_messages WHERE sent_at < ?").bind(1, cutoff.milliseconds).run()
+            // Reads skip records older than their cutoff, so pruning is only for space: at most once
+            // per second of message time on this connection, not once per message.
+            if cutoff.milliseconds >= connection.sentMessagesPrunedBefore &+ 1_000 {
+                try connection.statement("DELETE FROM sent_messages WHERE sent_at < ?").bind(1, cutoff.milliseconds).run()
+                connection.sentMessagesPrunedBefore = cutoff.milliseconds
+            }
             try connection.statement("INSERT OR REPLACE INTO sent_messages (message_id, sent_at, decisions) VALUES (?, ?, ?)")
                 .bind(1, id).bind(2, instant.milliseconds).bind(3, blob: decisions).run()
         }
@@ -507,6 +541,7 @@ extension SQLiteStateStore {
             for table in connection.receiverTables.values {
                 for (key, badge) in badges { if let position = table.position(of: key.rawValue) { table.setBadge(badge, at: position) } }
             }
+            if connection.keptUsers.count > 0 { for (key, badge) in badges { connection.keptUsers.setBadge(badge, of: key.rawValue) } }
         }
 
         // MARK: Rows
@@ -519,13 +554,13 @@ extension SQLiteStateStore {
             let style: DisplayStyle = row.int(12) == 1 ? .messageSummary : .simpleBanner
             let zoneName = row.string(16)
             let zone: TimeZone
-            if let cached = timeZones[zoneName] {
+            if let cached = connection.timeZones[zoneName] {
                 zone = cached
             } else {
                 guard let made = TimeZone(identifier: zoneName) else {
                     throw StoreError(.unexpectedValue, "time zone \"\(zoneName)\"", context: "users.time_zone")
                 }
-                timeZones[zoneName] = made
+                connection.timeZones[zoneName] = made
                 zone = made
             }
             var state = UserState(user: name, displayStyle: style, backgroundGraceSeconds: row.int64(5), timeZone: zone)
