@@ -168,20 +168,11 @@ struct StoreReliabilityTests {
     /// that child must not write while the test reads.
     /// - Parameter path: a path only the processes to kill have in their arguments.
     static func killEveryProcess(naming path: String) throws {
-        func run(_ tool: String, _ arguments: [String]) throws -> Int32 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: tool)
-            process.arguments = arguments
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            return process.terminationStatus
-        }
         let deadline = Date().addingTimeInterval(30)
         repeat {
-            _ = try run("/usr/bin/pkill", ["-KILL", "-f", path])
+            _ = try runProgram("/usr/bin/pkill", ["-KILL", "-f", path])
             // pgrep exits 1 when nothing matches.
-            if try run("/usr/bin/pgrep", ["-f", path]) == 1 { return }
+            if try runProgram("/usr/bin/pgrep", ["-f", path]).status == 1 { return }
             usleep(20_000)
         } while Date() < deadline
         Issue.record("processes naming \(path) still ran 30 s after SIGKILL")
