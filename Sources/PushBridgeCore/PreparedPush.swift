@@ -24,9 +24,8 @@ public struct PreparedPush: Sendable {
     let customKeys: (written: [UInt8], receiverKey: Bool)
     /// Whether each receiver's badge counter is shown (no override, not ignored).
     let badgeVaries: Bool
-    /// The first render class seen (most messages have one), then the others.
-    var firstClass: (key: RenderClass, template: Template)?
-    var otherClasses: [RenderClass: Template] = [:]
+    /// The render classes seen, in order (most messages have one to three: a scan beats hashing).
+    var classes: [(key: RenderClass, template: Template)] = []
 
     /// What a receiver's alert and `aps` depend on.
     struct RenderClass: Hashable, Sendable {
@@ -40,14 +39,12 @@ public struct PreparedPush: Sendable {
     /// and id are (another receiver's payload replaces them), and what it was written from. A class
     /// instance, so that taking it for each receiver is one retain, not one per string inside.
     final class Template: Sendable {
-        let bytes: [UInt8]
-        let marks: PayloadRenderer.Marks
+        let payload: PayloadTemplate
         let alert: PayloadRenderer.Alert
         let parts: PayloadRenderer.Parts
 
-        init(bytes: [UInt8], marks: PayloadRenderer.Marks, alert: PayloadRenderer.Alert, parts: PayloadRenderer.Parts) {
-            self.bytes = bytes
-            self.marks = marks
+        init(payload: PayloadTemplate, alert: PayloadRenderer.Alert, parts: PayloadRenderer.Parts) {
+            self.payload = payload
             self.alert = alert
             self.parts = parts
         }
@@ -77,12 +74,24 @@ public struct PreparedPush: Sendable {
         let suppression = decider.suppression(
             message, receiver: receiver, now: now, hasContent: hasContentInAnyLanguage || message.hasTranslation(forLanguage: receiver.language))
         if let reason = suppression { return .suppressed(reason) }
-        return .rendered(render(for: receiver), to: receiver)
+        guard let (body, counter) = body(for: receiver) else { return .suppressed(.payloadTooLarge) }
+        return .push(APNsRequest(body: body, targets: .devices(receiver.devices), badgeCounter: counter))
     }
 
     /// The payload for one receiver, byte for byte what ``PayloadRenderer/render(_:sender:receiver:profile:app:)`` writes.
     /// - Parameter receiver: the receiver's state.
     public mutating func render(for receiver: UserState) -> PayloadRenderer.Outcome {
+        guard let (body, counter) = body(for: receiver) else { return .tooLarge }
+        switch body {
+        case .bytes(let bytes): return .payload(bytes, badgeCounter: counter)
+        case .patched(let template, let badge, let user): return .payload(template.payload(badge: badge, receiver: user), badgeCounter: counter)
+        }
+    }
+
+    /// One receiver's payload as its class's template with the receiver's badge and id (or, when that
+    /// does not fit, written alone and shortened), and its badge counter; `nil` when even shortened
+    /// it does not fit.
+    mutating func body(for receiver: UserState) -> (APNsRequest.Body, counter: Int)? {
         let renderer = decider.renderer
         let key = RenderClass(
             simpleBanner: receiver.displayStyle == .simpleBanner,
@@ -92,37 +101,18 @@ public struct PreparedPush: Sendable {
         let counter = message.ignoreBadge ? receiver.badge : receiver.badge + 1
         let badge = message.badgeOverride ?? counter
         let template: Template
-        if let first = firstClass, first.key == key {
-            template = first.template
-        } else if let other = otherClasses[key] {
-            template = other
+        if let known = classes.first(where: { $0.key == key }) {
+            template = known.template
         } else {
             // The first receiver of its class: written in full, and kept for the others.
-            let written = write(key, receiver: receiver, badge: badge)
-            if firstClass == nil { firstClass = (key, written) } else { otherClasses[key] = written }
-            guard written.bytes.count <= renderer.limit else { return shortened(written, receiver: receiver, badge: badge, counter: counter) }
-            return .payload(written.bytes, badgeCounter: counter)
+            template = write(key, receiver: receiver, badge: badge)
+            classes.append((key, template))
         }
-        let marks = template.marks
-        var size = template.bytes.count
-        if let range = marks.badge { size += JSONWriter.decimalLength(of: badge) - range.count }
-        if let range = marks.receiver { size += JSONWriter.encodedLength(ofString: receiver.user) - range.count }
-        guard size <= renderer.limit else { return shortened(template, receiver: receiver, badge: badge, counter: counter) }
-        if marks.badge == nil && marks.receiver == nil { return .payload(template.bytes, badgeCounter: counter) }
-        var w = JSONWriter(capacity: size)
-        var from = 0
-        if let range = marks.badge {
-            w.raw(template.bytes[from..<range.lowerBound])
-            w.integer(badge)
-            from = range.upperBound
+        let payload = template.payload
+        guard payload.fits(badge: badge, receiver: receiver.user, limit: renderer.limit) else {
+            return shortened(template, receiver: receiver, badge: badge).map { (.bytes($0), counter) }
         }
-        if let range = marks.receiver {
-            w.raw(template.bytes[from..<range.lowerBound])
-            w.string(receiver.user)
-            from = range.upperBound
-        }
-        w.raw(template.bytes[from...])
-        return .payload(w.bytes, badgeCounter: counter)
+        return (payload.isFixed ? .bytes(payload.bytes) : .patched(payload, badge: badge, receiver: receiver.user), counter)
     }
 
     /// Writes a receiver's payload in full, marking its badge digits and id.
@@ -132,16 +122,15 @@ public struct PreparedPush: Sendable {
         let parts = PayloadRenderer.Parts(message: message, sound: key.sound, profile: profile, custom: customKeys.written, receiverKey: customKeys.receiverKey)
         var w = JSONWriter(capacity: 256)
         let marks = parts.write(alert, badge: badge, receiver: receiver.user, badgeVaries: badgeVaries, into: &w)
-        return Template(bytes: w.bytes, marks: marks, alert: alert, parts: parts)
+        return Template(payload: PayloadTemplate(bytes: w.bytes, badge: marks.badge, receiver: marks.receiver), alert: alert, parts: parts)
     }
 
     /// A receiver's payload that does not fit as it is: shortening depends on every byte, so it is
-    /// written for this receiver alone from its class's alert and parts.
-    func shortened(_ template: Template, receiver: UserState, badge: Int, counter: Int) -> PayloadRenderer.Outcome {
+    /// written for this receiver alone from its class's alert and parts (`nil`: it does not fit even so).
+    func shortened(_ template: Template, receiver: UserState, badge: Int) -> [UInt8]? {
         template.parts.render(template.alert, badge: badge, receiver: receiver.user, limit: decider.renderer.limit)
-            .map { .payload($0, badgeCounter: counter) } ?? .tooLarge
     }
 
     /// The number of distinct payloads written in full so far (one per render class).
-    public var templateCount: Int { (firstClass == nil ? 0 : 1) + otherClasses.count }
+    public var templateCount: Int { classes.count }
 }

@@ -21,12 +21,27 @@ public enum SuppressionReason: String, Hashable, Sendable, CaseIterable {
 }
 
 /// What one push sends: one payload for the receiver, delivered to each of the receiver's devices.
+///
+/// A fan-out's receivers mostly share one written payload and differ only in the badge digits (and,
+/// in the Easemob profile, the receiver's id), so a request may hold its payload as a shared
+/// ``PayloadTemplate`` plus those values, and its devices without their (standard) headers. Both
+/// are written out when ``payload`` and ``deliveries`` are read; equality and hashing are those of
+/// the bytes and deliveries, however they are held.
 public struct APNsRequest: Hashable, Sendable {
-    /// The exact payload, compact UTF-8 JSON of at most ``PayloadRenderer/maximumPayloadBytes``; the
-    /// same bytes go to every device (one badge counter per user).
-    public var payload: [UInt8]
-    /// One APNs request per device, newest binding first.
-    public var deliveries: [APNsDelivery]
+    /// How the payload is held: its bytes, or a class's template with one receiver's values.
+    package enum Body: Sendable {
+        case bytes([UInt8])
+        case patched(PayloadTemplate, badge: Int, receiver: String)
+    }
+
+    /// How the deliveries are held: in full, or as devices that all take the standard headers.
+    package enum Targets: Sendable {
+        case deliveries([APNsDelivery])
+        case devices([Device])
+    }
+
+    package private(set) var body: Body
+    package private(set) var targets: Targets
     /// The receiver's badge counter after this push.
     public var badgeCounter: Int
 
@@ -35,12 +50,161 @@ public struct APNsRequest: Hashable, Sendable {
     ///   - deliveries: one per device, newest binding first (never empty).
     ///   - badgeCounter: the counter after this push.
     public init(payload: [UInt8], deliveries: [APNsDelivery], badgeCounter: Int) {
-        self.payload = payload
-        self.deliveries = deliveries
+        self.body = .bytes(payload)
+        self.targets = .deliveries(deliveries)
         self.badgeCounter = badgeCounter
     }
 
+    /// A request as a prepared push or a repeat record holds it.
+    /// - Parameters:
+    ///   - body: the payload.
+    ///   - targets: the deliveries.
+    ///   - badgeCounter: the counter after this push.
+    package init(body: Body, targets: Targets, badgeCounter: Int) {
+        self.body = body
+        self.targets = targets
+        self.badgeCounter = badgeCounter
+    }
+
+    /// The exact payload, compact UTF-8 JSON of at most ``PayloadRenderer/maximumPayloadBytes``; the
+    /// same bytes go to every device (one badge counter per user).
+    public var payload: [UInt8] {
+        get {
+            switch body {
+            case .bytes(let bytes): return bytes
+            case .patched(let template, let badge, let receiver): return template.payload(badge: badge, receiver: receiver)
+            }
+        }
+        set { body = .bytes(newValue) }
+    }
+
+    /// One APNs request per device, newest binding first.
+    public var deliveries: [APNsDelivery] {
+        get {
+            switch targets {
+            case .deliveries(let deliveries): return deliveries
+            case .devices(let devices): return devices.map(APNsDelivery.init(device:))
+            }
+        }
+        set { targets = .deliveries(newValue) }
+    }
+
+    /// The number of deliveries (without writing them out).
+    public var deliveryCount: Int {
+        switch targets {
+        case .deliveries(let deliveries): return deliveries.count
+        case .devices(let devices): return devices.count
+        }
+    }
+
+    /// The payload's size in bytes (without writing it out).
+    public var payloadSize: Int {
+        switch body {
+        case .bytes(let bytes): return bytes.count
+        case .patched(let template, let badge, let receiver): return template.size(badge: badge, receiver: receiver)
+        }
+    }
+
+    /// Appends the payload to `w` (a patched payload is written there directly).
+    /// - Parameter w: the writer.
+    public func writePayload(into w: inout JSONWriter) {
+        switch body {
+        case .bytes(let bytes): w.raw(bytes)
+        case .patched(let template, let badge, let receiver): template.write(badge: badge, receiver: receiver, into: &w)
+        }
+    }
+
     public var payloadText: String { String(decoding: payload, as: UTF8.self) }
+
+    public static func == (lhs: APNsRequest, rhs: APNsRequest) -> Bool {
+        guard lhs.badgeCounter == rhs.badgeCounter else { return false }
+        switch (lhs.body, rhs.body) {
+        case (.bytes(let a), .bytes(let b)):
+            guard a == b else { return false }
+        case (.patched(let a, let badgeA, let receiverA), .patched(let b, let badgeB, let receiverB))
+            where a === b && badgeA == badgeB && receiverA == receiverB:
+            break
+        default:
+            guard lhs.payload == rhs.payload else { return false }
+        }
+        if case .devices(let a) = lhs.targets, case .devices(let b) = rhs.targets { return a == b }
+        return lhs.deliveries == rhs.deliveries
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(payload)
+        hasher.combine(deliveries)
+        hasher.combine(badgeCounter)
+    }
+}
+
+/// A payload written once for a render class, with where its receiver's badge digits and id are:
+/// another receiver's payload is the same bytes with its own values written there.
+package final class PayloadTemplate: Sendable {
+    package let bytes: [UInt8]
+    /// The badge digits (`nil`: no per-receiver badge).
+    package let badge: Range<Int>?
+    /// The receiver's id, quotes included (`nil`: the profile writes none).
+    package let receiver: Range<Int>?
+
+    /// - Parameters:
+    ///   - bytes: the payload as written for one receiver.
+    ///   - badge: where its badge digits are.
+    ///   - receiver: where its receiver's id literal is (after `badge`).
+    package init(bytes: [UInt8], badge: Range<Int>?, receiver: Range<Int>?) {
+        self.bytes = bytes
+        self.badge = badge
+        self.receiver = receiver
+    }
+
+    /// A template read back from storage: `nil` when the marks are out of order or outside the bytes.
+    package static func checked(bytes: [UInt8], badge: Range<Int>?, receiver: Range<Int>?) -> PayloadTemplate? {
+        if let badge, badge.lowerBound < 0 || badge.upperBound > bytes.count { return nil }
+        if let receiver, receiver.lowerBound < (badge?.upperBound ?? 0) || receiver.upperBound > bytes.count { return nil }
+        return PayloadTemplate(bytes: bytes, badge: badge, receiver: receiver)
+    }
+
+    /// Whether every receiver gets the same bytes.
+    package var isFixed: Bool { badge == nil && receiver == nil }
+
+    /// The size of one receiver's payload.
+    package func size(badge value: Int, receiver user: String) -> Int {
+        var size = bytes.count
+        if let badge { size += JSONWriter.decimalLength(of: value) - badge.count }
+        if let receiver { size += JSONWriter.encodedLength(ofString: user) - receiver.count }
+        return size
+    }
+
+    /// Whether one receiver's payload is at most `limit` bytes (exact only when it is close).
+    package func fits(badge value: Int, receiver user: String, limit: Int) -> Bool {
+        // At most 20 digits and a sign; at most 6 bytes for each byte of the id, and the quotes.
+        if bytes.count + 21 + 6 * user.utf8.count + 2 <= limit { return true }
+        return size(badge: value, receiver: user) <= limit
+    }
+
+    /// One receiver's payload.
+    package func payload(badge value: Int, receiver user: String) -> [UInt8] {
+        if isFixed { return bytes }
+        var w = JSONWriter(capacity: size(badge: value, receiver: user))
+        write(badge: value, receiver: user, into: &w)
+        return w.bytes
+    }
+
+    /// Appends one receiver's payload to `w`.
+    package func write(badge value: Int, receiver user: String, into w: inout JSONWriter) {
+        var from = 0
+        if let badge {
+            w.raw(bytes[from..<badge.lowerBound])
+            w.integer(value)
+            from = badge.upperBound
+        }
+        if let receiver {
+            w.raw(bytes[from..<receiver.lowerBound])
+            w.string(user)
+            from = receiver.upperBound
+        }
+        w.raw(bytes[from...])
+    }
 }
 
 /// One device a push goes to, with the request headers for its certificate.
@@ -100,7 +264,7 @@ public enum PushDecision: Hashable, Sendable {
         case .tooLarge:
             return .suppressed(.payloadTooLarge)
         case .payload(let bytes, let badgeCounter):
-            return .push(APNsRequest(payload: bytes, deliveries: receiver.devices.map(APNsDelivery.init(device:)), badgeCounter: badgeCounter))
+            return .push(APNsRequest(body: .bytes(bytes), targets: .devices(receiver.devices), badgeCounter: badgeCounter))
         }
     }
 
@@ -134,7 +298,7 @@ public enum PushDecision: Hashable, Sendable {
             w.raw("}")
         case .push(let request):
             w.raw("{\"push\":true,\"payload\":")
-            for b in request.payload { w.byte(b) }
+            request.writePayload(into: &w)
             w.raw(",\"deliveries\":[")
             for (i, delivery) in request.deliveries.enumerated() {
                 if i > 0 { w.raw(",") }

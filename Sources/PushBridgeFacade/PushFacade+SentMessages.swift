@@ -6,64 +6,103 @@ import PushBridgeStore
 /// byte for byte and changes no counter (SPEC §10).
 ///
 /// A compact binary form, because a group send writes one for every receiver in its transaction.
-/// `PBR2` (written since 0.10): the magic, the number of decisions, then per decision its receiver
-/// and either `0` + the reason or `1` + the payload, the badge counter and the deliveries. A payload
-/// is kept as its difference from the previous pushed payload (receivers of one message differ in
-/// a few bytes: the badge, an id): the length of the common prefix, of the common suffix, and the
-/// bytes between. A delivery is its token, its certificate (a number; a certificate's fields follow
-/// its first use), its binding time and `0` for the standard headers or their names and values.
-/// Counts and lengths are LEB128 varints, signed integers zigzag varints. `PBR1` records (0.9: fixed
-/// widths, every payload and header in full) are still read.
+/// `PBR3` (written since 0.12): the magic, the number of decisions, then per decision its receiver
+/// and one of
+/// - `0` + the reason's code (``reasons``);
+/// - `1` + the payload as its difference from the previous payload written this way (the length of
+///   the common prefix, of the common suffix, and the bytes between): payloads written for one
+///   receiver alone (shortened) or the same for every receiver;
+/// - `2` + a template's number (a template's bytes and the places of the badge digits and the
+///   receiver's id follow its first use), the badge written in (when the template has a place for
+///   it) and the receiver's id written in (`0`: the decision's own receiver, else its length + 1 and
+///   its bytes) — a class's payload shared by its receivers, written once;
+///
+/// then, for `1` and `2`, the badge counter and the deliveries: each its token (a lower-case hex
+/// token as its bytes: the length × 2 + 1, then the bytes; any other as its length × 2, then the
+/// text), its certificate (a number; a certificate's fields follow its first use), its binding
+/// time and `0` for the standard headers or `1` and their names and values.
+/// Counts and lengths are LEB128 varints, signed integers zigzag varints. `PBR2` (0.10–0.11: every
+/// payload as a difference, tokens as text, reasons as words) and `PBR1` (0.9: fixed widths,
+/// every payload and header in full) records are still read.
 enum SentMessageRecord {
-    static let magic: [UInt8] = Array("PBR2".utf8)
+    static let magic: [UInt8] = Array("PBR3".utf8)
+    static let magicVersion2: [UInt8] = Array("PBR2".utf8)
     static let magicVersion1: [UInt8] = Array("PBR1".utf8)
+    /// A suppression reason's code is its place here (new reasons go at the end).
+    static let reasons: [SuppressionReason] = [
+        .online, .noDevice, .ignored, .emptyContent, .doNotDisturb, .muted, .notMentioned, .payloadTooLarge,
+    ]
 
     static func encode(_ decisions: [PushFacade.ReceiverDecision]) -> [UInt8] {
         var out = Writer()
-        out.bytes.reserveCapacity(16 + decisions.count * 40)
+        out.bytes.reserveCapacity(16 + decisions.count * 48)
         out.bytes += magic
         out.varint(UInt64(decisions.count))
         var previous: [UInt8] = []
-        var certificates: [Certificate: Int] = [:]
-        var last: (certificate: Certificate, number: Int)?  // receivers' devices mostly share one
-        for item in decisions {
-            out.string(item.receiver)
-            switch item.decision {
+        var templates: [ObjectIdentifier: Int] = [:]
+        var lastTemplate: (template: PayloadTemplate, number: Int)?  // a fan-out's receivers mostly share one
+        var certificates = Certificates()
+        for index in decisions.indices {
+            out.string(decisions[index].receiver)
+            switch decisions[index].decision {
             case .suppressed(let reason):
                 out.bytes.append(0)
-                out.string(reason.rawValue)
+                out.bytes.append(UInt8(reasons.firstIndex(of: reason)!))
             case .push(let request):
-                out.bytes.append(1)
-                out.difference(request.payload, from: previous)
-                previous = request.payload
-                out.signed(Int64(request.badgeCounter))
-                out.varint(UInt64(request.deliveries.count))
-                for delivery in request.deliveries {
-                    let device = delivery.device
-                    out.string(device.token)
-                    if let last, last.certificate == device.certificate {
-                        out.varint(UInt64(last.number))
-                    } else if let number = certificates[device.certificate] {
+                switch request.body {
+                case .bytes(let payload):
+                    out.bytes.append(1)
+                    out.difference(payload, from: previous)
+                    previous = payload
+                case .patched(let template, let badge, let receiver):
+                    out.bytes.append(2)
+                    if let lastTemplate, lastTemplate.template === template {
+                        out.varint(UInt64(lastTemplate.number))
+                    } else if let number = templates[ObjectIdentifier(template)] {
                         out.varint(UInt64(number))
-                        last = (device.certificate, number)
+                        lastTemplate = (template, number)
                     } else {
-                        last = (device.certificate, certificates.count)
-                        out.varint(UInt64(certificates.count))
-                        certificates[device.certificate] = certificates.count
-                        out.optional(device.certificate.name)
-                        out.optional(device.certificate.busiId)
-                        out.string(device.certificate.bundleId)
-                        out.string(device.certificate.environment.rawValue)
+                        let number = templates.count
+                        templates[ObjectIdentifier(template)] = number
+                        lastTemplate = (template, number)
+                        out.varint(UInt64(number))
+                        out.run(template.bytes)
+                        out.mark(template.badge)
+                        out.mark(template.receiver)
                     }
-                    out.signed(device.boundAt.milliseconds)
-                    if delivery.hasStandardHeaders {
-                        out.bytes.append(0)
-                    } else {
-                        out.bytes.append(1)
-                        out.varint(UInt64(delivery.headers.count))
-                        for header in delivery.headers {
-                            out.string(header.name)
-                            out.string(header.value)
+                    if template.badge != nil { out.signed(Int64(badge)) }
+                    if template.receiver != nil {
+                        if receiver == decisions[index].receiver {
+                            out.bytes.append(0)
+                        } else {
+                            out.varint(UInt64(receiver.utf8.count) + 1)
+                            out.bytes += receiver.utf8
+                        }
+                    }
+                }
+                out.signed(Int64(request.badgeCounter))
+                switch request.targets {
+                case .devices(let devices):
+                    out.varint(UInt64(devices.count))
+                    devices.withUnsafeBufferPointer { devices in  // borrowed: no copy of each device
+                        for i in devices.indices {
+                            out.device(devices[i], certificates: &certificates)
+                            out.bytes.append(0)
+                        }
+                    }
+                case .deliveries(let deliveries):
+                    out.varint(UInt64(deliveries.count))
+                    for delivery in deliveries {
+                        out.device(delivery.device, certificates: &certificates)
+                        if delivery.hasStandardHeaders {
+                            out.bytes.append(0)
+                        } else {
+                            out.bytes.append(1)
+                            out.varint(UInt64(delivery.headers.count))
+                            for header in delivery.headers {
+                                out.string(header.name)
+                                out.string(header.value)
+                            }
                         }
                     }
                 }
@@ -72,55 +111,91 @@ enum SentMessageRecord {
         return out.bytes
     }
 
+    /// The certificates a record has numbered so far.
+    struct Certificates {
+        var numbers: [Certificate: Int] = [:]
+        var last: (certificate: Certificate, number: Int)?  // receivers' devices mostly share one
+    }
+
     /// Reads a record back; a record PushBridge did not write is a store failure.
     static func decode(_ bytes: [UInt8], messageID: String) throws -> [PushFacade.ReceiverDecision] {
         var r = Reader(bytes: bytes, messageID: messageID)
         if bytes.starts(with: magicVersion1) { return try decodeVersion1(&r) }
-        guard bytes.starts(with: magic) else { throw r.broken("not a PushBridge record") }
+        let version3 = bytes.starts(with: magic)
+        guard version3 || bytes.starts(with: magicVersion2) else { throw r.broken("not a PushBridge record") }
         r.offset = magic.count
         let count = try r.count(of: r.varint())
         var out: [PushFacade.ReceiverDecision] = []
         out.reserveCapacity(count)
         var previous: [UInt8] = []
         var certificates: [Certificate] = []
+        var templates: [PayloadTemplate] = []
         for _ in 0..<count {
             let receiver = try r.string(length: r.varint())
-            switch try r.byte() {
-            case 0:
+            let body: APNsRequest.Body
+            switch (try r.byte(), version3) {
+            case (0, true):
+                let code = Int(try r.byte())
+                guard code < reasons.count else { throw r.broken("reason \(code) of \(receiver)") }
+                out.append(PushFacade.ReceiverDecision(receiver: receiver, decision: .suppressed(reasons[code])))
+                continue
+            case (0, false):
                 out.append(try r.suppressed(receiver, reason: r.string(length: r.varint())))
-            case 1:
-                let payload = try r.difference(from: previous)
-                previous = payload
-                let badge = Int(try r.signed())
-                let deliveryCount = try r.count(of: r.varint())
-                var deliveries: [APNsDelivery] = []
-                deliveries.reserveCapacity(deliveryCount)
-                for _ in 0..<deliveryCount {
-                    let token = try r.string(length: r.varint())
-                    let number = try r.varint()
-                    if number == UInt64(certificates.count) {
-                        let name = try r.optional { try $0.varint() }
-                        let busiId = try r.optional { try $0.varint() }
-                        let bundleId = try r.string(length: r.varint())
-                        let environmentWord = try r.string(length: r.varint())
-                        guard let environment = APNsEnvironment(rawValue: environmentWord) else { throw r.broken("environment of \(receiver)") }
-                        certificates.append(Certificate(name: name, busiId: busiId, bundleId: bundleId, environment: environment))
+                continue
+            case (1, _):
+                previous = try r.difference(from: previous)
+                body = .bytes(previous)
+            case (2, true):
+                let number = try r.varint()
+                if number == UInt64(templates.count) {
+                    let bytes = Array(try r.take(r.count(of: r.varint())))
+                    guard let template = PayloadTemplate.checked(bytes: bytes, badge: try r.mark(), receiver: try r.mark()) else {
+                        throw r.broken("template \(number) of \(receiver)")
                     }
-                    guard number < UInt64(certificates.count) else { throw r.broken("certificate \(number) of \(receiver)") }
-                    let device = Device(token: token, certificate: certificates[Int(number)], boundAt: Instant(milliseconds: try r.signed()))
-                    switch try r.byte() {
-                    case 0: deliveries.append(APNsDelivery(device: device))
-                    case 1:
-                        var headers: [(name: String, value: String)] = []
-                        for _ in 0..<(try r.count(of: r.varint())) { headers.append((try r.string(length: r.varint()), try r.string(length: r.varint()))) }
-                        deliveries.append(APNsDelivery(device: device, headers: headers))
-                    default: throw r.broken("a headers marker of \(receiver)")
-                    }
+                    templates.append(template)
                 }
-                out.append(PushFacade.ReceiverDecision(receiver: receiver, decision: .push(APNsRequest(payload: payload, deliveries: deliveries, badgeCounter: badge))))
+                guard number < UInt64(templates.count) else { throw r.broken("template \(number) of \(receiver)") }
+                let template = templates[Int(number)]
+                let badge = template.badge == nil ? 0 : Int(try r.signed())
+                var patched = receiver
+                if template.receiver != nil, case let length = try r.varint(), length > 0 { patched = try r.string(length: length - 1) }
+                body = .patched(template, badge: badge, receiver: patched)
             default:
                 throw r.broken("a decision of \(receiver) that is neither pushed nor suppressed")
             }
+            let badge = Int(try r.signed())
+            let deliveryCount = try r.count(of: r.varint())
+            var devices: [Device] = []
+            devices.reserveCapacity(deliveryCount)
+            var deliveries: [APNsDelivery]?  // only when some headers are not the standard ones
+            for _ in 0..<deliveryCount {
+                let token = version3 ? try r.token() : try r.string(length: r.varint())
+                let number = try r.varint()
+                if number == UInt64(certificates.count) {
+                    let name = try r.optional { try $0.varint() }
+                    let busiId = try r.optional { try $0.varint() }
+                    let bundleId = try r.string(length: r.varint())
+                    let environmentWord = try r.string(length: r.varint())
+                    guard let environment = APNsEnvironment(rawValue: environmentWord) else { throw r.broken("environment of \(receiver)") }
+                    certificates.append(Certificate(name: name, busiId: busiId, bundleId: bundleId, environment: environment))
+                }
+                guard number < UInt64(certificates.count) else { throw r.broken("certificate \(number) of \(receiver)") }
+                let device = Device(token: token, certificate: certificates[Int(number)], boundAt: Instant(milliseconds: try r.signed()))
+                switch try r.byte() {
+                case 0:
+                    devices.append(device)
+                    deliveries?.append(APNsDelivery(device: device))
+                case 1:
+                    var headers: [(name: String, value: String)] = []
+                    for _ in 0..<(try r.count(of: r.varint())) { headers.append((try r.string(length: r.varint()), try r.string(length: r.varint()))) }
+                    if deliveries == nil { deliveries = devices.map(APNsDelivery.init(device:)) }
+                    devices.append(device)
+                    deliveries?.append(APNsDelivery(device: device, headers: headers))
+                default: throw r.broken("a headers marker of \(receiver)")
+                }
+            }
+            let targets: APNsRequest.Targets = deliveries.map { .deliveries($0) } ?? .devices(devices)
+            out.append(PushFacade.ReceiverDecision(receiver: receiver, decision: .push(APNsRequest(body: body, targets: targets, badgeCounter: badge))))
         }
         guard r.offset == bytes.count else { throw r.broken("bytes after the last decision") }
         return out
@@ -187,6 +262,65 @@ enum SentMessageRecord {
         mutating func string(_ text: String) {
             if let written = text.utf8.withContiguousStorageIfAvailable({ run($0) }) { return written }
             run(text.utf8)
+        }
+
+        /// A place in a template: `0` for none, else its start + 1 and its length.
+        mutating func mark(_ range: Range<Int>?) {
+            guard let range else { return bytes.append(0) }
+            varint(UInt64(range.lowerBound) + 1)
+            varint(UInt64(range.count))
+        }
+
+        /// A device token: a lower-case hex token packed into its bytes, any other as text.
+        mutating func token(_ token: String) {
+            var token = token
+            token.withUTF8 { text in
+                let packed = text.count / 2
+                let isHex = !text.isEmpty && text.count % 2 == 0 && withUnsafeTemporaryAllocation(of: UInt8.self, capacity: packed) { out in
+                    for i in 0..<packed {
+                        guard let high = Self.nibble(text[2 * i]), let low = Self.nibble(text[2 * i + 1]) else { return false }
+                        out[i] = high << 4 | low
+                    }
+                    varint(UInt64(packed) << 1 | 1)
+                    bytes.append(contentsOf: out)
+                    return true
+                }
+                if !isHex {
+                    varint(UInt64(text.count) << 1)
+                    bytes.append(contentsOf: text)
+                }
+            }
+        }
+
+        /// A lower-case hex digit's value.
+        @inline(__always)
+        static func nibble(_ digit: UInt8) -> UInt8? {
+            switch digit {
+            case 0x30...0x39: return digit &- 0x30
+            case 0x61...0x66: return digit &- 0x61 &+ 10
+            default: return nil
+            }
+        }
+
+        /// A device: its token, its certificate's number (the fields at its first use) and its binding time.
+        mutating func device(_ device: Device, certificates: inout Certificates) {
+            token(device.token)
+            if let last = certificates.last, last.certificate == device.certificate {
+                varint(UInt64(last.number))
+            } else if let number = certificates.numbers[device.certificate] {
+                varint(UInt64(number))
+                certificates.last = (device.certificate, number)
+            } else {
+                let number = certificates.numbers.count
+                certificates.last = (device.certificate, number)
+                certificates.numbers[device.certificate] = number
+                varint(UInt64(number))
+                optional(device.certificate.name)
+                optional(device.certificate.busiId)
+                string(device.certificate.bundleId)
+                string(device.certificate.environment.rawValue)
+            }
+            signed(device.boundAt.milliseconds)
         }
 
         mutating func optional(_ text: String?) {
@@ -286,6 +420,35 @@ enum SentMessageRecord {
             case 0: return nil
             case 1: return try string(length: length(&self))
             default: throw broken("an optional text marker")
+            }
+        }
+
+        /// A place in a template written by ``Writer/mark(_:)``.
+        mutating func mark() throws -> Range<Int>? {
+            let start = try varint()
+            guard start > 0 else { return nil }
+            let length = try varint()
+            guard start - 1 <= UInt64(bytes.count), length <= UInt64(bytes.count) else { throw broken("a place in a template") }
+            return Int(start - 1)..<Int(start - 1 + length)
+        }
+
+        /// A device token written by ``Writer/token(_:)``.
+        mutating func token() throws -> String {
+            let header = try varint()
+            let raw = try take(count(of: header >> 1))
+            if header & 1 == 0 {
+                guard let text = String(validating: raw, as: UTF8.self) else { throw broken("a token that is not UTF-8") }
+                return text
+            }
+            let digits: [UInt8] = Array("0123456789abcdef".utf8)
+            return String(unsafeUninitializedCapacity: raw.count * 2) { buffer in
+                var i = 0
+                for b in raw {
+                    buffer[i] = digits[Int(b >> 4)]
+                    buffer[i + 1] = digits[Int(b & 0x0f)]
+                    i += 2
+                }
+                return i
             }
         }
 

@@ -32,6 +32,10 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         /// How many counters the badge log holds before the send that passes it folds it into the
         /// counters table (16 bytes each; a fold writes each user once, however many sends it holds).
         public var badgeLogLimit: Int
+        /// The WAL size, in pages, past which a commit has the WAL checkpointed (copied into the
+        /// database file) on a thread of the store's own instead of inside that commit; 0 leaves it
+        /// to SQLite's automatic checkpoint, inside the commit that passes 1,000 pages.
+        public var backgroundCheckpointPages: Int
 
         /// - Parameters:
         ///   - synchronous: durability against power loss (`.normal` is durable against a killed process).
@@ -39,15 +43,17 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         ///   - busyRetries: further attempts, with a growing pause, before ``StoreError/Code/busy``.
         ///   - keptReceivers: group members' rows kept between sends.
         ///   - badgeLogLimit: badge counters logged before the log is folded.
+        ///   - backgroundCheckpointPages: the WAL size that has a background checkpoint run (0: none).
         public init(
             synchronous: Synchronous = .normal, busyTimeoutMilliseconds: Int32 = 5_000, busyRetries: Int = 5, keptReceivers: Int = 400_000,
-            badgeLogLimit: Int = 1_000_000
+            badgeLogLimit: Int = 1_000_000, backgroundCheckpointPages: Int = 1_000
         ) {
             self.synchronous = synchronous
             self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
             self.busyRetries = busyRetries
             self.keptReceivers = keptReceivers
             self.badgeLogLimit = badgeLogLimit
+            self.backgroundCheckpointPages = backgroundCheckpointPages
         }
     }
 
@@ -60,6 +66,8 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
     private let readerLock = NSLock()
     private var idleReaders: [SQLiteConnection] = []
     private let readsOnWriter: Bool
+    /// Runs the WAL's checkpoints off the writer's commits (`nil`: SQLite's own, in the commit).
+    private var checkpointer: WALCheckpointer?  // set once, in `init`
 
     /// Opens or creates a database and brings its schema up to date.
     /// - Parameters:
@@ -78,7 +86,22 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         }
         try connection.execute("PRAGMA synchronous = \(options.synchronous.rawValue); PRAGMA foreign_keys = ON")
         try Self.retryingBusy(retries: options.busyRetries) { try Self.migrate(connection) }
+        if !readsOnWriter && options.backgroundCheckpointPages > 0 {
+            let checkpointer = try WALCheckpointer(path: path, pages: Int32(clamping: options.backgroundCheckpointPages))
+            checkpointer.attach(to: connection)
+            self.checkpointer = checkpointer
+        }
     }
+
+    deinit {
+        if let checkpointer {
+            checkpointer.detach(from: connection)
+            checkpointer.stop()
+        }
+    }
+
+    /// How many background WAL checkpoints have completed (diagnostics; see ``Options/backgroundCheckpointPages``).
+    public var backgroundCheckpoints: Int { checkpointer?.checkpointsCompleted ?? 0 }
 
     /// How many SQL statements this store has started: diagnostics, so that tests can check that a
     /// group message costs a bounded number of statements, not one per member.
