@@ -94,6 +94,8 @@ struct FanOutFigures {
     var foldMs: Double
     var repeatMs: Double
     var recordBytes: Int
+    /// Writing out every pushed payload of a warm send's decisions (held as templates until read).
+    var writeOutMs: Double
 }
 
 /// Builds a database of `members` group members with a realistic mix of state, reopens it, and times
@@ -139,6 +141,9 @@ func fanOut(members: Int, rounds: Int) throws -> FanOutFigures {
         round += 1
         decisions = try facade.send(messages[round], dialect: "agora-silent", now: now)
     }
+    var payloadBytes = 0
+    let writeOut = median(3) { payloadBytes = decisions.reduce(0) { $0 + ($1.decision.request?.payload.count ?? 0) } }
+    if payloadBytes == 0 { fail("fan-out: no payload bytes written out") }
     let repeated = try median(3) { _ = try facade.send(messages[1], dialect: "agora-silent", now: now) }
     // The members' rows loaded by a store opened anew (what a first send reads; a warm one reads none).
     let load = try median(3) {
@@ -151,13 +156,13 @@ func fanOut(members: Int, rounds: Int) throws -> FanOutFigures {
     let record = try store.read { try $0.sentMessage("m0", since: Instant(milliseconds: 0)) }?.count ?? 0
     return FanOutFigures(firstMs: first * 1000, warmMs: warm * 1000, decisions: decisions.count,
         pushed: decisions.filter { $0.decision.request != nil }.count, loadMs: load * 1000, badgeWriteMs: write * 1000, foldMs: fold * 1000,
-        repeatMs: repeated * 1000, recordBytes: record)
+        repeatMs: repeated * 1000, recordBytes: record, writeOutMs: writeOut * 1000)
 }
 let fanout = try fanOut(members: 100_000, rounds: max(3, rounds))
 let fanoutPeakRSS = peakRSSMegabytes()
 if fanout.decisions != 99_999 { fail("fan-out: \(fanout.decisions) decisions for 100,000 members") }
 if arguments.contains("--only-fanout") {  // for profiling the fan-out alone
-    print("fanout first_ms \(Int(fanout.firstMs)) warm_ms \(Int(fanout.warmMs)) load_ms \(Int(fanout.loadMs)) badge_write_ms \(Int(fanout.badgeWriteMs)) fold_ms \(Int(fanout.foldMs)) record_bytes \(fanout.recordBytes) repeat_ms \(Int(fanout.repeatMs)) pushed \(fanout.pushed) peak_rss_mb \(Int(fanoutPeakRSS))")
+    print("fanout first_ms \(Int(fanout.firstMs)) warm_ms \(Int(fanout.warmMs)) load_ms \(Int(fanout.loadMs)) badge_write_ms \(Int(fanout.badgeWriteMs)) fold_ms \(Int(fanout.foldMs)) record_bytes \(fanout.recordBytes) repeat_ms \(Int(fanout.repeatMs)) write_out_ms \(Int(fanout.writeOutMs)) pushed \(fanout.pushed) peak_rss_mb \(Int(fanoutPeakRSS))")
     exit(0)
 }
 
@@ -397,7 +402,8 @@ for (name, value) in figures {
 print("fan-out: 100,000 members, \(fanout.pushed) pushed, the rest suppressed (online, no device, do-not-disturb, not mentioned); "
     + "members' rows loaded by a store opened anew in \(Int(fanout.loadMs)) ms (a warm send reads none: they are kept), "
     + "badge counters logged in \(Int(fanout.badgeWriteMs)) ms (the log folded into the counters table in \(Int(fanout.foldMs)) ms, once past its limit), "
-    + "the repeat record \(fanout.recordBytes / 1000) KB, a repeated id answered in \(Int(fanout.repeatMs)) ms")
+    + "the repeat record \(fanout.recordBytes / 1000) KB, a repeated id answered in \(Int(fanout.repeatMs)) ms, "
+    + "every pushed payload written out from its template in \(Int(fanout.writeOutMs)) ms")
 print("baselines: \(payloads.count) pushed payloads of the mix; the ceiling writes the same bytes from the same parts (checked equal); sink \(sink % 10)")
 var json = JSONObject()
 for (name, value) in figures {

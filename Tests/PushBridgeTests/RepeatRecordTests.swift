@@ -125,32 +125,26 @@ struct RepeatRecordTests {
         #expect(failure(Array(record.dropLast(2))).contains("the sent-message record of \"m9\" is damaged: it ends early"))
         #expect(failure(record + [0]).contains("bytes after the last decision"))
         #expect(failure(Array("PBR9".utf8) + record.dropFirst(4)).contains("not a PushBridge record"))
+        /// A `PBR3` record of one decision for `u1`, `decision` writing what follows the receiver.
+        func oneDecision(_ decision: (inout SentMessageRecord.Writer) -> Void) -> String {
+            var w = SentMessageRecord.Writer()
+            w.bytes = Array("PBR3".utf8)
+            w.varint(1)
+            w.string("u1")
+            decision(&w)
+            return failure(w.bytes)
+        }
         // A template whose badge place lies outside its bytes.
-        var w = SentMessageRecord.Writer()
-        w.bytes = Array("PBR3".utf8)
-        w.varint(1)
-        w.string("u1")
-        w.bytes.append(2)
-        w.varint(0)
-        w.string("{}")
-        w.mark(5..<7)
-        w.mark(nil)
-        #expect(failure(w.bytes).contains("template 0 of u1"))
+        #expect(oneDecision { w in
+            w.bytes += [2, 0]
+            w.string("{}")
+            w.mark(5..<7)
+            w.mark(nil)
+        }.contains("template 0 of u1"))
         // A template number that was never written.
-        var v = SentMessageRecord.Writer()
-        v.bytes = Array("PBR3".utf8)
-        v.varint(1)
-        v.string("u1")
-        v.bytes.append(2)
-        v.varint(3)
-        #expect(failure(v.bytes).contains("template 3 of u1"))
+        #expect(oneDecision { w in w.bytes += [2, 3] }.contains("template 3 of u1"))
         // A reason code past the known reasons.
-        var r = SentMessageRecord.Writer()
-        r.bytes = Array("PBR3".utf8)
-        r.varint(1)
-        r.string("u1")
-        r.bytes += [0, UInt8(SentMessageRecord.reasons.count)]
-        #expect(failure(r.bytes).contains("reason \(SentMessageRecord.reasons.count) of u1"))
+        #expect(oneDecision { w in w.bytes += [0, UInt8(SentMessageRecord.reasons.count)] }.contains("reason \(SentMessageRecord.reasons.count) of u1"))
         #expect(Set(SentMessageRecord.reasons) == Set(SuppressionReason.allCases), "every reason has a code")
     }
 }
