@@ -89,12 +89,13 @@ extension PushFacade {
         var out: [OutboxDelivery] = []
         for item in decisions {
             guard case .push(let request) = item.decision else { continue }
+            let payload = request.payload  // written out once, shared by the receiver's devices
             for delivery in request.deliveries {
                 out.append(
                     OutboxDelivery(
                         messageID: messageID, receiver: item.receiver, token: delivery.device.token,
                         environment: delivery.device.certificate.environment, boundAt: delivery.device.boundAt,
-                        headers: delivery.headers.map { HeaderField($0.name, $0.value) }, payload: request.payload, queuedAt: now))
+                        headers: delivery.headers.map { HeaderField($0.name, $0.value) }, payload: payload, queuedAt: now))
             }
         }
         return out
