@@ -82,10 +82,7 @@ public struct PreparedPush: Sendable {
     /// - Parameter receiver: the receiver's state.
     public mutating func render(for receiver: UserState) -> PayloadRenderer.Outcome {
         guard let (body, counter) = body(for: receiver) else { return .tooLarge }
-        switch body {
-        case .bytes(let bytes): return .payload(bytes, badgeCounter: counter)
-        case .patched(let template, let badge, let user): return .payload(template.payload(badge: badge, receiver: user), badgeCounter: counter)
-        }
+        return .payload(body.written, badgeCounter: counter)
     }
 
     /// One receiver's payload as its class's template with the receiver's badge and id (or, when that

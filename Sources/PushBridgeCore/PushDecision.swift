@@ -32,6 +32,14 @@ public struct APNsRequest: Hashable, Sendable {
     package enum Body: Sendable {
         case bytes([UInt8])
         case patched(PayloadTemplate, badge: Int, receiver: String)
+
+        /// The payload's bytes (a patched payload written out).
+        package var written: [UInt8] {
+            switch self {
+            case .bytes(let bytes): return bytes
+            case .patched(let template, let badge, let receiver): return template.payload(badge: badge, receiver: receiver)
+            }
+        }
     }
 
     /// How the deliveries are held: in full, or as devices that all take the standard headers.
@@ -69,12 +77,7 @@ public struct APNsRequest: Hashable, Sendable {
     /// The exact payload, compact UTF-8 JSON of at most ``PayloadRenderer/maximumPayloadBytes``; the
     /// same bytes go to every device (one badge counter per user).
     public var payload: [UInt8] {
-        get {
-            switch body {
-            case .bytes(let bytes): return bytes
-            case .patched(let template, let badge, let receiver): return template.payload(badge: badge, receiver: receiver)
-            }
-        }
+        get { body.written }
         set { body = .bytes(newValue) }
     }
 

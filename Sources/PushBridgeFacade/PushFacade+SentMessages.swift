@@ -39,9 +39,8 @@ enum SentMessageRecord {
         out.bytes += magic
         out.varint(UInt64(decisions.count))
         var previous: [UInt8] = []
-        var templates: [ObjectIdentifier: Int] = [:]
-        var lastTemplate: (template: PayloadTemplate, number: Int)?  // a fan-out's receivers mostly share one
-        var certificates = Certificates()
+        var templates = Numbering<ObjectIdentifier>()
+        var certificates = Numbering<Certificate>()
         for index in decisions.indices {
             out.string(decisions[index].receiver)
             switch decisions[index].decision {
@@ -56,16 +55,9 @@ enum SentMessageRecord {
                     previous = payload
                 case .patched(let template, let badge, let receiver):
                     out.bytes.append(2)
-                    if let lastTemplate, lastTemplate.template === template {
-                        out.varint(UInt64(lastTemplate.number))
-                    } else if let number = templates[ObjectIdentifier(template)] {
-                        out.varint(UInt64(number))
-                        lastTemplate = (template, number)
-                    } else {
-                        let number = templates.count
-                        templates[ObjectIdentifier(template)] = number
-                        lastTemplate = (template, number)
-                        out.varint(UInt64(number))
+                    let (number, isNew) = templates.number(of: ObjectIdentifier(template))
+                    out.varint(UInt64(number))
+                    if isNew {
                         out.run(template.bytes)
                         out.mark(template.badge)
                         out.mark(template.receiver)
@@ -111,10 +103,24 @@ enum SentMessageRecord {
         return out.bytes
     }
 
-    /// The certificates a record has numbered so far.
-    struct Certificates {
-        var numbers: [Certificate: Int] = [:]
-        var last: (certificate: Certificate, number: Int)?  // receivers' devices mostly share one
+    /// Numbers for the templates or certificates of one record, in order of first use (a thing's
+    /// fields are written at its first use only).
+    struct Numbering<Key: Hashable> {
+        private var numbers: [Key: Int] = [:]
+        private var last: (key: Key, number: Int)?  // receivers mostly share the one before
+
+        /// The number of `key`, and whether this is its first use.
+        mutating func number(of key: Key) -> (number: Int, isNew: Bool) {
+            if let last, last.key == key { return (last.number, false) }
+            if let number = numbers[key] {
+                last = (key, number)
+                return (number, false)
+            }
+            let number = numbers.count
+            numbers[key] = number
+            last = (key, number)
+            return (number, true)
+        }
     }
 
     /// Reads a record back; a record PushBridge did not write is a store failure.
@@ -303,18 +309,11 @@ enum SentMessageRecord {
         }
 
         /// A device: its token, its certificate's number (the fields at its first use) and its binding time.
-        mutating func device(_ device: Device, certificates: inout Certificates) {
+        mutating func device(_ device: Device, certificates: inout Numbering<Certificate>) {
             token(device.token)
-            if let last = certificates.last, last.certificate == device.certificate {
-                varint(UInt64(last.number))
-            } else if let number = certificates.numbers[device.certificate] {
-                varint(UInt64(number))
-                certificates.last = (device.certificate, number)
-            } else {
-                let number = certificates.numbers.count
-                certificates.last = (device.certificate, number)
-                certificates.numbers[device.certificate] = number
-                varint(UInt64(number))
+            let (number, isNew) = certificates.number(of: device.certificate)
+            varint(UInt64(number))
+            if isNew {
                 optional(device.certificate.name)
                 optional(device.certificate.busiId)
                 string(device.certificate.bundleId)
