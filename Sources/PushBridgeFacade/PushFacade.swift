@@ -391,57 +391,56 @@ public struct PushFacade: Sendable {
     /// (a repeated id: the first send's decisions, nothing counted).
     /// - Parameter prepared: from ``prepare(_:dialect:now:profile:sender:pointer:)``.
     public func send(_ prepared: PreparedMessage) throws -> SendOutcome {
-        let (canonical, adapter, from, now, profile) = (prepared.message, prepared.adapter, prepared.sender, prepared.now, prepared.profile)
-        return try store.write { transaction in
-            let remembered = !canonical.id.isEmpty
-            let cutoff = now.adding(seconds: -repeatWindowSeconds)
-            if remembered, let record = try transaction.sentMessage(canonical.id, since: cutoff) {
-                return SendOutcome(messageID: canonical.id, decisions: try SentMessageRecord.decode(record, messageID: canonical.id), isRepeat: true)
-            }
-            let decider = PushDecider(app: try transaction.app())
-            let senderState = try transaction.sender(from, group: canonical.kind == .group ? canonical.groupId : nil)
-            let receivers = try transaction.receivers(of: prepared.audience, excluding: from, conversation: canonical.receiverConversation)
-            // Receivers that see the same alert share one written payload (SPEC §5's bytes either way).
-            var push = PreparedPush(canonical, sender: senderState, profile: profile, decider: decider)
-            var decisions: [ReceiverDecision] = []
-            decisions.reserveCapacity(receivers.count)
-            var badges: [(key: UserKey, badge: Int)] = []
-            for var receiver in receivers {
-                if !receiver.isConfigured { receiver.state = adapter.newUser(receiver.state.user, timeZone: receiver.state.timeZone) }
-                let decision = push.decide(for: receiver.state, now: now)
-                if case .push(let request) = decision, request.badgeCounter != receiver.state.badge, let key = receiver.key {
-                    badges.append((key, request.badgeCounter))
-                }
-                decisions.append(ReceiverDecision(receiver: receiver.state.user, decision: decision))
-            }
-            try transaction.setBadges(badges)
-            if queuesDeliveries { try transaction.enqueueDeliveries(Self.outbox(decisions, messageID: canonical.id, now: now)) }
-            if remembered {
-                try transaction.recordSentMessage(
-                    canonical.id, at: now, decisions: SentMessageRecord.encode(decisions), forgettingBefore: cutoff)
-            }
-            return SendOutcome(messageID: canonical.id, decisions: decisions, isRepeat: false)
+        try store.write { transaction in
+            var effects = SendEffects()
+            let outcome = try decide(prepared, in: transaction, after: &effects)
+            try effects.write(to: transaction)
+            return outcome
         }
     }
 
     /// Sends several prepared messages in one write transaction (group commit): each message is
     /// decided and counted as ``send(_:)`` does, in order, each seeing the ones before it. A message
     /// that fails leaves nothing behind and the others are kept.
+    ///
+    /// The messages' counters, outbox rows and records are written together once all are decided
+    /// (a few statements for the batch, no savepoint per message). When one fails, the transaction
+    /// is rolled back and the batch decided again without it, so that nothing of it can remain.
     /// - Parameter batch: messages from ``prepare(_:dialect:now:profile:sender:pointer:)``.
     /// - Returns: one result per message, in order.
     /// - Throws: when the commit itself fails; then none of the messages was sent.
     public func send(_ batch: [PreparedMessage]) throws -> [Result<SendOutcome, any Error>] {
-        let results = BatchResults(count: batch.count)
-        try store.writeGroup(batch.indices.map { i in
-            { scoped in results.values[i] = Result { try self.writing(to: scoped).send(batch[i]) } }
-        })
-        return results.values
+        var failures: [Int: any Error] = [:]
+        while true {
+            do {
+                return try store.write { transaction in
+                    var effects = SendEffects()
+                    var results: [Result<SendOutcome, any Error>] = []
+                    results.reserveCapacity(batch.count)
+                    for (i, prepared) in batch.enumerated() {
+                        if let failure = failures[i] {
+                            results.append(.failure(failure))
+                            continue
+                        }
+                        do {
+                            results.append(.success(try decide(prepared, in: transaction, after: &effects)))
+                        } catch {
+                            throw FailedInBatch(index: i, error: error)
+                        }
+                    }
+                    try effects.write(to: transaction)
+                    return results
+                }
+            } catch let failed as FailedInBatch {
+                failures[failed.index] = failed.error  // each round leaves one more out: at most batch.count + 1 rounds
+            }
+        }
     }
 
-    /// Where ``send(_:)-([PreparedMessage])`` collects its answers while the writers run.
-    private final class BatchResults {
-        var values: [Result<SendOutcome, any Error>]
-        init(count: Int) { values = Array(repeating: .failure(StoreError(.unexpectedValue, "not sent")), count: count) }
+    /// A message of a batch failed: the batch's transaction is rolled back and run again without it.
+    private struct FailedInBatch: Error {
+        let index: Int
+        let error: any Error
     }
 
     /// The same facade writing through another store (a group commit's savepoint).

@@ -35,6 +35,29 @@ extension PushStateTransaction {
     public func sender(_ id: UserID, group: String?) throws -> UserState? { try user(id)?.state }
 }
 
+extension PushStateTransaction {
+    /// One ``recordSentMessage(_:at:decisions:forgettingBefore:)`` each: correct for any store.
+    public func recordSentMessages(_ messages: [SentMessage], forgettingBefore cutoff: Instant) throws {
+        for message in messages { try recordSentMessage(message.id, at: message.sentAt, decisions: message.decisions, forgettingBefore: cutoff) }
+    }
+}
+
+/// A sent message's record: its id, when it was sent and its encoded decisions (SPEC §10).
+public struct SentMessage: Hashable, Sendable {
+    /// The message id.
+    public var id: String
+    /// When it was sent.
+    public var sentAt: Instant
+    /// The encoded decisions, kept byte for byte.
+    public var decisions: [UInt8]
+
+    public init(id: String, sentAt: Instant, decisions: [UInt8]) {
+        self.id = id
+        self.sentAt = sentAt
+        self.decisions = decisions
+    }
+}
+
 extension PushStateStore {
     /// ``PushStateStore/atomically(_:)`` for a store whose writes commit on their own: `body` runs
     /// as it is (each of its writes is atomic, together they are not).
@@ -192,6 +215,14 @@ public protocol PushStateTransaction {
     ///   - decisions: the encoded decisions, returned as they are by ``sentMessage(_:since:)``.
     ///   - cutoff: messages sent before this instant are forgotten.
     func recordSentMessage(_ id: String, at instant: Instant, decisions: [UInt8], forgettingBefore cutoff: Instant) throws
+
+    /// Records several sent messages' decisions at once (a group commit's sends), and forgets
+    /// messages sent before a cutoff: what ``recordSentMessage(_:at:decisions:forgettingBefore:)``
+    /// does for each, in order, in fewer statements.
+    /// - Parameters:
+    ///   - messages: the records; a later one with the same id replaces an earlier one.
+    ///   - cutoff: messages sent before this instant are forgotten.
+    func recordSentMessages(_ messages: [SentMessage], forgettingBefore cutoff: Instant) throws
 
     // MARK: The delivery outbox (SPEC §13)
 

@@ -99,6 +99,67 @@ struct FacadeTests {
         for user in ["u1", "u2", "u3"] { #expect(try batched.user(user)?.state.badge == oneByOne.user(user)?.state.badge) }
     }
 
+    static func directMessage(from sender: UserID, to receiver: UserID, id: String) -> JSONValue {
+        json(#"{"id":"\#(id)","conversationId":"\#(receiver)","from":"\#(sender)","to":"\#(receiver)","chatType":"Chat","body":{"type":"text","text":"hi \#(id)"}}"#)
+    }
+
+    @Test("a long batch (counters past the badge log's threshold, records in multi-row inserts) ends as the same sends one by one", arguments: Backing.allCases)
+    func longBatch(_ backing: Backing) throws {
+        // 70 users: more counters in the batch than the badge log's threshold (64).
+        let users = (1...70).map { "u\($0)" }
+        func setUp() throws -> PushFacade {
+            let facade = PushFacade(store: try backing.store())
+            try facade.configure(Self.app)
+            for user in users { try Self.register(user, in: facade) }
+            try facade.setMembers(users, of: "g1")
+            return facade
+        }
+        // 150 messages: one-to-one (each user counted several times), a group message now and then,
+        // and every 40th a repeat of an earlier id.
+        let messages = (0..<150).map { i in
+            if i % 40 == 39 { return Self.directMessage(from: users[(i - 30) % 70], to: users[((i - 30) * 7 + 3) % 70], id: "d\(i - 30)") }
+            if i % 25 == 0 { return Self.groupMessage(from: users[i % 70], to: "g1", id: "g\(i)") }
+            return Self.directMessage(from: users[i % 70], to: users[(i * 7 + 3) % 70], id: "d\(i)")
+        }
+        let batched = try setUp()
+        let results = try batched.send(messages.map { try batched.prepare($0, dialect: "agora-silent", now: Self.now) })
+        let oneByOne = try setUp()
+        let expected = try messages.map { try oneByOne.sendMessage($0, dialect: "agora-silent", now: Self.now) }
+        #expect(try results.map { try $0.get() } == expected)
+        #expect(expected.filter(\.isRepeat).count == 3)
+        #expect(try users.map { try oneByOne.user($0)?.state.badge ?? 0 }.max()! >= 8, "counters climbed through the batch")
+        for user in users { #expect(try batched.user(user)?.state.badge == oneByOne.user(user)?.state.badge) }
+        for message in expected where !message.isRepeat {
+            #expect(try batched.sentMessage(message.messageID, now: Self.now) == message.decisions, "the record of \(message.messageID)")
+        }
+        // Sent again after the batch, one by one: the repeats and the next counters agree too.
+        let later = [Self.directMessage(from: "u1", to: "u2", id: "d1"), Self.directMessage(from: "u1", to: "u2", id: "after")]
+        for message in later {
+            #expect(try batched.sendMessage(message, dialect: "agora-silent", now: Self.now) == oneByOne.sendMessage(message, dialect: "agora-silent", now: Self.now))
+        }
+    }
+
+    @Test("a message that fails inside a batch leaves nothing behind; the others are kept", arguments: Backing.allCases)
+    func failureInsideBatch(_ backing: Backing) throws {
+        let facade = PushFacade(store: try backing.store())
+        try facade.configure(Self.app)
+        for user in ["u1", "u2"] { try Self.register(user, in: facade) }
+        // A damaged record under "bad": sending that id again cannot read it, so it fails.
+        try facade.store.write { try $0.recordSentMessage("bad", at: Self.now, decisions: [0x50, 0x42], forgettingBefore: Instant(milliseconds: 0)) }
+        let messages = [
+            Self.directMessage(from: "u1", to: "u2", id: "m1"), Self.directMessage(from: "u1", to: "u2", id: "bad"),
+            Self.directMessage(from: "u1", to: "u2", id: "m3"),
+        ]
+        let results = try facade.send(messages.map { try facade.prepare($0, dialect: "agora-silent", now: Self.now) })
+        #expect(try results[0].get().decisions[0].decision.request?.badgeCounter == 1)
+        #expect(throws: StoreError.self) { try results[1].get() }
+        #expect(try results[2].get().decisions[0].decision.request?.badgeCounter == 2, "the failed message counted nothing")
+        #expect(try facade.user("u2")?.state.badge == 2)
+        #expect(try facade.sentMessage("m1", now: Self.now) == results[0].get().decisions)
+        #expect(try facade.sentMessage("m3", now: Self.now) == results[2].get().decisions)
+        #expect(try facade.store.read { try $0.sentMessage("bad", since: Instant(milliseconds: 0)) } == [0x50, 0x42], "its record is as it was")
+    }
+
     @Test("one-to-one goes to the target only; an unknown target is no-device", arguments: Backing.allCases)
     func oneToOne(_ backing: Backing) throws {
         let facade = PushFacade(store: try backing.store())

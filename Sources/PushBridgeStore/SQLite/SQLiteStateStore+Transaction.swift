@@ -410,6 +410,16 @@ extension SQLiteStateStore {
         }
 
         func recordSentMessage(_ id: String, at instant: Instant, decisions: [UInt8], forgettingBefore cutoff: Instant) throws {
+            try recordSentMessages([SentMessage(id: id, sentAt: instant, decisions: decisions)], forgettingBefore: cutoff)
+        }
+
+        /// Rows per multi-row INSERT (3 parameters each); the rest go one by one.
+        static let sentMessagesPerInsert = 16
+        static let insertSentMessages = "INSERT OR REPLACE INTO sent_messages (message_id, sent_at, decisions) VALUES "
+        static let insertManySentMessages = insertSentMessages + Array(repeating: "(?, ?, ?)", count: sentMessagesPerInsert).joined(separator: ", ")
+        static let insertOneSentMessage = insertSentMessages + "(?, ?, ?)"
+
+        func recordSentMessages(_ messages: [SentMessage], forgettingBefore cutoff: Instant) throws {
             try checkWritable()
             // Reads skip records older than their cutoff, so pruning is only for space: at most once
             // per second of message time on this connection, not once per message.
@@ -417,8 +427,23 @@ extension SQLiteStateStore {
                 try connection.statement("DELETE FROM sent_messages WHERE sent_at < ?").bind(1, cutoff.milliseconds).run()
                 connection.sentMessagesPrunedBefore = cutoff.milliseconds
             }
-            try connection.statement("INSERT OR REPLACE INTO sent_messages (message_id, sent_at, decisions) VALUES (?, ?, ?)")
-                .bind(1, id).bind(2, instant.milliseconds).bind(3, blob: decisions).run()
+            // Rows go in order, so a later record with the same id replaces an earlier one.
+            let many = Self.sentMessagesPerInsert
+            var start = 0
+            if messages.count >= many {
+                let insert = try connection.statement(Self.insertManySentMessages)
+                while messages.count - start >= many {
+                    insert.reset()
+                    for (i, message) in messages[start..<start + many].enumerated() {
+                        insert.bind(Int32(3 * i + 1), message.id).bind(Int32(3 * i + 2), message.sentAt.milliseconds).bind(Int32(3 * i + 3), blob: message.decisions)
+                    }
+                    try insert.run()
+                    start += many
+                }
+            }
+            for message in messages[start...] {
+                try connection.statement(Self.insertOneSentMessage).bind(1, message.id).bind(2, message.sentAt.milliseconds).bind(3, blob: message.decisions).run()
+            }
         }
 
         // MARK: Outbox

@@ -1,0 +1,122 @@
+import PushBridgeCore
+import PushBridgeStore
+
+extension PushFacade {
+    /// Decides a prepared message in `transaction`, after the messages whose effects `effects`
+    /// holds (it sees their counters and records as if written), and adds its own effects.
+    /// - Parameters:
+    ///   - prepared: the message.
+    ///   - transaction: the write transaction the effects will be written in.
+    ///   - effects: what the messages decided before it in this transaction change; unchanged
+    ///     when this throws.
+    /// - Returns: the outcome (a repeated id: the first send's decisions, and no effects).
+    func decide(_ prepared: PreparedMessage, in transaction: any PushStateTransaction, after effects: inout SendEffects) throws -> SendOutcome {
+        let (canonical, adapter, from, now, profile) = (prepared.message, prepared.adapter, prepared.sender, prepared.now, prepared.profile)
+        let remembered = !canonical.id.isEmpty
+        let cutoff = now.adding(seconds: -repeatWindowSeconds)
+        if remembered, let record = try effects.record(canonical.id, since: cutoff) ?? transaction.sentMessage(canonical.id, since: cutoff) {
+            return SendOutcome(messageID: canonical.id, decisions: try SentMessageRecord.decode(record, messageID: canonical.id), isRepeat: true)
+        }
+        let decider = PushDecider(app: try transaction.app())
+        let senderState = try transaction.sender(from, group: canonical.kind == .group ? canonical.groupId : nil)
+        let receivers = try transaction.receivers(of: prepared.audience, excluding: from, conversation: canonical.receiverConversation)
+        // Receivers that see the same alert share one written payload (SPEC §5's bytes either way).
+        var push = PreparedPush(canonical, sender: senderState, profile: profile, decider: decider)
+        var decisions: [ReceiverDecision] = []
+        decisions.reserveCapacity(receivers.count)
+        var badges: [(key: UserKey, badge: Int)] = []
+        effects.indexBadges()
+        let counted = effects.hasBadges
+        for var receiver in receivers {
+            if !receiver.isConfigured { receiver.state = adapter.newUser(receiver.state.user, timeZone: receiver.state.timeZone) }
+            // A counter an earlier message of this transaction changed is not written yet.
+            if counted, let key = receiver.key, let badge = effects.badge(of: key) { receiver.state.badge = badge }
+            let decision = push.decide(for: receiver.state, now: now)
+            if case .push(let request) = decision, request.badgeCounter != receiver.state.badge, let key = receiver.key {
+                badges.append((key, request.badgeCounter))
+            }
+            decisions.append(ReceiverDecision(receiver: receiver.state.user, decision: decision))
+        }
+        let deliveries = queuesDeliveries ? Self.outbox(decisions, messageID: canonical.id, now: now) : []
+        let record = remembered ? SentMessage(id: canonical.id, sentAt: now, decisions: SentMessageRecord.encode(decisions)) : nil
+        effects.add(badges: badges, deliveries: deliveries, record: record, cutoff: cutoff)
+        return SendOutcome(messageID: canonical.id, decisions: decisions, isRepeat: false)
+    }
+}
+
+/// What sends change in the store, collected while they are decided and written at the end: one
+/// message's, or a whole batch's (a few statements for all of them). Reads in the same transaction
+/// do not see these until written, so a later message of the batch asks here first.
+struct SendEffects {
+    /// Counters to write, one entry per user row (its latest counter).
+    private(set) var badges: [(key: UserKey, badge: Int)] = []
+    /// Where each user row's entry is in `badges`, for its first `indexed` entries: built only once
+    /// a second message is decided (one message's receivers are distinct already).
+    private var badgePositions: [UserKey: Int] = [:]
+    private var indexed = 0
+    private(set) var deliveries: [OutboxDelivery] = []
+    private(set) var records: [SentMessage] = []
+    private var recordPositions: [String: Int] = [:]
+    /// The latest cutoff of the records: older ones are forgotten.
+    private var cutoff = Instant(milliseconds: .min)
+
+    /// Whether earlier messages changed counters (then ``badge(of:)`` answers for them).
+    var hasBadges: Bool { !badges.isEmpty }
+
+    /// The counter an earlier message set for a user row, if any (after ``indexBadges()``).
+    func badge(of key: UserKey) -> Int? { badgePositions[key].map { badges[$0].badge } }
+
+    /// Indexes the counters added so far, so that ``badge(of:)`` and ``add(badges:deliveries:record:cutoff:)`` find them.
+    mutating func indexBadges() {
+        while indexed < badges.count {
+            badgePositions[badges[indexed].key] = indexed
+            indexed += 1
+        }
+    }
+
+    /// The record an earlier message of the batch left for an id, sent since `cutoff`.
+    func record(_ id: String, since cutoff: Instant) -> [UInt8]? {
+        guard let position = recordPositions[id], records[position].sentAt >= cutoff else { return nil }
+        return records[position].decisions
+    }
+
+    /// Adds one message's effects.
+    /// - Parameters:
+    ///   - badges: its counters (distinct user rows).
+    ///   - deliveries: its outbox rows.
+    ///   - record: its record, when it has an id.
+    ///   - cutoff: records sent before it may be forgotten.
+    mutating func add(badges new: [(key: UserKey, badge: Int)], deliveries: [OutboxDelivery], record: SentMessage?, cutoff: Instant) {
+        if badges.isEmpty {
+            badges = new  // the first message's: no copy, no index
+        } else {
+            indexBadges()
+            for entry in new {
+                if let position = badgePositions[entry.key] {
+                    badges[position].badge = entry.badge
+                } else {
+                    badgePositions[entry.key] = badges.count
+                    badges.append(entry)
+                    indexed = badges.count
+                }
+            }
+        }
+        if self.deliveries.isEmpty { self.deliveries = deliveries } else { self.deliveries += deliveries }
+        if let record {
+            if let position = recordPositions[record.id] {
+                records[position] = record
+            } else {
+                recordPositions[record.id] = records.count
+                records.append(record)
+            }
+        }
+        self.cutoff = max(self.cutoff, cutoff)
+    }
+
+    /// Writes the effects: counters, outbox rows, records (in that order, as one send always has).
+    func write(to transaction: any PushStateTransaction) throws {
+        if !badges.isEmpty { try transaction.setBadges(badges) }
+        if !deliveries.isEmpty { try transaction.enqueueDeliveries(deliveries) }
+        if !records.isEmpty { try transaction.recordSentMessages(records, forgettingBefore: cutoff) }
+    }
+}
