@@ -9,12 +9,15 @@ extension PushFacade {
     ///   - transaction: the write transaction the effects will be written in.
     ///   - effects: what the messages decided before it in this transaction change; unchanged
     ///     when this throws.
+    ///   - stored: the id's record in the store, when already read (a batch reads them together).
     /// - Returns: the outcome (a repeated id: the first send's decisions, and no effects).
-    func decide(_ prepared: PreparedMessage, in transaction: any PushStateTransaction, after effects: inout SendEffects) throws -> SendOutcome {
+    func decide(
+        _ prepared: PreparedMessage, in transaction: any PushStateTransaction, after effects: inout SendEffects, stored: StoredRecord = .unread
+    ) throws -> SendOutcome {
         let (canonical, adapter, from, now, profile) = (prepared.message, prepared.adapter, prepared.sender, prepared.now, prepared.profile)
         let remembered = !canonical.id.isEmpty
         let cutoff = now.adding(seconds: -repeatWindowSeconds)
-        if remembered, let record = try effects.record(canonical.id, since: cutoff) ?? transaction.sentMessage(canonical.id, since: cutoff) {
+        if remembered, let record = try effects.record(canonical.id, since: cutoff) ?? stored.bytes(canonical.id, since: cutoff, in: transaction) {
             return SendOutcome(messageID: canonical.id, decisions: try SentMessageRecord.decode(record, messageID: canonical.id), isRepeat: true)
         }
         let decider = PushDecider(app: try transaction.app())
@@ -41,6 +44,20 @@ extension PushFacade {
         let record = remembered ? SentMessage(id: canonical.id, sentAt: now, decisions: SentMessageRecord.encode(decisions)) : nil
         effects.add(badges: badges, deliveries: deliveries, record: record, cutoff: cutoff)
         return SendOutcome(messageID: canonical.id, decisions: decisions, isRepeat: false)
+    }
+}
+
+/// A message id's record as the store holds it: read already (with the message's cutoff), or not yet.
+enum StoredRecord {
+    case unread
+    case read([UInt8]?)
+
+    /// The record, read now when not read yet.
+    func bytes(_ id: String, since cutoff: Instant, in transaction: any PushStateTransaction) throws -> [UInt8]? {
+        switch self {
+        case .unread: return try transaction.sentMessage(id, since: cutoff)
+        case .read(let bytes): return bytes
+        }
     }
 }
 

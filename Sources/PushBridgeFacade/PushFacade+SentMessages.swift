@@ -106,19 +106,26 @@ enum SentMessageRecord {
     /// Numbers for the templates or certificates of one record, in order of first use (a thing's
     /// fields are written at its first use only).
     struct Numbering<Key: Hashable> {
+        /// The keys in number order; found by a scan while few (a record has one to three
+        /// certificates and templates: no hashing), by `numbers` past `scanned`.
+        private var keys: [Key] = []
         private var numbers: [Key: Int] = [:]
-        private var last: (key: Key, number: Int)?  // receivers mostly share the one before
+        private var last = -1  // receivers mostly share the one before
+        private static var scanned: Int { 8 }
 
         /// The number of `key`, and whether this is its first use.
         mutating func number(of key: Key) -> (number: Int, isNew: Bool) {
-            if let last, last.key == key { return (last.number, false) }
-            if let number = numbers[key] {
-                last = (key, number)
+            if last >= 0 && keys[last] == key { return (last, false) }
+            if let number = keys.count <= Self.scanned ? keys.firstIndex(of: key) : numbers[key] {
+                last = number
                 return (number, false)
             }
-            let number = numbers.count
-            numbers[key] = number
-            last = (key, number)
+            let number = keys.count
+            keys.append(key)
+            if keys.count > Self.scanned {
+                if numbers.isEmpty { for (n, key) in keys.enumerated() { numbers[key] = n } } else { numbers[key] = number }
+            }
+            last = number
             return (number, true)
         }
     }

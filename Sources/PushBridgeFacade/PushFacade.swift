@@ -414,6 +414,11 @@ public struct PushFacade: Sendable {
         while true {
             do {
                 return try store.write { transaction in
+                    // The batch's ids are looked up together, before any of its records is written.
+                    let remembered = batch.indices.filter { failures[$0] == nil && !batch[$0].message.id.isEmpty }
+                    var stored = [StoredRecord](repeating: .unread, count: batch.count)
+                    let found = try transaction.sentMessages(remembered.map { (batch[$0].message.id, batch[$0].now.adding(seconds: -repeatWindowSeconds)) })
+                    for (i, record) in zip(remembered, found) { stored[i] = .read(record) }
                     var effects = SendEffects()
                     var results: [Result<SendOutcome, any Error>] = []
                     results.reserveCapacity(batch.count)
@@ -423,7 +428,7 @@ public struct PushFacade: Sendable {
                             continue
                         }
                         do {
-                            results.append(.success(try decide(prepared, in: transaction, after: &effects)))
+                            results.append(.success(try decide(prepared, in: transaction, after: &effects, stored: stored[i])))
                         } catch {
                             throw FailedInBatch(index: i, error: error)
                         }

@@ -36,6 +36,11 @@ extension PushStateTransaction {
 }
 
 extension PushStateTransaction {
+    /// One ``sentMessage(_:since:)`` each: correct for any store.
+    public func sentMessages(_ ids: [(id: String, since: Instant)]) throws -> [[UInt8]?] {
+        try ids.map { try sentMessage($0.id, since: $0.since) }
+    }
+
     /// One ``recordSentMessage(_:at:decisions:forgettingBefore:)`` each: correct for any store.
     public func recordSentMessages(_ messages: [SentMessage], forgettingBefore cutoff: Instant) throws {
         for message in messages { try recordSentMessage(message.id, at: message.sentAt, decisions: message.decisions, forgettingBefore: cutoff) }
@@ -207,6 +212,11 @@ public protocol PushStateTransaction {
     ///   - id: the message id.
     ///   - cutoff: a record sent before this instant counts as forgotten, pruned or not.
     func sentMessage(_ id: String, since cutoff: Instant) throws -> [UInt8]?
+
+    /// What ``sentMessage(_:since:)`` answers for each of several ids (a batch's), in fewer queries.
+    /// - Parameter ids: message ids, each with its cutoff.
+    /// - Returns: one answer per id, in order.
+    func sentMessages(_ ids: [(id: String, since: Instant)]) throws -> [[UInt8]?]
 
     /// Records a sent message's decisions, and forgets messages sent before a cutoff.
     /// - Parameters:

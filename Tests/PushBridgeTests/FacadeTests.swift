@@ -139,6 +139,32 @@ struct FacadeTests {
         }
     }
 
+    @Test("records written together read back as one by one: a later id replaces an earlier, each id with its own cutoff", arguments: Backing.allCases)
+    func recordsTogether(_ backing: Backing) throws {
+        let store = try backing.store()
+        try store.write { try $0.recordSentMessage("old", at: Instant(milliseconds: 0), decisions: [1], forgettingBefore: Instant(milliseconds: -1)) }
+        // 37 records (two multi-row inserts and five alone), r5 and r22 twice (the later wins).
+        var records = (0..<35).map { SentMessage(id: "r\($0)", sentAt: Instant(milliseconds: 10_000 + 1_000 * Int64($0)), decisions: [UInt8($0), 0xff]) }
+        records += [SentMessage(id: "r5", sentAt: Instant(milliseconds: 60_000), decisions: [5, 5]), SentMessage(id: "r22", sentAt: Instant(milliseconds: 3_000), decisions: [])]
+        try store.write { try $0.recordSentMessages(records, forgettingBefore: Instant(milliseconds: 2_000)) }
+        // 40 questions (three queries of 16 or fewer): known, unknown, forgotten, before and after a cutoff.
+        let questions: [(id: String, since: Instant)] = (0..<40).map { (i: Int) -> (id: String, since: Instant) in
+            let id: String = i == 39 ? "nobody" : i == 38 ? "old" : "r\(i)"
+            return (id, Instant(milliseconds: Int64(i % 4) * 7_000))
+        }
+        let together = try store.read { try $0.sentMessages(questions) }
+        let alone = try store.read { t in try questions.map { try t.sentMessage($0.id, since: $0.since) } }
+        #expect(together == alone)
+        #expect(alone[5] == [5, 5], "the later r5 replaced the earlier")
+        #expect(alone[22] == nil && alone[21] == [21, 0xff], "r22 was sent again before its question's cutoff; r21 after it")
+        #expect(alone[36] == nil, "r36 was never sent")
+        #expect(alone[38] == nil, "forgotten: sent before the batch's cutoff")
+        #expect(try store.read { try $0.sentMessage("old", since: Instant(milliseconds: -10)) } == nil)
+        #expect(alone[39] == nil)
+        #expect(alone[3] == nil && alone[6] == [6, 0xff], "r3 was sent before its question's cutoff, r6 after")
+        #expect(together.compactMap { $0 }.count == 31)
+    }
+
     @Test("a message that fails inside a batch leaves nothing behind; the others are kept", arguments: Backing.allCases)
     func failureInsideBatch(_ backing: Backing) throws {
         let facade = PushFacade(store: try backing.store())

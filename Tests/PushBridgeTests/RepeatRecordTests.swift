@@ -72,6 +72,18 @@ struct RepeatRecordTests {
 
     /// A record written by PushBridge 0.10 or 0.11 (`PBR2`: every payload as a difference from the
     /// previous one, tokens as text, reasons as words), built here byte by byte from its description.
+    @Test("numbering: the same number for the same key, first use said once, past the keys it scans")
+    func numbering() {
+        var numbering = SentMessageRecord.Numbering<String>()
+        let keys = (0..<20).map { "k\($0)" }
+        for (n, key) in keys.enumerated() {
+            #expect(numbering.number(of: key) == (n, true))
+            #expect(numbering.number(of: key) == (n, false))
+        }
+        for (n, key) in keys.enumerated().reversed() { #expect(numbering.number(of: key) == (n, false)) }
+        #expect(numbering.number(of: "k20") == (20, true))
+    }
+
     @Test func aRecordFromVersion010IsStillRead() throws {
         var w = SentMessageRecord.Writer()
         w.bytes = Array("PBR2".utf8)

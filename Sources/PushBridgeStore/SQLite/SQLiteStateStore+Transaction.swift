@@ -309,8 +309,13 @@ extension SQLiteStateStore {
                 connection.keep(table, for: tableKey)
                 return table.receivers(excluding: sender)
             case .users(let users):
-                var seen = Set<UserID>()
-                let wanted = users.filter { $0 != sender && seen.insert($0).inserted }
+                let wanted: [UserID]
+                if users.count == 1 {  // one-to-one: nothing to deduplicate
+                    wanted = users[0] == sender ? [] : users
+                } else {
+                    var seen = Set<UserID>()
+                    wanted = users.filter { $0 != sender && seen.insert($0).inserted }
+                }
                 guard !wanted.isEmpty else { return StoredReceivers([]) }
                 if connection.receiverCacheLimit > 0 {  // each user's whole state, kept for the next message
                     return StoredReceivers(try wanted.map { name in
@@ -407,6 +412,26 @@ extension SQLiteStateStore {
             let row = try connection.statement("SELECT decisions FROM sent_messages WHERE message_id = ? AND sent_at >= ?")
             row.bind(1, id).bind(2, cutoff.milliseconds)
             return try row.step() ? row.bytes(0) : nil
+        }
+
+        /// Ids per query of ``sentMessages(_:)`` (a shorter list repeats its first id).
+        static let sentMessagesPerQuery = 16
+        static let selectSentMessages =
+            "SELECT message_id, sent_at, decisions FROM sent_messages WHERE message_id IN ("
+            + Array(repeating: "?", count: sentMessagesPerQuery).joined(separator: ", ") + ")"
+
+        func sentMessages(_ ids: [(id: String, since: Instant)]) throws -> [[UInt8]?] {
+            var found: [String: (sentAt: Int64, decisions: [UInt8])] = [:]
+            let many = Self.sentMessagesPerQuery
+            var start = 0
+            while start < ids.count {
+                let chunk = ids[start..<min(start + many, ids.count)]
+                let rows = try connection.statement(Self.selectSentMessages)
+                for i in 0..<many { rows.bind(Int32(i + 1), chunk[start + min(i, chunk.count - 1)].id) }
+                while try rows.step() { found[rows.string(0)] = (rows.int64(1), rows.bytes(2)) }
+                start += many
+            }
+            return ids.map { id, cutoff in found[id].flatMap { $0.sentAt >= cutoff.milliseconds ? $0.decisions : nil } }
         }
 
         func recordSentMessage(_ id: String, at instant: Instant, decisions: [UInt8], forgettingBefore cutoff: Instant) throws {
