@@ -448,8 +448,10 @@ public struct PushFacade: Sendable {
         let error: any Error
     }
 
-    /// The same facade writing through another store (a group commit's savepoint).
-    func writing(to store: any PushStateStore) -> PushFacade {
+    /// The same facade (dialects, repeat window, outbox) writing through another store: a group
+    /// commit's writer, given the store of its savepoint.
+    /// - Parameter store: the store to read and write through.
+    public func writing(to store: any PushStateStore) -> PushFacade {
         PushFacade(store: store, registry: registry, repeatWindowSeconds: repeatWindowSeconds, queuesDeliveries: queuesDeliveries)
     }
 

@@ -1,8 +1,13 @@
 import Foundation
+import PushBridgeFacade
 import PushBridgeStore
 
 /// One app store's writer: a thread of its own that takes the writes of concurrent requests and
 /// commits them together (``PushStateStore/writeGroup(_:)``), each in its own savepoint.
+///
+/// Sends that follow one another in a group are decided as one facade batch
+/// (``PushFacade/send(_:)-([PreparedMessage])``): one savepoint for all of them, and their counters,
+/// outbox rows and records written together.
 ///
 /// A write waits at most the request timeout for its turn: one that waited longer is answered
 /// ``ServiceError/busy`` and never run, so a client that got no 2xx can retry without a double.
@@ -10,11 +15,20 @@ import PushBridgeStore
 final class GroupCommitWriter: @unchecked Sendable {
     struct Job {
         let enqueued: ContinuousClock.Instant
-        /// Runs the write; keeps its own result.
-        let run: (any PushStateStore) -> Void
+        let work: Work
         /// Answers the request: `nil` after a successful commit, or why nothing was kept.
         let finish: (ServiceError?) -> Void
     }
+
+    enum Work {
+        /// Runs the write; keeps its own result.
+        case write((any PushStateStore) -> Void)
+        /// A message to send; keeps its own result.
+        case send(PushFacade.PreparedMessage, (Result<PushFacade.SendOutcome, any Error>) -> Void)
+    }
+
+    /// Sends a run of messages through the store given (a group's savepoint store).
+    typealias SendBatch = @Sendable (any PushStateStore, [PushFacade.PreparedMessage]) throws -> [Result<PushFacade.SendOutcome, any Error>]
 
     /// What the writer reports after each commit: the group size and the writes still waiting; and
     /// why a commit failed (its answers say only "store failure": the details go to the log).
@@ -24,6 +38,7 @@ final class GroupCommitWriter: @unchecked Sendable {
     }
 
     private let store: any PushStateStore
+    private let sendBatch: SendBatch
     private let maxBatch: Int
     private let maxWait: Double
     private let timeout: Duration
@@ -36,13 +51,18 @@ final class GroupCommitWriter: @unchecked Sendable {
     /// Starts the writer thread.
     /// - Parameters:
     ///   - store: the app's store.
+    ///   - sendBatch: sends a run of messages (the app's facade over the store it is given).
     ///   - maxBatch: the most writes per commit.
     ///   - maxWaitMicroseconds: how long to wait for more writes when the group is not full.
     ///   - timeout: the longest a write may wait for its turn.
     ///   - name: the thread's name.
     ///   - observer: told about each commit (metrics).
-    init(store: any PushStateStore, maxBatch: Int, maxWaitMicroseconds: Int, timeout: Duration, name: String, observer: Observer = Observer()) {
+    init(
+        store: any PushStateStore, sendBatch: @escaping SendBatch, maxBatch: Int, maxWaitMicroseconds: Int, timeout: Duration, name: String,
+        observer: Observer = Observer()
+    ) {
         self.store = store
+        self.sendBatch = sendBatch
         self.maxBatch = max(1, maxBatch)
         self.maxWait = Double(maxWaitMicroseconds) / 1_000_000
         self.timeout = timeout
@@ -61,11 +81,24 @@ final class GroupCommitWriter: @unchecked Sendable {
     /// - Throws: what `body` threw (nothing of it was kept), or ``ServiceError`` when the commit
     ///   failed, the write waited too long or the service is stopping.
     func write<T: Sendable>(_ body: @escaping @Sendable (any PushStateStore) throws -> T) async throws -> T {
+        try await submit { keep in .write { store in keep(Result { try store.atomically { try body($0) } }) } }
+    }
+
+    /// Sends a message in the next group commit, decided together with the sends next to it, and
+    /// returns the outcome once that commit is durable.
+    /// - Parameter message: the prepared message.
+    /// - Throws: why the message failed (nothing of it was kept), or ``ServiceError`` as ``write(_:)``.
+    func send(_ message: PushFacade.PreparedMessage) async throws -> PushFacade.SendOutcome {
+        try await submit { keep in .send(message, keep) }
+    }
+
+    /// Queues the work `make` builds (given where the work keeps its result) and waits for its answer.
+    private func submit<T: Sendable>(_ make: (@escaping (Result<T, any Error>) -> Void) -> Work) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             nonisolated(unsafe) var result: Result<T, any Error>?
             let job = Job(
                 enqueued: .now,
-                run: { store in result = Result { try store.atomically { try body($0) } } },
+                work: make { result = $0 },
                 finish: { failure in
                     if let failure { continuation.resume(throwing: failure) } else { continuation.resume(with: result!) }
                 })
@@ -116,7 +149,7 @@ final class GroupCommitWriter: @unchecked Sendable {
             guard !live.isEmpty else { continue }
             var failure: ServiceError?
             do {
-                try store.writeGroup(live.map(\.run))
+                try store.writeGroup(writers(live))
             } catch {
                 observer.failed(error)
                 failure = ServiceError.store(error)
@@ -125,5 +158,36 @@ final class GroupCommitWriter: @unchecked Sendable {
             observer.committed(live.count, waiting)
             for job in live { job.finish(failure) }
         }
+    }
+
+    /// The group's writers, in order: each write alone, each run of sends as one batch.
+    private func writers(_ jobs: [Job]) -> [(any PushStateStore) -> Void] {
+        var writers: [(any PushStateStore) -> Void] = []
+        var sends: [(PushFacade.PreparedMessage, (Result<PushFacade.SendOutcome, any Error>) -> Void)] = []
+        func endRun() {
+            guard !sends.isEmpty else { return }
+            let run = sends
+            sends = []
+            writers.append { [sendBatch] store in
+                let results: [Result<PushFacade.SendOutcome, any Error>]
+                do {
+                    results = try sendBatch(store, run.map(\.0))
+                } catch {
+                    results = Array(repeating: .failure(error), count: run.count)
+                }
+                for ((_, keep), result) in zip(run, results) { keep(result) }
+            }
+        }
+        for job in jobs {
+            switch job.work {
+            case .write(let write):
+                endRun()
+                writers.append(write)
+            case .send(let message, let keep):
+                sends.append((message, keep))
+            }
+        }
+        endRun()
+        return writers
     }
 }

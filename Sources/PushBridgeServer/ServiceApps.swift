@@ -39,6 +39,13 @@ final class AppTenant: Sendable {
         return result
     }
 
+    /// Sends a prepared message in the app's next group commit (decided with the sends next to it).
+    func send(_ message: PushFacade.PreparedMessage) async throws -> PushFacade.SendOutcome {
+        let outcome = try await writer.send(message)
+        afterWrite?()
+        return outcome
+    }
+
     /// Runs a facade operation that only reads, on a reader connection off the event loops.
     func read<T: Sendable>(_ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
         let facade = facade
@@ -223,8 +230,10 @@ final class ServiceApps: @unchecked Sendable {
                     try SQLiteStateStore(path: "\(configuration.database)/apps/\(id).sqlite", options: .init(synchronous: configuration.synchronous))
                 }
             let metrics = metrics
+            let facade = PushFacade(
+                store: store, registry: registry, repeatWindowSeconds: configuration.repeatWindowSeconds, queuesDeliveries: delivery != nil)
             let writer = GroupCommitWriter(
-                store: store, maxBatch: configuration.groupCommitMaxBatch, maxWaitMicroseconds: configuration.groupCommitWaitMicroseconds,
+                store: store, sendBatch: { try facade.writing(to: $0).send($1) }, maxBatch: configuration.groupCommitMaxBatch, maxWaitMicroseconds: configuration.groupCommitWaitMicroseconds,
                 timeout: .milliseconds(Int64(configuration.requestTimeoutSeconds * 1000)), name: "pushbridge-writer-\(id)",
                 observer: .init(
                     committed: { batch, waiting in metrics.committed(app: id, batch: batch, waiting: waiting) },
@@ -232,11 +241,7 @@ final class ServiceApps: @unchecked Sendable {
             let delivery = delivery
             var afterWrite: (@Sendable () -> Void)? = nil
             if let delivery { afterWrite = { delivery.wake(id) } }
-            let tenant = AppTenant(
-                id: id,
-                facade: PushFacade(
-                    store: store, registry: registry, repeatWindowSeconds: configuration.repeatWindowSeconds, queuesDeliveries: delivery != nil),
-                writer: writer, afterWrite: afterWrite)
+            let tenant = AppTenant(id: id, facade: facade, writer: writer, afterWrite: afterWrite)
             tenants[id] = tenant
             delivery?.start(tenant)
             return tenant

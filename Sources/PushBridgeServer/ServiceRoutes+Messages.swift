@@ -28,7 +28,7 @@ extension ServiceRoutes {
             let prepared = try await answering {
                 try tenant.facade.prepare(message, dialect: dialect, now: now, profile: profile, sender: sender)
             }
-            let outcome = try await answering { try await tenant.write { try $0.send(prepared) } }
+            let outcome = try await answering { try await tenant.send(prepared) }
             var outcomes: [String: Int] = [:]
             for item in outcome.decisions { outcomes[item.decision.outcomeName, default: 0] += 1 }
             metrics.message(dialect: dialect, isRepeat: outcome.isRepeat, outcomes: outcomes)

@@ -53,7 +53,9 @@ extension ServiceRoutes {
                 if !unknown.isEmpty && !skippingUnknown {
                     throw ServiceError(.notFound, code: Self.unknownTargetCode, pointer: "", expected: "targets the app knows", found: unknown.joined(separator: ","))
                 }
-                return (try known.map { ($0, try facade.send(prepared[$0])) }, unknown)
+                // One batch: a message that fails fails the request, and the write undoes them all.
+                let outcomes = try facade.send(known.map { prepared[$0] }).map { try $0.get() }
+                return (Array(zip(known, outcomes)), unknown)
             }
         }
         for (index, outcome) in sent {

@@ -3,6 +3,7 @@ import NIOHTTP1
 import Hummingbird
 import HummingbirdTesting
 import PushBridgeCore
+import PushBridgeFacade
 import PushBridgeJSON
 @testable import PushBridgeServer
 import PushBridgeStore
@@ -92,7 +93,7 @@ struct ServiceReliabilityTests {
     @Test func aFailedCommitFailsEveryWriteOfTheGroup() async throws {
         let reported = Mutex<[String]>([])
         let writer = GroupCommitWriter(
-            store: FailingCommitStore(), maxBatch: 8, maxWaitMicroseconds: 0, timeout: .seconds(5), name: "failing",
+            store: FailingCommitStore(), sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 8, maxWaitMicroseconds: 0, timeout: .seconds(5), name: "failing",
             observer: .init(failed: { error in reported.withLock { $0.append("\(error)") } }))
         defer { writer.stop() }
         do {
@@ -111,7 +112,7 @@ struct ServiceReliabilityTests {
         let store = try SQLiteStateStore(path: temporaryDirectory() + "/writer.sqlite")
         let batches = Mutex<[Int]>([])
         let writer = GroupCommitWriter(
-            store: store, maxBatch: 64, maxWaitMicroseconds: 2_000, timeout: .seconds(5), name: "test-writer",
+            store: store, sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 64, maxWaitMicroseconds: 2_000, timeout: .seconds(5), name: "test-writer",
             observer: .init(committed: { batch, _ in batches.withLock { $0.append(batch) } }))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<100 {
@@ -125,7 +126,7 @@ struct ServiceReliabilityTests {
         #expect(try store.read { try $0.members(of: "g99") } == ["u99"])
 
         // A write stuck behind a slow one past the timeout is refused without running.
-        let slow = GroupCommitWriter(store: store, maxBatch: 1, maxWaitMicroseconds: 0, timeout: .milliseconds(100), name: "slow-writer")
+        let slow = GroupCommitWriter(store: store, sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 1, maxWaitMicroseconds: 0, timeout: .milliseconds(100), name: "slow-writer")
         let gate = DispatchSemaphore(value: 0)
         let started = DispatchSemaphore(value: 0)
         let first = Task { try await slow.write { _ in started.signal(); gate.wait() } }
@@ -140,6 +141,60 @@ struct ServiceReliabilityTests {
         slow.stop()
         await #expect(throws: ServiceError.self) { try await slow.write { _ in 1 } }
         writer.stop()
+    }
+
+    /// Sends and other writes in one group: each run of sends is one facade batch, in queue order
+    /// with the writes between them; a send that fails fails alone.
+    @Test func sendsBetweenWritesKeepTheirOrderInOneGroup() async throws {
+        let store = try SQLiteStateStore(path: temporaryDirectory() + "/sends.sqlite")
+        let facade = PushFacade(store: store)
+        try facade.configure(FacadeTests.app)
+        for user in ["u1", "u2"] { try FacadeTests.register(user, in: facade) }
+        try store.write { try $0.recordSentMessage("bad", at: FacadeTests.now, decisions: [0x50], forgettingBefore: Instant(milliseconds: 0)) }
+        let batches = Mutex<[Int]>([])
+        let writer = GroupCommitWriter(
+            store: store, sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 64, maxWaitMicroseconds: 0, timeout: .seconds(5),
+            name: "sends-writer", observer: .init(committed: { batch, _ in batches.withLock { $0.append(batch) } }))
+        defer { writer.stop() }
+        func prepared(_ id: String) throws -> PushFacade.PreparedMessage {
+            try facade.prepare(JSONParser.parse(Self.message(id)), dialect: "agora-silent", now: FacadeTests.now)
+        }
+        // Hold the writer, queue the jobs one at a time (so their order is known), then let it go.
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let holder = Task { try await writer.write { _ in started.signal(); gate.wait() } }
+        while started.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(5)) }
+        var queued = 0
+        func queue<T: Sendable>(_ job: @escaping @Sendable () async throws -> T) async throws -> Task<T, any Error> {
+            let task = Task { try await job() }
+            queued += 1
+            while writer.depth < queued { try await Task.sleep(for: .milliseconds(2)) }
+            return task
+        }
+        let m1 = try await queue { [message = try prepared("m1")] in try await writer.send(message) }
+        let m2 = try await queue { [message = try prepared("m2")] in try await writer.send(message) }
+        let mute = try await queue {
+            try await writer.write { store in
+                try PushFacade(store: store).apply(
+                    FacadeTests.json(#"{"call":"setSilentModeForConversation","conversationId":"u1","conversationType":"Chat","remindType":"None"}"#),
+                    dialect: "agora-silent", user: "u2", at: FacadeTests.now)
+            }
+        }
+        let m3 = try await queue { [message = try prepared("m3")] in try await writer.send(message) }
+        let bad = try await queue { [message = try prepared("bad")] in try await writer.send(message) }
+        let again = try await queue { [message = try prepared("m1")] in try await writer.send(message) }
+        gate.signal()
+        try await holder.value
+        #expect(try await m1.value.decisions[0].decision.request?.badgeCounter == 1)
+        #expect(try await m2.value.decisions[0].decision.request?.badgeCounter == 2)
+        _ = try await mute.value
+        #expect(try await m3.value.decisions[0].decision == .suppressed(.muted), "the write between the sends came before m3")
+        await #expect(throws: StoreError.self) { try await bad.value }
+        let repeated = try await again.value
+        let first = try await m1.value
+        #expect(repeated.isRepeat && repeated.decisions == first.decisions)
+        #expect(try facade.user("u2")?.state.badge == 2)
+        #expect(batches.withLock { $0 } == [1, 6], "the held write alone, then the six queued jobs in one commit")
     }
 
     /// 400 concurrent messages over 32 connections: every one answered 201, every one counted
