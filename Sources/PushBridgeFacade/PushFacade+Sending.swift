@@ -16,7 +16,7 @@ extension PushFacade {
     ) throws -> SendOutcome {
         let (canonical, adapter, from, now, profile) = (prepared.message, prepared.adapter, prepared.sender, prepared.now, prepared.profile)
         let remembered = !canonical.id.isEmpty
-        let cutoff = now.adding(seconds: -repeatWindowSeconds)
+        let cutoff = repeatCutoff(at: now)
         if remembered, let record = try effects.record(canonical.id, since: cutoff) ?? stored.bytes(canonical.id, since: cutoff, in: transaction) {
             return SendOutcome(messageID: canonical.id, decisions: try SentMessageRecord.decode(record, messageID: canonical.id), isRepeat: true)
         }

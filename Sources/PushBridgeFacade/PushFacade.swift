@@ -417,7 +417,7 @@ public struct PushFacade: Sendable {
                     // The batch's ids are looked up together, before any of its records is written.
                     let remembered = batch.indices.filter { failures[$0] == nil && !batch[$0].message.id.isEmpty }
                     var stored = [StoredRecord](repeating: .unread, count: batch.count)
-                    let found = try transaction.sentMessages(remembered.map { (batch[$0].message.id, batch[$0].now.adding(seconds: -repeatWindowSeconds)) })
+                    let found = try transaction.sentMessages(remembered.map { (batch[$0].message.id, repeatCutoff(at: batch[$0].now)) })
                     for (i, record) in zip(remembered, found) { stored[i] = .read(record) }
                     var effects = SendEffects()
                     var results: [Result<SendOutcome, any Error>] = []
@@ -448,6 +448,9 @@ public struct PushFacade: Sendable {
         let error: any Error
     }
 
+    /// The first instant of the repeat window that ends at `now`: a record sent before it is forgotten.
+    func repeatCutoff(at now: Instant) -> Instant { now.adding(seconds: -repeatWindowSeconds) }
+
     /// The same facade (dialects, repeat window, outbox) writing through another store: a group
     /// commit's writer, given the store of its savepoint.
     /// - Parameter store: the store to read and write through.
@@ -463,7 +466,7 @@ public struct PushFacade: Sendable {
     public func sentMessage(_ id: String, now: Instant) throws -> [ReceiverDecision]? {
         guard !id.isEmpty else { return nil }
         return try store.read { transaction in
-            try transaction.sentMessage(id, since: now.adding(seconds: -repeatWindowSeconds)).map {
+            try transaction.sentMessage(id, since: repeatCutoff(at: now)).map {
                 try SentMessageRecord.decode($0, messageID: id)
             }
         }
