@@ -152,8 +152,10 @@ struct ServiceReliabilityTests {
         for user in ["u1", "u2"] { try FacadeTests.register(user, in: facade) }
         try store.write { try $0.recordSentMessage("bad", at: FacadeTests.now, decisions: [0x50], forgettingBefore: Instant(milliseconds: 0)) }
         let batches = Mutex<[Int]>([])
+        // A timeout no queueing reaches: on a loaded CI machine, queueing the six jobs one at a time
+        // took longer than 5 s, and the first were refused as waiting too long (not what this tests).
         let writer = GroupCommitWriter(
-            store: store, sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 64, maxWaitMicroseconds: 0, timeout: .seconds(5),
+            store: store, sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 64, maxWaitMicroseconds: 0, timeout: .seconds(600),
             name: "sends-writer", observer: .init(committed: { batch, _ in batches.withLock { $0.append(batch) } }))
         defer { writer.stop() }
         func prepared(_ id: String) throws -> PushFacade.PreparedMessage {
