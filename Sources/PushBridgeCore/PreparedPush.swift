@@ -71,31 +71,41 @@ public struct PreparedPush: Sendable {
     ///   - receiver: the receiver's state.
     ///   - now: the instant the message is sent.
     public mutating func decide(for receiver: UserState, now: Instant) -> PushDecision {
+        decide(for: receiver, badge: receiver.badge, now: now)
+    }
+
+    /// Decides for one receiver whose badge counter is kept apart from its state (a store's kept
+    /// receivers: the state is borrowed as it is, not copied to set the counter).
+    /// - Parameters:
+    ///   - receiver: the receiver's state; its own `badge` is not read.
+    ///   - badge: the receiver's badge counter before this message.
+    ///   - now: the instant the message is sent.
+    public mutating func decide(for receiver: UserState, badge: Int, now: Instant) -> PushDecision {
         let suppression = decider.suppression(
             message, receiver: receiver, now: now, hasContent: hasContentInAnyLanguage || message.hasTranslation(forLanguage: receiver.language))
         if let reason = suppression { return .suppressed(reason) }
-        guard let (body, counter) = body(for: receiver) else { return .suppressed(.payloadTooLarge) }
+        guard let (body, counter) = body(for: receiver, badge: badge) else { return .suppressed(.payloadTooLarge) }
         return .push(APNsRequest(body: body, targets: .devices(receiver.devices), badgeCounter: counter))
     }
 
     /// The payload for one receiver, byte for byte what ``PayloadRenderer/render(_:sender:receiver:profile:app:)`` writes.
     /// - Parameter receiver: the receiver's state.
     public mutating func render(for receiver: UserState) -> PayloadRenderer.Outcome {
-        guard let (body, counter) = body(for: receiver) else { return .tooLarge }
+        guard let (body, counter) = body(for: receiver, badge: receiver.badge) else { return .tooLarge }
         return .payload(body.written, badgeCounter: counter)
     }
 
     /// One receiver's payload as its class's template with the receiver's badge and id (or, when that
     /// does not fit, written alone and shortened), and its badge counter; `nil` when even shortened
     /// it does not fit.
-    mutating func body(for receiver: UserState) -> (APNsRequest.Body, counter: Int)? {
+    mutating func body(for receiver: UserState, badge current: Int) -> (APNsRequest.Body, counter: Int)? {
         let renderer = decider.renderer
         let key = RenderClass(
             simpleBanner: receiver.displayStyle == .simpleBanner,
             translation: message.contentOverride == nil && !message.translations.isEmpty
                 ? receiver.language.flatMap { message.translations[$0] == nil ? nil : $0 } : nil,
             sound: renderer.sound(for: message, receiver: receiver))
-        let counter = message.ignoreBadge ? receiver.badge : receiver.badge + 1
+        let counter = message.ignoreBadge ? current : current + 1
         let badge = message.badgeOverride ?? counter
         let template: Template
         if let known = classes.first(where: { $0.key == key }) {

@@ -34,7 +34,8 @@ public struct PushDecider: Sendable {
         if message.ignore { return .ignored }
         if !hasContent() { return .emptyContent }
         if message.force { return nil }
-        let conversation = receiver.conversations[message.receiverConversation]
+        // A receiver loaded for one message holds only its conversation's settings, mostly none.
+        let conversation = receiver.conversations.isEmpty ? nil : receiver.conversations[message.receiverConversation]
         if isDoNotDisturbActive(receiver: receiver, conversation: conversation, now: now) { return .doNotDisturb }
         let remind = conversation?.remindType ?? receiver.app.remindType ?? .all
         switch remind {

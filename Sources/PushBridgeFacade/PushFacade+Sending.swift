@@ -18,7 +18,7 @@ extension PushFacade {
         let remembered = !canonical.id.isEmpty
         let cutoff = repeatCutoff(at: now)
         if remembered, let record = try effects.record(canonical.id, since: cutoff) ?? stored.bytes(canonical.id, since: cutoff, in: transaction) {
-            return SendOutcome(messageID: canonical.id, decisions: try SentMessageRecord.decode(record, messageID: canonical.id), isRepeat: true)
+            return SendOutcome(messageID: canonical.id, decisions: try SentMessageRecord.decode(record, messageID: canonical.id, roll: transaction.roll), isRepeat: true)
         }
         let decider = PushDecider(app: try transaction.app())
         let senderState = try transaction.sender(from, group: canonical.kind == .group ? canonical.groupId : nil)
@@ -30,18 +30,35 @@ extension PushFacade {
         var badges: [(key: UserKey, badge: Int)] = []
         effects.indexBadges()
         let counted = effects.hasBadges
-        for var receiver in receivers {
-            if !receiver.isConfigured { receiver.state = adapter.newUser(receiver.state.user, timeZone: receiver.state.timeZone) }
+        receivers.forEachBorrowed { receiver, stored in
             // A counter an earlier message of this transaction changed is not written yet.
-            if counted, let key = receiver.key, let badge = effects.badge(of: key) { receiver.state.badge = badge }
-            let decision = push.decide(for: receiver.state, now: now)
-            if case .push(let request) = decision, request.badgeCounter != receiver.state.badge, let key = receiver.key {
+            var changed: Int?
+            if counted, let key = receiver.key { changed = effects.badge(of: key) }
+            var badge = changed ?? stored
+            let decision: PushDecision
+            if receiver.isConfigured {
+                decision = push.decide(for: receiver.state, badge: badge, now: now)
+            } else {  // the dialect's defaults, with the counter an earlier message set
+                let state = adapter.newUser(receiver.state.user, timeZone: receiver.state.timeZone)
+                badge = changed ?? state.badge
+                decision = push.decide(for: state, badge: badge, now: now)
+            }
+            if case .push(let request) = decision, request.badgeCounter != badge, let key = receiver.key {
                 badges.append((key, request.badgeCounter))
             }
             decisions.append(ReceiverDecision(receiver: receiver.state.user, decision: decision))
         }
         let deliveries = queuesDeliveries ? Self.outbox(decisions, messageID: canonical.id, now: now) : []
-        let record = remembered ? SentMessage(id: canonical.id, sentAt: now, decisions: SentMessageRecord.encode(decisions)) : nil
+        var record: SentMessage?
+        if remembered {
+            // A kept group's names and devices are stored once, for every send's record to refer to.
+            var roll: SentMessageRecord.RollReference?
+            if let kept = receivers.roll {
+                let rows = receivers.allRows
+                roll = .init(id: try transaction.storeRoll(kept, usedAt: now) { SentMessageRecord.encodeRoll(rows) }, rows: rows, skipped: receivers.skippedRow)
+            }
+            record = SentMessage(id: canonical.id, sentAt: now, decisions: SentMessageRecord.encode(decisions, roll: roll))
+        }
         effects.add(badges: badges, deliveries: deliveries, record: record, cutoff: cutoff)
         return SendOutcome(messageID: canonical.id, decisions: decisions, isRepeat: false)
     }

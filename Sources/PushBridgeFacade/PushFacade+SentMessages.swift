@@ -21,11 +21,23 @@ import PushBridgeStore
 /// token as its bytes: the length × 2 + 1, then the bytes; any other as its length × 2, then the
 /// text), its certificate (a number; a certificate's fields follow its first use), its binding
 /// time and `0` for the standard headers or `1` and their names and values.
-/// Counts and lengths are LEB128 varints, signed integers zigzag varints. `PBR2` (0.10–0.11: every
+/// Counts and lengths are LEB128 varints, signed integers zigzag varints.
+///
+/// `PBR4` (since 0.14) is the record of a send to a kept group, whose receivers' names and devices
+/// are a stored roll (``PushStateTransaction/storeRoll(_:usedAt:encoded:)``): the magic, the roll's
+/// id, the row left out + 1 (`0`: none), the number of decisions, then per decision what `PBR3`
+/// writes without its receiver (decision `i` is the roll's row `i`, or `i + 1` from the row left
+/// out on), the deliveries written as `0` for the row's own devices with the standard headers, or
+/// their count + 1 and each as in `PBR3`. The roll (`PBL1`): the magic, the number of rows, then
+/// per row its name, its number of devices and each device as in `PBR3` (its own certificate numbers).
+///
+/// `PBR2` (0.10–0.11: every
 /// payload as a difference, tokens as text, reasons as words) and `PBR1` (0.9: fixed widths,
 /// every payload and header in full) records are still read.
 enum SentMessageRecord {
     static let magic: [UInt8] = Array("PBR3".utf8)
+    static let magicVersion4: [UInt8] = Array("PBR4".utf8)
+    static let rollMagic: [UInt8] = Array("PBL1".utf8)
     static let magicVersion2: [UInt8] = Array("PBR2".utf8)
     static let magicVersion1: [UInt8] = Array("PBR1".utf8)
     /// A suppression reason's code is its place here (new reasons go at the end).
@@ -33,74 +45,145 @@ enum SentMessageRecord {
         .online, .noDevice, .ignored, .emptyContent, .doNotDisturb, .muted, .notMentioned, .payloadTooLarge,
     ]
 
-    static func encode(_ decisions: [PushFacade.ReceiverDecision]) -> [UInt8] {
+    /// A stored roll that a record's decisions are the rows of.
+    struct RollReference {
+        /// The stored roll's id.
+        var id: Int64
+        /// Every row of the roll, the one left out too.
+        var rows: [StoredReceiver]
+        /// The row left out (the sender), if any.
+        var skipped: Int?
+    }
+
+    /// The `PBL1` bytes of a roll's rows: each row's name and devices.
+    static func encodeRoll(_ rows: [StoredReceiver]) -> [UInt8] {
         var out = Writer()
-        out.bytes.reserveCapacity(16 + decisions.count * 48)
-        out.bytes += magic
-        out.varint(UInt64(decisions.count))
-        var previous: [UInt8] = []
-        var templates = Numbering<ObjectIdentifier>()
+        out.bytes.reserveCapacity(16 + rows.count * 48)
+        out.bytes += rollMagic
+        out.varint(UInt64(rows.count))
         var certificates = Numbering<Certificate>()
-        for index in decisions.indices {
-            out.string(decisions[index].receiver)
-            switch decisions[index].decision {
-            case .suppressed(let reason):
-                out.bytes.append(0)
-                out.bytes.append(UInt8(reasons.firstIndex(of: reason)!))
-            case .push(let request):
-                switch request.body {
-                case .bytes(let payload):
-                    out.bytes.append(1)
-                    out.difference(payload, from: previous)
-                    previous = payload
-                case .patched(let template, let badge, let receiver):
-                    out.bytes.append(2)
-                    let (number, isNew) = templates.number(of: ObjectIdentifier(template))
-                    out.varint(UInt64(number))
-                    if isNew {
-                        out.run(template.bytes)
-                        out.mark(template.badge)
-                        out.mark(template.receiver)
-                    }
-                    if template.badge != nil { out.signed(Int64(badge)) }
-                    if template.receiver != nil {
-                        if receiver == decisions[index].receiver {
-                            out.bytes.append(0)
-                        } else {
-                            out.varint(UInt64(receiver.utf8.count) + 1)
-                            out.bytes += receiver.utf8
-                        }
-                    }
-                }
-                out.signed(Int64(request.badgeCounter))
-                switch request.targets {
-                case .devices(let devices):
-                    out.varint(UInt64(devices.count))
-                    devices.withUnsafeBufferPointer { devices in  // borrowed: no copy of each device
-                        for i in devices.indices {
-                            out.device(devices[i], certificates: &certificates)
-                            out.bytes.append(0)
-                        }
-                    }
-                case .deliveries(let deliveries):
-                    out.varint(UInt64(deliveries.count))
-                    for delivery in deliveries {
-                        out.device(delivery.device, certificates: &certificates)
-                        if delivery.hasStandardHeaders {
-                            out.bytes.append(0)
-                        } else {
-                            out.bytes.append(1)
-                            out.varint(UInt64(delivery.headers.count))
-                            for header in delivery.headers {
-                                out.string(header.name)
-                                out.string(header.value)
-                            }
-                        }
-                    }
+        rows.withUnsafeBufferPointer { rows in
+            for row in rows.indices {
+                out.string(rows[row].state.user)
+                out.varint(UInt64(rows[row].state.devices.count))
+                rows[row].state.devices.withUnsafeBufferPointer { devices in
+                    for i in devices.indices { out.device(devices[i], certificates: &certificates) }
                 }
             }
         }
         return out.bytes
+    }
+
+    /// A record of decisions: `PBR4`, referring to `roll` for the receivers' names and devices,
+    /// when given and every decision's receiver is its row's; else `PBR3`.
+    static func encode(_ decisions: [PushFacade.ReceiverDecision], roll: RollReference? = nil) -> [UInt8] {
+        if let roll, let record = encode(decisions, rows: roll) { return record }
+        return encode(decisions, rows: nil)!
+    }
+
+    /// `PBR4` with `roll`, `PBR3` without; `nil` when a decision's receiver is not its row's.
+    private static func encode(_ decisions: [PushFacade.ReceiverDecision], rows roll: RollReference?) -> [UInt8]? {
+        var out = Writer()
+        out.bytes.reserveCapacity(16 + decisions.count * (roll == nil ? 48 : 6))
+        if let roll {
+            guard decisions.count == roll.rows.count - (roll.skipped == nil ? 0 : 1) else { return nil }
+            out.bytes += magicVersion4
+            out.varint(UInt64(roll.id))
+            out.varint(roll.skipped.map { UInt64($0) + 1 } ?? 0)
+        } else {
+            out.bytes += magic
+        }
+        out.varint(UInt64(decisions.count))
+        var previous: [UInt8] = []
+        var templates = Numbering<ObjectIdentifier>()
+        var certificates = Numbering<Certificate>()
+        let skipped = roll?.skipped ?? Int.max
+        let rowArray = roll?.rows ?? []
+        // Borrowed through pointers: reading a field of a row or a decision copies that field alone.
+        let fits = rowArray.withUnsafeBufferPointer { rows in
+            decisions.withUnsafeBufferPointer { decisions in
+                for index in decisions.indices {
+                    let row = index < skipped ? index : index + 1
+                    if roll == nil {
+                        out.string(decisions[index].receiver)
+                    } else if decisions[index].receiver != rows[row].state.user {
+                        return false
+                    }
+                    switch decisions[index].decision {
+                    case .suppressed(let reason):
+                        out.bytes.append(0)
+                        out.bytes.append(UInt8(reasons.firstIndex(of: reason)!))
+                    case .push(let request):
+                        switch request.body {
+                        case .bytes(let payload):
+                            out.bytes.append(1)
+                            out.difference(payload, from: previous)
+                            previous = payload
+                        case .patched(let template, let badge, let receiver):
+                            out.bytes.append(2)
+                            let (number, isNew) = templates.number(of: ObjectIdentifier(template))
+                            out.varint(UInt64(number))
+                            if isNew {
+                                out.run(template.bytes)
+                                out.mark(template.badge)
+                                out.mark(template.receiver)
+                            }
+                            if template.badge != nil { out.signed(Int64(badge)) }
+                            if template.receiver != nil {
+                                if receiver == decisions[index].receiver {
+                                    out.bytes.append(0)
+                                } else {
+                                    out.varint(UInt64(receiver.utf8.count) + 1)
+                                    out.bytes += receiver.utf8
+                                }
+                            }
+                        }
+                        out.signed(Int64(request.badgeCounter))
+                        if roll != nil {
+                            if case .devices(let devices) = request.targets, Self.same(devices, rows[row].state.devices) {
+                                out.bytes.append(0)  // the row's own devices, standard headers
+                                continue
+                            }
+                            out.varint(UInt64(request.deliveryCount) + 1)
+                        } else {
+                            out.varint(UInt64(request.deliveryCount))
+                        }
+                        switch request.targets {
+                        case .devices(let devices):
+                            devices.withUnsafeBufferPointer { devices in  // borrowed: no copy of each device
+                                for i in devices.indices {
+                                    out.device(devices[i], certificates: &certificates)
+                                    out.bytes.append(0)
+                                }
+                            }
+                        case .deliveries(let deliveries):
+                            for delivery in deliveries {
+                                out.device(delivery.device, certificates: &certificates)
+                                if delivery.hasStandardHeaders {
+                                    out.bytes.append(0)
+                                } else {
+                                    out.bytes.append(1)
+                                    out.varint(UInt64(delivery.headers.count))
+                                    for header in delivery.headers {
+                                        out.string(header.name)
+                                        out.string(header.value)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                return true
+            }
+        }
+        return fits ? out.bytes : nil
+    }
+
+    /// Whether two device lists are equal: at once when they share their storage (a decision's
+    /// devices are its row's), else compared.
+    private static func same(_ a: [Device], _ b: [Device]) -> Bool {
+        let shared = a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress && a.count == b.count } }
+        return shared || a == b
     }
 
     /// Numbers for the templates or certificates of one record, in order of first use (a thing's
@@ -131,20 +214,39 @@ enum SentMessageRecord {
     }
 
     /// Reads a record back; a record PushBridge did not write is a store failure.
-    static func decode(_ bytes: [UInt8], messageID: String) throws -> [PushFacade.ReceiverDecision] {
+    /// - Parameters:
+    ///   - bytes: the record.
+    ///   - messageID: its message id (for errors).
+    ///   - roll: a stored roll's bytes by id, for a `PBR4` record (`nil`: no such roll).
+    static func decode(_ bytes: [UInt8], messageID: String, roll: (Int64) throws -> [UInt8]? = { _ in nil }) throws -> [PushFacade.ReceiverDecision] {
         var r = Reader(bytes: bytes, messageID: messageID)
         if bytes.starts(with: magicVersion1) { return try decodeVersion1(&r) }
-        let version3 = bytes.starts(with: magic)
+        let version4 = bytes.starts(with: magicVersion4)
+        let version3 = version4 || bytes.starts(with: magic)
         guard version3 || bytes.starts(with: magicVersion2) else { throw r.broken("not a PushBridge record") }
         r.offset = magic.count
+        var rows: [(name: String, devices: [Device])] = []
+        var skipped = Int.max
+        if version4 {
+            let id = try r.varint()
+            guard id <= UInt64(Int64.max), let stored = try roll(Int64(id)) else { throw r.broken("its receiver roll \(id) is not stored") }
+            rows = try decodeRoll(stored, id: id, messageID: messageID)
+            let left = try r.varint()
+            if left > 0 {
+                guard left <= UInt64(rows.count) else { throw r.broken("row \(left - 1) left out of a roll of \(rows.count)") }
+                skipped = Int(left - 1)
+            }
+        }
         let count = try r.count(of: r.varint())
+        if version4 && count != rows.count - (skipped == Int.max ? 0 : 1) { throw r.broken("\(count) decisions for a roll of \(rows.count) rows") }
         var out: [PushFacade.ReceiverDecision] = []
         out.reserveCapacity(count)
         var previous: [UInt8] = []
         var certificates: [Certificate] = []
         var templates: [PayloadTemplate] = []
-        for _ in 0..<count {
-            let receiver = try r.string(length: r.varint())
+        for index in 0..<count {
+            let row = index < skipped ? index : index + 1
+            let receiver = version4 ? rows[row].name : try r.string(length: r.varint())
             let body: APNsRequest.Body
             switch (try r.byte(), version3) {
             case (0, true):
@@ -177,23 +279,21 @@ enum SentMessageRecord {
                 throw r.broken("a decision of \(receiver) that is neither pushed nor suppressed")
             }
             let badge = Int(try r.signed())
-            let deliveryCount = try r.count(of: r.varint())
+            var deliveryCount = try r.count(of: r.varint())
+            if version4 {
+                if deliveryCount == 0 {  // the row's own devices
+                    out.append(PushFacade.ReceiverDecision(
+                        receiver: receiver, decision: .push(APNsRequest(body: body, targets: .devices(rows[row].devices), badgeCounter: badge))))
+                    continue
+                }
+                deliveryCount -= 1
+            }
             var devices: [Device] = []
             devices.reserveCapacity(deliveryCount)
             var deliveries: [APNsDelivery]?  // only when some headers are not the standard ones
             for _ in 0..<deliveryCount {
                 let token = version3 ? try r.token() : try r.string(length: r.varint())
-                let number = try r.varint()
-                if number == UInt64(certificates.count) {
-                    let name = try r.optional { try $0.varint() }
-                    let busiId = try r.optional { try $0.varint() }
-                    let bundleId = try r.string(length: r.varint())
-                    let environmentWord = try r.string(length: r.varint())
-                    guard let environment = APNsEnvironment(rawValue: environmentWord) else { throw r.broken("environment of \(receiver)") }
-                    certificates.append(Certificate(name: name, busiId: busiId, bundleId: bundleId, environment: environment))
-                }
-                guard number < UInt64(certificates.count) else { throw r.broken("certificate \(number) of \(receiver)") }
-                let device = Device(token: token, certificate: certificates[Int(number)], boundAt: Instant(milliseconds: try r.signed()))
+                let device = try r.device(token: token, certificates: &certificates, of: receiver)
                 switch try r.byte() {
                 case 0:
                     devices.append(device)
@@ -212,6 +312,30 @@ enum SentMessageRecord {
         }
         guard r.offset == bytes.count else { throw r.broken("bytes after the last decision") }
         return out
+    }
+
+    /// Reads a `PBL1` roll: each row's name and devices.
+    static func decodeRoll(_ bytes: [UInt8], id: UInt64, messageID: String) throws -> [(name: String, devices: [Device])] {
+        var r = Reader(bytes: bytes, messageID: messageID)
+        guard bytes.starts(with: rollMagic) else { throw r.broken("its receiver roll \(id) is not a PushBridge roll") }
+        r.offset = rollMagic.count
+        let count = try r.count(of: r.varint())
+        var rows: [(name: String, devices: [Device])] = []
+        rows.reserveCapacity(count)
+        var certificates: [Certificate] = []
+        for _ in 0..<count {
+            let name = try r.string(length: r.varint())
+            let deviceCount = try r.count(of: r.varint())
+            var devices: [Device] = []
+            devices.reserveCapacity(deviceCount)
+            for _ in 0..<deviceCount {
+                let token = try r.token()
+                devices.append(try r.device(token: token, certificates: &certificates, of: name))
+            }
+            rows.append((name, devices))
+        }
+        guard r.offset == bytes.count else { throw r.broken("bytes after the last row of its receiver roll \(id)") }
+        return rows
     }
 
     /// Reads a `PBR1` record (fixed-width integers, payloads and headers in full).
@@ -427,6 +551,21 @@ enum SentMessageRecord {
             case 1: return try string(length: length(&self))
             default: throw broken("an optional text marker")
             }
+        }
+
+        /// The rest of a device written by ``Writer/device(_:certificates:)``, its token read.
+        mutating func device(token: String, certificates: inout [Certificate], of receiver: String) throws -> Device {
+            let number = try varint()
+            if number == UInt64(certificates.count) {
+                let name = try optional { try $0.varint() }
+                let busiId = try optional { try $0.varint() }
+                let bundleId = try string(length: varint())
+                let environmentWord = try string(length: varint())
+                guard let environment = APNsEnvironment(rawValue: environmentWord) else { throw broken("environment of \(receiver)") }
+                certificates.append(Certificate(name: name, busiId: busiId, bundleId: bundleId, environment: environment))
+            }
+            guard number < UInt64(certificates.count) else { throw broken("certificate \(number) of \(receiver)") }
+            return Device(token: token, certificate: certificates[Int(number)], boundAt: Instant(milliseconds: try signed()))
         }
 
         /// A place in a template written by ``Writer/mark(_:)``.

@@ -467,7 +467,7 @@ public struct PushFacade: Sendable {
         guard !id.isEmpty else { return nil }
         return try store.read { transaction in
             try transaction.sentMessage(id, since: repeatCutoff(at: now)).map {
-                try SentMessageRecord.decode($0, messageID: id)
+                try SentMessageRecord.decode($0, messageID: id, roll: transaction.roll)
             }
         }
     }

@@ -41,6 +41,14 @@ extension PushStateTransaction {
         try ids.map { try sentMessage($0.id, since: $0.since) }
     }
 
+    /// A store that hands out no rolls stores none.
+    public func storeRoll(_ roll: ReceiverRoll, usedAt: Instant, encoded: () -> [UInt8]) throws -> Int64 {
+        throw StoreError(.unexpectedValue, "this store keeps no receiver rolls", context: "receiver_rolls")
+    }
+
+    /// A store that hands out no rolls has none.
+    public func roll(_ id: Int64) throws -> [UInt8]? { nil }
+
     /// One ``recordSentMessage(_:at:decisions:forgettingBefore:)`` each: correct for any store.
     public func recordSentMessages(_ messages: [SentMessage], forgettingBefore cutoff: Instant) throws {
         for message in messages { try recordSentMessage(message.id, at: message.sentAt, decisions: message.decisions, forgettingBefore: cutoff) }
@@ -101,6 +109,10 @@ public struct StoredReceivers: RandomAccessCollection, Sendable {
     private let rows: [StoredReceiver]
     private let badges: [Int]?
     private let skipped: Int
+    /// What stands for the names and devices of ``allRows``, when the store keeps them as a roll
+    /// that records of sends can refer to (``PushStateTransaction/storeRoll(_:usedAt:encoded:)``):
+    /// receiver `i` is row `i`, or `i + 1` from ``skippedRow`` on.
+    public let roll: ReceiverRoll?
 
     /// Receivers as loaded.
     /// - Parameter receivers: the receivers, in audience order.
@@ -108,6 +120,7 @@ public struct StoredReceivers: RandomAccessCollection, Sendable {
         rows = receivers
         badges = nil
         skipped = receivers.count
+        roll = nil
     }
 
     /// Kept receivers, leaving one out.
@@ -116,11 +129,28 @@ public struct StoredReceivers: RandomAccessCollection, Sendable {
     ///   - badges: each row's current badge counter (it replaces the row's own).
     ///   - skipped: the position of the row left out (the sender); `nil` for none.
     public init(rows: [StoredReceiver], badges: [Int], skipping skipped: Int?) {
+        self.init(rows: rows, badges: badges, skipping: skipped, roll: nil)
+    }
+
+    /// Kept receivers whose names and devices are a roll, leaving one out.
+    /// - Parameters:
+    ///   - rows: every member, as loaded.
+    ///   - badges: each row's current badge counter (it replaces the row's own).
+    ///   - skipped: the position of the row left out (the sender); `nil` for none.
+    ///   - roll: what stands for the rows' names and devices while they stay as they are, if anything.
+    public init(rows: [StoredReceiver], badges: [Int], skipping skipped: Int?, roll: ReceiverRoll?) {
         precondition(rows.count == badges.count, "one badge counter a row")
         self.rows = rows
         self.badges = badges
         self.skipped = skipped ?? rows.count
+        self.roll = roll
     }
+
+    /// Every row, the one left out too: the roll's rows, when there is a roll.
+    public var allRows: [StoredReceiver] { rows }
+
+    /// The row left out (the sender), if any.
+    public var skippedRow: Int? { skipped < rows.count ? skipped : nil }
 
     public var startIndex: Int { 0 }
     public var endIndex: Int { skipped < rows.count ? rows.count - 1 : rows.count }
@@ -132,6 +162,32 @@ public struct StoredReceivers: RandomAccessCollection, Sendable {
         receiver.state.badge = badges[row]
         return receiver
     }
+
+    /// Calls `body` with each receiver in order, borrowed as stored (not copied, as the subscript
+    /// copies it to set its counter), and its current badge counter.
+    /// - Parameter body: takes the receiver (its own `state.badge` may be stale) and its badge counter.
+    public func forEachBorrowed(_ body: (_ receiver: StoredReceiver, _ badge: Int) throws -> Void) rethrows {
+        try rows.withUnsafeBufferPointer { rows in
+            if let badges {
+                try badges.withUnsafeBufferPointer { badges in
+                    for row in rows.indices where row != skipped { try body(rows[row], badges[row]) }
+                }
+            } else {
+                for row in rows.indices where row != skipped { try body(rows[row], rows[row].state.badge) }
+            }
+        }
+    }
+}
+
+/// The names and devices of a group's kept receivers (every member's, in membership order) as
+/// long as they stay the same: a store hands out one roll for them, and a new one when a member's
+/// name or devices change or the group does. The records of the sends to the group refer to one
+/// stored copy of the roll instead of each carrying every receiver's name and devices (the
+/// decisions they give back are the same bytes either way, SPEC §10).
+///
+/// Only its identity matters: the rows are those of the ``StoredReceivers`` that hand it out.
+public final class ReceiverRoll: Sendable {
+    public init() {}
 }
 
 /// A store's handle for one user row (a SQLite rowid); stable for the life of the store.
@@ -225,6 +281,22 @@ public protocol PushStateTransaction {
     ///   - decisions: the encoded decisions, returned as they are by ``sentMessage(_:since:)``.
     ///   - cutoff: messages sent before this instant are forgotten.
     func recordSentMessage(_ id: String, at instant: Instant, decisions: [UInt8], forgettingBefore cutoff: Instant) throws
+
+    /// Stores a kept roll's receivers for the records that refer to it, once while the roll is kept.
+    ///
+    /// The stored roll lives as long as the last record that uses it: using it moves its time to
+    /// `usedAt`, and ``recordSentMessages(_:forgettingBefore:)`` forgets rolls with the records.
+    /// Only a store whose ``receivers(of:excluding:conversation:)`` hands out rolls keeps them; the
+    /// others throw.
+    /// - Parameters:
+    ///   - roll: a roll from ``StoredReceivers/roll`` in this transaction.
+    ///   - usedAt: when the send that refers to it was sent.
+    ///   - encoded: the roll's bytes, asked for only when it is not stored yet.
+    /// - Returns: the stored roll's id, for ``roll(_:)``.
+    func storeRoll(_ roll: ReceiverRoll, usedAt: Instant, encoded: () -> [UInt8]) throws -> Int64
+
+    /// A stored roll's bytes as given to ``storeRoll(_:usedAt:encoded:)``, or `nil` when no roll has this id.
+    func roll(_ id: Int64) throws -> [UInt8]?
 
     /// Records several sent messages' decisions at once (a group commit's sends), and forgets
     /// messages sent before a cutoff: what ``recordSentMessage(_:at:decisions:forgettingBefore:)``

@@ -62,7 +62,8 @@ struct ReceiverCacheTests {
 
     /// Sends a group message through the facade (kept receivers) and checks each decision against
     /// a full decide of each member's whole state from a fresh store, counted before the send.
-    static func sendMatchesFullDecide(_ facade: PushFacade, path: String, id: String, sender: UserID = "m0") throws {
+    @discardableResult
+    static func sendMatchesFullDecide(_ facade: PushFacade, path: String, id: String, sender: UserID = "m0") throws -> [PushFacade.ReceiverDecision] {
         let prepared = try facade.prepare(
             FacadeTests.groupMessage(from: sender, to: group, text: "standup", id: id), dialect: "agora-silent", now: FacadeTests.now)
         let reference = try SQLiteStateStore(path: path).read { transaction -> [(receiver: UserID, decision: PushDecision)] in
@@ -81,6 +82,7 @@ struct ReceiverCacheTests {
             #expect(got.receiver == want.receiver)
             #expect(got.decision == want.decision, "receiver \(want.receiver) of \(id)")
         }
+        return sent
     }
 
     /// Small groups (counters updated in place), big ones (the badge log), and a log folded every other send.
@@ -92,14 +94,21 @@ struct ReceiverCacheTests {
         // A store that only reads, open all along: it reads on from where it was, or again after a fold.
         let reader = try SQLiteStateStore(path: path)
         var round = 0
+        // Every send's decisions: its record (referring to the roll of names and devices it was
+        // sent to) gives them back byte for byte after whatever changed since.
+        var sent: [(id: String, decisions: [PushFacade.ReceiverDecision])] = []
         func check(_ what: String, sender: UserID = "m0") throws {
             round += 1
             let fresh = try Self.fresh(path, sender: sender)
             #expect(try Self.kept(store, sender: sender) == fresh, "after \(what)")
             #expect(try reader.read { Self.rows(try $0.receivers(of: .group(Self.group), excluding: sender, conversation: Self.conversation)) } == fresh,
                 "a reader after \(what)")
-            try Self.sendMatchesFullDecide(facade, path: path, id: "r\(round)", sender: sender)
+            sent.append(("r\(round)", try Self.sendMatchesFullDecide(facade, path: path, id: "r\(round)", sender: sender)))
             #expect(try Self.kept(store, sender: sender) == Self.fresh(path, sender: sender), "after \(what) and a send")
+            for (id, decisions) in sent {
+                #expect(try facade.sentMessage(id, now: FacadeTests.now) == decisions, "the record of \(id) after \(what)")
+                #expect(try PushFacade(store: reader).sentMessage(id, now: FacadeTests.now) == decisions, "the record of \(id) read by a reader after \(what)")
+            }
         }
         try check("the first load")
         try check("a warm send")
@@ -155,6 +164,52 @@ struct ReceiverCacheTests {
             } },
         ])
         try check("a group commit with a refused writer")
+    }
+
+    /// The stored roll a record refers to: its id, from the `PBR4` record's bytes.
+    static func rollID(_ store: SQLiteStateStore, of id: String) throws -> UInt64? {
+        let record = try #require(try store.read { try $0.sentMessage(id, since: Instant(milliseconds: 0)) })
+        guard record.starts(with: Array("PBR4".utf8)) else { return nil }
+        var value: UInt64 = 0
+        for (i, byte) in record.dropFirst(4).prefix(9).enumerated() {
+            value |= UInt64(byte & 0x7f) << (7 * UInt64(i))
+            if byte < 0x80 { break }
+        }
+        return value
+    }
+
+    @Test("sends to a kept group share one stored roll until a member's name or devices change; rolls are forgotten with their records")
+    func rollsAreSharedAndForgotten() throws {
+        let (path, store, facade) = try Self.populated(members: 80)
+        func send(_ id: String, from sender: UserID = "m0", at now: Instant = FacadeTests.now) throws -> [PushFacade.ReceiverDecision] {
+            try facade.send(FacadeTests.groupMessage(from: sender, to: Self.group, id: id), dialect: "agora-silent", now: now)
+        }
+        let first = try send("a")
+        _ = try send("b", from: "m5")  // another sender: the same rows, another left out
+        try facade.setPresence(.online, of: "m21", dialect: "agora-silent")  // a member changed, names and devices not
+        _ = try send("c")
+        let roll = try #require(try Self.rollID(store, of: "a"))
+        #expect(try Self.rollID(store, of: "b") == roll)
+        #expect(try Self.rollID(store, of: "c") == roll)
+        try facade.updateUser("m21", dialect: "agora-silent") { $0.devices.append(Device(token: FacadeTests.token(of: "new"), certificate: Self.certificate)) }
+        _ = try send("d")
+        let second = try #require(try Self.rollID(store, of: "d"))
+        #expect(second != roll, "a member's devices changed: a new roll")
+        #expect(try facade.sentMessage("a", now: FacadeTests.now) == first, "the old roll stays for the records that refer to it")
+        #expect(try PushFacade(store: SQLiteStateStore(path: path)).sentMessage("a", now: FacadeTests.now) == first, "read by another connection")
+
+        // Two days on, a one-to-one send forgets the old records and, with them, both rolls; the
+        // writer still keeps the group, and stores its roll again for the next send.
+        let later = FacadeTests.now.adding(seconds: 2 * 86_400)
+        _ = try facade.send(FacadeTests.json(#"{"id":"o1","conversationId":"m2","from":"m1","to":"m2","chatType":"Chat","body":{"type":"text","text":"hi"}}"#),
+            dialect: "agora-silent", now: later)
+        #expect(try facade.sentMessage("a", now: later) == nil)
+        let again = try send("e", at: later.adding(seconds: 1))
+        let third = try #require(try Self.rollID(store, of: "e"))
+        #expect(third != second && third != roll, "a forgotten roll's id is never used again")
+        #expect(try facade.sentMessage("e", now: later) == again)
+        #expect(try PushFacade(store: SQLiteStateStore(path: path)).send(FacadeTests.groupMessage(from: "m0", to: Self.group, id: "e"),
+            dialect: "agora-silent", now: later) == again, "a repeat through another connection")
     }
 
     @Test("a group bigger than the limit is not kept, and decides the same")

@@ -70,6 +70,84 @@ struct RepeatRecordTests {
         #expect(try SentMessageRecord.decode(once, messageID: "m") == Array(repeating: decisions[1], count: 1_000))
     }
 
+    /// The rows of a roll for `decisions`, with one more row (a sender) at `skipped`: a pushed
+    /// receiver's row has the decision's devices when they are plain devices (written as `0`), other
+    /// devices when they have headers (written in full).
+    static func roll(for decisions: [PushFacade.ReceiverDecision], skipped: Int) -> [StoredReceiver] {
+        var rows = decisions.map { decision -> StoredReceiver in
+            var state = UserState(user: decision.receiver, displayStyle: .simpleBanner, backgroundGraceSeconds: 0)
+            if let request = decision.decision.request {
+                state.devices = request.deliveries.allSatisfy(\.hasStandardHeaders) ? request.deliveries.map(\.device) : [device("ee", tim)]
+            }
+            return StoredReceiver(key: nil, state: state, isConfigured: true)
+        }
+        var sender = UserState(user: "sender", displayStyle: .simpleBanner, backgroundGraceSeconds: 0)
+        sender.devices = [device(String(repeating: "5a", count: 32))]
+        rows.insert(StoredReceiver(key: nil, state: sender, isConfigured: true), at: skipped)
+        return rows
+    }
+
+    @Test("a record referring to a stored roll comes back exactly, and is a fraction of one that carries its receivers")
+    func aRecordWithARollComesBackExactly() throws {
+        let decisions = Self.everyShape()
+        for skipped in [0, 5, decisions.count] {
+            let rows = Self.roll(for: decisions, skipped: skipped)
+            let stored = SentMessageRecord.encodeRoll(rows)
+            #expect(stored.starts(with: Array("PBL1".utf8)))
+            let record = SentMessageRecord.encode(decisions, roll: .init(id: 300, rows: rows, skipped: skipped))
+            #expect(record.starts(with: Array("PBR4".utf8)))
+            var asked: [Int64] = []
+            let read = try SentMessageRecord.decode(record, messageID: "m") { id in
+                asked.append(id)
+                return id == 300 ? stored : nil
+            }
+            #expect(asked == [300])
+            #expect(read == decisions)
+            #expect(read.map(\.decision.jsonText) == decisions.map(\.decision.jsonText))
+        }
+        // Receivers that share their rows' devices (a fan-out's): a few bytes each instead of their names and tokens.
+        var plain: [PushFacade.ReceiverDecision] = []
+        var rows: [StoredReceiver] = []
+        let template = PayloadTemplate(bytes: Array(#"{"aps":{"alert":"hi","badge":12}}"#.utf8), badge: 29..<31, receiver: nil)
+        for i in 0..<1_000 {
+            var state = UserState(user: "member-\(i)", displayStyle: .simpleBanner, backgroundGraceSeconds: 0)
+            state.devices = [Self.device(String(format: "%064x", i))]
+            rows.append(StoredReceiver(key: nil, state: state, isConfigured: true))
+            plain.append(.init(receiver: state.user, decision: i % 4 == 0 ? .suppressed(.online)
+                : .push(APNsRequest(body: .patched(template, badge: i % 9 + 1, receiver: state.user), targets: .devices(state.devices), badgeCounter: i % 9 + 1))))
+        }
+        let compact = SentMessageRecord.encode(plain, roll: .init(id: 1, rows: rows, skipped: nil))
+        let full = SentMessageRecord.encode(plain)
+        #expect(compact.count * 8 < full.count, "\(compact.count) bytes referring to the roll, \(full.count) carrying the receivers")
+        #expect(try SentMessageRecord.decode(compact, messageID: "m") { _ in SentMessageRecord.encodeRoll(rows) } == plain)
+    }
+
+    @Test("decisions that are not their rows' are written in full; a record whose roll is missing or damaged names it")
+    func aRollThatDoesNotFit() throws {
+        let decisions = Self.everyShape()
+        var rows = Self.roll(for: decisions, skipped: 2)
+        rows[4].state.user = "someone else"
+        #expect(SentMessageRecord.encode(decisions, roll: .init(id: 1, rows: rows, skipped: 2)).starts(with: Array("PBR3".utf8)))
+        #expect(SentMessageRecord.encode(decisions, roll: .init(id: 1, rows: rows, skipped: nil)).starts(with: Array("PBR3".utf8)), "a row more than decisions")
+        rows = Self.roll(for: decisions, skipped: 2)
+        let record = SentMessageRecord.encode(decisions, roll: .init(id: 7, rows: rows, skipped: 2))
+        func failure(_ roll: [UInt8]?) -> String {
+            do {
+                _ = try SentMessageRecord.decode(record, messageID: "m9") { _ in roll }
+                return "read"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(failure(nil).contains("the sent-message record of \"m9\" is damaged: its receiver roll 7 is not stored"))
+        let stored = SentMessageRecord.encodeRoll(rows)
+        #expect(failure(Array(stored.dropLast(3))).contains("it ends early"))
+        #expect(failure(stored + [1]).contains("bytes after the last row of its receiver roll 7"))
+        #expect(failure(Array("PBR3".utf8) + stored.dropFirst(4)).contains("its receiver roll 7 is not a PushBridge roll"))
+        #expect(failure(SentMessageRecord.encodeRoll(Array(rows.dropLast()))).contains("decisions for a roll of"))
+        #expect(failure(stored) == "read")
+    }
+
     /// A record written by PushBridge 0.10 or 0.11 (`PBR2`: every payload as a difference from the
     /// previous one, tokens as text, reasons as words), built here byte by byte from its description.
     @Test("numbering: the same number for the same key, first use said once, past the keys it scans")

@@ -18,7 +18,11 @@ final class ReceiverTable {
     private(set) var rows: [StoredReceiver]
     /// Each row's current badge counter.
     private(set) var badges: [Int]
-    private var positionsByKey: [Int64: Int]?
+    private var positions: Positions?
+    /// Stands for the rows' names and devices while they stay the same.
+    private(set) var roll = ReceiverRoll()
+    /// The id of the roll's stored copy, once a send's record referred to it.
+    var rollID: Int64?
 
     init(rows: [StoredReceiver]) {
         self.rows = rows
@@ -27,17 +31,13 @@ final class ReceiverTable {
 
     /// The receivers of a message from `sender` (left out when a member).
     func receivers(excluding sender: UserID) -> StoredReceivers {
-        StoredReceivers(rows: rows, badges: badges, skipping: rows.firstIndex { $0.state.user == sender })
+        StoredReceivers(rows: rows, badges: badges, skipping: rows.firstIndex { $0.state.user == sender }, roll: roll)
     }
 
     /// The row of a user, by the store's key.
     func position(of key: Int64) -> Int? {
-        if let positionsByKey { return positionsByKey[key] }
-        var positions: [Int64: Int] = [:]
-        positions.reserveCapacity(rows.count)
-        for (i, row) in rows.enumerated() { if let key = row.key { positions[key.rawValue] = i } }
-        positionsByKey = positions
-        return positions[key]
+        if positions == nil { positions = Positions(rows) }
+        return positions!.position(of: key)
     }
 
     /// Sets a member's badge counter.
@@ -45,8 +45,42 @@ final class ReceiverTable {
 
     /// Replaces a member's row, read again after a change.
     func replace(_ row: StoredReceiver, at position: Int) {
+        if row.state.user != rows[position].state.user || row.state.devices != rows[position].state.devices {
+            roll = ReceiverRoll()  // the stored roll no longer lists this member as it is
+            rollID = nil
+        }
         rows[position] = row
         badges[position] = row.state.badge
+    }
+}
+
+/// Where each key's row is: a table indexed by key when the keys are close together (rowids of
+/// users mostly are: a counted send looks each one up without hashing), else a dictionary.
+private enum Positions {
+    case dense(first: Int64, rows: [Int32])
+    case sparse([Int64: Int])
+
+    init(_ rows: [StoredReceiver]) {
+        let keys = rows.lazy.compactMap { $0.key?.rawValue }
+        guard let first = keys.min(), let last = keys.max(), last - first < Int64(max(4 * rows.count, 64)), rows.count < Int32.max else {
+            var positions: [Int64: Int] = [:]
+            positions.reserveCapacity(rows.count)
+            for (i, row) in rows.enumerated() { if let key = row.key { positions[key.rawValue] = i } }
+            self = .sparse(positions)
+            return
+        }
+        var table = [Int32](repeating: -1, count: Int(last - first) + 1)
+        for (i, row) in rows.enumerated() { if let key = row.key { table[Int(key.rawValue - first)] = Int32(i) } }
+        self = .dense(first: first, rows: table)
+    }
+
+    func position(of key: Int64) -> Int? {
+        switch self {
+        case .sparse(let positions): return positions[key]
+        case .dense(let first, let rows):
+            guard key >= first, key - first < Int64(rows.count), case let row = rows[Int(key - first)], row >= 0 else { return nil }
+            return Int(row)
+        }
     }
 }
 

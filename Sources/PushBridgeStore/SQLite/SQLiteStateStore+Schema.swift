@@ -168,6 +168,21 @@ extension SQLiteStateStore {
                     entries BLOB NOT NULL CHECK (length(entries) % 16 = 0)
                 );
                 """),
+        // Receiver rolls: a kept group's receivers (names and devices) stored once for the
+        // sent-message records of every send to it while they stay the same, instead of in each
+        // record. `used_at` is the latest send that refers to it: a roll is pruned with the last of
+        // its records. AUTOINCREMENT: a pruned roll's id is never given to another, so a connection
+        // that still knows the id cannot refer to a stranger's.
+        Migration(
+            identifier: "2026-11-25-receiver-rolls",
+            sql: """
+                CREATE TABLE receiver_rolls (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    used_at INTEGER NOT NULL,
+                    rows BLOB NOT NULL
+                );
+                CREATE INDEX receiver_rolls_by_use ON receiver_rolls (used_at);
+                """),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.

@@ -414,6 +414,25 @@ extension SQLiteStateStore {
             return try row.step() ? row.bytes(0) : nil
         }
 
+        func storeRoll(_ roll: ReceiverRoll, usedAt: Instant, encoded: () -> [UInt8]) throws -> Int64 {
+            try checkWritable()
+            let table = connection.receiverTables.values.first { $0.roll === roll }
+            if let id = table?.rollID {
+                try connection.statement("UPDATE receiver_rolls SET used_at = max(used_at, ?) WHERE id = ?").bind(1, usedAt.milliseconds).bind(2, id).run()
+                if connection.changes == 1 { return id }  // else pruned since: stored again
+            }
+            try connection.statement("INSERT INTO receiver_rolls (used_at, rows) VALUES (?, ?)").bind(1, usedAt.milliseconds).bind(2, blob: encoded()).run()
+            let id = connection.lastInsertRowID
+            table?.rollID = id
+            return id
+        }
+
+        func roll(_ id: Int64) throws -> [UInt8]? {
+            let row = try connection.statement("SELECT rows FROM receiver_rolls WHERE id = ?")
+            row.bind(1, id)
+            return try row.step() ? row.bytes(0) : nil
+        }
+
         /// Ids per query of ``sentMessages(_:)`` (a shorter list repeats its first id).
         static let sentMessagesPerQuery = 16
         static let selectSentMessages =
@@ -450,6 +469,8 @@ extension SQLiteStateStore {
             // per second of message time on this connection, not once per message.
             if cutoff.milliseconds >= connection.sentMessagesPrunedBefore &+ 1_000 {
                 try connection.statement("DELETE FROM sent_messages WHERE sent_at < ?").bind(1, cutoff.milliseconds).run()
+                // Each roll's time is its latest record's: the rolls of the records just forgotten.
+                try connection.statement("DELETE FROM receiver_rolls WHERE used_at < ?").bind(1, cutoff.milliseconds).run()
                 connection.sentMessagesPrunedBefore = cutoff.milliseconds
             }
             // Rows go in order, so a later record with the same id replaces an earlier one.
