@@ -32,21 +32,22 @@ extension PushFacade {
         let counted = effects.hasBadges
         receivers.forEachBorrowed { receiver, stored in
             // A counter an earlier message of this transaction changed is not written yet.
+            let key = receiver.pointee.key
             var changed: Int?
-            if counted, let key = receiver.key { changed = effects.badge(of: key) }
+            if counted, let key { changed = effects.badge(of: key) }
             var badge = changed ?? stored
             let decision: PushDecision
-            if receiver.isConfigured {
-                decision = push.decide(for: receiver.state, badge: badge, now: now)
+            if receiver.pointee.isConfigured {
+                decision = push.decide(for: receiver.pointee.state, badge: badge, now: now)
             } else {  // the dialect's defaults, with the counter an earlier message set
-                let state = adapter.newUser(receiver.state.user, timeZone: receiver.state.timeZone)
+                let state = adapter.newUser(receiver.pointee.state.user, timeZone: receiver.pointee.state.timeZone)
                 badge = changed ?? state.badge
                 decision = push.decide(for: state, badge: badge, now: now)
             }
-            if case .push(let request) = decision, request.badgeCounter != badge, let key = receiver.key {
+            if case .push(let request) = decision, request.badgeCounter != badge, let key {
                 badges.append((key, request.badgeCounter))
             }
-            decisions.append(ReceiverDecision(receiver: receiver.state.user, decision: decision))
+            decisions.append(ReceiverDecision(receiver: receiver.pointee.state.user, decision: decision))
         }
         let deliveries = queuesDeliveries ? Self.outbox(decisions, messageID: canonical.id, now: now) : []
         var record: SentMessage?

@@ -163,17 +163,19 @@ public struct StoredReceivers: RandomAccessCollection, Sendable {
         return receiver
     }
 
-    /// Calls `body` with each receiver in order, borrowed as stored (not copied, as the subscript
-    /// copies it to set its counter), and its current badge counter.
-    /// - Parameter body: takes the receiver (its own `state.badge` may be stale) and its badge counter.
-    public func forEachBorrowed(_ body: (_ receiver: StoredReceiver, _ badge: Int) throws -> Void) rethrows {
+    /// Calls `body` with each receiver in order, borrowed where it is stored (not copied, as the
+    /// subscript copies it to set its counter), and its current badge counter.
+    /// - Parameter body: takes the receiver, valid during the call only (its own `state.badge` may
+    ///   be stale), and its badge counter.
+    public func forEachBorrowed(_ body: (_ receiver: UnsafePointer<StoredReceiver>, _ badge: Int) throws -> Void) rethrows {
         try rows.withUnsafeBufferPointer { rows in
+            guard let first = rows.baseAddress else { return }
             if let badges {
                 try badges.withUnsafeBufferPointer { badges in
-                    for row in rows.indices where row != skipped { try body(rows[row], badges[row]) }
+                    for row in rows.indices where row != skipped { try body(first + row, badges[row]) }
                 }
             } else {
-                for row in rows.indices where row != skipped { try body(rows[row], rows[row].state.badge) }
+                for row in rows.indices where row != skipped { try body(first + row, rows[row].state.badge) }
             }
         }
     }

@@ -31,7 +31,9 @@ final class ReceiverTable {
 
     /// The receivers of a message from `sender` (left out when a member).
     func receivers(excluding sender: UserID) -> StoredReceivers {
-        StoredReceivers(rows: rows, badges: badges, skipping: rows.firstIndex { $0.state.user == sender }, roll: roll)
+        // By index through a pointer: each row's name is read alone, not the row copied.
+        let skipped = rows.withUnsafeBufferPointer { rows in rows.indices.first { rows[$0].state.user == sender } }
+        return StoredReceivers(rows: rows, badges: badges, skipping: skipped, roll: roll)
     }
 
     /// The row of a user, by the store's key.
