@@ -18,7 +18,7 @@ final class ReceiverTable {
     private(set) var rows: [StoredReceiver]
     /// Each row's current badge counter.
     private(set) var badges: [Int]
-    private var positions: Positions?
+    private var positions: UserRowMap?
     /// Stands for the rows' names and devices while they stay the same.
     private(set) var roll = ReceiverRoll()
     /// The id of the roll's stored copy, once a send's record referred to it.
@@ -38,8 +38,8 @@ final class ReceiverTable {
 
     /// The row of a user, by the store's key.
     func position(of key: Int64) -> Int? {
-        if positions == nil { positions = Positions(rows) }
-        return positions!.position(of: key)
+        if positions == nil { positions = UserRowMap(positionsOf: rows) }
+        return positions![key]
     }
 
     /// Sets a member's badge counter.
@@ -53,36 +53,6 @@ final class ReceiverTable {
         }
         rows[position] = row
         badges[position] = row.state.badge
-    }
-}
-
-/// Where each key's row is: a table indexed by key when the keys are close together (rowids of
-/// users mostly are: a counted send looks each one up without hashing), else a dictionary.
-private enum Positions {
-    case dense(first: Int64, rows: [Int32])
-    case sparse([Int64: Int])
-
-    init(_ rows: [StoredReceiver]) {
-        let keys = rows.lazy.compactMap { $0.key?.rawValue }
-        guard let first = keys.min(), let last = keys.max(), last - first < Int64(max(4 * rows.count, 64)), rows.count < Int32.max else {
-            var positions: [Int64: Int] = [:]
-            positions.reserveCapacity(rows.count)
-            for (i, row) in rows.enumerated() { if let key = row.key { positions[key.rawValue] = i } }
-            self = .sparse(positions)
-            return
-        }
-        var table = [Int32](repeating: -1, count: Int(last - first) + 1)
-        for (i, row) in rows.enumerated() { if let key = row.key { table[Int(key.rawValue - first)] = Int32(i) } }
-        self = .dense(first: first, rows: table)
-    }
-
-    func position(of key: Int64) -> Int? {
-        switch self {
-        case .sparse(let positions): return positions[key]
-        case .dense(let first, let rows):
-            guard key >= first, key - first < Int64(rows.count), case let row = rows[Int(key - first)], row >= 0 else { return nil }
-            return Int(row)
-        }
     }
 }
 

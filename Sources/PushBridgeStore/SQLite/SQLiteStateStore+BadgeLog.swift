@@ -4,7 +4,7 @@ import PushBridgeCore
 /// The badge log read on a connection: each user row's latest logged counter.
 struct BadgeOverlay {
     /// The latest logged counter per user row.
-    var counters = LoggedCounters()
+    var counters = UserRowMap()
     /// How many entries the log holds (counting repeats of a user).
     var entries = 0
     /// The first and last log rows read (`0`: none).
@@ -23,50 +23,6 @@ struct BadgeOverlay {
         entries += count
         if firstID == 0 { firstID = id }
         lastID = id
-    }
-}
-
-/// Counters by user row id. Row ids are small and dense (SQLite gives the next one), so those
-/// below a bound that grows with the entries index an array (a group send sets 100,000 of them
-/// without hashing); any other is in a dictionary.
-struct LoggedCounters {
-    private var dense: [Int] = []
-    private var sparse: [Int64: Int] = [:]
-    private static let none = Int.min
-
-    /// A row's counter, if logged.
-    subscript(key: Int64) -> Int? {
-        if key >= 0 && key < Int64(dense.count) {
-            let value = dense[Int(key)]
-            return value == Self.none ? nil : value
-        }
-        return sparse.isEmpty ? nil : sparse[key]
-    }
-
-    /// Sets a row's counter.
-    mutating func set(_ value: Int, for key: Int64) {
-        if key >= 0 && key < Int64(dense.count) {
-            dense[Int(key)] = value
-        } else if key >= 0 && key < Int64(max(65_536, 4 * (dense.count + sparse.count))) {
-            let grown = max(Int(key) + 1, dense.count * 2)
-            dense += repeatElement(Self.none, count: grown - dense.count)
-            for (moved, counter) in sparse where moved >= 0 && moved < Int64(grown) {
-                dense[Int(moved)] = counter
-                sparse[moved] = nil
-            }
-            dense[Int(key)] = value
-        } else {
-            sparse[key] = value
-        }
-    }
-
-    /// Every logged row and its counter, by row id.
-    func sorted() -> [(key: Int64, counter: Int)] {
-        var all: [(key: Int64, counter: Int)] = []
-        for (key, counter) in dense.enumerated() where counter != Self.none { all.append((Int64(key), counter)) }
-        guard !sparse.isEmpty else { return all }
-        all += sparse.map { ($0.key, $0.value) }
-        return all.sorted { $0.key < $1.key }
     }
 }
 
@@ -158,7 +114,7 @@ extension SQLiteStateStore.Transaction {
         let overlay = try badgeOverlay()
         guard overlay.entries > 0 else { return }
         // The log may hold users since forgotten: nothing of theirs to keep.
-        try writeCounters(overlay.counters.sorted().lazy.map { ($0.key, $0.counter) }, skippingForgottenUsers: true)
+        try writeCounters(overlay.counters.sorted().lazy.map { ($0.key, $0.value) }, skippingForgottenUsers: true)
         try connection.statement("DELETE FROM badge_log").run()
         connection.badgeOverlay = BadgeOverlay()
     }
