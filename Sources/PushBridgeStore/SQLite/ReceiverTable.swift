@@ -30,10 +30,14 @@ final class ReceiverTable {
     }
 
     /// The receivers of a message from `sender` (left out when a member).
-    func receivers(excluding sender: UserID) -> StoredReceivers {
+    /// - Parameters:
+    ///   - sender: the sender.
+    ///   - asRoll: whether they come with the table's roll (a kept table's: its stored copy is
+    ///     shared by the sends to it).
+    func receivers(excluding sender: UserID, asRoll: Bool = true) -> StoredReceivers {
         // By index through a pointer: each row's name is read alone, not the row copied.
         let skipped = rows.withUnsafeBufferPointer { rows in rows.indices.first { rows[$0].state.user == sender } }
-        return StoredReceivers(rows: rows, badges: badges, skipping: skipped, roll: roll)
+        return StoredReceivers(rows: rows, badges: badges, skipping: skipped, roll: asRoll ? roll : nil)
     }
 
     /// The row of a user, by the store's key.
@@ -59,9 +63,11 @@ final class ReceiverTable {
 extension SQLiteConnection {
     /// Keeps a group's receivers, within ``receiverCacheLimit`` rows across groups (a table that
     /// would pass it drops the others; one bigger than the limit is not kept).
-    func keep(_ table: ReceiverTable, for key: ReceiverTable.Key) {
-        guard table.rows.count <= receiverCacheLimit else { return }
+    /// - Returns: whether the table is kept.
+    func keep(_ table: ReceiverTable, for key: ReceiverTable.Key) -> Bool {
+        guard table.rows.count <= receiverCacheLimit else { return false }
         if receiverTables.values.reduce(table.rows.count, { $0 + $1.rows.count }) > receiverCacheLimit { receiverTables.removeAll() }
         receiverTables[key] = table
+        return true
     }
 }

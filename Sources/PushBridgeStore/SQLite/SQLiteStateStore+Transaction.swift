@@ -306,8 +306,8 @@ extension SQLiteStateStore {
                 let rows = try connection.statement(Self.groupReceiversQuery)
                 rows.bind(1, group).bind(2, conversation.kind == .group ? 1 : 0).bind(3, conversation.id)
                 let table = ReceiverTable(rows: try receivers(rows, conversation: conversation))
-                connection.keep(table, for: tableKey)
-                return table.receivers(excluding: sender)
+                // A table not kept has no stored roll to share with the next send: no roll.
+                return table.receivers(excluding: sender, asRoll: connection.keep(table, for: tableKey))
             case .users(let users):
                 let wanted: [UserID]
                 if users.count == 1 {  // one-to-one: nothing to deduplicate
