@@ -128,31 +128,170 @@ public struct ConversationPushSettings: Hashable, Sendable {
 }
 
 /// Everything PushBridge keeps about one user, as receiver and as sender.
+///
+/// A value type whose fields live behind one reference: copying a state (into a decision, out of a
+/// store's kept rows) is one retain, not one per string and collection inside; changing a copy that
+/// is shared copies its fields first.
 public struct UserState: Hashable, Sendable {
-    public var user: UserID
+    /// The fields, stored once and shared by copies until one of them changes.
+    @usableFromInline final class Storage: @unchecked Sendable {
+        // Unchecked: a state changes its storage only when it holds the sole reference (`makeUnique`).
+        @exclusivity(unchecked) @usableFromInline var fields: Fields
+        @inlinable init(_ fields: Fields) { self.fields = fields }
+    }
+
+    /// The stored fields.
+    @usableFromInline struct Fields: Hashable, Sendable {
+        @usableFromInline var user: UserID
+        @usableFromInline var devices: [Device]
+        @usableFromInline var boundCertificate: Certificate?
+        @usableFromInline var presence: Presence
+        @usableFromInline var backgroundGraceSeconds: Int64
+        @usableFromInline var badge: Int
+        @usableFromInline var app: AppPushSettings
+        @usableFromInline var conversations: [ConversationKey: ConversationPushSettings]
+        @usableFromInline var displayStyle: DisplayStyle
+        @usableFromInline var displayName: String?
+        @usableFromInline var language: String?
+        @usableFromInline var oneToOneSound: String?
+        @usableFromInline var groupSound: String?
+        @usableFromInline var nameCards: [String: String]
+        @usableFromInline var timeZone: TimeZone
+    }
+
+    @usableFromInline var storage: Storage
+
+    /// Gives this state its own storage before a change, when another copy shares it.
+    @inlinable mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+    }
+
+    /// The user id.
+    @inlinable public var user: UserID {
+        get { storage.fields.user }
+        _modify {
+            makeUnique()
+            yield &storage.fields.user
+        }
+    }
     /// The registered devices, newest binding first (SPEC §10); one token appears once.
-    public var devices: [Device]
+    @inlinable public var devices: [Device] {
+        get { storage.fields.devices }
+        _modify {
+            makeUnique()
+            yield &storage.fields.devices
+        }
+    }
     /// The certificate bound by SDK initialisation, used by a later token registration.
-    public var boundCertificate: Certificate?
-    public var presence: Presence
+    @inlinable public var boundCertificate: Certificate? {
+        get { storage.fields.boundCertificate }
+        _modify {
+            makeUnique()
+            yield &storage.fields.boundCertificate
+        }
+    }
+    /// Whether the app holds a live connection.
+    @inlinable public var presence: Presence {
+        get { storage.fields.presence }
+        _modify {
+            makeUnique()
+            yield &storage.fields.presence
+        }
+    }
     /// How long a backgrounded app keeps its connection (Easemob/Agora: 120 s; Tencent: 0).
-    public var backgroundGraceSeconds: Int64
+    @inlinable public var backgroundGraceSeconds: Int64 {
+        get { storage.fields.backgroundGraceSeconds }
+        _modify {
+            makeUnique()
+            yield &storage.fields.backgroundGraceSeconds
+        }
+    }
     /// The receiver's badge counter: what the last push showed.
-    public var badge: Int
-    public var app: AppPushSettings
-    public var conversations: [ConversationKey: ConversationPushSettings]
-    public var displayStyle: DisplayStyle
+    @inlinable public var badge: Int {
+        get { storage.fields.badge }
+        _modify {
+            makeUnique()
+            yield &storage.fields.badge
+        }
+    }
+    /// App-level push settings.
+    @inlinable public var app: AppPushSettings {
+        get { storage.fields.app }
+        _modify {
+            makeUnique()
+            yield &storage.fields.app
+        }
+    }
+    /// Per-conversation push settings, by conversation; empty ones are not kept.
+    @inlinable public var conversations: [ConversationKey: ConversationPushSettings] {
+        get { storage.fields.conversations }
+        _modify {
+            makeUnique()
+            yield &storage.fields.conversations
+        }
+    }
+    /// How much a push to this user shows.
+    @inlinable public var displayStyle: DisplayStyle {
+        get { storage.fields.displayStyle }
+        _modify {
+            makeUnique()
+            yield &storage.fields.displayStyle
+        }
+    }
     /// The sender's push display name (Easemob/Agora display name, Tencent nick).
-    public var displayName: String?
+    @inlinable public var displayName: String? {
+        get { storage.fields.displayName }
+        _modify {
+            makeUnique()
+            yield &storage.fields.displayName
+        }
+    }
     /// Preferred notification language; `nil` when unset.
-    public var language: String?
-    /// Tencent default sounds per conversation kind.
-    public var oneToOneSound: String?
-    public var groupSound: String?
+    @inlinable public var language: String? {
+        get { storage.fields.language }
+        _modify {
+            makeUnique()
+            yield &storage.fields.language
+        }
+    }
+    /// Tencent default sound for one-to-one conversations.
+    @inlinable public var oneToOneSound: String? {
+        get { storage.fields.oneToOneSound }
+        _modify {
+            makeUnique()
+            yield &storage.fields.oneToOneSound
+        }
+    }
+    /// Tencent default sound for group conversations.
+    @inlinable public var groupSound: String? {
+        get { storage.fields.groupSound }
+        _modify {
+            makeUnique()
+            yield &storage.fields.groupSound
+        }
+    }
     /// Group name cards of this user, by group id.
-    public var nameCards: [String: String]
+    @inlinable public var nameCards: [String: String] {
+        get { storage.fields.nameCards }
+        _modify {
+            makeUnique()
+            yield &storage.fields.nameCards
+        }
+    }
     /// The receiver's time zone for do-not-disturb windows.
-    public var timeZone: TimeZone
+    @inlinable public var timeZone: TimeZone {
+        get { storage.fields.timeZone }
+        _modify {
+            makeUnique()
+            yield &storage.fields.timeZone
+        }
+    }
+
+    public static func == (lhs: UserState, rhs: UserState) -> Bool {
+        lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
+    }
+
+    public func hash(into hasher: inout Hasher) { storage.fields.hash(into: &hasher) }
 
     /// UTC, every state's time zone until one is known (made once: `TimeZone(identifier:)` is not cheap).
     public static let utc = TimeZone(identifier: "UTC")!
@@ -163,21 +302,10 @@ public struct UserState: Hashable, Sendable {
     ///   - displayStyle: the dialect's default display style.
     ///   - backgroundGraceSeconds: the dialect's background grace.
     public init(user: UserID, displayStyle: DisplayStyle, backgroundGraceSeconds: Int64, timeZone: TimeZone = UserState.utc) {
-        self.user = user
-        self.devices = []
-        self.boundCertificate = nil
-        self.presence = .offline
-        self.backgroundGraceSeconds = backgroundGraceSeconds
-        self.badge = 0
-        self.app = AppPushSettings()
-        self.conversations = [:]
-        self.displayStyle = displayStyle
-        self.displayName = nil
-        self.language = nil
-        self.oneToOneSound = nil
-        self.groupSound = nil
-        self.nameCards = [:]
-        self.timeZone = timeZone
+        storage = Storage(Fields(
+            user: user, devices: [], boundCertificate: nil, presence: .offline, backgroundGraceSeconds: backgroundGraceSeconds,
+            badge: 0, app: AppPushSettings(), conversations: [:], displayStyle: displayStyle, displayName: nil, language: nil,
+            oneToOneSound: nil, groupSound: nil, nameCards: [:], timeZone: timeZone))
     }
 
     /// Conversation settings, empty when none are stored.

@@ -83,75 +83,257 @@ public struct LocalizationKeys: Hashable, Sendable {
 }
 
 /// A message in canonical form: what any dialect's message means for push.
+///
+/// A value type whose fields live behind one reference: copying a message (into a prepared push, a
+/// scenario step) is one retain; changing a copy that is shared copies its fields first.
 public struct PushMessage: Hashable, Sendable {
-    public var id: String
-    public var sender: UserID
-    public var kind: ChatKind
+    /// The fields, stored once and shared by copies until one of them changes.
+    @usableFromInline final class Storage: @unchecked Sendable {
+        // Unchecked: a value changes its storage only when it holds the sole reference (`makeUnique`).
+        @exclusivity(unchecked) @usableFromInline var fields: Fields
+        @inlinable init(_ fields: Fields) { self.fields = fields }
+    }
+
+    /// The stored fields.
+    @usableFromInline struct Fields: Hashable, Sendable {
+        @usableFromInline var id: String
+        @usableFromInline var sender: UserID
+        @usableFromInline var kind: ChatKind
+        @usableFromInline var groupId: String?
+        @usableFromInline var groupName: String?
+        @usableFromInline var content: [ContentPart]
+        @usableFromInline var translations: [String: String]
+        @usableFromInline var contentOverride: String?
+        @usableFromInline var pushContent: String?
+        @usableFromInline var alertBody: String?
+        @usableFromInline var pushTitle: String?
+        @usableFromInline var alertTitle: String?
+        @usableFromInline var alertSubtitle: String?
+        @usableFromInline var template: TemplateReference?
+        @usableFromInline var localization: LocalizationKeys
+        @usableFromInline var category: String?
+        @usableFromInline var mutableContent: Bool
+        @usableFromInline var badgeOverride: Int?
+        @usableFromInline var ignoreBadge: Bool
+        @usableFromInline var sound: SoundChoice?
+        @usableFromInline var extensionValue: JSONValue?
+        @usableFromInline var ignore: Bool
+        @usableFromInline var force: Bool
+        @usableFromInline var mentions: Mentions
+        @usableFromInline var androidOptions: JSONValue?
+    }
+
+    @usableFromInline var storage: Storage
+
+    /// Gives this value its own storage before a change, when another copy shares it.
+    @inlinable mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+    }
+
+    @inlinable public var id: String {
+        get { storage.fields.id }
+        _modify {
+            makeUnique()
+            yield &storage.fields.id
+        }
+    }
+    @inlinable public var sender: UserID {
+        get { storage.fields.sender }
+        _modify {
+            makeUnique()
+            yield &storage.fields.sender
+        }
+    }
+    @inlinable public var kind: ChatKind {
+        get { storage.fields.kind }
+        _modify {
+            makeUnique()
+            yield &storage.fields.kind
+        }
+    }
     /// The group id, for group messages.
-    public var groupId: String?
+    @inlinable public var groupId: String? {
+        get { storage.fields.groupId }
+        _modify {
+            makeUnique()
+            yield &storage.fields.groupId
+        }
+    }
     /// The group's name as the message carries it (Tencent).
-    public var groupName: String?
-    public var content: [ContentPart]
+    @inlinable public var groupName: String? {
+        get { storage.fields.groupName }
+        _modify {
+            makeUnique()
+            yield &storage.fields.groupName
+        }
+    }
+    @inlinable public var content: [ContentPart] {
+        get { storage.fields.content }
+        _modify {
+            makeUnique()
+            yield &storage.fields.content
+        }
+    }
     /// Content translations by language code.
-    public var translations: [String: String]
+    @inlinable public var translations: [String: String] {
+        get { storage.fields.translations }
+        _modify {
+            makeUnique()
+            yield &storage.fields.translations
+        }
+    }
     /// Replaces the derived content, keeping the name prefix (`offlinePushInfo.desc`).
-    public var contentOverride: String?
+    @inlinable public var contentOverride: String? {
+        get { storage.fields.contentOverride }
+        _modify {
+            makeUnique()
+            yield &storage.fields.contentOverride
+        }
+    }
     /// Whole-body override, weakest (`em_push_content`).
-    public var pushContent: String?
+    @inlinable public var pushContent: String? {
+        get { storage.fields.pushContent }
+        _modify {
+            makeUnique()
+            yield &storage.fields.pushContent
+        }
+    }
     /// Whole-body override (`em_alert_body`).
-    public var alertBody: String?
+    @inlinable public var alertBody: String? {
+        get { storage.fields.alertBody }
+        _modify {
+            makeUnique()
+            yield &storage.fields.alertBody
+        }
+    }
     /// Title, weakest (`em_push_title`).
-    public var pushTitle: String?
+    @inlinable public var pushTitle: String? {
+        get { storage.fields.pushTitle }
+        _modify {
+            makeUnique()
+            yield &storage.fields.pushTitle
+        }
+    }
     /// Title (`em_alert_title`).
-    public var alertTitle: String?
-    public var alertSubtitle: String?
-    public var template: TemplateReference?
-    public var localization: LocalizationKeys
-    public var category: String?
-    public var mutableContent: Bool
+    @inlinable public var alertTitle: String? {
+        get { storage.fields.alertTitle }
+        _modify {
+            makeUnique()
+            yield &storage.fields.alertTitle
+        }
+    }
+    @inlinable public var alertSubtitle: String? {
+        get { storage.fields.alertSubtitle }
+        _modify {
+            makeUnique()
+            yield &storage.fields.alertSubtitle
+        }
+    }
+    @inlinable public var template: TemplateReference? {
+        get { storage.fields.template }
+        _modify {
+            makeUnique()
+            yield &storage.fields.template
+        }
+    }
+    @inlinable public var localization: LocalizationKeys {
+        get { storage.fields.localization }
+        _modify {
+            makeUnique()
+            yield &storage.fields.localization
+        }
+    }
+    @inlinable public var category: String? {
+        get { storage.fields.category }
+        _modify {
+            makeUnique()
+            yield &storage.fields.category
+        }
+    }
+    @inlinable public var mutableContent: Bool {
+        get { storage.fields.mutableContent }
+        _modify {
+            makeUnique()
+            yield &storage.fields.mutableContent
+        }
+    }
     /// A badge value to show instead of the counter (`em_push_badge`).
-    public var badgeOverride: Int?
+    @inlinable public var badgeOverride: Int? {
+        get { storage.fields.badgeOverride }
+        _modify {
+            makeUnique()
+            yield &storage.fields.badgeOverride
+        }
+    }
     /// The message does not count toward the badge and shows none (`ignoreBadge`).
-    public var ignoreBadge: Bool
-    public var sound: SoundChoice?
+    @inlinable public var ignoreBadge: Bool {
+        get { storage.fields.ignoreBadge }
+        _modify {
+            makeUnique()
+            yield &storage.fields.ignoreBadge
+        }
+    }
+    @inlinable public var sound: SoundChoice? {
+        get { storage.fields.sound }
+        _modify {
+            makeUnique()
+            yield &storage.fields.sound
+        }
+    }
     /// The message's custom extension (`extern` / `ext`), one canonical value.
-    public var extensionValue: JSONValue?
+    @inlinable public var extensionValue: JSONValue? {
+        get { storage.fields.extensionValue }
+        _modify {
+            makeUnique()
+            yield &storage.fields.extensionValue
+        }
+    }
     /// Do not push (`em_ignore_notification`, `pushFlag` 1).
-    public var ignore: Bool
+    @inlinable public var ignore: Bool {
+        get { storage.fields.ignore }
+        _modify {
+            makeUnique()
+            yield &storage.fields.ignore
+        }
+    }
     /// Push even through do-not-disturb and remind types (`em_force_notification`).
-    public var force: Bool
-    public var mentions: Mentions
+    @inlinable public var force: Bool {
+        get { storage.fields.force }
+        _modify {
+            makeUnique()
+            yield &storage.fields.force
+        }
+    }
+    @inlinable public var mentions: Mentions {
+        get { storage.fields.mentions }
+        _modify {
+            makeUnique()
+            yield &storage.fields.mentions
+        }
+    }
     /// Android push options (Tencent `androidConfig` / REST `AndroidInfo`): carried as given so a
     /// translation can keep or report them; they have no effect on APNs (SPEC §10).
-    public var androidOptions: JSONValue?
+    @inlinable public var androidOptions: JSONValue? {
+        get { storage.fields.androidOptions }
+        _modify {
+            makeUnique()
+            yield &storage.fields.androidOptions
+        }
+    }
+
+    public static func == (lhs: PushMessage, rhs: PushMessage) -> Bool {
+        lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
+    }
+
+    public func hash(into hasher: inout Hasher) { storage.fields.hash(into: &hasher) }
 
     /// A plain message with no push options.
     public init(id: String, sender: UserID, kind: ChatKind, groupId: String? = nil, content: [ContentPart]) {
-        self.id = id
-        self.sender = sender
-        self.kind = kind
-        self.groupId = groupId
-        self.groupName = nil
-        self.content = content
-        self.translations = [:]
-        self.contentOverride = nil
-        self.pushContent = nil
-        self.alertBody = nil
-        self.pushTitle = nil
-        self.alertTitle = nil
-        self.alertSubtitle = nil
-        self.template = nil
-        self.localization = LocalizationKeys()
-        self.category = nil
-        self.mutableContent = false
-        self.badgeOverride = nil
-        self.ignoreBadge = false
-        self.sound = nil
-        self.extensionValue = nil
-        self.ignore = false
-        self.force = false
-        self.mentions = .nobody
-        self.androidOptions = nil
+        storage = Storage(Fields(
+            id: id, sender: sender, kind: kind, groupId: groupId, groupName: nil, content: content, translations: [:],
+            contentOverride: nil, pushContent: nil, alertBody: nil, pushTitle: nil, alertTitle: nil, alertSubtitle: nil,
+            template: nil, localization: LocalizationKeys(), category: nil, mutableContent: false, badgeOverride: nil,
+            ignoreBadge: false, sound: nil, extensionValue: nil, ignore: false, force: false, mentions: .nobody, androidOptions: nil))
     }
 
     /// The conversation this message belongs to, seen from the receiver.
