@@ -132,7 +132,7 @@ public struct ConversationPushSettings: Hashable, Sendable {
 /// A value type whose fields live behind one reference: copying a state (into a decision, out of a
 /// store's kept rows) is one retain, not one per string and collection inside; changing a copy that
 /// is shared copies its fields first.
-public struct UserState: Hashable, Sendable {
+public struct UserState: Hashable, Sendable, CustomReflectable {
     /// The fields, stored once and shared by copies until one of them changes.
     @usableFromInline final class Storage: @unchecked Sendable {
         // Unchecked: a state changes its storage only when it holds the sole reference (`makeUnique`).
@@ -292,6 +292,9 @@ public struct UserState: Hashable, Sendable {
     }
 
     public func hash(into hasher: inout Hasher) { storage.fields.hash(into: &hasher) }
+
+    /// The fields, as a struct's: what `print`, `dump` and test failures show.
+    public var customMirror: Mirror { Mirror(self, children: Mirror(reflecting: storage.fields).children, displayStyle: .struct) }
 
     /// UTC, every state's time zone until one is known (made once: `TimeZone(identifier:)` is not cheap).
     public static let utc = TimeZone(identifier: "UTC")!

@@ -86,7 +86,7 @@ public struct LocalizationKeys: Hashable, Sendable {
 ///
 /// A value type whose fields live behind one reference: copying a message (into a prepared push, a
 /// scenario step) is one retain; changing a copy that is shared copies its fields first.
-public struct PushMessage: Hashable, Sendable {
+public struct PushMessage: Hashable, Sendable, CustomReflectable {
     /// The fields, stored once and shared by copies until one of them changes.
     @usableFromInline final class Storage: @unchecked Sendable {
         // Unchecked: a value changes its storage only when it holds the sole reference (`makeUnique`).
@@ -326,6 +326,9 @@ public struct PushMessage: Hashable, Sendable {
     }
 
     public func hash(into hasher: inout Hasher) { storage.fields.hash(into: &hasher) }
+
+    /// The fields, as a struct's: what `print`, `dump` and test failures show.
+    public var customMirror: Mirror { Mirror(self, children: Mirror(reflecting: storage.fields).children, displayStyle: .struct) }
 
     /// A plain message with no push options.
     public init(id: String, sender: UserID, kind: ChatKind, groupId: String? = nil, content: [ContentPart]) {
