@@ -30,6 +30,9 @@ extension PushFacade {
         var badges: [(key: UserKey, badge: Int)] = []
         effects.indexBadges()
         let counted = effects.hasBadges
+        // A kept group's record is written as its decisions are made, while each row is at hand;
+        // its decisions are the roll's rows in order, so they are written against them (`PBR4`).
+        var record = remembered && receivers.roll != nil ? SentMessageRecord.DecisionWriter(version4: true, capacity: receivers.count) : nil
         receivers.forEachBorrowed { receiver, stored in
             // A counter an earlier message of this transaction changed is not written yet.
             let key = receiver.pointee.key
@@ -48,19 +51,23 @@ extension PushFacade {
                 badges.append((key, request.badgeCounter))
             }
             decisions.append(ReceiverDecision(receiver: receiver.pointee.state.user, decision: decision))
+            record?.append(decision, receiver: receiver.pointee.state.user, rowDevices: receiver.pointee.state.devices)
         }
         let deliveries = queuesDeliveries ? Self.outbox(decisions, messageID: canonical.id, now: now) : []
-        var record: SentMessage?
+        var sent: SentMessage?
         if remembered {
-            // A kept group's names and devices are stored once, for every send's record to refer to.
-            var roll: SentMessageRecord.RollReference?
-            if let kept = receivers.roll {
+            let bytes: [UInt8]
+            if let record, let kept = receivers.roll {
+                // A kept group's names and devices are stored once, for every send's record to refer to.
                 let rows = receivers.allRows
-                roll = .init(id: try transaction.storeRoll(kept, usedAt: now) { SentMessageRecord.encodeRoll(rows) }, rows: rows, skipped: receivers.skippedRow)
+                let id = try transaction.storeRoll(kept, usedAt: now) { SentMessageRecord.encodeRoll(rows) }
+                bytes = record.record(count: decisions.count, roll: (id, receivers.skippedRow))
+            } else {
+                bytes = SentMessageRecord.encode(decisions)
             }
-            record = SentMessage(id: canonical.id, sentAt: now, decisions: SentMessageRecord.encode(decisions, roll: roll))
+            sent = SentMessage(id: canonical.id, sentAt: now, decisions: bytes)
         }
-        effects.add(badges: badges, deliveries: deliveries, record: record, cutoff: cutoff)
+        effects.add(badges: badges, deliveries: deliveries, record: sent, cutoff: cutoff)
         return SendOutcome(messageID: canonical.id, decisions: decisions, isRepeat: false)
     }
 }

@@ -78,110 +78,147 @@ enum SentMessageRecord {
     /// when given and every decision's receiver is its row's; else `PBR3`.
     static func encode(_ decisions: [PushFacade.ReceiverDecision], roll: RollReference? = nil) -> [UInt8] {
         if let roll, let record = encode(decisions, rows: roll) { return record }
-        return encode(decisions, rows: nil)!
+        var writer = DecisionWriter(version4: false, capacity: decisions.count)
+        decisions.withUnsafeBufferPointer { decisions in
+            for index in decisions.indices { writer.append(decisions[index].decision, receiver: decisions[index].receiver, rowDevices: nil) }
+        }
+        return writer.record(count: decisions.count, roll: nil)
     }
 
-    /// `PBR4` with `roll`, `PBR3` without; `nil` when a decision's receiver is not its row's.
-    private static func encode(_ decisions: [PushFacade.ReceiverDecision], rows roll: RollReference?) -> [UInt8]? {
-        var out = Writer()
-        out.bytes.reserveCapacity(16 + decisions.count * (roll == nil ? 48 : 6))
-        if let roll {
-            guard decisions.count == roll.rows.count - (roll.skipped == nil ? 0 : 1) else { return nil }
-            out.bytes += magicVersion4
-            out.varint(UInt64(roll.id))
-            out.varint(roll.skipped.map { UInt64($0) + 1 } ?? 0)
-        } else {
-            out.bytes += magic
-        }
-        out.varint(UInt64(decisions.count))
-        var previous: [UInt8] = []
-        var templates = Numbering<ObjectIdentifier>()
-        var certificates = Numbering<Certificate>()
-        let skipped = roll?.skipped ?? Int.max
-        let rowArray = roll?.rows ?? []
+    /// `PBR4` with `roll`; `nil` when a decision's receiver is not its row's.
+    private static func encode(_ decisions: [PushFacade.ReceiverDecision], rows roll: RollReference) -> [UInt8]? {
+        guard decisions.count == roll.rows.count - (roll.skipped == nil ? 0 : 1) else { return nil }
+        var writer = DecisionWriter(version4: true, capacity: decisions.count)
+        let skipped = roll.skipped ?? Int.max
         // Borrowed through pointers: reading a field of a row or a decision copies that field alone.
-        let fits = rowArray.withUnsafeBufferPointer { rows in
+        let fits = roll.rows.withUnsafeBufferPointer { rows in
             decisions.withUnsafeBufferPointer { decisions in
                 for index in decisions.indices {
                     let row = index < skipped ? index : index + 1
-                    if roll == nil {
-                        out.string(decisions[index].receiver)
-                    } else if decisions[index].receiver != rows[row].state.user {
-                        return false
-                    }
-                    switch decisions[index].decision {
-                    case .suppressed(let reason):
-                        out.bytes.append(0)
-                        out.bytes.append(UInt8(reasons.firstIndex(of: reason)!))
-                    case .push(let request):
-                        switch request.body {
-                        case .bytes(let payload):
-                            out.bytes.append(1)
-                            out.difference(payload, from: previous)
-                            previous = payload
-                        case .patched(let template, let badge, let receiver):
-                            out.bytes.append(2)
-                            let (number, isNew) = templates.number(of: ObjectIdentifier(template))
-                            out.varint(UInt64(number))
-                            if isNew {
-                                out.run(template.bytes)
-                                out.mark(template.badge)
-                                out.mark(template.receiver)
-                            }
-                            if template.badge != nil { out.signed(Int64(badge)) }
-                            if template.receiver != nil {
-                                if receiver == decisions[index].receiver {
-                                    out.bytes.append(0)
-                                } else {
-                                    out.varint(UInt64(receiver.utf8.count) + 1)
-                                    out.bytes += receiver.utf8
-                                }
-                            }
-                        }
-                        out.signed(Int64(request.badgeCounter))
-                        if roll != nil {
-                            if case .devices(let devices) = request.targets, Self.same(devices, rows[row].state.devices) {
-                                out.bytes.append(0)  // the row's own devices, standard headers
-                                continue
-                            }
-                            out.varint(UInt64(request.deliveryCount) + 1)
-                        } else {
-                            out.varint(UInt64(request.deliveryCount))
-                        }
-                        switch request.targets {
-                        case .devices(let devices):
-                            devices.withUnsafeBufferPointer { devices in  // borrowed: no copy of each device
-                                for i in devices.indices {
-                                    out.device(devices[i], certificates: &certificates)
-                                    out.bytes.append(0)
-                                }
-                            }
-                        case .deliveries(let deliveries):
-                            for delivery in deliveries {
-                                out.device(delivery.device, certificates: &certificates)
-                                if delivery.hasStandardHeaders {
-                                    out.bytes.append(0)
-                                } else {
-                                    out.bytes.append(1)
-                                    out.varint(UInt64(delivery.headers.count))
-                                    for header in delivery.headers {
-                                        out.string(header.name)
-                                        out.string(header.value)
-                                    }
-                                }
-                            }
-                        }
-                    }
+                    guard decisions[index].receiver == rows[row].state.user else { return false }
+                    writer.append(decisions[index].decision, receiver: decisions[index].receiver, rowDevices: rows[row].state.devices)
                 }
                 return true
             }
         }
-        return fits ? out.bytes : nil
+        return fits ? writer.record(count: decisions.count, roll: (roll.id, roll.skipped)) : nil
+    }
+
+    /// Writes a record's decisions one by one, as they are made: a group send writes each
+    /// receiver's while its row is at hand, rather than reading all the rows again afterwards.
+    struct DecisionWriter {
+        /// `PBR4` (decisions are a roll's rows, written without their receivers) or `PBR3`.
+        let version4: Bool
+        private var out = Writer()
+        private var previous: [UInt8] = []
+        private var templates = Numbering<ObjectIdentifier>()
+        private var certificates = Numbering<Certificate>()
+
+        /// - Parameters:
+        ///   - version4: whether the decisions are a roll's rows, in order (``append(_:receiver:rowDevices:)`` gives each row's devices).
+        ///   - capacity: the number of decisions expected.
+        init(version4: Bool, capacity: Int) {
+            self.version4 = version4
+            out.bytes.reserveCapacity(capacity * (version4 ? 6 : 48))
+        }
+
+        /// Appends the next decision.
+        /// - Parameters:
+        ///   - decision: the decision.
+        ///   - receiver: its receiver.
+        ///   - rowDevices: in a `PBR4` record, the devices of the decision's row (the decision's
+        ///     own are written only when they differ); `nil` in `PBR3`.
+        mutating func append(_ decision: PushDecision, receiver: String, rowDevices: [Device]?) {
+            if !version4 { out.string(receiver) }
+            switch decision {
+            case .suppressed(let reason):
+                out.bytes.append(0)
+                out.bytes.append(UInt8(reasons.firstIndex(of: reason)!))
+            case .push(let request):
+                switch request.body {
+                case .bytes(let payload):
+                    out.bytes.append(1)
+                    out.difference(payload, from: previous)
+                    previous = payload
+                case .patched(let template, let badge, let patchedReceiver):
+                    out.bytes.append(2)
+                    let (number, isNew) = templates.number(of: ObjectIdentifier(template))
+                    out.varint(UInt64(number))
+                    if isNew {
+                        out.run(template.bytes)
+                        out.mark(template.badge)
+                        out.mark(template.receiver)
+                    }
+                    if template.badge != nil { out.signed(Int64(badge)) }
+                    if template.receiver != nil {
+                        if patchedReceiver == receiver {
+                            out.bytes.append(0)
+                        } else {
+                            out.varint(UInt64(patchedReceiver.utf8.count) + 1)
+                            out.bytes += patchedReceiver.utf8
+                        }
+                    }
+                }
+                out.signed(Int64(request.badgeCounter))
+                if version4 {
+                    if case .devices(let devices) = request.targets, let rowDevices, SentMessageRecord.same(devices, rowDevices) {
+                        out.bytes.append(0)  // the row's own devices, standard headers
+                        return
+                    }
+                    out.varint(UInt64(request.deliveryCount) + 1)
+                } else {
+                    out.varint(UInt64(request.deliveryCount))
+                }
+                switch request.targets {
+                case .devices(let devices):
+                    devices.withUnsafeBufferPointer { devices in  // borrowed: no copy of each device
+                        for i in devices.indices {
+                            out.device(devices[i], certificates: &certificates)
+                            out.bytes.append(0)
+                        }
+                    }
+                case .deliveries(let deliveries):
+                    for delivery in deliveries {
+                        out.device(delivery.device, certificates: &certificates)
+                        if delivery.hasStandardHeaders {
+                            out.bytes.append(0)
+                        } else {
+                            out.bytes.append(1)
+                            out.varint(UInt64(delivery.headers.count))
+                            for header in delivery.headers {
+                                out.string(header.name)
+                                out.string(header.value)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        /// The record: its header, then the decisions appended.
+        /// - Parameters:
+        ///   - count: the number of decisions appended.
+        ///   - roll: for `PBR4`, the stored roll's id and the row left out, if any.
+        func record(count: Int, roll: (id: Int64, skipped: Int?)?) -> [UInt8] {
+            var header = Writer()
+            if version4, let roll {
+                header.bytes += magicVersion4
+                header.varint(UInt64(roll.id))
+                header.varint(roll.skipped.map { UInt64($0) + 1 } ?? 0)
+            } else {
+                precondition(!version4, "a PBR4 record refers to a roll")
+                header.bytes += magic
+            }
+            header.varint(UInt64(count))
+            header.bytes.reserveCapacity(header.bytes.count + out.bytes.count)
+            header.bytes += out.bytes
+            return header.bytes
+        }
     }
 
     /// Whether two device lists are equal: at once when they share their storage (a decision's
     /// devices are its row's), else compared.
-    private static func same(_ a: [Device], _ b: [Device]) -> Bool {
+    static func same(_ a: [Device], _ b: [Device]) -> Bool {
         let shared = a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress && a.count == b.count } }
         return shared || a == b
     }
