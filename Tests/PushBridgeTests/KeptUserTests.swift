@@ -66,6 +66,9 @@ struct KeptUserTests {
         try check("the first load")
         try check("warm sends")
         try check("another sender", sender: "m5")
+        // A group send counts kept users among many others (their kept counters are set in place).
+        _ = try ReceiverCacheTests.sendMatchesFullDecide(facade, path: path, id: "kept-g1", sender: "m4")
+        try check("a group send counting kept users")
 
         // The facade's own writes.
         try facade.apply(FacadeTests.json(#"{"call":"setSilentModeForConversation","conversationId":"m0","conversationType":"Chat","remindType":"None"}"#),

@@ -42,6 +42,23 @@ final class KeptUsers {
         if let name = names[key] { byName[name]?.record.state.badge = badge }
     }
 
+    /// Sets the counters of the kept users among `badges` (the last one given for a user wins).
+    /// A group send counts many users and few of them are kept: their keys are compared while few,
+    /// rather than every counted user looked up.
+    func setBadges(_ badges: [(key: UserKey, badge: Int)]) {
+        guard !names.isEmpty else { return }
+        guard names.count <= 8 else {
+            for (key, badge) in badges { setBadge(badge, of: key.rawValue) }
+            return
+        }
+        let kept = Array(names.keys)
+        var latest: [Int64: Int] = [:]
+        badges.withUnsafeBufferPointer { badges in
+            for i in badges.indices where kept.contains(badges[i].key.rawValue) { latest[badges[i].key.rawValue] = badges[i].badge }
+        }
+        for (key, badge) in latest { setBadge(badge, of: key) }
+    }
+
     func removeAll() {
         byName.removeAll()
         names.removeAll()

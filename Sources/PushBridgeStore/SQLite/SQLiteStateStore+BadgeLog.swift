@@ -78,11 +78,16 @@ extension SQLiteStateStore.Transaction {
     /// Appends counters to the badge log as one row, and to this connection's read of it.
     func logBadges(_ badges: [(key: UserKey, badge: Int)]) throws {
         _ = try badgeOverlay()
-        var blob = [UInt8]()
-        blob.reserveCapacity(badges.count * 16)
-        for (key, badge) in badges {
-            withUnsafeBytes(of: key.rawValue.littleEndian) { blob.append(contentsOf: $0) }
-            withUnsafeBytes(of: Int64(badge).littleEndian) { blob.append(contentsOf: $0) }
+        // Each entry: the row id and the counter, 8 bytes little-endian each, stored in place.
+        let blob = [UInt8](unsafeUninitializedCapacity: badges.count * 16) { out, written in
+            let raw = UnsafeMutableRawBufferPointer(out)
+            badges.withUnsafeBufferPointer { badges in
+                for i in badges.indices {
+                    raw.storeBytes(of: badges[i].key.rawValue.littleEndian, toByteOffset: i * 16, as: Int64.self)
+                    raw.storeBytes(of: Int64(badges[i].badge).littleEndian, toByteOffset: i * 16 + 8, as: Int64.self)
+                }
+            }
+            written = badges.count * 16
         }
         try connection.statement("INSERT INTO badge_log (entries) VALUES (?)").bind(1, blob: blob).run()
         let id = connection.lastInsertRowID

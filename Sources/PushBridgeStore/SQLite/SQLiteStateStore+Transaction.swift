@@ -612,7 +612,7 @@ extension SQLiteStateStore {
             for table in connection.receiverTables.values {
                 for (key, badge) in badges { if let position = table.position(of: key.rawValue) { table.setBadge(badge, at: position) } }
             }
-            if connection.keptUsers.count > 0 { for (key, badge) in badges { connection.keptUsers.setBadge(badge, of: key.rawValue) } }
+            connection.keptUsers.setBadges(badges)
         }
 
         // MARK: Rows
