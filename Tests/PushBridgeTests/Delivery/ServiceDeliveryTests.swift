@@ -42,10 +42,11 @@ struct ServiceDeliveryTests {
     func delivers() async throws {
         let kit = try DeliveryKit()
         try await withMockAPNs(kit.mockConfiguration) { mock in
-            // APNs learnt of the token's death after the device was bound (the set-up below binds it now).
-            mock.script(exampleTokens.development, [.unregistered(at: Int64(Date().timeIntervalSince1970 * 1000) + 60_000)])
             try await withLiveService(database: nil, { try! Self.configure(&$0, kit: kit, mock: mock) }) { service in
                 let key = try await setUpExampleApp(service, app: "a1")
+                // APNs learnt of the token's death after the device was bound (the set-up above bound
+                // it): scripted once the set-up is done, however long a loaded machine took over it.
+                mock.script(exampleTokens.development, [.unregistered(at: Int64(Date().timeIntervalSince1970 * 1000) + 60_000)])
                 let message = try String(contentsOf: Repository.root.appendingPathComponent("Examples/facade/message.json"), encoding: .utf8)
                 let sent = try await service.call(.post, "/v1/apps/a1/messages?dialect=agora-silent", key: key, body: message)
                 #expect(sent.status == 201, "\(sent.text)")
