@@ -88,6 +88,22 @@ struct ReceiverCacheTests {
     /// Small groups (counters updated in place), big ones (the badge log), and a log folded every other send.
     static let shapes: [(members: Int, badgeLogLimit: Int)] = [(30, 1_000_000), (160, 1_000_000), (160, 250)]
 
+    @Test("a sender anywhere in a big kept group is left out as a fresh load leaves it out: early rows, past the scanned ones, the last, unconfigured, not a member")
+    func sendersAnywhere() throws {
+        let (path, store, facade) = try Self.populated(members: 300)
+        // The first lookups scan; one past the first 64 rows indexes the names, which later ones use.
+        for sender in ["m0", "m5", "m63", "m64", "m200", "m299", "x2", "stranger", "m1", "m250", "x1"] {
+            let kept = try Self.kept(store, sender: sender)
+            #expect(kept == (try Self.fresh(path, sender: sender)), "sender \(sender)")
+            let isMember = sender != "stranger"
+            #expect(kept.count == (isMember ? 301 : 302), "sender \(sender)")
+            #expect(!kept.contains { $0.state.user == sender }, "sender \(sender)")
+        }
+        // A send from far down the group decides exactly as a full decide, then again from the top.
+        try Self.sendMatchesFullDecide(facade, path: path, id: "far", sender: "m280")
+        try Self.sendMatchesFullDecide(facade, path: path, id: "near", sender: "m2")
+    }
+
     @Test("kept receivers equal a fresh load, and decisions a full decide, after every kind of change", arguments: shapes)
     func keptReceiversStayTrue(members: Int, badgeLogLimit: Int) throws {
         let (path, store, facade) = try Self.populated(members: members, options: .init(badgeLogLimit: badgeLogLimit))

@@ -19,6 +19,10 @@ final class ReceiverTable {
     /// Each row's current badge counter.
     private(set) var badges: [Int]
     private var positions: UserRowMap?
+    /// Each member's row by name, made when a sender is first looked for past the first rows.
+    private var positionsByName: [UserID: Int]?
+    /// How many rows a sender is looked for among by a scan before the names are indexed.
+    private static let scannedRows = 64
     /// Stands for the rows' names and devices while they stay the same.
     private(set) var roll = ReceiverRoll()
     /// The id of the roll's stored copy, once a send's record referred to it.
@@ -35,9 +39,24 @@ final class ReceiverTable {
     ///   - asRoll: whether they come with the table's roll (a kept table's: its stored copy is
     ///     shared by the sends to it).
     func receivers(excluding sender: UserID, asRoll: Bool = true) -> StoredReceivers {
+        StoredReceivers(rows: rows, badges: badges, skipping: position(named: sender), roll: asRoll ? roll : nil)
+    }
+
+    /// The first row of a member by name: a scan of the first rows, then (a sender further down a big
+    /// group, where a scan would touch every row before it) the names indexed once for later sends.
+    func position(named name: UserID) -> Int? {
+        if let positionsByName { return positionsByName[name] }
         // By index through a pointer: each row's name is read alone, not the row copied.
-        let skipped = rows.withUnsafeBufferPointer { rows in rows.indices.first { rows[$0].state.user == sender } }
-        return StoredReceivers(rows: rows, badges: badges, skipping: skipped, roll: asRoll ? roll : nil)
+        let (found, scanned) = rows.withUnsafeBufferPointer { rows -> (Int?, Int) in
+            let scanned = min(rows.count, Self.scannedRows)
+            return ((0..<scanned).first { rows[$0].state.user == name }, scanned)
+        }
+        if found != nil || scanned == rows.count { return found }
+        var byName: [UserID: Int] = [:]
+        byName.reserveCapacity(rows.count)
+        for position in rows.indices.reversed() { byName[rows[position].state.user] = position }  // the first row wins
+        positionsByName = byName
+        return byName[name]
     }
 
     /// The row of a user, by the store's key.
@@ -54,6 +73,7 @@ final class ReceiverTable {
         if row.state.user != rows[position].state.user || row.state.devices != rows[position].state.devices {
             roll = ReceiverRoll()  // the stored roll no longer lists this member as it is
             rollID = nil
+            if row.state.user != rows[position].state.user { positionsByName = nil }
         }
         rows[position] = row
         badges[position] = row.state.badge
