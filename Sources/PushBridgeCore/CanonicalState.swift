@@ -133,13 +133,6 @@ public struct ConversationPushSettings: Hashable, Sendable {
 /// store's kept rows) is one retain, not one per string and collection inside; changing a copy that
 /// is shared copies its fields first.
 public struct UserState: Hashable, Sendable, CustomReflectable {
-    /// The fields, stored once and shared by copies until one of them changes.
-    @usableFromInline final class Storage: @unchecked Sendable {
-        // Unchecked: a state changes its storage only when it holds the sole reference (`makeUnique`).
-        @exclusivity(unchecked) @usableFromInline var fields: Fields
-        @inlinable init(_ fields: Fields) { self.fields = fields }
-    }
-
     /// The stored fields.
     @usableFromInline struct Fields: Hashable, Sendable {
         @usableFromInline var user: UserID
@@ -159,142 +152,87 @@ public struct UserState: Hashable, Sendable, CustomReflectable {
         @usableFromInline var timeZone: TimeZone
     }
 
-    @usableFromInline var storage: Storage
-
-    /// Gives this state its own storage before a change, when another copy shares it.
-    @inlinable mutating func makeUnique() {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
-    }
+    /// The fields, shared by copies until one of them changes.
+    @usableFromInline var storage: CopyOnWrite<Fields>
 
     /// The user id.
     @inlinable public var user: UserID {
-        get { storage.fields.user }
-        _modify {
-            makeUnique()
-            yield &storage.fields.user
-        }
+        get { storage.value.user }
+        _modify { yield &storage.value.user }
     }
     /// The registered devices, newest binding first (SPEC §10); one token appears once.
     @inlinable public var devices: [Device] {
-        get { storage.fields.devices }
-        _modify {
-            makeUnique()
-            yield &storage.fields.devices
-        }
+        get { storage.value.devices }
+        _modify { yield &storage.value.devices }
     }
     /// The certificate bound by SDK initialisation, used by a later token registration.
     @inlinable public var boundCertificate: Certificate? {
-        get { storage.fields.boundCertificate }
-        _modify {
-            makeUnique()
-            yield &storage.fields.boundCertificate
-        }
+        get { storage.value.boundCertificate }
+        _modify { yield &storage.value.boundCertificate }
     }
     /// Whether the app holds a live connection.
     @inlinable public var presence: Presence {
-        get { storage.fields.presence }
-        _modify {
-            makeUnique()
-            yield &storage.fields.presence
-        }
+        get { storage.value.presence }
+        _modify { yield &storage.value.presence }
     }
     /// How long a backgrounded app keeps its connection (Easemob/Agora: 120 s; Tencent: 0).
     @inlinable public var backgroundGraceSeconds: Int64 {
-        get { storage.fields.backgroundGraceSeconds }
-        _modify {
-            makeUnique()
-            yield &storage.fields.backgroundGraceSeconds
-        }
+        get { storage.value.backgroundGraceSeconds }
+        _modify { yield &storage.value.backgroundGraceSeconds }
     }
     /// The receiver's badge counter: what the last push showed.
     @inlinable public var badge: Int {
-        get { storage.fields.badge }
-        _modify {
-            makeUnique()
-            yield &storage.fields.badge
-        }
+        get { storage.value.badge }
+        _modify { yield &storage.value.badge }
     }
     /// App-level push settings.
     @inlinable public var app: AppPushSettings {
-        get { storage.fields.app }
-        _modify {
-            makeUnique()
-            yield &storage.fields.app
-        }
+        get { storage.value.app }
+        _modify { yield &storage.value.app }
     }
     /// Per-conversation push settings, by conversation; empty ones are not kept.
     @inlinable public var conversations: [ConversationKey: ConversationPushSettings] {
-        get { storage.fields.conversations }
-        _modify {
-            makeUnique()
-            yield &storage.fields.conversations
-        }
+        get { storage.value.conversations }
+        _modify { yield &storage.value.conversations }
     }
     /// How much a push to this user shows.
     @inlinable public var displayStyle: DisplayStyle {
-        get { storage.fields.displayStyle }
-        _modify {
-            makeUnique()
-            yield &storage.fields.displayStyle
-        }
+        get { storage.value.displayStyle }
+        _modify { yield &storage.value.displayStyle }
     }
     /// The sender's push display name (Easemob/Agora display name, Tencent nick).
     @inlinable public var displayName: String? {
-        get { storage.fields.displayName }
-        _modify {
-            makeUnique()
-            yield &storage.fields.displayName
-        }
+        get { storage.value.displayName }
+        _modify { yield &storage.value.displayName }
     }
     /// Preferred notification language; `nil` when unset.
     @inlinable public var language: String? {
-        get { storage.fields.language }
-        _modify {
-            makeUnique()
-            yield &storage.fields.language
-        }
+        get { storage.value.language }
+        _modify { yield &storage.value.language }
     }
     /// Tencent default sound for one-to-one conversations.
     @inlinable public var oneToOneSound: String? {
-        get { storage.fields.oneToOneSound }
-        _modify {
-            makeUnique()
-            yield &storage.fields.oneToOneSound
-        }
+        get { storage.value.oneToOneSound }
+        _modify { yield &storage.value.oneToOneSound }
     }
     /// Tencent default sound for group conversations.
     @inlinable public var groupSound: String? {
-        get { storage.fields.groupSound }
-        _modify {
-            makeUnique()
-            yield &storage.fields.groupSound
-        }
+        get { storage.value.groupSound }
+        _modify { yield &storage.value.groupSound }
     }
     /// Group name cards of this user, by group id.
     @inlinable public var nameCards: [String: String] {
-        get { storage.fields.nameCards }
-        _modify {
-            makeUnique()
-            yield &storage.fields.nameCards
-        }
+        get { storage.value.nameCards }
+        _modify { yield &storage.value.nameCards }
     }
     /// The receiver's time zone for do-not-disturb windows.
     @inlinable public var timeZone: TimeZone {
-        get { storage.fields.timeZone }
-        _modify {
-            makeUnique()
-            yield &storage.fields.timeZone
-        }
+        get { storage.value.timeZone }
+        _modify { yield &storage.value.timeZone }
     }
-
-    public static func == (lhs: UserState, rhs: UserState) -> Bool {
-        lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
-    }
-
-    public func hash(into hasher: inout Hasher) { storage.fields.hash(into: &hasher) }
 
     /// The fields, as a struct's: what `print`, `dump` and test failures show.
-    public var customMirror: Mirror { Mirror(self, children: Mirror(reflecting: storage.fields).children, displayStyle: .struct) }
+    public var customMirror: Mirror { Mirror(self, children: Mirror(reflecting: storage.value).children, displayStyle: .struct) }
 
     /// UTC, every state's time zone until one is known (made once: `TimeZone(identifier:)` is not cheap).
     public static let utc = TimeZone(identifier: "UTC")!
@@ -305,7 +243,7 @@ public struct UserState: Hashable, Sendable, CustomReflectable {
     ///   - displayStyle: the dialect's default display style.
     ///   - backgroundGraceSeconds: the dialect's background grace.
     public init(user: UserID, displayStyle: DisplayStyle, backgroundGraceSeconds: Int64, timeZone: TimeZone = UserState.utc) {
-        storage = Storage(Fields(
+        storage = CopyOnWrite(Fields(
             user: user, devices: [], boundCertificate: nil, presence: .offline, backgroundGraceSeconds: backgroundGraceSeconds,
             badge: 0, app: AppPushSettings(), conversations: [:], displayStyle: displayStyle, displayName: nil, language: nil,
             oneToOneSound: nil, groupSound: nil, nameCards: [:], timeZone: timeZone))

@@ -87,13 +87,6 @@ public struct LocalizationKeys: Hashable, Sendable {
 /// A value type whose fields live behind one reference: copying a message (into a prepared push, a
 /// scenario step) is one retain; changing a copy that is shared copies its fields first.
 public struct PushMessage: Hashable, Sendable, CustomReflectable {
-    /// The fields, stored once and shared by copies until one of them changes.
-    @usableFromInline final class Storage: @unchecked Sendable {
-        // Unchecked: a value changes its storage only when it holds the sole reference (`makeUnique`).
-        @exclusivity(unchecked) @usableFromInline var fields: Fields
-        @inlinable init(_ fields: Fields) { self.fields = fields }
-    }
-
     /// The stored fields.
     @usableFromInline struct Fields: Hashable, Sendable {
         @usableFromInline var id: String
@@ -123,216 +116,131 @@ public struct PushMessage: Hashable, Sendable, CustomReflectable {
         @usableFromInline var androidOptions: JSONValue?
     }
 
-    @usableFromInline var storage: Storage
-
-    /// Gives this value its own storage before a change, when another copy shares it.
-    @inlinable mutating func makeUnique() {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
-    }
+    /// The fields, shared by copies until one of them changes.
+    @usableFromInline var storage: CopyOnWrite<Fields>
 
     @inlinable public var id: String {
-        get { storage.fields.id }
-        _modify {
-            makeUnique()
-            yield &storage.fields.id
-        }
+        get { storage.value.id }
+        _modify { yield &storage.value.id }
     }
     @inlinable public var sender: UserID {
-        get { storage.fields.sender }
-        _modify {
-            makeUnique()
-            yield &storage.fields.sender
-        }
+        get { storage.value.sender }
+        _modify { yield &storage.value.sender }
     }
     @inlinable public var kind: ChatKind {
-        get { storage.fields.kind }
-        _modify {
-            makeUnique()
-            yield &storage.fields.kind
-        }
+        get { storage.value.kind }
+        _modify { yield &storage.value.kind }
     }
     /// The group id, for group messages.
     @inlinable public var groupId: String? {
-        get { storage.fields.groupId }
-        _modify {
-            makeUnique()
-            yield &storage.fields.groupId
-        }
+        get { storage.value.groupId }
+        _modify { yield &storage.value.groupId }
     }
     /// The group's name as the message carries it (Tencent).
     @inlinable public var groupName: String? {
-        get { storage.fields.groupName }
-        _modify {
-            makeUnique()
-            yield &storage.fields.groupName
-        }
+        get { storage.value.groupName }
+        _modify { yield &storage.value.groupName }
     }
     @inlinable public var content: [ContentPart] {
-        get { storage.fields.content }
-        _modify {
-            makeUnique()
-            yield &storage.fields.content
-        }
+        get { storage.value.content }
+        _modify { yield &storage.value.content }
     }
     /// Content translations by language code.
     @inlinable public var translations: [String: String] {
-        get { storage.fields.translations }
-        _modify {
-            makeUnique()
-            yield &storage.fields.translations
-        }
+        get { storage.value.translations }
+        _modify { yield &storage.value.translations }
     }
     /// Replaces the derived content, keeping the name prefix (`offlinePushInfo.desc`).
     @inlinable public var contentOverride: String? {
-        get { storage.fields.contentOverride }
-        _modify {
-            makeUnique()
-            yield &storage.fields.contentOverride
-        }
+        get { storage.value.contentOverride }
+        _modify { yield &storage.value.contentOverride }
     }
     /// Whole-body override, weakest (`em_push_content`).
     @inlinable public var pushContent: String? {
-        get { storage.fields.pushContent }
-        _modify {
-            makeUnique()
-            yield &storage.fields.pushContent
-        }
+        get { storage.value.pushContent }
+        _modify { yield &storage.value.pushContent }
     }
     /// Whole-body override (`em_alert_body`).
     @inlinable public var alertBody: String? {
-        get { storage.fields.alertBody }
-        _modify {
-            makeUnique()
-            yield &storage.fields.alertBody
-        }
+        get { storage.value.alertBody }
+        _modify { yield &storage.value.alertBody }
     }
     /// Title, weakest (`em_push_title`).
     @inlinable public var pushTitle: String? {
-        get { storage.fields.pushTitle }
-        _modify {
-            makeUnique()
-            yield &storage.fields.pushTitle
-        }
+        get { storage.value.pushTitle }
+        _modify { yield &storage.value.pushTitle }
     }
     /// Title (`em_alert_title`).
     @inlinable public var alertTitle: String? {
-        get { storage.fields.alertTitle }
-        _modify {
-            makeUnique()
-            yield &storage.fields.alertTitle
-        }
+        get { storage.value.alertTitle }
+        _modify { yield &storage.value.alertTitle }
     }
     @inlinable public var alertSubtitle: String? {
-        get { storage.fields.alertSubtitle }
-        _modify {
-            makeUnique()
-            yield &storage.fields.alertSubtitle
-        }
+        get { storage.value.alertSubtitle }
+        _modify { yield &storage.value.alertSubtitle }
     }
     @inlinable public var template: TemplateReference? {
-        get { storage.fields.template }
-        _modify {
-            makeUnique()
-            yield &storage.fields.template
-        }
+        get { storage.value.template }
+        _modify { yield &storage.value.template }
     }
     @inlinable public var localization: LocalizationKeys {
-        get { storage.fields.localization }
-        _modify {
-            makeUnique()
-            yield &storage.fields.localization
-        }
+        get { storage.value.localization }
+        _modify { yield &storage.value.localization }
     }
     @inlinable public var category: String? {
-        get { storage.fields.category }
-        _modify {
-            makeUnique()
-            yield &storage.fields.category
-        }
+        get { storage.value.category }
+        _modify { yield &storage.value.category }
     }
     @inlinable public var mutableContent: Bool {
-        get { storage.fields.mutableContent }
-        _modify {
-            makeUnique()
-            yield &storage.fields.mutableContent
-        }
+        get { storage.value.mutableContent }
+        _modify { yield &storage.value.mutableContent }
     }
     /// A badge value to show instead of the counter (`em_push_badge`).
     @inlinable public var badgeOverride: Int? {
-        get { storage.fields.badgeOverride }
-        _modify {
-            makeUnique()
-            yield &storage.fields.badgeOverride
-        }
+        get { storage.value.badgeOverride }
+        _modify { yield &storage.value.badgeOverride }
     }
     /// The message does not count toward the badge and shows none (`ignoreBadge`).
     @inlinable public var ignoreBadge: Bool {
-        get { storage.fields.ignoreBadge }
-        _modify {
-            makeUnique()
-            yield &storage.fields.ignoreBadge
-        }
+        get { storage.value.ignoreBadge }
+        _modify { yield &storage.value.ignoreBadge }
     }
     @inlinable public var sound: SoundChoice? {
-        get { storage.fields.sound }
-        _modify {
-            makeUnique()
-            yield &storage.fields.sound
-        }
+        get { storage.value.sound }
+        _modify { yield &storage.value.sound }
     }
     /// The message's custom extension (`extern` / `ext`), one canonical value.
     @inlinable public var extensionValue: JSONValue? {
-        get { storage.fields.extensionValue }
-        _modify {
-            makeUnique()
-            yield &storage.fields.extensionValue
-        }
+        get { storage.value.extensionValue }
+        _modify { yield &storage.value.extensionValue }
     }
     /// Do not push (`em_ignore_notification`, `pushFlag` 1).
     @inlinable public var ignore: Bool {
-        get { storage.fields.ignore }
-        _modify {
-            makeUnique()
-            yield &storage.fields.ignore
-        }
+        get { storage.value.ignore }
+        _modify { yield &storage.value.ignore }
     }
     /// Push even through do-not-disturb and remind types (`em_force_notification`).
     @inlinable public var force: Bool {
-        get { storage.fields.force }
-        _modify {
-            makeUnique()
-            yield &storage.fields.force
-        }
+        get { storage.value.force }
+        _modify { yield &storage.value.force }
     }
     @inlinable public var mentions: Mentions {
-        get { storage.fields.mentions }
-        _modify {
-            makeUnique()
-            yield &storage.fields.mentions
-        }
+        get { storage.value.mentions }
+        _modify { yield &storage.value.mentions }
     }
     /// Android push options (Tencent `androidConfig` / REST `AndroidInfo`): carried as given so a
     /// translation can keep or report them; they have no effect on APNs (SPEC §10).
     @inlinable public var androidOptions: JSONValue? {
-        get { storage.fields.androidOptions }
-        _modify {
-            makeUnique()
-            yield &storage.fields.androidOptions
-        }
+        get { storage.value.androidOptions }
+        _modify { yield &storage.value.androidOptions }
     }
-
-    public static func == (lhs: PushMessage, rhs: PushMessage) -> Bool {
-        lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
-    }
-
-    public func hash(into hasher: inout Hasher) { storage.fields.hash(into: &hasher) }
 
     /// The fields, as a struct's: what `print`, `dump` and test failures show.
-    public var customMirror: Mirror { Mirror(self, children: Mirror(reflecting: storage.fields).children, displayStyle: .struct) }
+    public var customMirror: Mirror { Mirror(self, children: Mirror(reflecting: storage.value).children, displayStyle: .struct) }
 
     /// A plain message with no push options.
     public init(id: String, sender: UserID, kind: ChatKind, groupId: String? = nil, content: [ContentPart]) {
-        storage = Storage(Fields(
+        storage = CopyOnWrite(Fields(
             id: id, sender: sender, kind: kind, groupId: groupId, groupName: nil, content: content, translations: [:],
             contentOverride: nil, pushContent: nil, alertBody: nil, pushTitle: nil, alertTitle: nil, alertSubtitle: nil,
             template: nil, localization: LocalizationKeys(), category: nil, mutableContent: false, badgeOverride: nil,
