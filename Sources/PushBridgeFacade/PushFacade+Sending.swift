@@ -31,7 +31,8 @@ extension PushFacade {
         effects.indexBadges()
         let counted = effects.hasBadges
         // A kept group's record is written as its decisions are made, while each row is at hand;
-        // its decisions are the roll's rows in order, so they are written against them (`PBR4`).
+        // its decisions are the roll's rows in order, so they are written against them (`PBR4`;
+        // the writer checks each row is its decision's receiver's, else the record is `PBR3`).
         var record = remembered && receivers.roll != nil ? SentMessageRecord.DecisionWriter(version4: true, capacity: receivers.count) : nil
         receivers.forEachBorrowed { receiver, stored in
             // A counter an earlier message of this transaction changed is not written yet.
@@ -50,14 +51,15 @@ extension PushFacade {
             if case .push(let request) = decision, request.badgeCounter != badge, let key {
                 badges.append((key, request.badgeCounter))
             }
-            decisions.append(ReceiverDecision(receiver: receiver.pointee.state.user, decision: decision))
-            record?.append(decision, receiver: receiver.pointee.state.user, rowDevices: receiver.pointee.state.devices)
+            let name = receiver.pointee.state.user
+            decisions.append(ReceiverDecision(receiver: name, decision: decision))
+            record?.append(decision, receiver: name, row: receiver.pointee.state)
         }
         let deliveries = queuesDeliveries ? Self.outbox(decisions, messageID: canonical.id, now: now) : []
         var sent: SentMessage?
         if remembered {
             let bytes: [UInt8]
-            if let record, let kept = receivers.roll {
+            if let record, record.matchesRows, let kept = receivers.roll {
                 // A kept group's names and devices are stored once, for every send's record to refer to.
                 let rows = receivers.allRows
                 let id = try transaction.storeRoll(kept, usedAt: now) { SentMessageRecord.encodeRoll(rows) }

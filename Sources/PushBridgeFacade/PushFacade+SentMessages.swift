@@ -77,31 +77,17 @@ enum SentMessageRecord {
     /// A record of decisions: `PBR4`, referring to `roll` for the receivers' names and devices,
     /// when given and every decision's receiver is its row's; else `PBR3`.
     static func encode(_ decisions: [PushFacade.ReceiverDecision], roll: RollReference? = nil) -> [UInt8] {
-        if let roll, let record = encode(decisions, rows: roll) { return record }
-        var writer = DecisionWriter(version4: false, capacity: decisions.count)
-        decisions.withUnsafeBufferPointer { decisions in
-            for index in decisions.indices { writer.append(decisions[index].decision, receiver: decisions[index].receiver, rowDevices: nil) }
-        }
-        return writer.record(count: decisions.count, roll: nil)
-    }
-
-    /// `PBR4` with `roll`; `nil` when a decision's receiver is not its row's.
-    private static func encode(_ decisions: [PushFacade.ReceiverDecision], rows roll: RollReference) -> [UInt8]? {
-        guard decisions.count == roll.rows.count - (roll.skipped == nil ? 0 : 1) else { return nil }
-        var writer = DecisionWriter(version4: true, capacity: decisions.count)
-        let skipped = roll.skipped ?? Int.max
-        // Borrowed through pointers: reading a field of a row or a decision copies that field alone.
-        let fits = roll.rows.withUnsafeBufferPointer { rows in
-            decisions.withUnsafeBufferPointer { decisions in
-                for index in decisions.indices {
-                    let row = index < skipped ? index : index + 1
-                    guard decisions[index].receiver == rows[row].state.user else { return false }
-                    writer.append(decisions[index].decision, receiver: decisions[index].receiver, rowDevices: rows[row].state.devices)
-                }
-                return true
+        if let roll, decisions.count == roll.rows.count - (roll.skipped == nil ? 0 : 1) {
+            var writer = DecisionWriter(version4: true, capacity: decisions.count)
+            let skipped = roll.skipped ?? Int.max
+            for index in decisions.indices {
+                writer.append(decisions[index].decision, receiver: decisions[index].receiver, row: roll.rows[index < skipped ? index : index + 1].state)
             }
+            if writer.matchesRows { return writer.record(count: decisions.count, roll: (roll.id, roll.skipped)) }
         }
-        return fits ? writer.record(count: decisions.count, roll: (roll.id, roll.skipped)) : nil
+        var writer = DecisionWriter(version4: false, capacity: decisions.count)
+        for index in decisions.indices { writer.append(decisions[index].decision, receiver: decisions[index].receiver, row: nil) }
+        return writer.record(count: decisions.count, roll: nil)
     }
 
     /// Writes a record's decisions one by one, as they are made: a group send writes each
@@ -109,13 +95,16 @@ enum SentMessageRecord {
     struct DecisionWriter {
         /// `PBR4` (decisions are a roll's rows, written without their receivers) or `PBR3`.
         let version4: Bool
+        /// Whether every decision appended to a `PBR4` record was its row's receiver's: the record
+        /// is right only then (else nothing more is written, and the record is to be `PBR3`).
+        private(set) var matchesRows = true
         private var out = Writer()
         private var previous: [UInt8] = []
         private var templates = Numbering<ObjectIdentifier>()
         private var certificates = Numbering<Certificate>()
 
         /// - Parameters:
-        ///   - version4: whether the decisions are a roll's rows, in order (``append(_:receiver:rowDevices:)`` gives each row's devices).
+        ///   - version4: whether the decisions are a roll's rows, in order (``append(_:receiver:row:)`` gives each row).
         ///   - capacity: the number of decisions expected.
         init(version4: Bool, capacity: Int) {
             self.version4 = version4
@@ -126,10 +115,15 @@ enum SentMessageRecord {
         /// - Parameters:
         ///   - decision: the decision.
         ///   - receiver: its receiver.
-        ///   - rowDevices: in a `PBR4` record, the devices of the decision's row (the decision's
-        ///     own are written only when they differ); `nil` in `PBR3`.
-        mutating func append(_ decision: PushDecision, receiver: String, rowDevices: [Device]?) {
-            if !version4 { out.string(receiver) }
+        ///   - row: in a `PBR4` record, the state of the decision's row: its name must be the
+        ///     receiver's, and the decision's devices are written only when they differ from its
+        ///     devices; `nil` in `PBR3`.
+        mutating func append(_ decision: PushDecision, receiver: String, row: UserState?) {
+            if version4 {
+                guard matchesRows, let row, row.user == receiver else { return matchesRows = false }
+            } else {
+                out.string(receiver)
+            }
             switch decision {
             case .suppressed(let reason):
                 out.bytes.append(0)
@@ -161,7 +155,7 @@ enum SentMessageRecord {
                 }
                 out.signed(Int64(request.badgeCounter))
                 if version4 {
-                    if case .devices(let devices) = request.targets, let rowDevices, SentMessageRecord.same(devices, rowDevices) {
+                    if case .devices(let devices) = request.targets, let row, SentMessageRecord.same(devices, row.devices) {
                         out.bytes.append(0)  // the row's own devices, standard headers
                         return
                     }
