@@ -105,8 +105,14 @@ func setUpExampleApp(app: String, call: (HTTPRequest.Method, String, String?, St
 }
 
 /// A client for concurrent requests (many connections) to a live service.
-func withHTTPClient<T>(_ body: (HTTPClient) async throws -> T) async throws -> T {
-    let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(timeout: .init(connect: .seconds(5), read: .seconds(30))))
+/// - Parameters:
+///   - connectionPerRequest: whether every request opens a connection of its own (for a service that
+///     closes idle connections soon: a pooled one could be closed just as a request is sent on it).
+///   - body: the calls.
+func withHTTPClient<T>(connectionPerRequest: Bool = false, _ body: (HTTPClient) async throws -> T) async throws -> T {
+    var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(5), read: .seconds(30)))
+    if connectionPerRequest { configuration.maximumUsesPerConnection = 1 }
+    let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     do {
         let result = try await body(client)
         try await client.shutdown()
