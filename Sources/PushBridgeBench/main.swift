@@ -70,7 +70,10 @@ if arguments.contains("--deliver") {  // `make bench-deliver`: the service into 
 
 
 if arguments.contains("--only-decide") {  // for profiling the hot path alone (perf, callgrind): the traffic mix, 50 passes
-    let mix = TrafficMix.make(decisions: 20_000)
+    // `--only-decide KIND` decides one kind of the mix alone (say `one-to-one`).
+    let kindIndex = arguments.firstIndex(of: "--only-decide")! + 1
+    let only = kindIndex < arguments.count && !arguments[kindIndex].hasPrefix("--") ? arguments[kindIndex] : nil
+    let mix = TrafficMix.make(decisions: 20_000).filter { only == nil || $0.name == only }
     var pushed = 0
     let seconds = median(1) { for _ in 0..<50 { for kind in mix { pushed += decide(kind.messages).pushed } } }
     print("decide_render_per_pushed_payload \(Int(Double(pushed) / seconds))")

@@ -128,9 +128,23 @@ public struct PayloadRenderer: Sendable {
         // The longest prefix of whole scalars whose literal fits, costed from the UTF-8 bytes…
         var text = text
         let cutOffset = text.withUTF8 { utf8 -> Int in
+            guard let base = utf8.baseAddress else { return 0 }
             var cut = 0
             var index = 0
             while index < utf8.count {
+                // Runs that need no escape cost a byte a byte: taken whole while they fit, then
+                // back to the scalar boundary at or before where they end.
+                let plain = JSONWriter.plainPrefix(base + index, count: Swift.min(utf8.count - index, budget - used))
+                if plain > 0 {
+                    index += plain
+                    used += plain
+                    while index < utf8.count && utf8[index] & 0xC0 == 0x80 {
+                        index -= 1
+                        used -= 1
+                    }
+                    cut = index
+                    if index >= utf8.count { break }
+                }
                 let lead = utf8[index]
                 let length = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4
                 let cost = lead < 0x80 ? JSONWriter.encodedLength(ofByte: lead) : length
@@ -243,17 +257,29 @@ public struct PayloadRenderer: Sendable {
         ///   - limit: the size limit in bytes.
         /// - Returns: the payload, `nil` when it cannot fit.
         func render(_ alert: Alert, badge: Int, receiver: String, limit: Int) -> [UInt8]? {
-            var w = JSONWriter(capacity: 512)
+            var w = JSONWriter(capacity: 512 + alert.body.utf8.count)
             let marks = write(alert, badge: badge, receiver: receiver, into: &w)
-            let full = w.count
-            if full <= limit { return w.bytes }
+            if w.count <= limit { return w.bytes }
+            return shortened(alert, badge: badge, receiver: receiver, limit: limit, full: w.count, marks: marks)
+        }
+
+        /// Writes the payload of an alert that does not fit `limit`, its body (then its title) shortened.
+        /// - Parameters:
+        ///   - alert: the alert before shortening.
+        ///   - badge: the badge value shown (ignored when the payload has none).
+        ///   - receiver: the receiver's id.
+        ///   - limit: the size limit in bytes.
+        ///   - full: the size of the payload written with `alert` as it is.
+        ///   - marks: where that payload has its body and title literals.
+        /// - Returns: the payload, `nil` when it cannot fit.
+        func shortened(_ alert: Alert, badge: Int, receiver: String, limit: Int, full: Int, marks: Marks) -> [UInt8]? {
             // Shorten the body: the longest grapheme prefix such that prefix + "…" fits. The other
             // bytes stay as they are, so the budget is what the written body literal leaves.
             var alert = alert
+            var w = JSONWriter(capacity: limit + 64)
             let bodyBudget = limit - full + marks.body.count
             if let body = PayloadRenderer.shortened(alert.body, toLiteralBytes: bodyBudget) {
                 alert.body = body
-                w.removeAll()
                 write(alert, badge: badge, receiver: receiver, into: &w)
                 return w.bytes
             }
@@ -264,7 +290,6 @@ public struct PayloadRenderer: Sendable {
             guard let shortenedTitle = PayloadRenderer.shortened(title, toLiteralBytes: titleBudget) else { return nil }
             alert.body = PayloadRenderer.ellipsis
             alert.title = shortenedTitle
-            w.removeAll()
             write(alert, badge: badge, receiver: receiver, into: &w)
             return w.count <= limit ? w.bytes : nil
         }

@@ -24,8 +24,17 @@ public struct PreparedPush: Sendable {
     let customKeys: (written: [UInt8], receiverKey: Bool)
     /// Whether each receiver's badge counter is shown (no override, not ignored).
     let badgeVaries: Bool
-    /// The render classes seen, in order (most messages have one to three: a scan beats hashing).
-    var classes: [(key: RenderClass, template: Template)] = []
+    /// The first render class seen, kept inline: a one-to-one message has only this one.
+    var firstClass: RenderedClass?
+    /// The render classes seen after the first, in order (most messages have one to three: a scan
+    /// beats hashing).
+    var laterClasses: [RenderedClass] = []
+
+    /// A render class and its template.
+    struct RenderedClass: Sendable {
+        let key: RenderClass
+        let template: Template
+    }
 
     /// What a receiver's alert and `aps` depend on.
     struct RenderClass: Hashable, Sendable {
@@ -42,11 +51,15 @@ public struct PreparedPush: Sendable {
         let payload: PayloadTemplate
         let alert: PayloadRenderer.Alert
         let parts: PayloadRenderer.Parts
+        /// Where the payload has its body and title literals (the same for every receiver: their
+        /// badge and id come after them).
+        let marks: PayloadRenderer.Marks
 
-        init(payload: PayloadTemplate, alert: PayloadRenderer.Alert, parts: PayloadRenderer.Parts) {
+        init(payload: PayloadTemplate, alert: PayloadRenderer.Alert, parts: PayloadRenderer.Parts, marks: PayloadRenderer.Marks) {
             self.payload = payload
             self.alert = alert
             self.parts = parts
+            self.marks = marks
         }
     }
 
@@ -108,12 +121,18 @@ public struct PreparedPush: Sendable {
         let counter = message.ignoreBadge ? current : current + 1
         let badge = message.badgeOverride ?? counter
         let template: Template
-        if let known = classes.first(where: { $0.key == key }) {
+        if let first = firstClass, first.key == key {
+            template = first.template
+        } else if let known = laterClasses.first(where: { $0.key == key }) {
             template = known.template
         } else {
             // The first receiver of its class: written in full, and kept for the others.
             template = write(key, receiver: receiver, badge: badge)
-            classes.append((key, template))
+            if firstClass == nil {
+                firstClass = RenderedClass(key: key, template: template)
+            } else {
+                laterClasses.append(RenderedClass(key: key, template: template))
+            }
         }
         let payload = template.payload
         guard payload.fits(badge: badge, receiver: receiver.user, limit: renderer.limit) else {
@@ -127,17 +146,20 @@ public struct PreparedPush: Sendable {
         let renderer = decider.renderer
         let alert = renderer.alert(for: message, sender: sender, receiver: receiver, profile: profile, app: decider.app, derivedContent: derivedContent)
         let parts = PayloadRenderer.Parts(message: message, sound: key.sound, profile: profile, custom: customKeys.written, receiverKey: customKeys.receiverKey)
-        var w = JSONWriter(capacity: 256)
+        var w = JSONWriter(capacity: 256 + alert.body.utf8.count)
         let marks = parts.write(alert, badge: badge, receiver: receiver.user, badgeVaries: badgeVaries, into: &w)
-        return Template(payload: PayloadTemplate(bytes: w.bytes, badge: marks.badge, receiver: marks.receiver), alert: alert, parts: parts)
+        let payload = PayloadTemplate(bytes: w.bytes, badge: marks.badge, receiver: marks.receiver, writtenFor: (badge, receiver.user))
+        return Template(payload: payload, alert: alert, parts: parts, marks: marks)
     }
 
     /// A receiver's payload that does not fit as it is: shortening depends on every byte, so it is
     /// written for this receiver alone from its class's alert and parts (`nil`: it does not fit even so).
     func shortened(_ template: Template, receiver: UserState, badge: Int) -> [UInt8]? {
-        template.parts.render(template.alert, badge: badge, receiver: receiver.user, limit: decider.renderer.limit)
+        template.parts.shortened(
+            template.alert, badge: badge, receiver: receiver.user, limit: decider.renderer.limit,
+            full: template.payload.size(badge: badge, receiver: receiver.user), marks: template.marks)
     }
 
     /// The number of distinct payloads written in full so far (one per render class).
-    public var templateCount: Int { classes.count }
+    public var templateCount: Int { (firstClass == nil ? 0 : 1) + laterClasses.count }
 }

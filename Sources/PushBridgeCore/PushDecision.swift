@@ -149,15 +149,28 @@ package final class PayloadTemplate: Sendable {
     package let badge: Range<Int>?
     /// The receiver's id, quotes included (`nil`: the profile writes none).
     package let receiver: Range<Int>?
+    /// The badge value and receiver id the bytes were written with (`nil`: not known, as for a
+    /// template read back from storage): that receiver's payload is `bytes` as they are.
+    let writtenFor: (badge: Int, receiver: String)?
 
     /// - Parameters:
     ///   - bytes: the payload as written for one receiver.
     ///   - badge: where its badge digits are.
     ///   - receiver: where its receiver's id literal is (after `badge`).
-    package init(bytes: [UInt8], badge: Range<Int>?, receiver: Range<Int>?) {
+    ///   - writtenFor: the badge value and receiver id written there, when known.
+    package init(bytes: [UInt8], badge: Range<Int>?, receiver: Range<Int>?, writtenFor: (badge: Int, receiver: String)? = nil) {
         self.bytes = bytes
         self.badge = badge
         self.receiver = receiver
+        self.writtenFor = writtenFor
+    }
+
+    /// Whether one receiver's payload is `bytes` as they are (no digits or id to replace).
+    @inline(__always)
+    func isAsWritten(badge value: Int, receiver user: String) -> Bool {
+        if isFixed { return true }
+        guard let writtenFor else { return false }
+        return (badge == nil || writtenFor.badge == value) && (receiver == nil || writtenFor.receiver == user)
     }
 
     /// A template read back from storage: `nil` when the marks are out of order or outside the bytes.
@@ -172,6 +185,7 @@ package final class PayloadTemplate: Sendable {
 
     /// The size of one receiver's payload.
     package func size(badge value: Int, receiver user: String) -> Int {
+        if isAsWritten(badge: value, receiver: user) { return bytes.count }
         var size = bytes.count
         if let badge { size += JSONWriter.decimalLength(of: value) - badge.count }
         if let receiver { size += JSONWriter.encodedLength(ofString: user) - receiver.count }
@@ -187,7 +201,7 @@ package final class PayloadTemplate: Sendable {
 
     /// One receiver's payload.
     package func payload(badge value: Int, receiver user: String) -> [UInt8] {
-        if isFixed { return bytes }
+        if isAsWritten(badge: value, receiver: user) { return bytes }
         var w = JSONWriter(capacity: size(badge: value, receiver: user))
         write(badge: value, receiver: user, into: &w)
         return w.bytes
@@ -195,6 +209,7 @@ package final class PayloadTemplate: Sendable {
 
     /// Appends one receiver's payload to `w`.
     package func write(badge value: Int, receiver user: String, into w: inout JSONWriter) {
+        if isAsWritten(badge: value, receiver: user) { return w.raw(bytes) }
         var from = 0
         if let badge {
             w.raw(bytes[from..<badge.lowerBound])

@@ -4,36 +4,98 @@
 /// characters, `"` and `\` are escaped. Integers never gain a fraction and doubles always keep
 /// one (`1.0`), so the integer/number distinction survives a round trip.
 public struct JSONWriter: Sendable {
-    public private(set) var bytes: [UInt8]
+    /// The bytes: written with pointer stores into one buffer that doubles when full (a copy that
+    /// shares it takes a buffer of its own before it writes).
+    @usableFromInline final class Storage: @unchecked Sendable {
+        // Unchecked: a writer changes its storage only when it holds the only reference to it.
+        @usableFromInline let base: UnsafeMutablePointer<UInt8>
+        @usableFromInline let capacity: Int
 
-    public init(capacity: Int = 256) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        @usableFromInline init(capacity: Int) {
+            self.capacity = Swift.max(capacity, 16)
+            base = .allocate(capacity: self.capacity)
+        }
+
+        deinit { base.deallocate() }
     }
 
-    public var string: String { String(decoding: bytes, as: UTF8.self) }
+    @usableFromInline var storage: Storage
+    /// The number of bytes written.
+    public private(set) var count = 0
+
+    /// - Parameter capacity: the bytes to make room for at once.
+    public init(capacity: Int = 256) {
+        storage = Storage(capacity: capacity)
+    }
+
+    /// The bytes written.
+    public var bytes: [UInt8] { withBytes { Array($0) } }
+
+    /// Calls `body` with the bytes written, in place.
+    /// - Parameter body: reads the bytes; they are valid only during the call.
+    public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try body(UnsafeBufferPointer(start: storage.base, count: count))
+    }
+
+    public var string: String { withBytes { String(decoding: $0, as: UTF8.self) } }
+
+    /// Room for `n` more bytes: where they go (the caller adds them to ``count``).
+    @inline(__always)
+    mutating func room(_ n: Int) -> UnsafeMutablePointer<UInt8> {
+        if _slowPath(count + n > storage.capacity || !isKnownUniquelyReferenced(&storage)) { grow(n) }
+        return storage.base + count
+    }
+
+    /// Moves the bytes to a buffer of its own with room for `n` more (at least twice as big when full).
+    @usableFromInline mutating func grow(_ n: Int) {
+        let needed = count + n
+        let fresh = Storage(capacity: needed > storage.capacity ? Swift.max(needed, storage.capacity * 2) : storage.capacity)
+        fresh.base.update(from: storage.base, count: count)
+        storage = fresh
+    }
+
+    /// Appends raw bytes.
+    @inline(__always)
+    mutating func append(_ start: UnsafePointer<UInt8>, _ n: Int) {
+        let p = room(n)
+        p.update(from: start, count: n)
+        count += n
+    }
 
     @inline(__always)
     public mutating func raw(_ text: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        append(text.utf8Start, text.utf8CodeUnitCount)
     }
 
     @inline(__always)
-    public mutating func byte(_ b: UInt8) { bytes.append(b) }
+    public mutating func byte(_ b: UInt8) {
+        room(1).pointee = b
+        count += 1
+    }
 
     /// Appends bytes already written (JSON text made elsewhere).
     @inline(__always)
-    public mutating func raw(_ written: [UInt8]) { bytes.append(contentsOf: written) }
+    public mutating func raw(_ written: [UInt8]) {
+        written.withUnsafeBufferPointer { raw($0) }
+    }
 
     /// Appends bytes already written (JSON text made elsewhere).
     @inline(__always)
-    public mutating func raw(_ written: ArraySlice<UInt8>) { bytes.append(contentsOf: written) }
+    public mutating func raw(_ written: ArraySlice<UInt8>) {
+        written.withUnsafeBufferPointer { raw($0) }
+    }
 
-    /// The number of bytes written.
-    public var count: Int { bytes.count }
+    /// Appends bytes already written (JSON text made elsewhere).
+    @inline(__always)
+    public mutating func raw(_ written: UnsafeBufferPointer<UInt8>) {
+        if let start = written.baseAddress { append(start, written.count) }
+    }
 
     /// Forgets what was written, keeping the buffer's capacity (one writer reused for many payloads).
-    public mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+    public mutating func removeAll() {
+        count = 0
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(capacity: storage.capacity) }
+    }
 
     /// Writes a JSON string literal.
     public mutating func string(_ value: String) {
@@ -43,96 +105,124 @@ public struct JSONWriter: Sendable {
 
     /// Writes UTF-8 bytes as a JSON string literal: runs that need no escape are copied at once.
     public mutating func literal(_ utf8: UnsafeBufferPointer<UInt8>) {
-        bytes.append(0x22)
+        let n = utf8.count
+        // Room for the quotes and every byte unescaped; an escape makes room for itself and the rest.
+        var p = room(n + 2)
+        p.pointee = 0x22
+        count += 1
         guard let base = utf8.baseAddress else {
-            bytes.append(0x22)
+            p[1] = 0x22
+            count += 1
             return
         }
-        let count = utf8.count
-        bytes.reserveCapacity(bytes.count + count + 2)
         var runStart = 0
         var i = 0
-        while i < count {
-            // Eight bytes at a time while none needs an escape (no control byte, quote or backslash).
-            while i + 8 <= count {
-                let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
-                if JSONWriter.needsEscape(word) { break }
-                i += 8
-            }
-            guard i < count else { break }
+        while i < n {
+            // Words at a time while none needs an escape (no control byte, quote or backslash).
+            i += JSONWriter.plainPrefix(base + i, count: n - i)
+            guard i < n else { break }
             let b = base[i]
             if b >= 0x20 && b != 0x22 && b != 0x5C {
                 i += 1
                 continue
             }
-            if runStart < i { bytes.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: i - runStart)) }
+            if runStart < i { append(base + runStart, i - runStart) }
             i += 1
             runStart = i
+            p = room(6 + (n - i) + 1)
+            var e = 2
+            p[0] = 0x5C
             switch b {
-            case 0x22: bytes.append(0x5C); bytes.append(0x22)
-            case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
-            case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
-            case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
-            case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
-            case 0x08: bytes.append(0x5C); bytes.append(UInt8(ascii: "b"))
-            case 0x0C: bytes.append(0x5C); bytes.append(UInt8(ascii: "f"))
+            case 0x22: p[1] = 0x22
+            case 0x5C: p[1] = 0x5C
+            case 0x0A: p[1] = UInt8(ascii: "n")
+            case 0x0D: p[1] = UInt8(ascii: "r")
+            case 0x09: p[1] = UInt8(ascii: "t")
+            case 0x08: p[1] = UInt8(ascii: "b")
+            case 0x0C: p[1] = UInt8(ascii: "f")
             default:
-                raw("\\u00")
-                bytes.append(JSONWriter.hexDigit(b >> 4))
-                bytes.append(JSONWriter.hexDigit(b & 0xF))
+                p[1] = UInt8(ascii: "u")
+                p[2] = UInt8(ascii: "0")
+                p[3] = UInt8(ascii: "0")
+                p[4] = JSONWriter.hexDigit(b >> 4)
+                p[5] = JSONWriter.hexDigit(b & 0xF)
+                e = 6
             }
+            count += e
         }
-        if runStart < count { bytes.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: count - runStart)) }
-        bytes.append(0x22)
+        if runStart < n { append(base + runStart, n - runStart) }
+        byte(0x22)
     }
 
-    /// Whether any of eight bytes is below 0x20, a quote or a backslash (SWAR: a byte is zero in
-    /// `x` exactly when it equals the pattern; bytes of 0x80 and above never match).
+    /// Whether any of eight bytes is below 0x20, a quote or a backslash.
     @inline(__always)
-    static func needsEscape(_ word: UInt64) -> Bool {
+    package static func needsEscape(_ word: UInt64) -> Bool { escapeBits(word) != 0 }
+
+    /// Nonzero exactly when one of eight bytes is below 0x20, a quote or a backslash (SWAR: a byte
+    /// below `n` borrows in `x - n`; a byte equal to a pattern is zero in `x ^ pattern`; bytes of 0x80
+    /// and above never match, and a borrow only reaches bytes above a match).
+    @inline(__always)
+    package static func escapeBits(_ x: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        @inline(__always) func hasZero(_ x: UInt64) -> Bool { (x &- ones) & ~x & highs != 0 }
-        let below20 = (word &- ones &* 0x20) & ~word & highs
-        return below20 != 0 || hasZero(word ^ (ones &* 0x22)) || hasZero(word ^ (ones &* 0x5C))
+        return ((x &- ones &* 0x20) | ((x ^ (ones &* 0x22)) &- ones) | ((x ^ (ones &* 0x5C)) &- ones)) & ~x & (ones &* 0x80)
+    }
+
+    /// The number of leading bytes of `base[0..<count]`, a multiple of eight, known to need no
+    /// escape (32 bytes a step, then 8).
+    @inline(__always)
+    package static func plainPrefix(_ base: UnsafePointer<UInt8>, count: Int) -> Int {
+        var i = 0
+        while i + 32 <= count {
+            let p = UnsafeRawPointer(base + i)
+            let bits = escapeBits(p.loadUnaligned(as: UInt64.self)) | escapeBits(p.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                | escapeBits(p.loadUnaligned(fromByteOffset: 16, as: UInt64.self)) | escapeBits(p.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+            if bits != 0 { break }
+            i += 32
+        }
+        while i + 8 <= count {
+            if escapeBits(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)) != 0 { break }
+            i += 8
+        }
+        return i
     }
 
     @inline(__always)
     static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x57 + nibble }
 
-    /// Writes a decimal integer (not generic: digits written from the end of a small stack buffer).
+    /// Writes a decimal integer (not generic: digits written from the last one back).
     public mutating func integer(_ value: Int) {
         if value >= 0 && value < 10 {
-            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
+            byte(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
             return
         }
+        let length = JSONWriter.decimalLength(of: value)
+        let p = room(length)
         var magnitude = value.magnitude
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var start = 20
-            repeat {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            if value < 0 { bytes.append(UInt8(ascii: "-")) }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start..<20]))
-        }
+        var i = length
+        repeat {
+            i -= 1
+            p[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
+        if value < 0 { p[0] = UInt8(ascii: "-") }
+        count += length
     }
 
     /// Writes a decimal integer.
     public mutating func integer<I: BinaryInteger>(_ value: I) {
         if value >= 0 && value < 10 {
-            bytes.append(UInt8(ascii: "0") + UInt8(value))
+            byte(UInt8(ascii: "0") + UInt8(value))
             return
         }
-        bytes.append(contentsOf: String(value).utf8)
+        var text = String(value)
+        text.withUTF8 { raw($0) }
     }
 
     /// Writes a double so that it reads back as a number with a fraction or exponent.
     public mutating func double(_ value: Double) {
         var text = value.description  // shortest round-trip form: "1.0", "1e-07", "1e+20"
         if !text.contains(".") && !text.contains("e") && !text.contains("E") { text += ".0" }
-        bytes.append(contentsOf: text.utf8)
+        text.withUTF8 { raw($0) }
     }
 
     /// Writes any JSON value; object members in their stored order.
@@ -144,21 +234,21 @@ public struct JSONWriter: Sendable {
         case .double(let d): double(d)
         case .string(let s): string(s)
         case .array(let elements):
-            bytes.append(UInt8(ascii: "["))
+            byte(UInt8(ascii: "["))
             for (i, element) in elements.enumerated() {
-                if i > 0 { bytes.append(UInt8(ascii: ",")) }
+                if i > 0 { byte(UInt8(ascii: ",")) }
                 write(element)
             }
-            bytes.append(UInt8(ascii: "]"))
+            byte(UInt8(ascii: "]"))
         case .object(let object):
-            bytes.append(UInt8(ascii: "{"))
+            byte(UInt8(ascii: "{"))
             for (i, entry) in object.entries.enumerated() {
-                if i > 0 { bytes.append(UInt8(ascii: ",")) }
+                if i > 0 { byte(UInt8(ascii: ",")) }
                 string(entry.key)
-                bytes.append(UInt8(ascii: ":"))
+                byte(UInt8(ascii: ":"))
                 write(entry.value)
             }
-            bytes.append(UInt8(ascii: "}"))
+            byte(UInt8(ascii: "}"))
         }
     }
 

@@ -63,6 +63,78 @@ struct CoreTests {
         #expect(PayloadRenderer.shortened("a\"b", toLiteralBytes: 2 + 3 + 3) == "a\"" + "…")
     }
 
+    /// Texts of escapes, multi-byte scalars and multi-scalar graphemes at every offset from the
+    /// shortener's 8- and 32-byte steps, against the longest whole-grapheme prefix found one
+    /// grapheme at a time.
+    @Test func shorteningMatchesGraphemeByGrapheme() {
+        let pieces = ["a", "bcdefghij", "\"", "\\", "\n", "\u{1}", "é", "中", "👨‍👩‍👧", "e\u{301}", "klmnopqrstuvwxyz0123456789"]
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next(_ n: Int) -> Int {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((seed >> 33) % UInt64(n))
+        }
+        func literalSize(_ text: String) -> Int { JSONWriter.encodedLength(ofString: text) }
+        for _ in 0..<120 {
+            let text = (0..<(1 + next(24))).map { _ in pieces[next(pieces.count)] }.joined()
+            for budget in 0...(literalSize(text) + 4) {
+                var expected: String? = nil
+                var prefix = ""
+                if literalSize("…") <= budget { expected = "…" }
+                for character in text {
+                    prefix.append(character)
+                    if literalSize(prefix + "…") <= budget { expected = prefix + "…" } else { break }
+                }
+                #expect(PayloadRenderer.shortened(text, toLiteralBytes: budget) == expected, "\(Array(text.utf8)) in \(budget) bytes")
+            }
+        }
+    }
+
+    /// Every byte that needs an escape, at every offset from the writer's 8- and 32-byte steps,
+    /// written as one escaper byte by byte writes it; a copy of a writer writes on its own.
+    @Test func writerEscapesAtEveryOffset() {
+        func expected(_ bytes: [UInt8]) -> [UInt8] {
+            var out: [UInt8] = [0x22]
+            for b in bytes {
+                switch b {
+                case 0x22: out += [0x5C, 0x22]
+                case 0x5C: out += [0x5C, 0x5C]
+                case 0x0A: out += Array("\\n".utf8)
+                case 0x0D: out += Array("\\r".utf8)
+                case 0x09: out += Array("\\t".utf8)
+                case 0x08: out += Array("\\b".utf8)
+                case 0x0C: out += Array("\\f".utf8)
+                case 0..<0x20: out += Array(String(format: "\\u%04x", b).utf8)
+                default: out.append(b)
+                }
+            }
+            return out + [0x22]
+        }
+        let special: [UInt8] = Array(0..<0x20) + [0x22, 0x5C, 0x21, 0x23, 0x5B, 0x5D, 0x7F, 0x80, 0xC3, 0xFF]
+        for length in [1, 7, 8, 9, 31, 32, 33, 64, 70] {
+            for offset in 0..<length {
+                for b in special {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "x"), count: length)
+                    bytes[offset] = b
+                    var w = JSONWriter(capacity: 1)
+                    bytes.withUnsafeBufferPointer { w.literal($0) }
+                    #expect(w.bytes == expected(bytes), "byte \(b) at \(offset) of \(length)")
+                }
+            }
+        }
+        var a = JSONWriter(capacity: 4)
+        a.raw("[1,")
+        var b = a
+        a.raw("2]")
+        b.string("three")
+        b.raw("]")
+        #expect(a.string == "[1,2]")
+        #expect(b.string == "[1,\"three\"]")
+        b.removeAll()
+        b.integer(-1234567)
+        #expect(b.string == "-1234567")
+        #expect(a.string == "[1,2]")
+    }
+
     @Test func decisionJSONShapes() {
         #expect(PushDecision.suppressed(.doNotDisturb).jsonText == "{\"push\":false,\"reason\":\"do-not-disturb\"}")
         #expect(SuppressionReason.allCases.map(\.rawValue) == [
