@@ -190,37 +190,33 @@ public struct PayloadRenderer: Sendable {
         var sound: String?
         var category: String?
         var mutableContent: Bool
-        /// The custom keys that come before the receiver's (sorted), written: `,"e":…,"f":…`.
-        var custom: [UInt8]
-        /// Whether the custom keys end with the receiver's id (`,"t":…`, Easemob).
-        var receiverKey: Bool
+        /// The message whose custom keys follow `aps`, in the profile's shape.
+        var message: PushMessage
+        var customKeys: Profile.CustomKeys
         var form: Profile.AlertForm
+
+        /// Whether the custom keys end with the receiver's id (`,"t":…`, Easemob).
+        var receiverKey: Bool { customKeys == .easemob }
 
         /// - Parameters:
         ///   - message: the message.
         ///   - sound: the sound the receiver hears (``PayloadRenderer/sound(for:receiver:)``).
         ///   - profile: the output shape.
         init(message: PushMessage, sound: String?, profile: Profile) {
-            let (custom, receiverKey) = Self.customKeys(message, profile: profile)
-            self.init(message: message, sound: sound, profile: profile, custom: custom, receiverKey: receiverKey)
-        }
-
-        /// - Parameters: as ``init(message:sound:profile:)``, with the custom keys already written.
-        init(message: PushMessage, sound: String?, profile: Profile, custom: [UInt8], receiverKey: Bool) {
             hasBadge = !message.ignoreBadge
             self.sound = sound
             category = message.category
             mutableContent = message.mutableContent
             form = profile.alertForm
-            self.custom = custom
-            self.receiverKey = receiverKey
+            self.message = message
+            customKeys = profile.customKeys
         }
 
-        /// The profile's custom keys before the receiver's, written, and whether the receiver's id follows.
-        static func customKeys(_ message: PushMessage, profile: Profile) -> (written: [UInt8], receiverKey: Bool) {
-            let receiverKey: Bool
-            var w = JSONWriter(capacity: 128)
-            switch profile.customKeys {
+        /// Writes the custom keys that come before the receiver's (sorted): `,"e":…,"f":…`. They
+        /// are the message's own, written where each payload is (a few short strings: cheaper than
+        /// keeping them written apart and copying them in).
+        func writeCustomKeys(into w: inout JSONWriter) {
+            switch customKeys {
             case .easemob:
                 if let e = message.extensionValue {
                     w.raw(",\"e\":")
@@ -234,19 +230,19 @@ public struct PayloadRenderer: Sendable {
                 }
                 w.raw(",\"m\":")
                 w.string(message.id)
-                receiverKey = true
             case .tencent:
-                receiverKey = false
                 if let e = message.extensionValue {
-                    let text: String
-                    if case .string(let s) = e { text = s } else { text = e.compactText }
-                    if !text.isEmpty {
+                    if case .string(let text) = e {
+                        if !text.isEmpty {
+                            w.raw(",\"ext\":")
+                            w.string(text)
+                        }
+                    } else {
                         w.raw(",\"ext\":")
-                        w.string(text)
+                        w.string(e.compactText)
                     }
                 }
             }
-            return (w.bytes, receiverKey)
         }
 
         /// Writes the payload and shortens the body (then the title) to fit `limit`.
@@ -357,7 +353,7 @@ public struct PayloadRenderer: Sendable {
             }
             if mutableContent { w.raw(",\"mutable-content\":1") }
             w.raw("}")
-            w.raw(custom)
+            writeCustomKeys(into: &w)
             if receiverKey {
                 w.raw(",\"t\":")
                 let start = w.count

@@ -20,8 +20,6 @@ public struct PreparedPush: Sendable {
     let derivedContent: String
     /// Rule 4 without a translation: whether anything is displayable in any language.
     let hasContentInAnyLanguage: Bool
-    /// The profile's custom keys before the receiver's, written once.
-    let customKeys: (written: [UInt8], receiverKey: Bool)
     /// Whether each receiver's badge counter is shown (no override, not ignored).
     let badgeVaries: Bool
     /// The first render class seen, kept inline: a one-to-one message has only this one.
@@ -75,7 +73,6 @@ public struct PreparedPush: Sendable {
         self.decider = decider
         derivedContent = message.derivedContent
         hasContentInAnyLanguage = message.hasDisplayableContent(forLanguage: nil, derivedContent: derivedContent)
-        customKeys = PayloadRenderer.Parts.customKeys(message, profile: profile)
         badgeVaries = !message.ignoreBadge && message.badgeOverride == nil
     }
 
@@ -145,7 +142,7 @@ public struct PreparedPush: Sendable {
     func write(_ key: RenderClass, receiver: UserState, badge: Int) -> Template {
         let renderer = decider.renderer
         let alert = renderer.alert(for: message, sender: sender, receiver: receiver, profile: profile, app: decider.app, derivedContent: derivedContent)
-        let parts = PayloadRenderer.Parts(message: message, sound: key.sound, profile: profile, custom: customKeys.written, receiverKey: customKeys.receiverKey)
+        let parts = PayloadRenderer.Parts(message: message, sound: key.sound, profile: profile)
         var w = JSONWriter(capacity: 256 + alert.body.utf8.count)
         let marks = parts.write(alert, badge: badge, receiver: receiver.user, badgeVaries: badgeVaries, into: &w)
         let payload = PayloadTemplate(bytes: w.bytes, badge: marks.badge, receiver: marks.receiver, writtenFor: (badge, receiver.user))

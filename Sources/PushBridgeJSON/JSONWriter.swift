@@ -115,14 +115,31 @@ public struct JSONWriter: Sendable {
             count += 1
             return
         }
+        // Most texts need no escape at all: found so, they are copied whole. (The bytes before a
+        // tail shorter than a word are plain, so the text's last word, overlapping them, checks it.)
+        var i = JSONWriter.plainPrefix(base, count: n)
+        if i < n && n - i < 8 && n >= 8 && JSONWriter.escapeBits(UnsafeRawPointer(base + n - 8).loadUnaligned(as: UInt64.self)) == 0 {
+            i = n
+        }
+        while i < n, JSONWriter.isPlain(base[i]) { i += 1 }
+        if i == n {
+            (p + 1).update(from: base, count: n)
+            p[n + 1] = 0x22
+            count += n + 1
+            return
+        }
         var runStart = 0
-        var i = 0
         while i < n {
-            // Words at a time while none needs an escape (no control byte, quote or backslash).
+            // Words at a time while none needs an escape (no control byte, quote or backslash)…
             i += JSONWriter.plainPrefix(base + i, count: n - i)
             guard i < n else { break }
+            // …and a tail shorter than a word as the text's last word, overlapping what came before.
+            if n >= 8 && n - i < 8 && JSONWriter.escapeBits(UnsafeRawPointer(base + n - 8).loadUnaligned(as: UInt64.self)) == 0 {
+                i = n
+                break
+            }
             let b = base[i]
-            if b >= 0x20 && b != 0x22 && b != 0x5C {
+            if JSONWriter.isPlain(b) {
                 i += 1
                 continue
             }
@@ -185,6 +202,10 @@ public struct JSONWriter: Sendable {
         }
         return i
     }
+
+    /// Whether a byte is written as it is inside a string literal.
+    @inline(__always)
+    static func isPlain(_ b: UInt8) -> Bool { b >= 0x20 && b != 0x22 && b != 0x5C }
 
     @inline(__always)
     static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x57 + nibble }
