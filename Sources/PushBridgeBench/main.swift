@@ -100,6 +100,8 @@ struct FanOutFigures {
     var recordBytes: Int
     /// Writing out every pushed payload of a warm send's decisions (held as templates until read).
     var writeOutMs: Double
+    /// Freeing one send's decisions (the warm figure includes freeing the send's before it).
+    var freeMs: Double
 }
 
 /// Builds a database of `members` group members with a realistic mix of state, reopens it, and times
@@ -158,15 +160,17 @@ func fanOut(members: Int, rounds: Int) throws -> FanOutFigures {
     // Folding the log the sends left (each counted member once), as a send past the limit does.
     let fold = try median(1) { try store.foldBadgeLog() }
     let record = try store.read { try $0.sentMessage("m0", since: Instant(milliseconds: 0)) }?.count ?? 0
-    return FanOutFigures(firstMs: first * 1000, warmMs: warm * 1000, decisions: decisions.count,
-        pushed: decisions.filter { $0.decision.request != nil }.count, loadMs: load * 1000, badgeWriteMs: write * 1000, foldMs: fold * 1000,
-        repeatMs: repeated * 1000, recordBytes: record, writeOutMs: writeOut * 1000)
+    let (count, pushed) = (decisions.count, decisions.filter { $0.decision.request != nil }.count)
+    let free = median(1) { decisions = [] }
+    return FanOutFigures(firstMs: first * 1000, warmMs: warm * 1000, decisions: count,
+        pushed: pushed, loadMs: load * 1000, badgeWriteMs: write * 1000, foldMs: fold * 1000,
+        repeatMs: repeated * 1000, recordBytes: record, writeOutMs: writeOut * 1000, freeMs: free * 1000)
 }
 let fanout = try fanOut(members: 100_000, rounds: max(3, rounds))
 let fanoutPeakRSS = peakRSSMegabytes()
 if fanout.decisions != 99_999 { fail("fan-out: \(fanout.decisions) decisions for 100,000 members") }
 if arguments.contains("--only-fanout") {  // for profiling the fan-out alone
-    print("fanout first_ms \(Int(fanout.firstMs)) warm_ms \(Int(fanout.warmMs)) load_ms \(Int(fanout.loadMs)) badge_write_ms \(Int(fanout.badgeWriteMs)) fold_ms \(Int(fanout.foldMs)) record_bytes \(fanout.recordBytes) repeat_ms \(Int(fanout.repeatMs)) write_out_ms \(Int(fanout.writeOutMs)) pushed \(fanout.pushed) peak_rss_mb \(Int(fanoutPeakRSS))")
+    print("fanout first_ms \(Int(fanout.firstMs)) warm_ms \(Int(fanout.warmMs)) load_ms \(Int(fanout.loadMs)) badge_write_ms \(Int(fanout.badgeWriteMs)) fold_ms \(Int(fanout.foldMs)) record_bytes \(fanout.recordBytes) repeat_ms \(Int(fanout.repeatMs)) write_out_ms \(Int(fanout.writeOutMs)) free_ms \(Int(fanout.freeMs)) pushed \(fanout.pushed) peak_rss_mb \(Int(fanoutPeakRSS))")
     exit(0)
 }
 
@@ -408,7 +412,8 @@ print("fan-out: 100,000 members, \(fanout.pushed) pushed, the rest suppressed (o
     + "members' rows loaded by a store opened anew in \(Int(fanout.loadMs)) ms (a warm send reads none: they are kept), "
     + "badge counters logged in \(Int(fanout.badgeWriteMs)) ms (the log folded into the counters table in \(Int(fanout.foldMs)) ms, once past its limit), "
     + "the repeat record \(fanout.recordBytes / 1000) KB, a repeated id answered in \(Int(fanout.repeatMs)) ms, "
-    + "every pushed payload written out from its template in \(Int(fanout.writeOutMs)) ms")
+    + "every pushed payload written out from its template in \(Int(fanout.writeOutMs)) ms, "
+    + "one send's decisions freed in \(Int(fanout.freeMs)) ms (each warm send includes freeing the send's before it)")
 print("baselines: \(payloads.count) pushed payloads of the mix; the ceiling writes the same bytes from the same parts (checked equal); sink \(sink % 10)")
 var json = JSONObject()
 for (name, value) in figures {
