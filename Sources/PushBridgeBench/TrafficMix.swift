@@ -140,7 +140,8 @@ func decide(_ messages: [TrafficMessage], keeping: Bool = false) -> MixTally {
     var tally = MixTally()
     // Indexed, so that messages and receivers are borrowed from their arrays rather than copied.
     for m in messages.indices {
-        var push = PreparedPush(messages[m].message, sender: messages[m].sender, profile: messages[m].profile, decider: messages[m].decider)
+        var push = PreparedPush(
+            messages[m].message, sender: messages[m].sender, profile: messages[m].profile, decider: messages[m].decider, receivers: messages[m].receivers.count)
         let now = messages[m].now
         for r in messages[m].receivers.indices {
             tally.decisions += 1

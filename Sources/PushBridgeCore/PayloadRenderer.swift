@@ -27,11 +27,131 @@ public struct PayloadRenderer: Sendable {
     }
 
     /// The alert text before it is written.
+    ///
+    /// Its fields are kept behind one shared reference (copy-on-write), so that handing an alert
+    /// from the renderer to the writer and the shortener copies one reference, not every string.
     public struct Alert: Hashable, Sendable {
-        public var title: String?
-        public var subtitle: String?
-        public var body: String
-        public var localization: LocalizationKeys
+        struct Fields: Hashable, Sendable {
+            var title: String?
+            var subtitle: String?
+            var text: BodyText
+            var localization: LocalizationKeys
+        }
+
+        var storage: CopyOnWrite<Fields>
+
+        public var title: String? {
+            _read { yield storage.value.title }
+            _modify { yield &storage.value.title }
+        }
+        public var subtitle: String? {
+            _read { yield storage.value.subtitle }
+            _modify { yield &storage.value.subtitle }
+        }
+        /// The body text (joined from its pieces when read: a payload writes the pieces).
+        public var body: String {
+            get { storage.value.text.joined }
+            set { storage.value.text = BodyText(newValue) }
+        }
+        public var localization: LocalizationKeys {
+            _read { yield storage.value.localization }
+            _modify { yield &storage.value.localization }
+        }
+        /// The body as the pieces it is made of.
+        var text: BodyText { _read { yield storage.value.text } }
+
+        init(title: String?, subtitle: String?, text: BodyText, localization: LocalizationKeys) {
+            storage = CopyOnWrite(Fields(title: title, subtitle: subtitle, text: text, localization: localization))
+        }
+    }
+
+    /// An alert body as its pieces (a sender's name, a group's name, the content) and the profile's
+    /// separators between them: written into a payload piece by piece, never joined into one string
+    /// first (JSON escapes each byte alone, so the pieces' escapes are the joined text's).
+    struct BodyText: Hashable, Sendable {
+        enum Form: Sendable {
+            /// `content`
+            case plain
+            /// `name:content` (Easemob and Agora)
+            case colon
+            /// `name: content` (Tencent)
+            case spacedColon
+            /// `name (group): content` (Tencent)
+            case grouped
+            /// `(group): content` (Tencent)
+            case groupOnly
+        }
+
+        var form: Form
+        var name = ""
+        var group = ""
+        var content: String
+
+        /// A body that is one text.
+        init(_ text: String) {
+            form = .plain
+            content = text
+        }
+
+        init(_ form: Form, name: String = "", group: String = "", content: String) {
+            self.form = form
+            self.name = name
+            self.group = group
+            self.content = content
+        }
+
+        /// Equal when the joined texts are (however they are cut into pieces).
+        static func == (lhs: BodyText, rhs: BodyText) -> Bool { lhs.joined == rhs.joined }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(joined) }
+
+        /// The body as one string.
+        var joined: String {
+            switch form {
+            case .plain: return content
+            case .colon: return name + ":" + content
+            case .spacedColon: return name + ": " + content
+            case .grouped: return name + " (" + group + "): " + content
+            case .groupOnly: return "(" + group + "): " + content
+            }
+        }
+
+        /// The body's size in UTF-8 bytes.
+        var utf8Count: Int {
+            switch form {
+            case .plain: return content.utf8.count
+            case .colon: return name.utf8.count + 1 + content.utf8.count
+            case .spacedColon: return name.utf8.count + 2 + content.utf8.count
+            case .grouped: return name.utf8.count + group.utf8.count + 5 + content.utf8.count
+            case .groupOnly: return group.utf8.count + 4 + content.utf8.count
+            }
+        }
+
+        /// Writes the body as one JSON string literal.
+        func write(into w: inout JSONWriter) {
+            if form == .plain { return w.string(content) }
+            w.byte(0x22)
+            switch form {
+            case .plain: break
+            case .colon:
+                w.stringContent(name)
+                w.byte(UInt8(ascii: ":"))
+            case .spacedColon:
+                w.stringContent(name)
+                w.raw(": ")
+            case .grouped:
+                w.stringContent(name)
+                w.raw(" (")
+                w.stringContent(group)
+                w.raw("): ")
+            case .groupOnly:
+                w.raw("(")
+                w.stringContent(group)
+                w.raw("): ")
+            }
+            w.stringContent(content)
+            w.byte(0x22)
+        }
     }
 
     /// The alert a receiver sees for a message (before any shortening).
@@ -39,18 +159,18 @@ public struct PayloadRenderer: Sendable {
     public func alert(
         for message: PushMessage, sender: UserState?, receiver: UserState, profile: Profile, app: AppConfiguration, derivedContent: String? = nil
     ) -> Alert {
-        var body: String
+        var body: BodyText
         if receiver.displayStyle == .simpleBanner {
-            body = profile.genericBody
+            body = BodyText(profile.genericBody)
         } else {
-            body = summary(message, sender: sender, receiver: receiver, profile: profile, derivedContent: derivedContent)
+            body = summaryText(message, sender: sender, receiver: receiver, profile: profile, derivedContent: derivedContent)
         }
         var title = message.pushTitle
-        if let v = message.pushContent { body = v }
-        if let v = message.alertBody { body = v }
+        if let v = message.pushContent { body = BodyText(v) }
+        if let v = message.alertBody { body = BodyText(v) }
         if let v = message.alertTitle { title = v }
         if let reference = message.template, let template = app.template(named: reference.name) {
-            if let pattern = template.contentPattern { body = PushTemplate.fill(pattern, with: reference.contentArgs) }
+            if let pattern = template.contentPattern { body = BodyText(PushTemplate.fill(pattern, with: reference.contentArgs)) }
             if let pattern = template.titlePattern { title = PushTemplate.fill(pattern, with: reference.titleArgs) }
         }
         var loc = LocalizationKeys()
@@ -62,7 +182,7 @@ public struct PayloadRenderer: Sendable {
             loc.bodyKey = key
             loc.bodyArgs = message.localization.bodyArgs
         }
-        return Alert(title: title, subtitle: message.alertSubtitle, body: body, localization: loc)
+        return Alert(title: title, subtitle: message.alertSubtitle, text: body, localization: loc)
     }
 
     /// The content a receiver sees: the override, else a translation in the preferred language, else the parts.
@@ -76,20 +196,25 @@ public struct PayloadRenderer: Sendable {
     /// The `MessageSummary` body for a profile.
     /// - Parameter derivedContent: the message's ``PushMessage/derivedContent`` when already known.
     public func summary(_ message: PushMessage, sender: UserState?, receiver: UserState, profile: Profile, derivedContent: String? = nil) -> String {
+        summaryText(message, sender: sender, receiver: receiver, profile: profile, derivedContent: derivedContent).joined
+    }
+
+    /// ``summary(_:sender:receiver:profile:derivedContent:)`` as its pieces, not yet joined.
+    func summaryText(_ message: PushMessage, sender: UserState?, receiver: UserState, profile: Profile, derivedContent: String?) -> BodyText {
         let content = content(of: message, for: receiver, derivedContent: derivedContent)
         let displayName = sender?.displayName.flatMap { $0.isEmpty ? nil : $0 }
         switch profile.bodyFormat {
         case .nameColonContent:
-            return (displayName ?? message.sender) + ":" + content
+            return BodyText(.colon, name: displayName ?? message.sender, content: content)
         case .tencent:
             var name = displayName
             if message.kind == .group, let group = message.groupId, let card = sender?.nameCards[group], !card.isEmpty { name = card }
             let groupName = message.kind == .group ? message.groupName.flatMap { $0.isEmpty ? nil : $0 } : nil
             switch (name, groupName) {
-            case (let n?, let g?): return "\(n) (\(g)): \(content)"
-            case (nil, let g?): return "(\(g)): \(content)"
-            case (let n?, nil): return "\(n): \(content)"
-            case (nil, nil): return content
+            case (let n?, let g?): return BodyText(.grouped, name: n, group: g, content: content)
+            case (nil, let g?): return BodyText(.groupOnly, group: g, content: content)
+            case (let n?, nil): return BodyText(.spacedColon, name: n, content: content)
+            case (nil, nil): return BodyText(content)
             }
         }
     }
@@ -238,8 +363,11 @@ public struct PayloadRenderer: Sendable {
                             w.string(text)
                         }
                     } else {
+                        // The value's compact JSON text as a string literal (written, then escaped).
                         w.raw(",\"ext\":")
-                        w.string(e.compactText)
+                        var text = JSONWriter(capacity: 128)
+                        text.write(e)
+                        text.withBytes { w.literal($0) }
                     }
                 }
             }
@@ -252,8 +380,8 @@ public struct PayloadRenderer: Sendable {
         ///   - receiver: the receiver's id.
         ///   - limit: the size limit in bytes.
         /// - Returns: the payload, `nil` when it cannot fit.
-        func render(_ alert: Alert, badge: Int, receiver: String, limit: Int) -> [UInt8]? {
-            var w = JSONWriter(capacity: 512 + alert.body.utf8.count)
+        func render(_ alert: borrowing Alert, badge: Int, receiver: String, limit: Int) -> [UInt8]? {
+            var w = JSONWriter(capacity: 512 + alert.text.utf8Count)
             let marks = write(alert, badge: badge, receiver: receiver, into: &w)
             if w.count <= limit { return w.bytes }
             return shortened(alert, badge: badge, receiver: receiver, limit: limit, full: w.count, marks: marks)
@@ -268,10 +396,10 @@ public struct PayloadRenderer: Sendable {
         ///   - full: the size of the payload written with `alert` as it is.
         ///   - marks: where that payload has its body and title literals.
         /// - Returns: the payload, `nil` when it cannot fit.
-        func shortened(_ alert: Alert, badge: Int, receiver: String, limit: Int, full: Int, marks: Marks) -> [UInt8]? {
+        func shortened(_ alert: borrowing Alert, badge: Int, receiver: String, limit: Int, full: Int, marks: Marks) -> [UInt8]? {
             // Shorten the body: the longest grapheme prefix such that prefix + "…" fits. The other
             // bytes stay as they are, so the budget is what the written body literal leaves.
-            var alert = alert
+            var alert = copy alert
             var w = JSONWriter(capacity: limit + 64)
             let bodyBudget = limit - full + marks.body.count
             if let body = PayloadRenderer.shortened(alert.body, toLiteralBytes: bodyBudget) {
@@ -293,13 +421,13 @@ public struct PayloadRenderer: Sendable {
         /// Writes the payload and marks where the receiver's own bytes are; `badgeVaries` says
         /// whether the badge is the receiver's counter (not an override).
         @discardableResult
-        func write(_ alert: Alert, badge: Int, receiver: String, badgeVaries: Bool = true, into w: inout JSONWriter) -> Marks {
+        func write(_ alert: borrowing Alert, badge: Int, receiver: String, badgeVaries: Bool = true, into w: inout JSONWriter) -> Marks {
             var marks = Marks()
             w.raw("{\"aps\":{\"alert\":")
             let bodyOnly = alert.title == nil && alert.subtitle == nil && alert.localization.isEmpty
             if form == .stringWhenBodyOnly && bodyOnly {
                 let start = w.count
-                w.string(alert.body)
+                alert.text.write(into: &w)
                 marks.body = start..<w.count
             } else {
                 w.raw("{")
@@ -317,7 +445,7 @@ public struct PayloadRenderer: Sendable {
                 }
                 w.raw("\"body\":")
                 let start = w.count
-                w.string(alert.body)
+                alert.text.write(into: &w)
                 marks.body = start..<w.count
                 if let key = alert.localization.titleKey {
                     w.raw(",\"title-loc-key\":")

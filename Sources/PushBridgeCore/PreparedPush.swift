@@ -27,6 +27,9 @@ public struct PreparedPush: Sendable {
     /// The render classes seen after the first, in order (most messages have one to three: a scan
     /// beats hashing).
     var laterClasses: [RenderedClass] = []
+    /// Whether receivers' payloads are written from kept render classes (`false`: a message for
+    /// one receiver, whose payload is written alone and kept by nothing but its request).
+    let keepsClasses: Bool
 
     /// A render class and its template.
     struct RenderedClass: Sendable {
@@ -45,20 +48,28 @@ public struct PreparedPush: Sendable {
     /// A class's payload as written for its first receiver, with where that receiver's badge digits
     /// and id are (another receiver's payload replaces them), and what it was written from. A class
     /// instance, so that taking it for each receiver is one retain, not one per string inside.
-    final class Template: Sendable {
-        let payload: PayloadTemplate
+    final class Template: PayloadTemplate, @unchecked Sendable {
         let alert: PayloadRenderer.Alert
         let parts: PayloadRenderer.Parts
         /// Where the payload has its body and title literals (the same for every receiver: their
         /// badge and id come after them).
         let marks: PayloadRenderer.Marks
 
-        init(payload: PayloadTemplate, alert: PayloadRenderer.Alert, parts: PayloadRenderer.Parts, marks: PayloadRenderer.Marks) {
-            self.payload = payload
+        /// - Parameters:
+        ///   - bytes: the payload as written for the class's first receiver, with `marks`.
+        ///   - writtenFor: that receiver's badge value and id.
+        ///   - alert: the alert it was written from.
+        ///   - parts: the rest it was written from.
+        ///   - marks: where the payload has that receiver's badge digits and id, and the alert's literals.
+        init(bytes: [UInt8], writtenFor: (badge: Int, receiver: String), alert: PayloadRenderer.Alert, parts: PayloadRenderer.Parts, marks: PayloadRenderer.Marks) {
             self.alert = alert
             self.parts = parts
             self.marks = marks
+            super.init(bytes: bytes, badge: marks.badge, receiver: marks.receiver, writtenFor: writtenFor)
         }
+
+        /// The class's payload template (the class itself).
+        var payload: PayloadTemplate { self }
     }
 
     /// - Parameters:
@@ -66,11 +77,15 @@ public struct PreparedPush: Sendable {
     ///   - sender: the sender's state, if known.
     ///   - profile: the output shape.
     ///   - decider: the app's decider (its configuration and renderer).
-    public init(_ message: PushMessage, sender: UserState?, profile: Profile, decider: PushDecider) {
+    ///   - receivers: how many receivers it is decided for, when known: for one, its payload is
+    ///     written alone (no render class is kept for receivers that will not come). Deciding for
+    ///     more than that is still right, only slower.
+    public init(_ message: PushMessage, sender: UserState?, profile: Profile, decider: PushDecider, receivers: Int? = nil) {
         self.message = message
         self.sender = sender
         self.profile = profile
         self.decider = decider
+        keepsClasses = receivers.map { $0 > 1 } ?? true
         derivedContent = message.derivedContent
         hasContentInAnyLanguage = message.hasDisplayableContent(forLanguage: nil, derivedContent: derivedContent)
         badgeVaries = !message.ignoreBadge && message.badgeOverride == nil
@@ -117,6 +132,12 @@ public struct PreparedPush: Sendable {
             sound: renderer.sound(for: message, receiver: receiver))
         let counter = message.ignoreBadge ? current : current + 1
         let badge = message.badgeOverride ?? counter
+        guard keepsClasses else {
+            // The only receiver: written alone (shortened when it does not fit), as the reference does.
+            let alert = renderer.alert(for: message, sender: sender, receiver: receiver, profile: profile, app: decider.app, derivedContent: derivedContent)
+            let parts = PayloadRenderer.Parts(message: message, sound: key.sound, profile: profile)
+            return parts.render(alert, badge: badge, receiver: receiver.user, limit: renderer.limit).map { (.bytes($0), counter) }
+        }
         let template: Template
         if let first = firstClass, first.key == key {
             template = first.template
@@ -143,10 +164,9 @@ public struct PreparedPush: Sendable {
         let renderer = decider.renderer
         let alert = renderer.alert(for: message, sender: sender, receiver: receiver, profile: profile, app: decider.app, derivedContent: derivedContent)
         let parts = PayloadRenderer.Parts(message: message, sound: key.sound, profile: profile)
-        var w = JSONWriter(capacity: 256 + alert.body.utf8.count)
+        var w = JSONWriter(capacity: 256 + alert.text.utf8Count)
         let marks = parts.write(alert, badge: badge, receiver: receiver.user, badgeVaries: badgeVaries, into: &w)
-        let payload = PayloadTemplate(bytes: w.bytes, badge: marks.badge, receiver: marks.receiver, writtenFor: (badge, receiver.user))
-        return Template(payload: payload, alert: alert, parts: parts, marks: marks)
+        return Template(bytes: w.bytes, writtenFor: (badge, receiver.user), alert: alert, parts: parts, marks: marks)
     }
 
     /// A receiver's payload that does not fit as it is: shortening depends on every byte, so it is

@@ -143,7 +143,10 @@ public struct APNsRequest: Hashable, Sendable {
 
 /// A payload written once for a render class, with where its receiver's badge digits and id are:
 /// another receiver's payload is the same bytes with its own values written there.
-package final class PayloadTemplate: Sendable {
+///
+/// Not final: a prepared push's render class is one (``PreparedPush/Template``), so that a class and
+/// its payload are one object. Unchecked `Sendable`: every stored property is a `let` of a `Sendable` type.
+package class PayloadTemplate: @unchecked Sendable {
     package let bytes: [UInt8]
     /// The badge digits (`nil`: no per-receiver badge).
     package let badge: Range<Int>?

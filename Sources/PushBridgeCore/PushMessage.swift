@@ -257,6 +257,8 @@ public struct PushMessage: Hashable, Sendable, CustomReflectable {
 
     /// The content derived from the parts, in order, with no separator.
     public var derivedContent: String {
+        let content = content
+        if content.count == 1 { return content[0].pushText }  // most messages: their one part's text as it is
         var s = ""
         for part in content { s += part.pushText }
         return s

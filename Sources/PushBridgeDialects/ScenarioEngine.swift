@@ -63,7 +63,8 @@ public struct ScenarioEngine: Sendable {
     /// Decides a prepared scenario with a profile.
     public func decide(_ prepared: Prepared, profile: Profile? = nil) -> PushDecision {
         var push = PreparedPush(
-            prepared.message, sender: prepared.senderState, profile: profile ?? prepared.profile, decider: PushDecider(app: prepared.world.app))
+            prepared.message, sender: prepared.senderState, profile: profile ?? prepared.profile, decider: PushDecider(app: prepared.world.app),
+            receivers: 1)
         return push.decide(for: prepared.receiverState, now: prepared.now)
     }
 

@@ -24,7 +24,7 @@ extension PushFacade {
         let senderState = try transaction.sender(from, group: canonical.kind == .group ? canonical.groupId : nil)
         let receivers = try transaction.receivers(of: prepared.audience, excluding: from, conversation: canonical.receiverConversation)
         // Receivers that see the same alert share one written payload (SPEC §5's bytes either way).
-        var push = PreparedPush(canonical, sender: senderState, profile: profile, decider: decider)
+        var push = PreparedPush(canonical, sender: senderState, profile: profile, decider: decider, receivers: receivers.count)
         var decisions: [ReceiverDecision] = []
         decisions.reserveCapacity(receivers.count)
         var badges: [(key: UserKey, badge: Int)] = []

@@ -20,8 +20,11 @@ public struct JSONWriter: Sendable {
     }
 
     @usableFromInline var storage: Storage
+    /// The number of bytes written (written by the inlinable writes).
+    @usableFromInline var written = 0
+
     /// The number of bytes written.
-    public private(set) var count = 0
+    @inlinable public var count: Int { written }
 
     /// - Parameter capacity: the bytes to make room for at once.
     public init(capacity: Int = 256) {
@@ -34,66 +37,66 @@ public struct JSONWriter: Sendable {
     /// Calls `body` with the bytes written, in place.
     /// - Parameter body: reads the bytes; they are valid only during the call.
     public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        try body(UnsafeBufferPointer(start: storage.base, count: count))
+        try body(UnsafeBufferPointer(start: storage.base, count: written))
     }
 
     public var string: String { withBytes { String(decoding: $0, as: UTF8.self) } }
 
     /// Room for `n` more bytes: where they go (the caller adds them to ``count``).
-    @inline(__always)
+    @inlinable @inline(__always)
     mutating func room(_ n: Int) -> UnsafeMutablePointer<UInt8> {
-        if _slowPath(count + n > storage.capacity || !isKnownUniquelyReferenced(&storage)) { grow(n) }
-        return storage.base + count
+        if _slowPath(written + n > storage.capacity || !isKnownUniquelyReferenced(&storage)) { grow(n) }
+        return storage.base + written
     }
 
     /// Moves the bytes to a buffer of its own with room for `n` more (at least twice as big when full).
     @usableFromInline mutating func grow(_ n: Int) {
-        let needed = count + n
+        let needed = written + n
         let fresh = Storage(capacity: needed > storage.capacity ? Swift.max(needed, storage.capacity * 2) : storage.capacity)
-        fresh.base.update(from: storage.base, count: count)
+        fresh.base.update(from: storage.base, count: written)
         storage = fresh
     }
 
     /// Appends raw bytes.
-    @inline(__always)
+    @inlinable @inline(__always)
     mutating func append(_ start: UnsafePointer<UInt8>, _ n: Int) {
         let p = room(n)
-        p.update(from: start, count: n)
-        count += n
+        UnsafeMutableRawPointer(p).copyMemory(from: start, byteCount: n)
+        written += n
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     public mutating func raw(_ text: StaticString) {
         append(text.utf8Start, text.utf8CodeUnitCount)
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     public mutating func byte(_ b: UInt8) {
         room(1).pointee = b
-        count += 1
+        written += 1
     }
 
     /// Appends bytes already written (JSON text made elsewhere).
-    @inline(__always)
+    @inlinable @inline(__always)
     public mutating func raw(_ written: [UInt8]) {
         written.withUnsafeBufferPointer { raw($0) }
     }
 
     /// Appends bytes already written (JSON text made elsewhere).
-    @inline(__always)
+    @inlinable @inline(__always)
     public mutating func raw(_ written: ArraySlice<UInt8>) {
         written.withUnsafeBufferPointer { raw($0) }
     }
 
     /// Appends bytes already written (JSON text made elsewhere).
-    @inline(__always)
+    @inlinable @inline(__always)
     public mutating func raw(_ written: UnsafeBufferPointer<UInt8>) {
         if let start = written.baseAddress { append(start, written.count) }
     }
 
     /// Forgets what was written, keeping the buffer's capacity (one writer reused for many payloads).
     public mutating func removeAll() {
-        count = 0
+        written = 0
         if !isKnownUniquelyReferenced(&storage) { storage = Storage(capacity: storage.capacity) }
     }
 
@@ -105,14 +108,34 @@ public struct JSONWriter: Sendable {
 
     /// Writes UTF-8 bytes as a JSON string literal: runs that need no escape are copied at once.
     public mutating func literal(_ utf8: UnsafeBufferPointer<UInt8>) {
+        escape(utf8, quoted: true)
+    }
+
+    /// Writes a string's characters as they are inside a JSON string literal, without the quotes:
+    /// a literal can be written from several pieces (escaping works byte by byte, so the pieces'
+    /// escapes are the escapes of the joined text).
+    /// - Parameter value: the text.
+    public mutating func stringContent(_ value: String) {
+        var value = value
+        value.withUTF8 { escape($0, quoted: false) }
+    }
+
+    /// Writes UTF-8 bytes escaped for a JSON string literal, between quotes when `quoted`.
+    mutating func escape(_ utf8: UnsafeBufferPointer<UInt8>, quoted: Bool) {
         let n = utf8.count
+        let q = quoted ? 1 : 0
         // Room for the quotes and every byte unescaped; an escape makes room for itself and the rest.
-        var p = room(n + 2)
-        p.pointee = 0x22
-        count += 1
+        var p = room(n + 2 * q)
+        if quoted {
+            p.pointee = 0x22
+            written += 1
+            p += 1
+        }
         guard let base = utf8.baseAddress else {
-            p[1] = 0x22
-            count += 1
+            if quoted {
+                p.pointee = 0x22
+                written += 1
+            }
             return
         }
         // Most texts need no escape at all: found so, they are copied whole. (The bytes before a
@@ -123,9 +146,9 @@ public struct JSONWriter: Sendable {
         }
         while i < n, JSONWriter.isPlain(base[i]) { i += 1 }
         if i == n {
-            (p + 1).update(from: base, count: n)
-            p[n + 1] = 0x22
-            count += n + 1
+            UnsafeMutableRawPointer(p).copyMemory(from: base, byteCount: n)
+            if quoted { p[n] = 0x22 }
+            written += n + q
             return
         }
         var runStart = 0
@@ -165,10 +188,10 @@ public struct JSONWriter: Sendable {
                 p[5] = JSONWriter.hexDigit(b & 0xF)
                 e = 6
             }
-            count += e
+            written += e
         }
         if runStart < n { append(base + runStart, n - runStart) }
-        byte(0x22)
+        if quoted { byte(0x22) }
     }
 
     /// Whether any of eight bytes is below 0x20, a quote or a backslash.
@@ -226,7 +249,7 @@ public struct JSONWriter: Sendable {
             magnitude /= 10
         } while magnitude > 0
         if value < 0 { p[0] = UInt8(ascii: "-") }
-        count += length
+        written += length
     }
 
     /// Writes a decimal integer.

@@ -52,7 +52,12 @@ struct PreparedPushTests {
                     let full = decider.decide(scenario.message, sender: scenario.senderState, receiver: receiver, profile: profile, now: scenario.now)
                     let fast = prepared.decide(for: receiver, now: scenario.now)
                     #expect(fast == full, "\(scenario.message.id) profile \(profile.id) receiver \(receiver.user) badge \(receiver.badge)")
-                    if fast != full { return }
+                    // A message prepared for one receiver writes its payload alone, keeping no class.
+                    var single = PreparedPush(scenario.message, sender: scenario.senderState, profile: profile, decider: decider, receivers: 1)
+                    let alone = single.decide(for: receiver, now: scenario.now)
+                    #expect(alone == full, "one receiver: \(scenario.message.id) profile \(profile.id) receiver \(receiver.user) badge \(receiver.badge)")
+                    #expect(single.templateCount == 0)
+                    if fast != full || alone != full { return }
                     compared += 1
                 }
                 shared += receivers.count - prepared.templateCount
@@ -77,6 +82,54 @@ struct PreparedPushTests {
                 if let payload = full.request?.payload { #expect(payload.count <= PayloadRenderer.maximumPayloadBytes) }
             }
         }
+    }
+
+    /// A summary body is written from its pieces (the sender's name, the group's name, the content)
+    /// without joining them first: what a payload holds must read back, with Foundation's parser, as
+    /// the joined text, whatever the pieces hold.
+    @Test func summaryBodiesWrittenInPiecesReadBackJoined() throws {
+        let certificate = Certificate(name: "c", busiId: nil, bundleId: "b", environment: .production)
+        let decider = PushDecider(app: AppConfiguration(certificates: [certificate]))
+        let texts = ["", "a", "Zoë", "say \"hi\"", "back\\slash", "line\nbreak\ttab", "\u{01}\u{1F}", "明天 🙂", String(repeating: "long text ", count: 12)]
+        var receiver = UserState(user: "r", displayStyle: .messageSummary, backgroundGraceSeconds: 0)
+        receiver.devices = [Device(token: "ab", certificate: certificate)]
+        var checked = 0
+        for name in texts {
+            for groupName in texts {
+                for content in texts where !content.isEmpty {
+                    for kind in [ChatKind.oneToOne, .group] {
+                        var message = PushMessage(id: "m", sender: "s\"1", kind: kind, groupId: kind == .group ? "g" : nil, content: [.text(content)])
+                        message.groupName = groupName
+                        var sender = UserState(user: "s\"1", displayStyle: .messageSummary, backgroundGraceSeconds: 0)
+                        sender.displayName = name
+                        for profile in Profile.builtIn {
+                            // The joined text, written out here as SPEC §5 says, not by the renderer.
+                            let shownName = name.isEmpty ? nil : name
+                            let shownGroup = kind == .group && !groupName.isEmpty ? groupName : nil
+                            let expected: String
+                            switch (profile.bodyFormat, shownName, shownGroup) {
+                            case (.nameColonContent, _, _): expected = (shownName ?? "s\"1") + ":" + content
+                            case (.tencent, let n?, let g?): expected = n + " (" + g + "): " + content
+                            case (.tencent, nil, let g?): expected = "(" + g + "): " + content
+                            case (.tencent, let n?, nil): expected = n + ": " + content
+                            case (.tencent, nil, nil): expected = content
+                            }
+                            for receivers in [1, 2] {
+                                var prepared = PreparedPush(message, sender: sender, profile: profile, decider: decider, receivers: receivers)
+                                let payload = try #require(prepared.decide(for: receiver, now: Instant(milliseconds: 0)).request?.payload)
+                                let object = try #require(try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any])
+                                let alert = (object["aps"] as? [String: Any])?["alert"]
+                                let body = (alert as? String) ?? (alert as? [String: Any])?["body"] as? String
+                                #expect(body == expected, "profile \(profile.id) name \(name.debugDescription) group \(groupName.debugDescription) content \(content.debugDescription)")
+                                checked += 1
+                            }
+                            #expect(decider.renderer.summary(message, sender: sender, receiver: receiver, profile: profile) == expected)
+                        }
+                    }
+                }
+            }
+        }
+        #expect(checked == 9 * 9 * 8 * 2 * 3 * 2)
     }
 
     @Test func writerEscapesAndIntegersMatchFoundation() throws {
