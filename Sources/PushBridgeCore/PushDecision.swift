@@ -205,9 +205,42 @@ package class PayloadTemplate: @unchecked Sendable {
     /// One receiver's payload.
     package func payload(badge value: Int, receiver user: String) -> [UInt8] {
         if isAsWritten(badge: value, receiver: user) { return bytes }
+        if let patched = patched(badge: value, receiver: user) { return patched }
         var w = JSONWriter(capacity: size(badge: value, receiver: user))
         write(badge: value, receiver: user, into: &w)
         return w.bytes
+    }
+
+    /// One receiver's payload as one array of its exact size: the template's bytes around the
+    /// receiver's badge digits and id (`nil` when the id needs escapes: then it is written).
+    func patched(badge value: Int, receiver user: String) -> [UInt8]? {
+        var user = user
+        return user.withUTF8 { id -> [UInt8]? in
+            if receiver != nil && !JSONWriter.isPlain(id) { return nil }
+            let digits = JSONWriter.decimalLength(of: value)
+            var out: [UInt8] = []
+            out.reserveCapacity(bytes.count + (badge.map { digits - $0.count } ?? 0) + (receiver.map { id.count + 2 - $0.count } ?? 0))
+            bytes.withUnsafeBufferPointer { written in
+                var from = 0
+                if let badge {
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: written[from..<badge.lowerBound]))
+                    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { scratch in
+                        JSONWriter.writeDecimal(value, length: digits, to: scratch.baseAddress!)
+                        out.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<digits]))
+                    }
+                    from = badge.upperBound
+                }
+                if let receiver {
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: written[from..<receiver.lowerBound]))
+                    out.append(0x22)
+                    out.append(contentsOf: id)
+                    out.append(0x22)
+                    from = receiver.upperBound
+                }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: written[from...]))
+            }
+            return out
+        }
     }
 
     /// Appends one receiver's payload to `w`.

@@ -3,20 +3,23 @@
 /// No spaces; non-ASCII is written as is (never `\u` escapes); `/` is not escaped; control
 /// characters, `"` and `\` are escaped. Integers never gain a fraction and doubles always keep
 /// one (`1.0`), so the integer/number distinction survives a round trip.
-public struct JSONWriter: Sendable {
+public struct JSONWriter: @unchecked Sendable {  // Unchecked: its storage is changed only when uniquely referenced (copy-on-write).
     /// The bytes: written with pointer stores into one buffer that doubles when full (a copy that
     /// shares it takes a buffer of its own before it writes).
-    @usableFromInline final class Storage: @unchecked Sendable {
+    /// One allocation: the capacity (the header) and the bytes after it.
+    @usableFromInline final class Storage: ManagedBuffer<Int, UInt8> {
         // Unchecked: a writer changes its storage only when it holds the only reference to it.
-        @usableFromInline let base: UnsafeMutablePointer<UInt8>
-        @usableFromInline let capacity: Int
 
-        @usableFromInline init(capacity: Int) {
-            self.capacity = Swift.max(capacity, 16)
-            base = .allocate(capacity: self.capacity)
+        /// Room for at least `capacity` bytes.
+        @usableFromInline static func make(capacity: Int) -> Storage {
+            let capacity = Swift.max(capacity, 16)
+            return unsafeDowncast(Storage.create(minimumCapacity: capacity) { _ in capacity }, to: Storage.self)
         }
 
-        deinit { base.deallocate() }
+        /// Where the bytes are.
+        @inlinable var base: UnsafeMutablePointer<UInt8> { withUnsafeMutablePointerToElements { $0 } }
+        /// How many bytes fit.
+        @inlinable var byteCapacity: Int { withUnsafeMutablePointerToHeader { $0.pointee } }
     }
 
     @usableFromInline var storage: Storage
@@ -28,7 +31,7 @@ public struct JSONWriter: Sendable {
 
     /// - Parameter capacity: the bytes to make room for at once.
     public init(capacity: Int = 256) {
-        storage = Storage(capacity: capacity)
+        storage = Storage.make(capacity: capacity)
     }
 
     /// The bytes written.
@@ -45,14 +48,14 @@ public struct JSONWriter: Sendable {
     /// Room for `n` more bytes: where they go (the caller adds them to ``count``).
     @inlinable @inline(__always)
     mutating func room(_ n: Int) -> UnsafeMutablePointer<UInt8> {
-        if _slowPath(written + n > storage.capacity || !isKnownUniquelyReferenced(&storage)) { grow(n) }
+        if _slowPath(written + n > storage.byteCapacity || !isKnownUniquelyReferenced(&storage)) { grow(n) }
         return storage.base + written
     }
 
     /// Moves the bytes to a buffer of its own with room for `n` more (at least twice as big when full).
     @usableFromInline mutating func grow(_ n: Int) {
         let needed = written + n
-        let fresh = Storage(capacity: needed > storage.capacity ? Swift.max(needed, storage.capacity * 2) : storage.capacity)
+        let fresh = Storage.make(capacity: needed > storage.byteCapacity ? Swift.max(needed, storage.byteCapacity * 2) : storage.byteCapacity)
         fresh.base.update(from: storage.base, count: written)
         storage = fresh
     }
@@ -97,7 +100,7 @@ public struct JSONWriter: Sendable {
     /// Forgets what was written, keeping the buffer's capacity (one writer reused for many payloads).
     public mutating func removeAll() {
         written = 0
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(capacity: storage.capacity) }
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage.make(capacity: storage.byteCapacity) }
     }
 
     /// Writes a JSON string literal.
@@ -240,7 +243,16 @@ public struct JSONWriter: Sendable {
             return
         }
         let length = JSONWriter.decimalLength(of: value)
-        let p = room(length)
+        JSONWriter.writeDecimal(value, length: length, to: room(length))
+        written += length
+    }
+
+    /// Writes a decimal integer's `length` bytes (``decimalLength(of:)``) at `p`.
+    /// - Parameters:
+    ///   - value: the integer.
+    ///   - length: its decimal length.
+    ///   - p: where its first byte goes.
+    package static func writeDecimal(_ value: Int, length: Int, to p: UnsafeMutablePointer<UInt8>) {
         var magnitude = value.magnitude
         var i = length
         repeat {
@@ -249,7 +261,15 @@ public struct JSONWriter: Sendable {
             magnitude /= 10
         } while magnitude > 0
         if value < 0 { p[0] = UInt8(ascii: "-") }
-        written += length
+    }
+
+    /// Whether UTF-8 bytes are written as they are inside a string literal (none needs an escape).
+    /// - Parameter utf8: the bytes.
+    package static func isPlain(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = utf8.baseAddress else { return true }
+        var i = plainPrefix(base, count: utf8.count)
+        while i < utf8.count, isPlain(base[i]) { i += 1 }
+        return i == utf8.count
     }
 
     /// Writes a decimal integer.

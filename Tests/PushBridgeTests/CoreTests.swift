@@ -135,6 +135,27 @@ struct CoreTests {
         #expect(a.string == "[1,2]")
     }
 
+    /// A writer grown from its smallest buffer through many doublings keeps every byte, and copies
+    /// taken along the way keep theirs while the original goes on writing.
+    @Test func writerGrowsAndCopiesKeepTheirBytes() {
+        var w = JSONWriter(capacity: 1)
+        var expected = ""
+        var copies: [(JSONWriter, String)] = []
+        for i in 0..<3_000 {
+            w.string("k\(i)")
+            w.integer(i * 7919)
+            expected += "\"k\(i)\"\(i * 7919)"
+            if i % 250 == 0 { copies.append((w, expected)) }
+        }
+        #expect(w.string == expected)
+        #expect(w.count == expected.utf8.count)
+        for (copy, text) in copies { #expect(copy.string == text) }
+        var last = copies[copies.count - 1].0
+        last.raw("!")
+        #expect(last.string == copies[copies.count - 1].1 + "!")
+        #expect(w.string == expected)
+    }
+
     @Test func decisionJSONShapes() {
         #expect(PushDecision.suppressed(.doNotDisturb).jsonText == "{\"push\":false,\"reason\":\"do-not-disturb\"}")
         #expect(SuppressionReason.allCases.map(\.rawValue) == [

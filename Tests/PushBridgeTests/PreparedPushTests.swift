@@ -132,6 +132,36 @@ struct PreparedPushTests {
         #expect(checked == 9 * 9 * 8 * 2 * 3 * 2)
     }
 
+    /// A receiver's payload made from a template (the template's bytes around its own badge digits
+    /// and id, as one array of its exact size) is what the writer writes, whatever the lengths of the
+    /// digits and the id against those the template was written with, and an id that needs escapes.
+    @Test func templatePayloadsMatchTheWriter() throws {
+        var w = JSONWriter()
+        w.raw("{\"aps\":{\"alert\":\"hi\",\"badge\":")
+        let badgeStart = w.count
+        w.integer(42)
+        let badge = badgeStart..<w.count
+        w.raw("},\"f\":\"a\",\"t\":")
+        let receiverStart = w.count
+        w.string("user-77")
+        let receiver = receiverStart..<w.count
+        w.raw("}")
+        let shapes: [(badge: Range<Int>?, receiver: Range<Int>?)] = [(badge, receiver), (badge, nil), (nil, receiver)]
+        let ids = ["user-77", "user-7", "user-7777777", "", "用户-🙂", "u\"q\\", "tab\there"]
+        for shape in shapes {
+            let template = try #require(PayloadTemplate.checked(bytes: w.bytes, badge: shape.badge, receiver: shape.receiver))
+            for value in [42, 0, 7, 99, 100, 123_456_789, -5, Int.max, Int.min] {
+                for id in ids {
+                    var expected = JSONWriter()
+                    template.write(badge: value, receiver: id, into: &expected)
+                    let made = template.payload(badge: value, receiver: id)
+                    #expect(made == expected.bytes, "badge \(value) id \(id.debugDescription)")
+                    #expect(made.count == template.size(badge: value, receiver: id))
+                }
+            }
+        }
+    }
+
     @Test func writerEscapesAndIntegersMatchFoundation() throws {
         // The eight-byte scan must find an escape at every offset, and integers of every length.
         for offset in 0..<20 {
