@@ -381,6 +381,15 @@ public struct PayloadRenderer: Sendable {
         ///   - limit: the size limit in bytes.
         /// - Returns: the payload, `nil` when it cannot fit.
         func render(_ alert: borrowing Alert, badge: Int, receiver: String, limit: Int) -> [UInt8]? {
+            if alert.text.utf8Count + 2 > limit {
+                // Its body alone does not fit: shortened at once, from the size of the payload around
+                // an empty body (all the shortener reads of the payload written whole).
+                var empty = copy alert
+                empty.body = ""
+                var w = JSONWriter(capacity: 512)
+                let marks = write(empty, badge: badge, receiver: receiver, into: &w)
+                return shortened(alert, badge: badge, receiver: receiver, limit: limit, full: w.count, marks: marks)
+            }
             var w = JSONWriter(capacity: 512 + alert.text.utf8Count)
             let marks = write(alert, badge: badge, receiver: receiver, into: &w)
             if w.count <= limit { return w.bytes }

@@ -82,6 +82,25 @@ struct PreparedPushTests {
                 if let payload = full.request?.payload { #expect(payload.count <= PayloadRenderer.maximumPayloadBytes) }
             }
         }
+        // Bodies around the limit, some needing escapes, with and without a title: a body too long to
+        // fit even alone is shortened at once by a full render (from the size around an empty body),
+        // and from a full write's size and marks by a shared template; both must give the same bytes.
+        for length in [4080, 4093, 4094, 4095, 4096, 4100, 5000] {
+            for filler in ["a", "\"", "é", "\n"] {
+                for title in [nil, "Title", String(repeating: "t", count: 5000)] {
+                    var long = message
+                    long.content = [.text(String(repeating: filler, count: length / filler.utf8.count))]
+                    long.pushTitle = title
+                    for profile in Profile.builtIn {
+                        var prepared = PreparedPush(long, sender: nil, profile: profile, decider: decider)
+                        var receiver = UserState(user: "bob", displayStyle: .messageSummary, backgroundGraceSeconds: 0)
+                        receiver.devices = [Device(token: "ab", certificate: certificate)]
+                        let full = decider.decide(long, sender: nil, receiver: receiver, profile: profile, now: Instant(milliseconds: 0))
+                        #expect(prepared.decide(for: receiver, now: Instant(milliseconds: 0)) == full, "\(length) × \(filler.debugDescription) title \(title?.count ?? -1) \(profile.id)")
+                    }
+                }
+            }
+        }
     }
 
     /// A summary body is written from its pieces (the sender's name, the group's name, the content)
