@@ -127,8 +127,9 @@ public struct JSONWriter: @unchecked Sendable {  // Unchecked: its storage is ch
     mutating func escape(_ utf8: UnsafeBufferPointer<UInt8>, quoted: Bool) {
         let n = utf8.count
         let q = quoted ? 1 : 0
-        // Room for the quotes and every byte unescaped; an escape makes room for itself and the rest.
-        var p = room(n + 2 * q)
+        // Room for the quotes and every byte unescaped (a word at least: a short text is stored a word
+        // at a time); an escape makes room for itself and the rest.
+        var p = room(Swift.max(n, 8) + 2 * q)
         if quoted {
             p.pointee = 0x22
             written += 1
@@ -140,6 +141,32 @@ public struct JSONWriter: @unchecked Sendable {  // Unchecked: its storage is ch
                 written += 1
             }
             return
+        }
+        // Short texts (ids, sounds, keys) that need no escape: checked and stored a word or two at a
+        // time, without a byte loop or a call to copy them.
+        if n <= 16 {
+            if n >= 8 {
+                let first = UnsafeRawPointer(base).loadUnaligned(as: UInt64.self)
+                let last = UnsafeRawPointer(base + n - 8).loadUnaligned(as: UInt64.self)
+                if JSONWriter.escapeBits(first) | JSONWriter.escapeBits(last) == 0 {
+                    UnsafeMutableRawPointer(p).storeBytes(of: first, as: UInt64.self)
+                    UnsafeMutableRawPointer(p + n - 8).storeBytes(of: last, as: UInt64.self)
+                    if quoted { p[n] = 0x22 }
+                    written += n + q
+                    return
+                }
+            } else {
+                // Byte k of the text is byte k of the word (in memory order); the bytes past it are
+                // spaces for the check.
+                var word: UInt64 = 0
+                for k in 0..<n { word |= UInt64(base[k]) << UInt64(8 * k) }
+                if JSONWriter.escapeBits(word | (0x2020_2020_2020_2020 << UInt64(8 * n))) == 0 {
+                    UnsafeMutableRawPointer(p).storeBytes(of: word.littleEndian, as: UInt64.self)
+                    if quoted { p[n] = 0x22 }
+                    written += n + q
+                    return
+                }
+            }
         }
         // Most texts need no escape at all: found so, they are copied whole. (The bytes before a
         // tail shorter than a word are plain, so the text's last word, overlapping them, checks it.)
