@@ -212,34 +212,43 @@ package class PayloadTemplate: @unchecked Sendable {
     }
 
     /// One receiver's payload as one array of its exact size: the template's bytes around the
-    /// receiver's badge digits and id (`nil` when the id needs escapes: then it is written).
+    /// receiver's badge digits and id (`nil` when the id needs escapes: then it is written). The
+    /// pieces are put together in a scratch buffer (on the stack when small), then copied once.
     func patched(badge value: Int, receiver user: String) -> [UInt8]? {
         var user = user
         return user.withUTF8 { id -> [UInt8]? in
             if receiver != nil && !JSONWriter.isPlain(id) { return nil }
             let digits = JSONWriter.decimalLength(of: value)
-            var out: [UInt8] = []
-            out.reserveCapacity(bytes.count + (badge.map { digits - $0.count } ?? 0) + (receiver.map { id.count + 2 - $0.count } ?? 0))
-            bytes.withUnsafeBufferPointer { written in
-                var from = 0
-                if let badge {
-                    out.append(contentsOf: UnsafeBufferPointer(rebasing: written[from..<badge.lowerBound]))
-                    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { scratch in
-                        JSONWriter.writeDecimal(value, length: digits, to: scratch.baseAddress!)
-                        out.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<digits]))
+            let size = bytes.count + (badge.map { digits - $0.count } ?? 0) + (receiver.map { id.count + 2 - $0.count } ?? 0)
+            return bytes.withUnsafeBufferPointer { written in
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: size) { scratch in
+                    var p = scratch.baseAddress!
+                    func put(_ piece: UnsafeBufferPointer<UInt8>) {
+                        guard let from = piece.baseAddress else { return }
+                        p.update(from: from, count: piece.count)
+                        p += piece.count
                     }
-                    from = badge.upperBound
+                    var from = 0
+                    if let badge {
+                        put(UnsafeBufferPointer(rebasing: written[from..<badge.lowerBound]))
+                        JSONWriter.writeDecimal(value, length: digits, to: p)
+                        p += digits
+                        from = badge.upperBound
+                    }
+                    if let receiver {
+                        put(UnsafeBufferPointer(rebasing: written[from..<receiver.lowerBound]))
+                        p.pointee = 0x22
+                        p += 1
+                        put(id)
+                        p.pointee = 0x22
+                        p += 1
+                        from = receiver.upperBound
+                    }
+                    put(UnsafeBufferPointer(rebasing: written[from...]))
+                    precondition(p == scratch.baseAddress! + size, "a patched payload's size")
+                    return Array(scratch)
                 }
-                if let receiver {
-                    out.append(contentsOf: UnsafeBufferPointer(rebasing: written[from..<receiver.lowerBound]))
-                    out.append(0x22)
-                    out.append(contentsOf: id)
-                    out.append(0x22)
-                    from = receiver.upperBound
-                }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: written[from...]))
             }
-            return out
         }
     }
 
