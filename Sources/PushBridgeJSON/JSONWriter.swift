@@ -3,13 +3,14 @@
 /// No spaces; non-ASCII is written as is (never `\u` escapes); `/` is not escaped; control
 /// characters, `"` and `\` are escaped. Integers never gain a fraction and doubles always keep
 /// one (`1.0`), so the integer/number distinction survives a round trip.
-public struct JSONWriter: @unchecked Sendable {  // Unchecked: its storage is changed only when uniquely referenced (copy-on-write).
+///
+/// Unchecked `Sendable`: a writer changes its storage only when it holds the only reference to it
+/// (copy-on-write), so writers on different threads never write the same buffer.
+public struct JSONWriter: @unchecked Sendable {
     /// The bytes: written with pointer stores into one buffer that doubles when full (a copy that
-    /// shares it takes a buffer of its own before it writes).
-    /// One allocation: the capacity (the header) and the bytes after it.
+    /// shares it takes a buffer of its own before it writes). One allocation: the capacity (the
+    /// header) and the bytes after it.
     @usableFromInline final class Storage: ManagedBuffer<Int, UInt8> {
-        // Unchecked: a writer changes its storage only when it holds the only reference to it.
-
         /// Room for at least `capacity` bytes.
         @usableFromInline static func make(capacity: Int) -> Storage {
             let capacity = Swift.max(capacity, 16)
