@@ -125,19 +125,20 @@ public struct PreparedPush: Sendable {
     /// it does not fit.
     mutating func body(for receiver: UserState, badge current: Int) -> (APNsRequest.Body, counter: Int)? {
         let renderer = decider.renderer
+        let counter = message.ignoreBadge ? current : current + 1
+        let badge = message.badgeOverride ?? counter
+        guard keepsClasses else {
+            // The only receiver: written alone (shortened when it does not fit), as the reference
+            // does; no render class is looked up or kept.
+            let alert = renderer.alert(for: message, sender: sender, receiver: receiver, profile: profile, app: decider.app, derivedContent: derivedContent)
+            let parts = PayloadRenderer.Parts(message: message, sound: renderer.sound(for: message, receiver: receiver), profile: profile)
+            return parts.render(alert, badge: badge, receiver: receiver.user, limit: renderer.limit).map { (.bytes($0), counter) }
+        }
         let key = RenderClass(
             simpleBanner: receiver.displayStyle == .simpleBanner,
             translation: message.contentOverride == nil && !message.translations.isEmpty
                 ? receiver.language.flatMap { message.translations[$0] == nil ? nil : $0 } : nil,
             sound: renderer.sound(for: message, receiver: receiver))
-        let counter = message.ignoreBadge ? current : current + 1
-        let badge = message.badgeOverride ?? counter
-        guard keepsClasses else {
-            // The only receiver: written alone (shortened when it does not fit), as the reference does.
-            let alert = renderer.alert(for: message, sender: sender, receiver: receiver, profile: profile, app: decider.app, derivedContent: derivedContent)
-            let parts = PayloadRenderer.Parts(message: message, sound: key.sound, profile: profile)
-            return parts.render(alert, badge: badge, receiver: receiver.user, limit: renderer.limit).map { (.bytes($0), counter) }
-        }
         let template: Template
         if let first = firstClass, first.key == key {
             template = first.template

@@ -169,13 +169,8 @@ public struct JSONWriter: @unchecked Sendable {
                 }
             }
         }
-        // Most texts need no escape at all: found so, they are copied whole. (The bytes before a
-        // tail shorter than a word are plain, so the text's last word, overlapping them, checks it.)
-        var i = JSONWriter.plainPrefix(base, count: n)
-        if i < n && n - i < 8 && n >= 8 && JSONWriter.escapeBits(UnsafeRawPointer(base + n - 8).loadUnaligned(as: UInt64.self)) == 0 {
-            i = n
-        }
-        while i < n, JSONWriter.isPlain(base[i]) { i += 1 }
+        // Most texts need no escape at all: found so, they are copied whole.
+        var i = JSONWriter.plainCount(base, count: n)
         if i == n {
             UnsafeMutableRawPointer(p).copyMemory(from: base, byteCount: n)
             if quoted { p[n] = 0x22 }
@@ -295,9 +290,20 @@ public struct JSONWriter: @unchecked Sendable {
     /// - Parameter utf8: the bytes.
     package static func isPlain(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = utf8.baseAddress else { return true }
-        var i = plainPrefix(base, count: utf8.count)
-        while i < utf8.count, isPlain(base[i]) { i += 1 }
-        return i == utf8.count
+        return plainCount(base, count: utf8.count) == utf8.count
+    }
+
+    /// The number of leading bytes of `base[0..<count]` that need no escape (`count`: none does):
+    /// words at a time, then a tail shorter than a word as the text's last word, overlapping the
+    /// plain bytes before it, then byte by byte.
+    @inline(__always)
+    static func plainCount(_ base: UnsafePointer<UInt8>, count n: Int) -> Int {
+        var i = plainPrefix(base, count: n)
+        if i < n && n - i < 8 && n >= 8 && escapeBits(UnsafeRawPointer(base + n - 8).loadUnaligned(as: UInt64.self)) == 0 {
+            return n
+        }
+        while i < n, isPlain(base[i]) { i += 1 }
+        return i
     }
 
     /// Writes a decimal integer.
