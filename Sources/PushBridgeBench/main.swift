@@ -138,6 +138,18 @@ func fanOut(members: Int, rounds: Int) throws -> FanOutFigures {
             #"{"id":"m\#(round)","conversationId":"big","from":"user-1","to":"big","chatType":"GroupChat","body":{"type":"text","text":"Standup in 5 minutes"},"ext":{"em_at_list":["user-11"]}}"#)
     }
     let now = Instant(iso8601: "2026-03-02T09:15:00Z")!
+    // `--only-fanout --first N`: N first sends, each by a store opened anew (for profiling the first send).
+    if let index = arguments.firstIndex(of: "--first"), let count = Int(arguments[index + 1]) {
+        var times: [Int] = []
+        for round in 0..<count {
+            let message = try JSONParser.parse(
+                #"{"id":"f\#(round)","conversationId":"big","from":"user-1","to":"big","chatType":"GroupChat","body":{"type":"text","text":"Standup in 5 minutes"},"ext":{"em_at_list":["user-11"]}}"#)
+            let store = try SQLiteStateStore(path: path)
+            let facade = PushFacade(store: store)
+            times.append(Int(try median(1) { _ = try facade.send(message, dialect: "agora-silent", now: now) } * 1000))
+        }
+        print("first sends (ms): \(times)")
+    }
     let store = try SQLiteStateStore(path: path)  // opened anew: nothing of the members is in memory
     let facade = PushFacade(store: store)
     var decisions: [PushFacade.ReceiverDecision] = []

@@ -58,7 +58,7 @@ enum SentMessageRecord {
     /// The `PBL1` bytes of a roll's rows: each row's name and devices.
     static func encodeRoll(_ rows: [StoredReceiver]) -> [UInt8] {
         var out = Writer()
-        out.bytes.reserveCapacity(16 + rows.count * 48)
+        out.bytes.reserveCapacity(16 + rows.count * 56)
         out.bytes += rollMagic
         out.varint(UInt64(rows.count))
         var certificates = Numbering<Certificate>()
@@ -444,29 +444,36 @@ enum SentMessageRecord {
             var token = token
             token.withUTF8 { text in
                 let packed = text.count / 2
-                let isHex = !text.isEmpty && text.count % 2 == 0 && withUnsafeTemporaryAllocation(of: UInt8.self, capacity: packed) { out in
-                    for i in 0..<packed {
-                        guard let high = Self.nibble(text[2 * i]), let low = Self.nibble(text[2 * i + 1]) else { return false }
-                        out[i] = high << 4 | low
-                    }
+                if packed > 0 && text.count % 2 == 0 {
+                    let start = bytes.count
                     varint(UInt64(packed) << 1 | 1)
-                    bytes.append(contentsOf: out)
-                    return true
+                    let body = bytes.count
+                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[..<packed]))  // the room, overwritten below
+                    let isHex = bytes.withUnsafeMutableBufferPointer { out in
+                        Self.hexValues.withUnsafeBufferPointer { values in
+                            var invalid: UInt8 = 0
+                            for i in 0..<packed {
+                                let high = values[Int(text[2 &* i])], low = values[Int(text[2 &* i &+ 1])]
+                                invalid |= high | low
+                                out[body &+ i] = high << 4 | low
+                            }
+                            return invalid & 0xF0 == 0
+                        }
+                    }
+                    if isHex { return }
+                    bytes.removeSubrange(start...)
                 }
-                if !isHex {
-                    varint(UInt64(text.count) << 1)
-                    bytes.append(contentsOf: text)
-                }
+                varint(UInt64(text.count) << 1)
+                bytes.append(contentsOf: text)
             }
         }
 
-        /// A lower-case hex digit's value.
-        @inline(__always)
-        static func nibble(_ digit: UInt8) -> UInt8? {
-            switch digit {
-            case 0x30...0x39: return digit &- 0x30
-            case 0x61...0x66: return digit &- 0x61 &+ 10
-            default: return nil
+        /// Each byte's value as a lower-case hex digit; `0xFF` for any other byte.
+        static let hexValues: [UInt8] = (0...255).map { byte in
+            switch byte {
+            case 0x30...0x39: UInt8(byte - 0x30)
+            case 0x61...0x66: UInt8(byte - 0x61 + 10)
+            default: 0xFF
             }
         }
 

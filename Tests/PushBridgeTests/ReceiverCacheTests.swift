@@ -2,7 +2,7 @@ import Foundation
 import PushBridgeCore
 import PushBridgeFacade
 import PushBridgeJSON
-import PushBridgeStore
+@testable import PushBridgeStore
 import Testing
 
 /// The SQLite writer keeps a group's receivers between sends. Whatever changes them (the facade's
@@ -55,9 +55,21 @@ struct ReceiverCacheTests {
         try store.write { rows(try $0.receivers(of: .group(group), excluding: sender, conversation: conversation)) }
     }
 
-    /// The same loaded by a store opened anew (nothing kept).
-    static func fresh(_ path: String, sender: UserID = "m0") throws -> [Row] {
-        try SQLiteStateStore(path: path).read { rows(try $0.receivers(of: .group(group), excluding: sender, conversation: conversation)) }
+    /// The same loaded by a store opened anew (nothing kept), by the join; a load by scans (which
+    /// a big group gets) must read exactly the same.
+    static func fresh(_ path: String, sender: UserID = "m0", sourceLocation: SourceLocation = #_sourceLocation) throws -> [Row] {
+        let joined = try load(path, sender: sender, plan: .join)
+        #expect(try load(path, sender: sender, plan: .scan) == joined, "the scans and the join, sender \(sender)", sourceLocation: sourceLocation)
+        return joined
+    }
+
+    /// The group's receivers read by a store opened anew that loads groups by `plan`.
+    static func load(_ path: String, group: String = group, conversation: ConversationKey = conversation, sender: UserID = "m0", plan: GroupLoad) throws -> [Row] {
+        var options = SQLiteStateStore.Options()
+        options.groupLoad = plan
+        return try SQLiteStateStore(path: path, options: options).read {
+            rows(try $0.receivers(of: .group(group), excluding: sender, conversation: conversation))
+        }
     }
 
     /// Sends a group message through the facade (kept receivers) and checks each decision against
@@ -102,6 +114,62 @@ struct ReceiverCacheTests {
         // A send from far down the group decides exactly as a full decide, then again from the top.
         try Self.sendMatchesFullDecide(facade, path: path, id: "far", sender: "m280")
         try Self.sendMatchesFullDecide(facade, path: path, id: "near", sender: "m2")
+    }
+
+    @Test("a group read by scans is the join's, row for row: users outside it, membership not in row order, several devices, other conversations' settings, counters logged and folded")
+    func scansReadWhatTheJoinReads() throws {
+        let path = temporaryDatabase()
+        let store = try SQLiteStateStore(path: path, options: .init(badgeLogLimit: 150))
+        let facade = PushFacade(store: store)
+        try facade.configure(FacadeTests.app)
+        let other = Certificate(name: "second", busiId: nil, bundleId: "io.example.second", environment: .production)
+        try store.write { transaction in
+            for i in 0..<240 {
+                // Users outside the group between the members (the scans step over their rows).
+                var state = UserState(user: i % 3 == 2 ? "outsider\(i)" : "m\(i)", displayStyle: i % 2 == 0 ? .simpleBanner : .messageSummary,
+                    backgroundGraceSeconds: 60, timeZone: TimeZone(identifier: ["UTC", "Asia/Shanghai", "Europe/Berlin", "America/New_York"][i % 4])!)
+                // None, one, or up to four devices, bound in one save (the newest first) or over several.
+                state.devices = (0..<(i % 5)).map { Device(token: FacadeTests.token(of: "m\(i)-\($0)"), certificate: $0 % 2 == 0 ? Self.certificate : other,
+                    boundAt: Instant(milliseconds: Int64(i * 10 + $0))) }
+                if i % 7 == 0 { state.presence = .online }
+                if i % 11 == 1 { state.presence = .background(since: Instant(milliseconds: 5_000)) }
+                if i % 6 == 1 { state.app.window = DoNotDisturbWindow(startMinute: 22 * 60, endMinute: 8 * 60) }
+                if i % 8 == 2 { state.conversations[Self.conversation] = ConversationPushSettings(remindType: .mentionOnly) }
+                if i % 8 == 3 { state.conversations[Self.conversation] = ConversationPushSettings(silentPeriod: SilentPeriod(start: Instant(milliseconds: 1), until: Instant(milliseconds: 9_000_000_000_000))) }
+                // The same id as another kind of conversation, and another group: never this one's.
+                if i % 5 == 0 { state.conversations[ConversationKey(.oneToOne, Self.group)] = ConversationPushSettings(remindType: RemindType.none) }
+                if i % 4 == 1 { state.conversations[ConversationKey(.group, "g2")] = ConversationPushSettings(remindType: RemindType.none) }
+                if i % 9 == 3 { state.language = "de" }
+                if i % 10 == 4 { state.groupSound = "ping.caf" }
+                state.badge = i % 4
+                try transaction.save(state, replacing: nil)
+            }
+        }
+        // Membership in an order of its own, members known only by name (unconfigured), and a
+        // device bound again later (it moves to the front of its member's devices).
+        var members = (0..<240).filter { $0 % 3 != 2 }.map { "m\($0)" }
+        members = members.enumerated().sorted { ($0.offset * 37) % members.count < ($1.offset * 37) % members.count }.map(\.element)
+        try facade.setMembers(["x1"] + members + ["x2"], of: Self.group)
+        try facade.updateUser("m4", dialect: "agora-silent") { $0.devices.insert(Device(token: FacadeTests.token(of: "m9-1"), certificate: Self.certificate), at: 0) }
+        try facade.updateUser("m13", dialect: "agora-silent") { $0.devices.reverse() }
+        func same(_ what: String) throws {
+            for sender in ["m0", "m100", "x2", "outsider2"] {
+                let joined = try Self.load(path, sender: sender, plan: .join)
+                #expect(joined.count == members.count + 2 - (sender.hasPrefix("outsider") ? 0 : 1), "\(what), sender \(sender)")
+                #expect(try Self.load(path, sender: sender, plan: .scan) == joined, "\(what), sender \(sender)")
+                #expect(try Self.load(path, sender: sender, plan: .automatic) == joined, "\(what), sender \(sender)")
+            }
+            #expect(try Self.load(path, conversation: ConversationKey(.group, "g2"), plan: .scan)
+                == Self.load(path, conversation: ConversationKey(.group, "g2"), plan: .join), "\(what), another conversation's settings")
+            #expect(try Self.load(path, group: "none", plan: .scan).isEmpty, "\(what), a group without members")
+        }
+        let m13 = try #require(try Self.load(path, plan: .join).first { $0.state.user == "m13" })
+        #expect(m13.state.devices.map(\.token) == (0..<3).reversed().map { FacadeTests.token(of: "m13-\($0)") })
+        try same("as saved")
+        for round in 0..<4 {  // counters logged (a send to the group), then folded past the limit
+            _ = try facade.send(FacadeTests.groupMessage(from: "m1", to: Self.group, id: "s\(round)"), dialect: "agora-silent", now: FacadeTests.now)
+            try same("after send \(round)")
+        }
     }
 
     @Test("kept receivers equal a fresh load, and decisions a full decide, after every kind of change", arguments: shapes)

@@ -78,6 +78,17 @@ final class SQLiteConnection {
     var sentMessagesPrunedBefore: Int64 = .min / 2
     /// Time zones by identifier, made once per connection (identifiers name the same zone forever).
     var timeZones: [String: TimeZone] = [:]
+    /// The first few zones made, found by comparing names (a load of 100,000 members hashed each one's).
+    private var firstTimeZones: [(name: String, zone: TimeZone)] = []
+
+    /// The zone an identifier names, made once per connection; `nil` when it names none.
+    func timeZone(named name: String) -> TimeZone? {
+        for entry in firstTimeZones where entry.name == name { return entry.zone }
+        if let zone = timeZones[name] { return zone }
+        guard let zone = TimeZone(identifier: name) else { return nil }
+        if firstTimeZones.count < 8 { firstTimeZones.append((name, zone)) } else { timeZones[name] = zone }
+        return zone
+    }
     var sharedCertificates: [Int64: Certificate]?
     /// Groups' receivers (``ReceiverTable``), kept under the same rule.
     var receiverTables: [ReceiverTable.Key: ReceiverTable] = [:]
@@ -90,6 +101,8 @@ final class SQLiteConnection {
     var badgeOverlay: BadgeOverlay?
     /// Past this many entries the badge log is folded (``SQLiteStateStore/Options/badgeLogLimit``).
     var badgeLogLimit = 1_000_000
+    /// How group members are read (``SQLiteStateStore/Options/groupLoad``).
+    var groupLoad = GroupLoad.automatic
     private var dataVersion: Int64 = -1
 
     /// Drops what other connections may have changed; call right after `BEGIN`.

@@ -183,6 +183,13 @@ extension SQLiteStateStore {
                 );
                 CREATE INDEX receiver_rolls_by_use ON receiver_rolls (used_at);
                 """),
+        // One conversation's settings of every user: a big group read by scans
+        // (`groupReceivers(_:conversation:)`) reads them by this index, not by a scan of all settings.
+        Migration(
+            identifier: "2026-11-26-conversation-settings-by-conversation",
+            sql: """
+                CREATE INDEX conversation_settings_by_conversation ON conversation_settings (group_chat, conversation);
+                """),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.

@@ -90,11 +90,15 @@ extension SQLiteStateStore {
         // MARK: Users
 
         /// The `users` columns a decision reads, in the order ``readReceiver(_:offset:)`` expects.
-        static let receiverColumns = """
+        static let receiverColumns = receiverColumns(badge: "ifnull(b.badge, 0)")
+        /// ``receiverColumns`` with `badge` as the stored counter's expression.
+        static func receiverColumns(badge: String) -> String {
+            """
             u.id, u.name, u.configured, u.presence, u.background_since, u.background_grace, \
-            ifnull(b.badge, 0), u.app_remind, u.window_start, u.window_end, u.app_silent_start, u.app_silent_until, u.display_style, \
+            \(badge), u.app_remind, u.window_start, u.window_end, u.app_silent_start, u.app_silent_until, u.display_style, \
             u.language, u.one_to_one_sound, u.group_sound, u.time_zone
             """
+        }
         static let receiverColumnCount: Int32 = 17
         /// Badge counters live in their own narrow table, so a fan-out rewrites few pages.
         static let badgeJoin = "LEFT JOIN badge_counters b ON b.user_id = u.id"
@@ -303,9 +307,7 @@ extension SQLiteStateStore {
                 if let table = connection.receiverTables[tableKey] { return table.receivers(excluding: sender) }
                 // One row per member and device (a member without devices has one row with NULLs),
                 // newest binding first: members in position order, each one's devices by index.
-                let rows = try connection.statement(Self.groupReceiversQuery)
-                rows.bind(1, group).bind(2, conversation.kind == .group ? 1 : 0).bind(3, conversation.id)
-                let table = ReceiverTable(rows: try receivers(rows, conversation: conversation))
+                let table = ReceiverTable(rows: try groupReceivers(group, conversation: conversation))
                 // A table not kept has no stored roll to share with the next send: no roll.
                 return table.receivers(excluding: sender, asRoll: connection.keep(table, for: tableKey))
             case .users(let users):
@@ -619,20 +621,17 @@ extension SQLiteStateStore {
 
         /// Reads ``receiverColumns`` (from column 0) into a state without devices, conversations,
         /// name cards, bound certificate or display name.
-        func readReceiver(_ row: Statement, overlay: BadgeOverlay) throws -> (UserState, configured: Bool) {
+        /// - Parameters:
+        ///   - row: the row.
+        ///   - overlay: the badge log.
+        ///   - storedBadge: the stored counter (badge_counters'), when not read from column 6.
+        func readReceiver(_ row: Statement, overlay: BadgeOverlay, storedBadge: Int? = nil) throws -> (UserState, configured: Bool) {
             let name = row.string(1)
             let configured = row.int(2) == 1
             let style: DisplayStyle = row.int(12) == 1 ? .messageSummary : .simpleBanner
             let zoneName = row.string(16)
-            let zone: TimeZone
-            if let cached = connection.timeZones[zoneName] {
-                zone = cached
-            } else {
-                guard let made = TimeZone(identifier: zoneName) else {
-                    throw StoreError(.unexpectedValue, "time zone \"\(zoneName)\"", context: "users.time_zone")
-                }
-                connection.timeZones[zoneName] = made
-                zone = made
+            guard let zone = connection.timeZone(named: zoneName) else {
+                throw StoreError(.unexpectedValue, "time zone \"\(zoneName)\"", context: "users.time_zone")
             }
             var state = UserState(user: name, displayStyle: style, backgroundGraceSeconds: row.int64(5), timeZone: zone)
             switch row.int(3) {
@@ -640,7 +639,7 @@ extension SQLiteStateStore {
             case 2: state.presence = .background(since: Instant(milliseconds: row.int64(4)))
             default: state.presence = .offline
             }
-            state.badge = badge(of: row.int64(0), stored: row.int(6), in: overlay)
+            state.badge = badge(of: row.int64(0), stored: storedBadge ?? row.int(6), in: overlay)
             state.app.remindType = try StoredCodes.decodeRemind(row.optionalInt(7), column: "users.app_remind")
             if let start = row.optionalInt(8), let end = row.optionalInt(9) {
                 guard (0..<1440).contains(start), (1...1440).contains(end) else {

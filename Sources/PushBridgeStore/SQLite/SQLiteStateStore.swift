@@ -36,6 +36,9 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         /// database file) on a thread of the store's own instead of inside that commit; 0 leaves it
         /// to SQLite's automatic checkpoint, inside the commit that passes 1,000 pages.
         public var backgroundCheckpointPages: Int
+        /// How a group's members are read when no kept table holds them (tests pin one plan to
+        /// check it against the other; see ``SQLiteStateStore/Transaction/groupReceivers(_:conversation:)``).
+        var groupLoad = GroupLoad.automatic
 
         /// - Parameters:
         ///   - synchronous: durability against power loss (`.normal` is durable against a killed process).
@@ -80,6 +83,7 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         connection = try SQLiteConnection(path: path)
         connection.receiverCacheLimit = options.keptReceivers
         connection.badgeLogLimit = options.badgeLogLimit
+        connection.groupLoad = options.groupLoad
         sqlite3_busy_timeout(connection.handle, options.busyTimeoutMilliseconds)
         try Self.retryingBusy(retries: options.busyRetries) {
             try connection.execute("PRAGMA journal_mode = WAL")
@@ -152,6 +156,7 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         if let reader = readerLock.withLock({ idleReaders.popLast() }) { return reader }
         let reader = try SQLiteConnection(path: connection.path)
         reader.receiverCacheLimit = options.keptReceivers
+        reader.groupLoad = options.groupLoad
         sqlite3_busy_timeout(reader.handle, options.busyTimeoutMilliseconds)
         try reader.execute("PRAGMA query_only = ON")
         return reader
