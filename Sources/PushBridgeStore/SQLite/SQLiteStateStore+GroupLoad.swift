@@ -74,8 +74,15 @@ extension SQLiteStateStore.Transaction {
         var firstSequences = [Int64](repeating: 0, count: count)
         var laterSequences: [Int: [Int64]] = [:]  // of members with several devices: the others', in row order
         let devices = try connection.statement("SELECT d.user_id, \(Self.deviceColumns), d.sequence FROM devices d")
+        var certificate: (id: Int64, value: Certificate)?  // devices mostly share one: no lookup each
         while try devices.step() {
-            guard let place = places[devices.int64(0)], found[place] != nil, let device = try device(devices, offset: 1) else { continue }
+            guard let place = places[devices.int64(0)], found[place] != nil else { continue }
+            let certificateID = devices.int64(2)
+            if certificate?.id != certificateID {
+                certificate = try self.certificate(certificateID, column: "devices.certificate_id").map { (certificateID, $0) }
+            }
+            guard let certificate else { continue }
+            let device = Device(token: devices.string(1), certificate: certificate.value, boundAt: Instant(milliseconds: devices.int64(3)))
             let sequence = devices.int64(4)
             if found[place]!.state.devices.isEmpty { firstSequences[place] = sequence } else { laterSequences[place, default: []].append(sequence) }
             found[place]!.state.devices.append(device)
@@ -85,7 +92,8 @@ extension SQLiteStateStore.Transaction {
             let rowOrder = found[place]!.state.devices
             found[place]!.state.devices = sequences.indices.sorted { sequences[$0] > sequences[$1] }.map { rowOrder[$0] }
         }
-        return found.compactMap { $0 }
+        // Every member has a user row (`members.user_id` references it): one array of the exact size.
+        return found.contains { $0 == nil } ? found.compactMap { $0 } : found.map { $0! }
     }
 
     /// Whether a group is read by scans (``GroupLoad``).
