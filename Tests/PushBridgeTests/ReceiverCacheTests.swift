@@ -296,6 +296,31 @@ struct ReceiverCacheTests {
             dialect: "agora-silent", now: later) == again, "a repeat through another connection")
     }
 
+    @Test("a roll stored before its bytes had a table of their own is read after the migration, and pruned with its use")
+    func rollBytesMoveToTheirTable() throws {
+        let path = temporaryDatabase()
+        let bytes = Array("PBL1".utf8) + (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        do {  // the schema of 0.14–0.16: a roll's bytes in its row
+            let connection = try SQLiteConnection(path: path)
+            try SQLiteStateStore.migrate(connection, migrations: Array(SQLiteStateStore.migrations.prefix { $0.identifier != "2026-11-27-receiver-roll-rows-table" }))
+            try connection.statement("INSERT INTO receiver_rolls (used_at, rows) VALUES (?, ?)").bind(1, 5_000).bind(2, blob: bytes).run()
+            try connection.statement("INSERT INTO receiver_rolls (used_at, rows) VALUES (?, ?)").bind(1, 9_000).bind(2, blob: [1, 2, 3]).run()
+        }
+        let store = try SQLiteStateStore(path: path)
+        #expect(try store.appliedMigrations() == SQLiteStateStore.migrationIdentifiers)
+        #expect(try store.read { try $0.roll(1) } == bytes)
+        #expect(try store.read { try $0.roll(2) } == [1, 2, 3])
+        #expect(try store.read { try $0.roll(3) } == nil)
+        // Records older than 6 s forgotten: the first roll's time is past, both tables forget it.
+        try store.write { try $0.recordSentMessages([], forgettingBefore: Instant(milliseconds: 6_000)) }
+        #expect(try store.read { try $0.roll(1) } == nil)
+        #expect(try store.read { try $0.roll(2) } == [1, 2, 3])
+        #expect(try store.read { transaction -> Int in
+            let rows = try (transaction as! SQLiteStateStore.Transaction).connection.statement("SELECT count(*) FROM receiver_roll_rows")
+            return try rows.step() ? rows.int(0) : -1
+        } == 1)
+    }
+
     @Test("a group bigger than the limit is not kept, and decides the same")
     func overTheLimit() throws {
         let (path, _, _) = try Self.populated()

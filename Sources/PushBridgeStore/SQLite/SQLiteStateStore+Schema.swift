@@ -190,6 +190,19 @@ extension SQLiteStateStore {
             sql: """
                 CREATE INDEX conversation_settings_by_conversation ON conversation_settings (group_chat, conversation);
                 """),
+        // A roll's bytes in a table of their own: every send to a kept group sets its roll's
+        // `used_at`, and an UPDATE of a row that held the bytes read and rebuilt the whole row
+        // (≈ 5 MB for 100,000 members: 3–9 ms of each warm send).
+        Migration(
+            identifier: "2026-11-27-receiver-roll-rows-table",
+            sql: """
+                CREATE TABLE receiver_roll_rows (
+                    roll_id INTEGER PRIMARY KEY REFERENCES receiver_rolls(id),
+                    rows BLOB NOT NULL
+                );
+                INSERT INTO receiver_roll_rows (roll_id, rows) SELECT id, rows FROM receiver_rolls;
+                ALTER TABLE receiver_rolls DROP COLUMN rows;
+                """),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.

@@ -423,14 +423,15 @@ extension SQLiteStateStore {
                 try connection.statement("UPDATE receiver_rolls SET used_at = max(used_at, ?) WHERE id = ?").bind(1, usedAt.milliseconds).bind(2, id).run()
                 if connection.changes == 1 { return id }  // else pruned since: stored again
             }
-            try connection.statement("INSERT INTO receiver_rolls (used_at, rows) VALUES (?, ?)").bind(1, usedAt.milliseconds).bind(2, blob: encoded()).run()
+            try connection.statement("INSERT INTO receiver_rolls (used_at) VALUES (?)").bind(1, usedAt.milliseconds).run()
             let id = connection.lastInsertRowID
+            try connection.statement("INSERT INTO receiver_roll_rows (roll_id, rows) VALUES (?, ?)").bind(1, id).bind(2, blob: encoded()).run()
             table?.rollID = id
             return id
         }
 
         func roll(_ id: Int64) throws -> [UInt8]? {
-            let row = try connection.statement("SELECT rows FROM receiver_rolls WHERE id = ?")
+            let row = try connection.statement("SELECT rows FROM receiver_roll_rows WHERE roll_id = ?")
             row.bind(1, id)
             return try row.step() ? row.bytes(0) : nil
         }
@@ -472,6 +473,8 @@ extension SQLiteStateStore {
             if cutoff.milliseconds >= connection.sentMessagesPrunedBefore &+ 1_000 {
                 try connection.statement("DELETE FROM sent_messages WHERE sent_at < ?").bind(1, cutoff.milliseconds).run()
                 // Each roll's time is its latest record's: the rolls of the records just forgotten.
+                try connection.statement("DELETE FROM receiver_roll_rows WHERE roll_id IN (SELECT id FROM receiver_rolls WHERE used_at < ?)")
+                    .bind(1, cutoff.milliseconds).run()
                 try connection.statement("DELETE FROM receiver_rolls WHERE used_at < ?").bind(1, cutoff.milliseconds).run()
                 connection.sentMessagesPrunedBefore = cutoff.milliseconds
             }
