@@ -106,11 +106,23 @@ public struct PreparedPush: Sendable {
     ///   - badge: the receiver's badge counter before this message.
     ///   - now: the instant the message is sent.
     public mutating func decide(for receiver: UserState, badge: Int, now: Instant) -> PushDecision {
+        decide(for: receiver, badge: badge, now: now, devicesIn: nil)
+    }
+
+    /// Decides for one kept receiver whose devices a pushed request refers to where they are kept.
+    /// - Parameters:
+    ///   - receiver: the receiver's state; its own `badge` is not read.
+    ///   - badge: the receiver's badge counter before this message.
+    ///   - now: the instant the message is sent.
+    ///   - devicesIn: the rows that keep the receiver's devices (its `devices`), and its row; `nil`:
+    ///     the request holds `receiver.devices` itself.
+    package mutating func decide(for receiver: UserState, badge: Int, now: Instant, devicesIn row: (rows: DeviceRows, row: Int)?) -> PushDecision {
         let suppression = decider.suppression(
             message, receiver: receiver, now: now, hasContent: hasContentInAnyLanguage || message.hasTranslation(forLanguage: receiver.language))
         if let reason = suppression { return .suppressed(reason) }
         guard let (body, counter) = body(for: receiver, badge: badge) else { return .suppressed(.payloadTooLarge) }
-        return .push(APNsRequest(body: body, targets: .devices(receiver.devices), badgeCounter: counter))
+        let targets: APNsRequest.Targets = if let row { .row(row.rows, row.row) } else { .devices(receiver.devices) }
+        return .push(APNsRequest(body: body, targets: targets, badgeCounter: counter))
     }
 
     /// The payload for one receiver, byte for byte what ``PayloadRenderer/render(_:sender:receiver:profile:app:)`` writes.

@@ -42,10 +42,21 @@ public struct APNsRequest: Hashable, Sendable {
         }
     }
 
-    /// How the deliveries are held: in full, or as devices that all take the standard headers.
+    /// How the deliveries are held: in full, as devices that all take the standard headers, or as
+    /// the devices of a row kept elsewhere (a store's kept group), with the standard headers.
     package enum Targets: Sendable {
         case deliveries([APNsDelivery])
         case devices([Device])
+        case row(DeviceRows, Int)
+
+        /// The devices, when they all take the standard headers.
+        package var devices: [Device]? {
+            switch self {
+            case .deliveries: return nil
+            case .devices(let devices): return devices
+            case .row(let rows, let row): return rows.devices(ofRow: row)
+            }
+        }
     }
 
     package private(set) var body: Body
@@ -87,6 +98,7 @@ public struct APNsRequest: Hashable, Sendable {
             switch targets {
             case .deliveries(let deliveries): return deliveries
             case .devices(let devices): return devices.map(APNsDelivery.init(device:))
+            case .row(let rows, let row): return rows.devices(ofRow: row).map(APNsDelivery.init(device:))
             }
         }
         set { targets = .deliveries(newValue) }
@@ -97,6 +109,7 @@ public struct APNsRequest: Hashable, Sendable {
         switch targets {
         case .deliveries(let deliveries): return deliveries.count
         case .devices(let devices): return devices.count
+        case .row(let rows, let row): return rows.devices(ofRow: row).count
         }
     }
 
@@ -130,7 +143,7 @@ public struct APNsRequest: Hashable, Sendable {
         default:
             guard lhs.payload == rhs.payload else { return false }
         }
-        if case .devices(let a) = lhs.targets, case .devices(let b) = rhs.targets { return a == b }
+        if let a = lhs.targets.devices, let b = rhs.targets.devices { return a == b }
         return lhs.deliveries == rhs.deliveries
     }
 
@@ -139,6 +152,22 @@ public struct APNsRequest: Hashable, Sendable {
         hasher.combine(deliveries)
         hasher.combine(badgeCounter)
     }
+}
+
+/// Receivers' device lists kept by their owner (a store's kept group, in row order), which the
+/// requests of a send to them refer to by row: one reference shared by the whole send, instead of
+/// each request taking a reference to its receiver's list (a cache miss on a 100,000-member send's
+/// every list, then another when the decisions are freed).
+package final class DeviceRows: Sendable {
+    private let devicesOfRow: @Sendable (Int) -> [Device]
+
+    /// - Parameter devicesOfRow: the devices of a row, newest binding first.
+    package init(_ devicesOfRow: @escaping @Sendable (Int) -> [Device]) {
+        self.devicesOfRow = devicesOfRow
+    }
+
+    /// The devices of row `row`, newest binding first.
+    package func devices(ofRow row: Int) -> [Device] { devicesOfRow(row) }
 }
 
 /// A payload written once for a render class, with where its receiver's badge digits and id are:

@@ -155,7 +155,7 @@ enum SentMessageRecord {
                 }
                 out.signed(Int64(request.badgeCounter))
                 if version4 {
-                    if case .devices(let devices) = request.targets, let row, SentMessageRecord.same(devices, row.devices) {
+                    if let devices = request.targets.devices, let row, SentMessageRecord.same(devices, row.devices) {
                         out.bytes.append(0)  // the row's own devices, standard headers
                         return
                     }
@@ -164,8 +164,8 @@ enum SentMessageRecord {
                     out.varint(UInt64(request.deliveryCount))
                 }
                 switch request.targets {
-                case .devices(let devices):
-                    devices.withUnsafeBufferPointer { devices in  // borrowed: no copy of each device
+                case .devices, .row:
+                    request.targets.devices!.withUnsafeBufferPointer { devices in  // borrowed: no copy of each device
                         for i in devices.indices {
                             out.device(devices[i], certificates: &certificates)
                             out.bytes.append(0)

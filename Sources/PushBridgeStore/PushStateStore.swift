@@ -164,20 +164,27 @@ public struct StoredReceivers: RandomAccessCollection, Sendable {
     }
 
     /// Calls `body` with each receiver in order, borrowed where it is stored (not copied, as the
-    /// subscript copies it to set its counter), and its current badge counter.
+    /// subscript copies it to set its counter), its current badge counter and its row.
     /// - Parameter body: takes the receiver, valid during the call only (its own `state.badge` may
-    ///   be stale), and its badge counter.
-    public func forEachBorrowed(_ body: (_ receiver: UnsafePointer<StoredReceiver>, _ badge: Int) throws -> Void) rethrows {
+    ///   be stale), its badge counter, and its row in ``allRows`` (the one in ``deviceRows()``).
+    public func forEachBorrowed(_ body: (_ receiver: UnsafePointer<StoredReceiver>, _ badge: Int, _ row: Int) throws -> Void) rethrows {
         try rows.withUnsafeBufferPointer { rows in
             guard let first = rows.baseAddress else { return }
             if let badges {
                 try badges.withUnsafeBufferPointer { badges in
-                    for row in rows.indices where row != skipped { try body(first + row, badges[row]) }
+                    for row in rows.indices where row != skipped { try body(first + row, badges[row], row) }
                 }
             } else {
-                for row in rows.indices where row != skipped { try body(first + row, rows[row].state.badge) }
+                for row in rows.indices where row != skipped { try body(first + row, rows[row].state.badge, row) }
             }
         }
+    }
+
+    /// The devices of ``allRows``, by row, for the requests of a send to refer to instead of each
+    /// holding its receiver's list (the rows stay alive as long as a request refers to them).
+    package func deviceRows() -> DeviceRows {
+        let rows = self.rows
+        return DeviceRows { rows[$0].state.devices }
     }
 }
 

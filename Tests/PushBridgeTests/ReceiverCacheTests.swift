@@ -188,6 +188,9 @@ struct ReceiverCacheTests {
             #expect(try reader.read { Self.rows(try $0.receivers(of: .group(Self.group), excluding: sender, conversation: Self.conversation)) } == fresh,
                 "a reader after \(what)")
             sent.append(("r\(round)", try Self.sendMatchesFullDecide(facade, path: path, id: "r\(round)", sender: sender)))
+            // The kept group's requests refer to their rows' devices; equal to full decides all the same.
+            let requests = sent.last!.decisions.compactMap(\.decision.request)
+            #expect(!requests.isEmpty && requests.allSatisfy { if case .row = $0.targets { true } else { false } }, "after \(what)")
             #expect(try Self.kept(store, sender: sender) == Self.fresh(path, sender: sender), "after \(what) and a send")
             for (id, decisions) in sent {
                 #expect(try facade.sentMessage(id, now: FacadeTests.now) == decisions, "the record of \(id) after \(what)")
@@ -327,7 +330,9 @@ struct ReceiverCacheTests {
         let store = try SQLiteStateStore(path: path, options: .init(keptReceivers: 10))
         let facade = PushFacade(store: store)
         try Self.sendMatchesFullDecide(facade, path: path, id: "a")
-        try Self.sendMatchesFullDecide(facade, path: path, id: "b")
+        let requests = try Self.sendMatchesFullDecide(facade, path: path, id: "b").compactMap(\.decision.request)
+        // Rows not kept are not referred to: each request holds its devices.
+        #expect(!requests.isEmpty && requests.allSatisfy { if case .devices = $0.targets { true } else { false } })
         #expect(try Self.kept(store) == Self.fresh(path))
         // Nothing kept to share a stored roll with the next send: each record carries its receivers.
         #expect(try Self.rollID(store, of: "a") == nil)
