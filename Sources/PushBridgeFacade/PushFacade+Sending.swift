@@ -33,7 +33,7 @@ extension PushFacade {
         // A kept group's record is written as its decisions are made, while each row is at hand;
         // its decisions are the roll's rows in order, so they are written against them (`PBR4`;
         // the writer checks each row is its decision's receiver's, else the record is `PBR3`).
-        var record = remembered && receivers.roll != nil ? SentMessageRecord.DecisionWriter(version4: true, capacity: receivers.count) : nil
+        var record = remembered && receivers.roll != nil ? SentMessageRecord.DecisionWriter(version4: true, capacity: receivers.count, rowTargetsAreRows: true) : nil
         // A kept group's rows are alive anyway: requests refer to their devices there, one shared
         // reference for the send (taking and later dropping each member's own list cost a cache
         // miss each on 100,000 members).

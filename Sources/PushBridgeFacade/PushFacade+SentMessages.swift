@@ -103,11 +103,18 @@ enum SentMessageRecord {
         private var templates = Numbering<ObjectIdentifier>()
         private var certificates = Numbering<Certificate>()
 
+        /// Whether a request whose devices are a kept row's (`Targets.row`) refers to the very row it
+        /// is appended with: a send writing its record as it decides its kept rows.
+        let rowTargetsAreRows: Bool
+
         /// - Parameters:
         ///   - version4: whether the decisions are a roll's rows, in order (``append(_:receiver:row:)`` gives each row).
         ///   - capacity: the number of decisions expected.
-        init(version4: Bool, capacity: Int) {
+        ///   - rowTargetsAreRows: whether a decision that refers to a kept row's devices is appended
+        ///     with that row (its devices are then the row's without comparing them).
+        init(version4: Bool, capacity: Int, rowTargetsAreRows: Bool = false) {
             self.version4 = version4
+            self.rowTargetsAreRows = rowTargetsAreRows
             out.bytes.reserveCapacity(capacity * (version4 ? 6 : 48))
         }
 
@@ -155,6 +162,10 @@ enum SentMessageRecord {
                 }
                 out.signed(Int64(request.badgeCounter))
                 if version4 {
+                    if case .row = request.targets, rowTargetsAreRows {
+                        out.bytes.append(0)  // the row's own devices, standard headers
+                        return
+                    }
                     if let devices = request.targets.devices, let row, SentMessageRecord.same(devices, row.devices) {
                         out.bytes.append(0)  // the row's own devices, standard headers
                         return
