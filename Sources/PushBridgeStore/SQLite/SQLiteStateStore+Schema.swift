@@ -203,6 +203,12 @@ extension SQLiteStateStore {
                 INSERT INTO receiver_roll_rows (roll_id, rows) SELECT id, rows FROM receiver_rolls;
                 ALTER TABLE receiver_rolls DROP COLUMN rows;
                 """),
+        // Badge log rows written as varints from here on (`BadgeLogEntries`); rows of the 16-byte
+        // format are still read. No table changes: the identifier is what makes a PushBridge that
+        // reads only the 16-byte format refuse this database (it does not know the identifier).
+        Migration(
+            identifier: "2026-11-28-badge-log-varint-entries",
+            sql: "-- no schema change: badge_log.entries holds varint rows from here on"),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.
