@@ -240,7 +240,8 @@ enum SentMessageRecord {
 
         /// The number of `key`, and whether this is its first use.
         mutating func number(of key: Key) -> (number: Int, isNew: Bool) {
-            if last >= 0 && keys[last] == key { return (last, false) }
+            // Compared where it is kept, not copied out (a certificate's copy retains its strings).
+            if last >= 0 && keys.withUnsafeBufferPointer({ $0[last] == key }) { return (last, false) }
             if let number = keys.count <= Self.scanned ? keys.firstIndex(of: key) : numbers[key] {
                 last = number
                 return (number, false)
@@ -455,21 +456,21 @@ enum SentMessageRecord {
             var token = token
             token.withUTF8 { text in
                 let packed = text.count / 2
-                if packed > 0 && text.count % 2 == 0 {
+                if packed > 0 && text.count % 2 == 0, let digits = text.baseAddress {
                     let start = bytes.count
                     varint(UInt64(packed) << 1 | 1)
-                    let body = bytes.count
-                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[..<packed]))  // the room, overwritten below
-                    let isHex = bytes.withUnsafeMutableBufferPointer { out in
-                        Self.hexValues.withUnsafeBufferPointer { values in
-                            var invalid: UInt8 = 0
-                            for i in 0..<packed {
-                                let high = values[Int(text[2 &* i])], low = values[Int(text[2 &* i &+ 1])]
-                                invalid |= high | low
-                                out[body &+ i] = high << 4 | low
-                            }
-                            return invalid & 0xF0 == 0
+                    let isHex = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: packed) { out -> Bool in
+                        guard let out = out.baseAddress else { return false }
+                        var invalid: UInt8 = 0
+                        for i in 0..<packed {
+                            let (high, highInvalid) = Self.nibble(digits[2 &* i])
+                            let (low, lowInvalid) = Self.nibble(digits[2 &* i &+ 1])
+                            invalid |= highInvalid | lowInvalid
+                            out[i] = high &<< 4 | low
                         }
+                        guard invalid == 0 else { return false }
+                        bytes.append(contentsOf: UnsafeBufferPointer(start: out, count: packed))
+                        return true
                     }
                     if isHex { return }
                     bytes.removeSubrange(start...)
@@ -479,13 +480,13 @@ enum SentMessageRecord {
             }
         }
 
-        /// Each byte's value as a lower-case hex digit; `0xFF` for any other byte.
-        static let hexValues: [UInt8] = (0...255).map { byte in
-            switch byte {
-            case 0x30...0x39: UInt8(byte - 0x30)
-            case 0x61...0x66: UInt8(byte - 0x61 + 10)
-            default: 0xFF
-            }
+        /// A lower-case hex digit's value, and a non-zero mark when the byte is not one.
+        @inline(__always)
+        static func nibble(_ digit: UInt8) -> (value: UInt8, invalid: UInt8) {
+            let decimal = digit &- 0x30, letter = digit &- 0x61
+            if decimal < 10 { return (decimal, 0) }
+            if letter < 6 { return (letter &+ 10, 0) }
+            return (0, 1)
         }
 
         /// A device: its token, its certificate's number (the fields at its first use) and its binding time.

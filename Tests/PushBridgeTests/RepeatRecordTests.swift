@@ -33,6 +33,9 @@ struct RepeatRecordTests {
         push("u2", .patched(agora, badge: 12, receiver: "u2"), .devices([device(hex), device("ab" + hex, tim, boundAt: Instant(milliseconds: -5))]), counter: 12)
         push("u3", .patched(easemob, badge: -7, receiver: "\"quoted\" é"), .devices([device("ABCDEF")]), counter: 0)
         push("u4", .patched(agora, badge: 1_000_000, receiver: "u4"), .devices([device("abc"), device("zz"), device("")]), counter: 1_000_000)
+        // Every hex digit, and the bytes either side of each digit range ("/", ":", "`", "g"): text, not packed.
+        push("u4b", .patched(agora, badge: 2, receiver: "u4b"),
+             .devices(["0123456789abcdef", "0/", "9:", "`a", "fg", "Af"].map { device($0) }), counter: 2)
         push("u5", .bytes(Array(#"{"aps":{"alert":"shortened…","badge":2}}"#.utf8)), .devices([device(hex, tim)]), counter: 2)
         push("u6", .bytes(Array(#"{"aps":{"alert":"same","badge":9}}"#.utf8)), .devices([device(hex)]), counter: 4)
         push("u7", .bytes(Array(#"{"aps":{"alert":"same","badge":9}}"#.utf8)), .devices([device(hex)]), counter: 5)
@@ -60,8 +63,9 @@ struct RepeatRecordTests {
         #expect(read[3].decision.request?.payloadText == #"{"aps":{"alert":"hi","badge":1000000}}"#)
         #expect(read[3].decision.request?.deliveries.map(\.device.token) == ["abc", "zz", ""])
         #expect(read[2].decision.request?.deliveries.map(\.device.token) == ["ABCDEF"])
-        #expect(read[7].decision.request?.deliveries.first?.headers.map(\.value) == ["background", "x"])
-        #expect(read[7].decision.request?.deliveries.last?.hasStandardHeaders == true)
+        #expect(read[4].decision.request?.deliveries.map(\.device.token) == ["0123456789abcdef", "0/", "9:", "`a", "fg", "Af"])
+        #expect(read[8].decision.request?.deliveries.first?.headers.map(\.value) == ["background", "x"])
+        #expect(read[8].decision.request?.deliveries.last?.hasStandardHeaders == true)
         #expect(read[1].decision.request?.deliveries.last?.device == Self.device("ab" + String(repeating: "0f", count: 32), Self.tim, boundAt: Instant(milliseconds: -5)))
         // A template is written once, however many receivers share it.
         let once = SentMessageRecord.encode(Array(repeating: decisions[1], count: 1_000))

@@ -78,15 +78,18 @@ final class SQLiteConnection {
     var sentMessagesPrunedBefore: Int64 = .min / 2
     /// Time zones by identifier, made once per connection (identifiers name the same zone forever).
     var timeZones: [String: TimeZone] = [:]
-    /// The first few zones made, found by comparing names (a load of 100,000 members hashed each one's).
-    private var firstTimeZones: [(name: String, zone: TimeZone)] = []
+    /// The first few zones made, found by comparing their names' bytes (a load of 100,000 members
+    /// made a string of each one's and hashed it).
+    private var firstTimeZones: [(name: [UInt8], zone: TimeZone)] = []
 
     /// The zone an identifier names, made once per connection; `nil` when it names none.
-    func timeZone(named name: String) -> TimeZone? {
-        for entry in firstTimeZones where entry.name == name { return entry.zone }
-        if let zone = timeZones[name] { return zone }
-        guard let zone = TimeZone(identifier: name) else { return nil }
-        if firstTimeZones.count < 8 { firstTimeZones.append((name, zone)) } else { timeZones[name] = zone }
+    /// - Parameter name: the identifier's UTF-8 bytes.
+    func timeZone(named name: UnsafeBufferPointer<UInt8>) -> TimeZone? {
+        for entry in firstTimeZones where entry.name.elementsEqual(name) { return entry.zone }
+        let text = String(decoding: name, as: UTF8.self)
+        if let zone = timeZones[text] { return zone }
+        guard let zone = TimeZone(identifier: text) else { return nil }
+        if firstTimeZones.count < 8 { firstTimeZones.append((Array(name), zone)) } else { timeZones[text] = zone }
         return zone
     }
     var sharedCertificates: [Int64: Certificate]?
@@ -236,6 +239,12 @@ final class Statement {
     }
 
     func optionalString(_ column: Int32) -> String? { isNull(column) ? nil : string(column) }
+
+    /// A text column's UTF-8 bytes, valid until the statement steps or is reset.
+    func text(_ column: Int32) -> UnsafeBufferPointer<UInt8> {
+        guard let text = sqlite3_column_text(raw, column) else { return UnsafeBufferPointer(start: nil, count: 0) }
+        return UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(raw, column)))
+    }
 
     /// A text or blob column's bytes, as stored.
     func bytes(_ column: Int32) -> [UInt8] {

@@ -84,8 +84,13 @@ extension SQLiteStateStore.Transaction {
             guard let certificate else { continue }
             let device = Device(token: devices.string(1), certificate: certificate.value, boundAt: Instant(milliseconds: devices.int64(3)))
             let sequence = devices.int64(4)
-            if found[place]!.state.devices.isEmpty { firstSequences[place] = sequence } else { laterSequences[place, default: []].append(sequence) }
-            found[place]!.state.devices.append(device)
+            if found[place]!.state.devices.isEmpty {
+                firstSequences[place] = sequence
+                found[place]!.state.devices = [device]
+            } else {
+                laterSequences[place, default: []].append(sequence)
+                found[place]!.state.devices.append(device)
+            }
         }
         for (place, later) in laterSequences {
             let sequences = [firstSequences[place]] + later

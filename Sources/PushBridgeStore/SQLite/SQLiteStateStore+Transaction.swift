@@ -632,9 +632,8 @@ extension SQLiteStateStore {
             let name = row.string(1)
             let configured = row.int(2) == 1
             let style: DisplayStyle = row.int(12) == 1 ? .messageSummary : .simpleBanner
-            let zoneName = row.string(16)
-            guard let zone = connection.timeZone(named: zoneName) else {
-                throw StoreError(.unexpectedValue, "time zone \"\(zoneName)\"", context: "users.time_zone")
+            guard let zone = connection.timeZone(named: row.text(16)) else {
+                throw StoreError(.unexpectedValue, "time zone \"\(row.string(16))\"", context: "users.time_zone")
             }
             var state = UserState(user: name, displayStyle: style, backgroundGraceSeconds: row.int64(5), timeZone: zone)
             switch row.int(3) {
