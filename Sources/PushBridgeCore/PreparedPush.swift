@@ -121,7 +121,8 @@ public struct PreparedPush: Sendable {
             message, receiver: receiver, now: now, hasContent: hasContentInAnyLanguage || message.hasTranslation(forLanguage: receiver.language))
         if let reason = suppression { return .suppressed(reason) }
         guard let (body, counter) = body(for: receiver, badge: badge) else { return .suppressed(.payloadTooLarge) }
-        let targets: APNsRequest.Targets = if let row { .row(row.rows, row.row) } else { .devices(receiver.devices) }
+        let targets: APNsRequest.Targets
+        if let row { targets = .row(row.rows, row.row) } else { targets = .devices(receiver.devices) }
         return .push(APNsRequest(body: body, targets: targets, badgeCounter: counter))
     }
 

@@ -50,7 +50,7 @@ public struct APNsRequest: Hashable, Sendable {
         case row(DeviceRows, Int)
 
         /// The devices, when they all take the standard headers.
-        package var devices: [Device]? {
+        package var standardDevices: [Device]? {
             switch self {
             case .deliveries: return nil
             case .devices(let devices): return devices
@@ -143,7 +143,7 @@ public struct APNsRequest: Hashable, Sendable {
         default:
             guard lhs.payload == rhs.payload else { return false }
         }
-        if let a = lhs.targets.devices, let b = rhs.targets.devices { return a == b }
+        if let a = lhs.targets.standardDevices, let b = rhs.targets.standardDevices { return a == b }
         return lhs.deliveries == rhs.deliveries
     }
 

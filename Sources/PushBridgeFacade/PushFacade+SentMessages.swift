@@ -166,7 +166,7 @@ enum SentMessageRecord {
                         out.bytes.append(0)  // the row's own devices, standard headers
                         return
                     }
-                    if let devices = request.targets.devices, let row, SentMessageRecord.same(devices, row.devices) {
+                    if let devices = request.targets.standardDevices, let row, SentMessageRecord.same(devices, row.devices) {
                         out.bytes.append(0)  // the row's own devices, standard headers
                         return
                     }
@@ -176,7 +176,7 @@ enum SentMessageRecord {
                 }
                 switch request.targets {
                 case .devices, .row:
-                    request.targets.devices!.withUnsafeBufferPointer { devices in  // borrowed: no copy of each device
+                    request.targets.standardDevices!.withUnsafeBufferPointer { devices in  // borrowed: no copy of each device
                         for i in devices.indices {
                             out.device(devices[i], certificates: &certificates)
                             out.bytes.append(0)
