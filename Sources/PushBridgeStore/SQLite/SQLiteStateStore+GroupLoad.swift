@@ -32,11 +32,6 @@ extension SQLiteStateStore.Transaction {
     ///   - conversation: the conversation whose settings each receiver carries.
     func groupReceivers(_ group: String, conversation: ConversationKey) throws -> [StoredReceiver] {
         let chat = conversation.kind == .group ? 1 : 0
-        guard try scans(group) else {
-            let rows = try connection.statement(Self.groupReceiversQuery)
-            rows.bind(1, group).bind(2, chat).bind(3, conversation.id)
-            return try receivers(rows, conversation: conversation)
-        }
         var places = UserRowMap()  // each member's place in membership order, by user row
         let memberRows = try connection.statement("SELECT user_id FROM members WHERE group_id = ? ORDER BY position")
         memberRows.bind(1, group)
@@ -44,6 +39,11 @@ extension SQLiteStateStore.Transaction {
         while try memberRows.step() {
             places.set(count, for: memberRows.int64(0))
             count += 1
+        }
+        guard try scans(members: count) else {
+            let rows = try connection.statement(Self.groupReceiversQuery)
+            rows.bind(1, group).bind(2, chat).bind(3, conversation.id)
+            return try receivers(rows, conversation: conversation)
         }
 
         var storedBadges = [Int](repeating: 0, count: count)
@@ -101,19 +101,17 @@ extension SQLiteStateStore.Transaction {
         return found.contains { $0 == nil } ? found.compactMap { $0 } : found.map { $0! }
     }
 
-    /// Whether a group is read by scans (``GroupLoad``).
-    private func scans(_ group: String) throws -> Bool {
+    /// Whether a group of `members` is read by scans (``GroupLoad``).
+    private func scans(members: Int) throws -> Bool {
         switch connection.groupLoad {
         case .join: return false
         case .scan: return true
         case .automatic:
-            let sizes = try connection.statement(
-                "SELECT (SELECT count(*) FROM members WHERE group_id = ?), (SELECT ifnull(max(id), 0) FROM users), (SELECT ifnull(max(rowid), 0) FROM devices)")
-            sizes.bind(1, group)
-            defer { sizes.reset() }
-            guard try sizes.step() else { return false }
-            let members = sizes.int64(0)
-            return members >= Self.scannedGroupMinimum && members * 4 >= sizes.int64(1) && members * 4 >= sizes.int64(2)
+            guard members >= Self.scannedGroupMinimum else { return false }
+            let spans = try connection.statement("SELECT (SELECT ifnull(max(id), 0) FROM users), (SELECT ifnull(max(rowid), 0) FROM devices)")
+            defer { spans.reset() }
+            guard try spans.step() else { return false }
+            return Int64(members) * 4 >= spans.int64(0) && Int64(members) * 4 >= spans.int64(1)
         }
     }
 }
