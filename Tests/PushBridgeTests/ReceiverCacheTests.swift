@@ -299,6 +299,23 @@ struct ReceiverCacheTests {
             dialect: "agora-silent", now: later) == again, "a repeat through another connection")
     }
 
+    @Test("the automatic plan scans a group of 4,096 members or more that is a quarter of the users and of the devices' row ids, and joins the others")
+    func automaticPlan() throws {
+        let path = temporaryDatabase()
+        let store = try SQLiteStateStore(path: path)
+        func scans(_ members: Int) throws -> Bool {
+            try store.read { try ($0 as! SQLiteStateStore.Transaction).scans(members: members) }
+        }
+        _ = try sqlite(path, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) INSERT INTO users (name) SELECT 'u' || i FROM n")
+        #expect(try !scans(4_095))  // below the minimum, however dense
+        #expect(try !scans(4_999))  // less than a quarter of 20,000 users
+        #expect(try scans(5_000))
+        _ = try sqlite(path, "INSERT INTO certificates (name, bundle_id, environment) VALUES ('c', 'b', 'production')")
+        _ = try sqlite(path, "INSERT INTO devices (rowid, token, user_id, certificate_id, bound_at, sequence) VALUES (30000, 't', 1, 1, 0, 1)")
+        #expect(try !scans(5_000))  // less than a quarter of the devices' row ids
+        #expect(try scans(7_500))
+    }
+
     @Test("a roll stored before its bytes had a table of their own is read after the migration, and pruned with its use")
     func rollBytesMoveToTheirTable() throws {
         let path = temporaryDatabase()

@@ -102,7 +102,7 @@ extension SQLiteStateStore.Transaction {
     }
 
     /// Whether a group of `members` is read by scans (``GroupLoad``).
-    private func scans(members: Int) throws -> Bool {
+    func scans(members: Int) throws -> Bool {
         switch connection.groupLoad {
         case .join: return false
         case .scan: return true
