@@ -37,22 +37,49 @@ public struct ConversationKey: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A push certificate (or APNs key binding) of the app: what a device token is registered under.
-public struct Certificate: Hashable, Sendable {
+///
+/// Its fields sit behind one shared reference (copy-on-write, as ``UserState``'s): every device
+/// carries its certificate, so a device is 32 bytes instead of 80, copying one retains two objects
+/// instead of four, and devices loaded with one certificate share its fields (and compare equal at
+/// once). Changing a copy that is shared copies the fields first.
+public struct Certificate: Hashable, Sendable, CustomReflectable {
+    /// The stored fields.
+    @usableFromInline struct Fields: Hashable, Sendable {
+        @usableFromInline var name: String?
+        @usableFromInline var busiId: String?
+        @usableFromInline var bundleId: String
+        @usableFromInline var environment: APNsEnvironment
+    }
+
+    /// The fields, shared by copies until one of them changes.
+    @usableFromInline var storage: CopyOnWrite<Fields>
+
     /// The Easemob/Agora certificate name (`apnsCertName`).
-    public var name: String?
+    @inlinable public var name: String? {
+        get { storage.value.name }
+        _modify { yield &storage.value.name }
+    }
     /// The Tencent certificate id (`busiId`).
-    public var busiId: String?
+    @inlinable public var busiId: String? {
+        get { storage.value.busiId }
+        _modify { yield &storage.value.busiId }
+    }
     /// The app's bundle id: the `apns-topic`.
-    public var bundleId: String
+    @inlinable public var bundleId: String {
+        get { storage.value.bundleId }
+        _modify { yield &storage.value.bundleId }
+    }
     /// `development` or `production`.
-    public var environment: APNsEnvironment
+    @inlinable public var environment: APNsEnvironment {
+        get { storage.value.environment }
+        _modify { yield &storage.value.environment }
+    }
 
     public init(name: String?, busiId: String?, bundleId: String, environment: APNsEnvironment) {
-        self.name = name
-        self.busiId = busiId
-        self.bundleId = bundleId
-        self.environment = environment
+        storage = CopyOnWrite(Fields(name: name, busiId: busiId, bundleId: bundleId, environment: environment))
     }
+
+    public var customMirror: Mirror { Mirror(self, children: Mirror(reflecting: storage.value).children, displayStyle: .struct) }
 }
 
 /// The APNs environment a certificate pushes to.

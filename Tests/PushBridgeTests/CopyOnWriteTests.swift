@@ -3,8 +3,8 @@ import PushBridgeCore
 import PushBridgeJSON
 import Testing
 
-/// `UserState` and `PushMessage` keep their fields behind one shared reference: copies must still
-/// behave as independent values, whichever field changes and however the change is made.
+/// `UserState`, `PushMessage` and `Certificate` keep their fields behind one shared reference: copies
+/// must still behave as independent values, whichever field changes and however the change is made.
 @Suite("Copy-on-write values")
 struct CopyOnWriteTests {
     static let certificate = Certificate(name: "c", busiId: nil, bundleId: "io.example", environment: .production)
@@ -75,6 +75,34 @@ struct CopyOnWriteTests {
         #expect(text.contains(#"displayName: Optional("Ann")"#))
         let message = String(describing: PushMessage(id: "m1", sender: "u1", kind: .oneToOne, content: []))
         #expect(message.hasPrefix(#"PushMessage(id: "m1", sender: "u1", kind: "#), "\(message)")
+    }
+
+    @Test("a changed copy of a certificate leaves the original as it was, also inside a device and a state; equal ones hash alike and print their fields")
+    func certificateCopies() {
+        let changes: [(String, (inout Certificate) -> Void)] = [
+            ("name", { $0.name = "d" }),
+            ("name removed", { $0.name = nil; $0.busiId = "7" }),
+            ("busiId", { $0.busiId = "12345" }),
+            ("bundle id, appended in place", { $0.bundleId += ".voip" }),
+            ("environment", { $0.environment = .development }),
+        ]
+        for (name, change) in changes {
+            let original = Self.certificate
+            var copy = original
+            change(&copy)
+            #expect(copy != original, "\(name): the copy did not change")
+            #expect(original == Certificate(name: "c", busiId: nil, bundleId: "io.example", environment: .production), "\(name): the original changed")
+            // Through a device and a state that share it.
+            let state = Self.someone()
+            var changed = state
+            change(&changed.devices[0].certificate)
+            #expect(state.devices[0].certificate == Self.certificate && changed.devices[0].certificate != Self.certificate, "\(name)")
+        }
+        var separate = Certificate(name: "c", busiId: nil, bundleId: "io", environment: .production)
+        separate.bundleId += ".example"  // same fields, storage of its own
+        #expect(separate == Self.certificate && separate.hashValue == Self.certificate.hashValue && Set([separate, Self.certificate]).count == 1)
+        #expect(String(describing: Self.certificate) == #"Certificate(name: Optional("c"), busiId: nil, bundleId: "io.example", environment: PushBridgeCore.APNsEnvironment.production)"#)
+        #expect(MemoryLayout<Device>.size <= 32, "a device holds its certificate by reference")
     }
 
     @Test("a changed copy of a message leaves the original as it was")
