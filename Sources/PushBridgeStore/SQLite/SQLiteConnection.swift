@@ -77,7 +77,7 @@ final class SQLiteConnection {
     /// The cutoff of the last pruning of `sent_messages` on this connection (milliseconds).
     var sentMessagesPrunedBefore: Int64 = .min / 2
     /// Time zones by identifier, made once per connection (identifiers name the same zone forever).
-    var timeZones: [String: TimeZone] = [:]
+    private var timeZones: [String: TimeZone] = [:]
     /// The first few zones made, found by comparing their names' bytes (a load of 100,000 members
     /// made a string of each one's and hashed it).
     private var firstTimeZones: [(name: [UInt8], zone: TimeZone)] = []
@@ -232,11 +232,7 @@ final class Statement {
 
     func optionalInt(_ column: Int32) -> Int? { isNull(column) ? nil : int(column) }
 
-    func string(_ column: Int32) -> String {
-        guard let text = sqlite3_column_text(raw, column) else { return "" }
-        let count = Int(sqlite3_column_bytes(raw, column))
-        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
-    }
+    func string(_ column: Int32) -> String { String(decoding: text(column), as: UTF8.self) }
 
     func optionalString(_ column: Int32) -> String? { isNull(column) ? nil : string(column) }
 

@@ -20,14 +20,18 @@ struct BadgeOverlay {
     /// - Throws: ``StoreError`` when the bytes are not entries PushBridge wrote.
     mutating func add(_ blob: UnsafeRawBufferPointer, id: Int64) throws {
         entries += try BadgeLogEntries.read(blob) { key, badge in counters.set(badge, for: key) }
-        if firstID == 0 { firstID = id }
-        lastID = id
+        read(id)
     }
 
     /// Adds the entries of a row just written.
     mutating func add(_ badges: [(key: UserKey, badge: Int)], id: Int64) {
         for entry in badges { counters.set(entry.badge, for: entry.key.rawValue) }
         entries += badges.count
+        read(id)
+    }
+
+    /// Notes that log row `id` is read.
+    private mutating func read(_ id: Int64) {
         if firstID == 0 { firstID = id }
         lastID = id
     }
