@@ -1,3 +1,4 @@
+import PushBridgeCore
 import PushBridgeJSON
 
 /// Reads the members of one JSON object with types, ranges and pointers in every error.
@@ -96,6 +97,38 @@ public struct FieldReader: Sendable {
         }
     }
 
+    /// An id (user, group, message, conversation): a string that follows ``IdentifierRule``
+    /// (at most 256 UTF-8 bytes, no control character).
+    /// - Parameters:
+    ///   - key: the member's key.
+    ///   - expected: what the id is, for errors ("the sender's user id").
+    ///   - allowEmpty: whether `""` is accepted.
+    public func identifier(_ key: String, expected: String, allowEmpty: Bool = false) throws -> String {
+        let id = try string(key, expected: expected, allowEmpty: allowEmpty)
+        try IdentifierRule.check(id, at: pointer / key, what: expected)
+        return id
+    }
+
+    /// ``identifier(_:expected:allowEmpty:)``, or `nil` when the key is absent.
+    public func optionalIdentifier(_ key: String, expected: String, allowEmpty: Bool = false) throws -> String? {
+        guard object.contains(key) else { return nil }
+        return try identifier(key, expected: expected, allowEmpty: allowEmpty)
+    }
+
+    /// An array of ids, each following ``IdentifierRule`` and non-empty.
+    /// - Parameters:
+    ///   - key: the member's key.
+    ///   - expected: what the array is, for errors.
+    ///   - allowEmpty: whether `[]` is accepted.
+    public func identifierArray(_ key: String, expected: String, allowEmpty: Bool = true) throws -> [String] {
+        let ids = try stringArray(key, expected: expected, allowEmpty: allowEmpty)
+        for (i, id) in ids.enumerated() {
+            if id.isEmpty { throw InputError(.invalidValue, at: pointer / key / i, expected: "a non-empty id", found: "an empty string") }
+            try IdentifierRule.check(id, at: pointer / key / i, what: "an id")
+        }
+        return ids
+    }
+
     public func optionalStringArray(_ key: String, expected: String = "an array of strings") throws -> [String]? {
         guard object.contains(key) else { return nil }
         return try stringArray(key, expected: expected)
@@ -134,8 +167,9 @@ public struct FieldReader: Sendable {
             ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 70) || ($0 >= 97 && $0 <= 102)
         }
         guard isHex else {
-            throw InputError(.invalidValue, at: pointer / key, expected: expected, found: "\"\(text)\"")
+            throw InputError(.invalidValue, at: pointer / key, expected: expected, found: JSONValue.string(text).compactText)
         }
+        try IdentifierRule.check(text, at: pointer / key, what: "a device token")
         return text.lowercased()
     }
 }

@@ -162,7 +162,7 @@ public struct Scenario: Sendable {
     }
 
     static func readParty(_ reader: FieldReader, now: Instant) throws -> Party {
-        let user = try reader.string("user", expected: "a user id string", allowEmpty: false)
+        let user = try reader.identifier("user", expected: "a user id string")
         var calls: [(call: JSONValue, at: Instant, pointer: JSONPointer)] = []
         if let value = reader.value("calls") { calls = try Scenario.calls(from: value, at: reader.pointer / "calls", now: now) }
         return Party(user: user, calls: calls)

@@ -244,7 +244,7 @@ public struct PushFacade: Sendable {
     }
 
     static func checkMembers(_ members: [UserID], of group: String) throws {
-        guard !group.isEmpty else { throw InputError(.invalidValue, at: .root, expected: "a non-empty group id", found: "an empty string") }
+        try checkGroup(group)
         var seen = Set<UserID>()
         for (i, member) in members.enumerated() {
             try Self.checkUser(member, at: JSONPointer.root / i)
@@ -380,10 +380,16 @@ public struct PushFacade: Sendable {
         // The canonical message does not depend on the receiver; read it once.
         let firstReceiver: UserID
         switch address.audience {
-        case .users(let users): firstReceiver = users.first { $0 != from } ?? users[0]
-        case .group(let group): firstReceiver = group
+        case .users(let users):
+            // The adapters check their own fields with their pointers; this holds for any adapter.
+            for user in users { try Self.checkUser(user, at: pointer) }
+            firstReceiver = users.first { $0 != from } ?? users[0]
+        case .group(let group):
+            try Self.checkGroup(group, at: pointer)
+            firstReceiver = group
         }
         let canonical = try adapter.message(message, at: pointer, context: MessageContext(sender: from, receiver: firstReceiver, now: now))
+        try IdentifierRule.check(canonical.id, at: pointer / "id", what: "the message id")
         return PreparedMessage(message: canonical, audience: address.audience, sender: from, now: now, profile: profile ?? adapter.profile, adapter: adapter)
     }
 
@@ -481,7 +487,15 @@ public struct PushFacade: Sendable {
         return adapter.newUser(user, timeZone: record?.state.timeZone ?? UserState.utc)
     }
 
+    /// A user id: non-empty and following ``IdentifierRule``.
     static func checkUser(_ user: UserID, at pointer: JSONPointer = .root) throws {
         guard !user.isEmpty else { throw InputError(.invalidValue, at: pointer, expected: "a non-empty user id", found: "an empty string") }
+        try IdentifierRule.check(user, at: pointer, what: "a user id")
+    }
+
+    /// A group id: non-empty and following ``IdentifierRule``.
+    static func checkGroup(_ group: String, at pointer: JSONPointer = .root) throws {
+        guard !group.isEmpty else { throw InputError(.invalidValue, at: pointer, expected: "a non-empty group id", found: "an empty string") }
+        try IdentifierRule.check(group, at: pointer, what: "a group id")
     }
 }

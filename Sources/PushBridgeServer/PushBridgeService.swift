@@ -38,9 +38,14 @@ public struct PushBridgeService: Sendable {
     /// - Parameter onServerRunning: called with the listening channel (its local address holds the port).
     public func application(onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }) -> some ApplicationProtocol {
         let timeout = TimeAmount.nanoseconds(Int64(configuration.requestTimeoutSeconds * 1_000_000_000))
+        let (metrics, logger) = (metrics, logger)
+        let refused: @Sendable (String) -> Void = { error in
+            metrics.request(method: "unparsed", route: "unparsed", status: 400, duration: .zero)
+            logger.info("request refused by the HTTP parser", metadata: ["status": "400", "error": "\(error)"])
+        }
         return Application(
             router: router(),
-            server: .http1(configuration: .init(idleTimeout: timeout)),
+            server: .http1(configuration: .init(additionalChannelHandlers: [HTTPFramingHandler(refused: refused)], idleTimeout: timeout)),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "PushBridge"),
             services: [StoreCloser(apps: apps)],
             onServerRunning: onServerRunning,

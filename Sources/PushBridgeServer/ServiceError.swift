@@ -1,5 +1,7 @@
 import Foundation
 import Hummingbird
+import NIOCore
+import NIOHTTP1
 import PushBridgeJSON
 import PushBridgeStore
 
@@ -43,6 +45,29 @@ public struct ServiceError: Error, HTTPResponseError, Sendable, CustomStringConv
     static let busy = ServiceError(.serviceUnavailable, code: "busy", expected: "a less busy store: retry after the given seconds", retryAfterSeconds: 1)
     /// The service is stopping; nothing was applied.
     static let stopping = ServiceError(.serviceUnavailable, code: "stopping", expected: "a running service: retry on another node or later", retryAfterSeconds: 1)
+
+    /// The request's HTTP framing is broken (a bad chunk size, an unknown method, a header block
+    /// over the limit): 400, and the connection closes after the answer.
+    static func malformedHTTP(_ error: HTTPParserError) -> ServiceError {
+        ServiceError(.badRequest, code: "malformed-http", expected: "a well-formed HTTP/1.1 request (RFC 9112)", found: "\(error)")
+    }
+
+    /// The client hung up or stalled before its body was read: nobody is there to answer. Counted
+    /// with status 499 (as nginx does) and logged at `info`, never as a server error.
+    static let clientClosed = ServiceError(
+        HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request"), code: "client-closed", expected: "the whole body before the connection ends")
+
+    /// The service's answer to an error thrown while a request's body was read or parsed, or
+    /// `nil` when the error is not about the request's bytes: a framing error is 400
+    /// `malformed-http`, a body cut short (the client hung up, reset, or stalled past the
+    /// timeout) is ``clientClosed``.
+    static func reading(_ error: any Error) -> ServiceError? {
+        switch error {
+        case let error as HTTPParserError: return error == .invalidEOFState ? .clientClosed : .malformedHTTP(error)
+        case is ChannelError, is IOError, is CancellationError: return .clientClosed
+        default: return nil
+        }
+    }
 
     /// A store failure: busy → 503 with `Retry-After`, anything else → 500 (the details go to the log only).
     static func store(_ error: any Error) -> ServiceError {

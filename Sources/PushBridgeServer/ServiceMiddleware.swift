@@ -18,8 +18,17 @@ struct ServiceMiddleware: RouterMiddleware {
         } catch let error as HTTPError {
             response = try Self.serviceError(for: error.status).response(from: request, context: context)
         } catch {
-            logger.error("unexpected failure", metadata: ["error": "\(error)", "route": "\(context.endpointPath ?? "?")"])
-            response = try ServiceError(.internalServerError, code: "internal", expected: "a request the service can answer (see its log)")
+            if let refusal = ServiceError.reading(error) {
+                response = try refusal.response(from: request, context: context)
+            } else {
+                logger.error("unexpected failure", metadata: ["error": "\(error)", "route": "\(context.endpointPath ?? "?")"])
+                response = try ServiceError(.internalServerError, code: "internal", expected: "a request the service can answer (see its log)")
+                    .response(from: request, context: context)
+            }
+        }
+        if request.method == .connect {
+            // Nothing here tunnels. NIO writes no body for an answer to CONNECT; the connection closes after it.
+            response = try ServiceError(.methodNotAllowed, code: "method-not-allowed", expected: "a method of the native API (CONNECT is not served)")
                 .response(from: request, context: context)
         }
         let duration = ContinuousClock.now - start

@@ -102,7 +102,7 @@ extension ServiceRoutes {
     /// Easemob / Agora Chat server REST (SPEC §12) at the vendor's own paths, `/{org}/{app}/…`.
     func registerEasemob(on router: Router<Context>) {
         router.post("/:org/:app/token") { request, context in
-            await easemob(request, context, authenticated: false) { app in
+            try await easemob(request, context, authenticated: false) { app in
                 let body = try await body(request)
                 let (seconds, _) = try Self.tokenRequest(body, binding: app.binding)
                 let now = Instant.now
@@ -113,7 +113,7 @@ extension ServiceRoutes {
         }
         // Registration: the user gets the Easemob defaults; a nickname is updatePushDisplayName.
         router.post("/:org/:app/users") { request, context in
-            await easemob(request, context) { app in
+            try await easemob(request, context) { app in
                 let registrations = try EasemobREST.registrations(try await body(request))
                 let now = Instant.now
                 try await answering {
@@ -141,14 +141,14 @@ extension ServiceRoutes {
             }
         }
         router.get("/:org/:app/users/:username") { request, context in
-            await easemob(request, context) { app in
+            try await easemob(request, context) { app in
                 let user = try parameter("username", context)
                 let options = try await query(app, user: user, ["call": "getPushOptionsFromServer"], dialect: "easemob-legacy")
                 return envelope(app, request, action: "get", entities: [EasemobREST.userEntity(user, options: options)])
             }
         }
         router.delete("/:org/:app/users/:username") { request, context in
-            await easemob(request, context) { app in
+            try await easemob(request, context) { app in
                 let user = try parameter("username", context)
                 _ = try await query(app, user: user, ["call": "getPushOptionsFromServer"], dialect: "easemob-legacy")
                 try await answering(notFoundAt: ["/user"]) { try await app.tenant.write { try $0.removeUser(user) } }
@@ -156,7 +156,7 @@ extension ServiceRoutes {
             }
         }
         router.put("/:org/:app/users/:username") { request, context in
-            await easemob(request, context) { app in
+            try await easemob(request, context) { app in
                 let user = try parameter("username", context)
                 let calls = try Self.easemobCalls(try EasemobREST.userCalls(try await body(request)))
                 let results = try await answering { try await app.tenant.write { try $0.apply(calls, dialect: "easemob-legacy", user: user) } }
@@ -164,7 +164,7 @@ extension ServiceRoutes {
             }
         }
         router.put("/:org/:app/users/:username/notification/language") { request, context in
-            await easemob(request, context) { app in
+            try await easemob(request, context) { app in
                 let user = try parameter("username", context)
                 let calls = try Self.easemobCalls(try EasemobREST.languageCalls(try await body(request)))
                 let results = try await answering { try await app.tenant.write { try $0.apply(calls, dialect: "agora-silent", user: user) } }
@@ -172,13 +172,13 @@ extension ServiceRoutes {
             }
         }
         router.get("/:org/:app/users/:username/notification/language") { request, context in
-            await easemob(request, context) { app in
+            try await easemob(request, context) { app in
                 let result = try await query(app, user: try parameter("username", context), ["call": "getPreferredNotificationLanguage"])
                 return envelope(app, request, action: "get", data: EasemobREST.languageData(result))
             }
         }
         router.put("/:org/:app/users/:username/notification/:chattype/:key") { request, context in
-            await easemob(request, context) { app in
+            try await easemob(request, context) { app in
                 let user = try parameter("username", context)
                 let target = try EasemobREST.notificationTarget(
                     chattype: try parameter("chattype", context), key: try parameter("key", context), username: user)
@@ -188,7 +188,7 @@ extension ServiceRoutes {
             }
         }
         router.get("/:org/:app/users/:username/notification/:chattype/:key") { request, context in
-            await easemob(request, context) { app in
+            try await easemob(request, context) { app in
                 let user = try parameter("username", context)
                 let target = try EasemobREST.notificationTarget(
                     chattype: try parameter("chattype", context), key: try parameter("key", context), username: user)
@@ -197,7 +197,7 @@ extension ServiceRoutes {
             }
         }
         router.post("/:org/:app/notification/template") { request, context in
-            await easemob(request, context) { app in
+            try await easemob(request, context) { app in
                 let template = try EasemobREST.template(try await body(request))
                 let now = Instant.now
                 try await answering {
@@ -212,7 +212,7 @@ extension ServiceRoutes {
             }
         }
         router.get("/:org/:app/notification/template/:name") { request, context in
-            await easemob(request, context) { app in
+            try await easemob(request, context) { app in
                 let name = try parameter("name", context)
                 let config = try await answering { try await app.tenant.read { try $0.app() } }
                 guard let template = config.templates.first(where: { $0.name == name }) else { throw Self.noTemplate(name) }
@@ -220,7 +220,7 @@ extension ServiceRoutes {
             }
         }
         router.delete("/:org/:app/notification/template/:name") { request, context in
-            await easemob(request, context) { app in
+            try await easemob(request, context) { app in
                 let name = try parameter("name", context)
                 let removed = try await answering { () async throws -> PushTemplate? in
                     try await app.tenant.write { facade in
@@ -236,14 +236,14 @@ extension ServiceRoutes {
             }
         }
         router.post("/:org/:app/messages") { request, context in
-            await easemob(request, context) { app in
+            try await easemob(request, context) { app in
                 let messages = try EasemobREST.legacyMessages(try await body(request), newID: try messageIDs(request))
                 return try await easemobSend(messages, app, request) { _, _ in "success" }
             }
         }
         for (path, kind) in [("users", ChatKind.oneToOne), ("chatgroups", ChatKind.group)] {
             router.post("/:org/:app/messages/\(path)") { request, context in
-                await easemob(request, context) { app in
+                try await easemob(request, context) { app in
                     let messages = try EasemobREST.messages(try await body(request), kind: kind, newID: try messageIDs(request))
                     return try await easemobSend(messages, app, request) { _, id in id }
                 }
@@ -253,7 +253,7 @@ extension ServiceRoutes {
 
     /// Runs an Easemob handler: the app of the path (404 when none is bound), the app token
     /// (401), and every refusal in the vendor's error shape.
-    func easemob(_ request: Request, _ context: Context, authenticated: Bool = true, _ handler: (EasemobApp) async throws -> Response) async -> Response {
+    func easemob(_ request: Request, _ context: Context, authenticated: Bool = true, _ handler: (EasemobApp) async throws -> Response) async throws -> Response {
         do {
             let org = try parameter("org", context)
             let name = try parameter("app", context)
@@ -279,6 +279,7 @@ extension ServiceRoutes {
         } catch let error as InputError {
             return EasemobFailure(error).response()
         } catch let error as ServiceError {
+            if error.code == ServiceError.clientClosed.code { throw error }  // nobody to answer: counted as 499 by the middleware
             return EasemobFailure(error).response()
         } catch {
             logger.error("easemob request failed", metadata: ["error": "\(error)"])

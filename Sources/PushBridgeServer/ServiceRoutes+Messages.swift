@@ -20,8 +20,7 @@ extension ServiceRoutes {
             } catch let error as InputError {
                 throw ServiceError(error, parameter: "profile")
             }
-            let sender = query.get("sender")
-            if sender == "" { throw ServiceError(.badRequest, code: "invalid-value", pointer: "?sender", expected: "a non-empty user id", found: "\"\"") }
+            let sender = try queryIdentifier("sender", request)
             let message = try await body(request)
             let now = Instant.now
             // Read and checked here, in parallel with other requests: bad input never reaches the writer.

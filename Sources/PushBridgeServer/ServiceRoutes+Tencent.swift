@@ -21,7 +21,7 @@ extension ServiceRoutes {
                 let body: JSONValue
                 do {
                     body = try await self.body(request)
-                } catch let error as ServiceError where error.status == .badRequest {
+                } catch let error as ServiceError where error.status == .badRequest && error.code != "malformed-http" {
                     throw TencentREST.Failure(code: command.jsonCode, info: EasemobFailure(error).description)
                 }
                 if command.isAccountCommand { return try await tencentAccounts(body, command: command, in: tenant) }
@@ -49,14 +49,29 @@ extension ServiceRoutes {
             } catch let failure as UserSig.Failure {
                 return tencentFail(failure.code, failure.info)
             } catch let error as ServiceError {
-                // Busy or stopping: 70169 (a timeout, try again later); anything else of the store: 70500.
-                return tencentFail(error.status == .serviceUnavailable ? 70169 : 70500, EasemobFailure(error).description)
+                if error.code == ServiceError.clientClosed.code { throw error }  // nobody to answer: counted as 499 by the middleware
+                return tencentFail(Self.tencentCode(for: error), EasemobFailure(error).description)
             } catch let error as InputError {
                 return tencentFail(90010, error.vendorText)
             } catch {
                 logger.error("tencent request failed", metadata: ["error": "\(error)"])
                 return tencentFail(70500, "internal error (see the service log)")
             }
+        }
+    }
+
+    /// Tencent's code for a refusal of the service's own (README "Tencent Cloud IM"): the REST
+    /// API's common codes for what is wrong with the HTTP request itself, 70169 / 70500 for the store.
+    /// - Parameter error: the refusal.
+    static func tencentCode(for error: ServiceError) -> Int {
+        switch error.status.code {
+        case 503: return 70169  // busy or stopping: a timeout, try again later
+        case 500...: return 70500  // the store failed
+        default:
+            // A path segment that does not decode: 60002, "HTTP parse error, check the URL".
+            if error.pointer.hasPrefix("{") { return 60002 }
+            // The body's size, media type or framing, or a header: 60008, "HTTP request format error".
+            return 60008
         }
     }
 

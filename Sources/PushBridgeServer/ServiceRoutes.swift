@@ -46,14 +46,28 @@ struct ServiceRoutes: Sendable {
         }
     }
 
-    /// A path parameter, percent-decoded (a Tencent group id such as `@TGS#2J4SZEAEL` travels as `@TGS%232J4SZEAEL`).
+    /// A path parameter, percent-decoded (a Tencent group id such as `@TGS#2J4SZEAEL` travels as
+    /// `@TGS%232J4SZEAEL`) and following ``IdentifierRule`` (every path parameter is an id or a word):
+    /// 400 `invalid-value` at `{name}` otherwise.
     func parameter(_ name: String, _ context: Context) throws -> String {
         let raw = try context.parameters.require(name)
-        guard raw.contains("%") else { return raw }
-        guard let decoded = raw.removingPercentEncoding else {
-            throw ServiceError(.badRequest, code: "invalid-value", pointer: "{\(name)}", expected: "a percent-encoded path segment", found: JSONWriter.quoted(raw))
+        guard let decoded = raw.contains("%") ? raw.removingPercentEncoding : raw else {
+            throw ServiceError(.badRequest, code: "invalid-value", pointer: "{\(name)}", expected: "a percent-encoded path segment of UTF-8", found: JSONWriter.quoted(raw))
+        }
+        if let violation = IdentifierRule.violation(in: decoded) {
+            throw ServiceError(.badRequest, code: "invalid-value", pointer: "{\(name)}", expected: "an id of " + IdentifierRule.summary, found: violation)
         }
         return decoded
+    }
+
+    /// An id given as a query parameter (`?sender=`): non-empty and following ``IdentifierRule``.
+    func queryIdentifier(_ name: String, _ request: Request) throws -> String? {
+        guard let value = request.uri.queryParameters.get(name) else { return nil }
+        guard !value.isEmpty else { throw ServiceError(.badRequest, code: "invalid-value", pointer: "?\(name)", expected: "a non-empty user id", found: "\"\"") }
+        if let violation = IdentifierRule.violation(in: value) {
+            throw ServiceError(.badRequest, code: "invalid-value", pointer: "?\(name)", expected: "a user id of " + IdentifierRule.summary, found: violation)
+        }
+        return value
     }
 
     /// A required query parameter naming a dialect.
@@ -90,6 +104,8 @@ struct ServiceRoutes: Sendable {
             buffer = try await request.body.collect(upTo: configuration.bodyLimitBytes)
         } catch is NIOTooManyBytesError {
             throw ServiceError(.contentTooLarge, code: "too-large", expected: "a body of at most \(configuration.bodyLimitBytes) bytes")
+        } catch {
+            throw ServiceError.reading(error) ?? error
         }
         guard buffer.readableBytes > 0 else { return nil }
         do {

@@ -20,8 +20,12 @@ extension ServiceRoutes {
     /// match an SDK fixture's id), `<id>-2`, `<id>-3` … for a send's further messages; otherwise new ones.
     func messageIDs(_ request: Request) throws -> () -> String {
         guard let given = request.headers[.pushBridgeMessageID] else { return { apps.newMessageID(.now) } }
+        let expected = "a message id of 1–128 bytes with no control character"
         guard !given.isEmpty, given.utf8.count <= 128 else {
-            throw ServiceError(.badRequest, code: "invalid-value", pointer: "PushBridge-Message-Id", expected: "a message id of 1–128 bytes", found: JSONWriter.quoted(given))
+            throw ServiceError(.badRequest, code: "invalid-value", pointer: "PushBridge-Message-Id", expected: expected, found: "\(given.utf8.count) bytes")
+        }
+        if let violation = IdentifierRule.violation(in: given) {
+            throw ServiceError(.badRequest, code: "invalid-value", pointer: "PushBridge-Message-Id", expected: expected, found: violation)
         }
         let counter = MessageCounter()
         return { counter.next(given) }

@@ -340,7 +340,7 @@ public enum EasemobREST {
             throw InputError(.invalidValue, at: .root / "target_type", expected: "\"users\" or \"chatgroups\"", found: JSONValue.string(type).compactText)
         }
         let targets = try self.targets(r, "target")
-        let sender = try r.optionalString("from", expected: "the sender's user id", allowEmpty: false) ?? defaultSender
+        let sender = try r.optionalIdentifier("from", expected: "the sender's user id") ?? defaultSender
         func message(_ targets: [String]) -> VendorMessage {
             var o = r.object
             o["id"] = .string(newID())
@@ -369,7 +369,7 @@ public enum EasemobREST {
         let r = try FieldReader(body, at: .root, what: "a message {\"from\", \"to\", \"type\", \"body\", \"ext\"}")
         try r.allowOnly(["from", "to", "type", "body", "ext", "sync_device", "routetype", "roam_ignore_users"], context: "a message")
         let targets = try self.targets(r, "to")
-        let sender = try r.optionalString("from", expected: "the sender's user id", allowEmpty: false) ?? defaultSender
+        let sender = try r.optionalIdentifier("from", expected: "the sender's user id") ?? defaultSender
         let typeExpected = "one of " + bodyTypes.keys.sorted().map { "\"\($0)\"" }.joined(separator: ", ")
         let type = try r.string("type", expected: typeExpected)
         guard let shape = bodyTypes[type] else { throw InputError(.invalidValue, at: .root / "type", expected: typeExpected, found: JSONValue.string(type).compactText) }
@@ -398,6 +398,7 @@ public enum EasemobREST {
         var seen = Set<String>()
         for (i, id) in list.enumerated() {
             guard !id.isEmpty else { throw InputError(.invalidValue, at: r.pointer / key / i, expected: "a non-empty id", found: "\"\"") }
+            try IdentifierRule.check(id, at: r.pointer / key / i, what: "a user or group id")
             guard seen.insert(id).inserted else { throw InputError(.invalidValue, at: r.pointer / key / i, expected: "each id once", found: JSONValue.string(id).compactText) }
         }
         return list

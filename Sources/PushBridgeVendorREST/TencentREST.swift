@@ -61,19 +61,37 @@ public enum TencentREST {
         public var calls: [JSONValue]
     }
 
+    /// Tencent's UserID rule (SDK error 7003): 1–32 bytes of printable ASCII (0x20–0x7E), so no
+    /// control character either.
+    /// - Parameters:
+    ///   - id: the UserID.
+    ///   - pointer: where it is.
+    static func userID(_ id: String, at pointer: JSONPointer) throws -> String {
+        guard (1...32).contains(id.utf8.count), id.utf8.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E }) else {
+            throw InputError(.invalidValue, at: pointer, expected: "a UserID of 1–32 printable ASCII bytes", found: JSONValue.string(id).compactText)
+        }
+        return id
+    }
+
+    /// Tencent's GroupId rule (`create_group`): 1–48 bytes of printable ASCII, which the
+    /// generated `@TGS#…` ids follow too.
+    /// - Parameters:
+    ///   - id: the GroupId.
+    ///   - pointer: where it is.
+    static func groupID(_ id: String, at pointer: JSONPointer) throws -> String {
+        guard (1...48).contains(id.utf8.count), id.utf8.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E }) else {
+            throw InputError(.invalidValue, at: pointer, expected: "a GroupId of 1–48 printable ASCII bytes", found: JSONValue.string(id).compactText)
+        }
+        return id
+    }
+
     /// The accounts of `account_import` (`UserID`, `Nick` → `modifySelfProfile`, `FaceUrl`),
     /// `multiaccount_import` (`Accounts`), `account_delete` (`DeleteItem`) or `account_check` (`CheckItem`).
     /// - Throws: ``Failure`` with 70402 (invalid parameters).
     public static func accounts(_ body: JSONValue, command: Command) throws(Failure) -> [Account] {
         do {
             let r = try FieldReader(body, at: .root, what: "the request body, a JSON object")
-            func check(_ id: String, at pointer: JSONPointer) throws -> String {
-                // Tencent's UserID rule: 1–32 bytes of printable ASCII.
-                guard (1...32).contains(id.utf8.count), id.utf8.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E }) else {
-                    throw InputError(.invalidValue, at: pointer, expected: "a UserID of 1–32 printable ASCII bytes", found: JSONValue.string(id).compactText)
-                }
-                return id
-            }
+            func check(_ id: String, at pointer: JSONPointer) throws -> String { try userID(id, at: pointer) }
             func items(_ key: String) throws -> [String] {
                 let list = try r.array(key, expected: "an array of 1–\(maximumAccounts) {\"UserID\"}")
                 guard (1...maximumAccounts).contains(list.count) else {
@@ -155,7 +173,7 @@ public enum TencentREST {
     static func read(_ body: JSONValue, command: Command, administrator: String, newID: (() -> String)?) throws -> [VendorMessage] {
         let r = try FieldReader(body, at: .root, what: "the request body, a JSON object")
         try r.allowOnly(command == .sendGroupMessage ? groupKeys : sendKeys, context: command.rawValue)
-        let sender = try r.optionalString("From_Account", expected: "the sender's UserID", allowEmpty: false) ?? administrator
+        let sender = try r.optionalString("From_Account", expected: "the sender's UserID", allowEmpty: false).map { try userID($0, at: .root / "From_Account") } ?? administrator
         let randomKey = command == .sendGroupMessage ? "Random" : "MsgRandom"
         guard case .int(let random)? = r.value(randomKey), (0...Int64(UInt32.max)).contains(random) else {
             throw Failure(
@@ -181,7 +199,7 @@ public enum TencentREST {
         }
         switch command {
         case .sendMessage:
-            let to = try r.string("To_Account", expected: "the receiver's UserID", allowEmpty: false)
+            let to = try userID(try r.string("To_Account", expected: "the receiver's UserID", allowEmpty: false), at: .root / "To_Account")
             return [message(id: "c2c-\(sender)-\(to)-\(random)", conversation: ["type": "C2C", "id": .string(to)], targets: [to], isGroup: false)]
         case .batchSendMessage:
             let expected = "an array of 1–\(maximumBatch) receiver UserIDs"
@@ -190,14 +208,17 @@ public enum TencentREST {
                 throw Failure(code: 90011, InputError(.outOfRange, at: .root / "To_Account", expected: expected, found: "\(list.count) accounts"))
             }
             var seen = Set<String>()
-            for (i, to) in list.enumerated() where to.isEmpty || !seen.insert(to).inserted {
-                throw InputError(.invalidValue, at: .root / "To_Account" / i, expected: "distinct, non-empty UserIDs", found: JSONValue.string(to).compactText)
+            for (i, to) in list.enumerated() {
+                _ = try userID(to, at: .root / "To_Account" / i)
+                guard seen.insert(to).inserted else {
+                    throw InputError(.invalidValue, at: .root / "To_Account" / i, expected: "distinct, non-empty UserIDs", found: JSONValue.string(to).compactText)
+                }
             }
             return list.map { to in
                 message(id: "c2c-\(sender)-\(to)-\(random)", conversation: ["type": "C2C", "id": .string(to)], targets: [to], isGroup: false)
             }
         case .sendGroupMessage:
-            let group = try r.string("GroupId", expected: "the group's GroupId", allowEmpty: false)
+            let group = try groupID(try r.string("GroupId", expected: "the group's GroupId", allowEmpty: false), at: .root / "GroupId")
             if r.has("To_Account") { _ = try r.stringArray("To_Account") }
             return [message(id: "group-\(group)-\(sender)-\(random)", conversation: ["type": "Group", "id": .string(group)], targets: [group], isGroup: true)]
         default:

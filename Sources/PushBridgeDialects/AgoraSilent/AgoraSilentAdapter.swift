@@ -137,7 +137,7 @@ public struct AgoraSilentAdapter: DialectAdapter {
     }
 
     static func conversation(_ r: FieldReader) throws -> ConversationKey {
-        let id = try r.string("conversationId", expected: "the conversation id (the peer or the group)", allowEmpty: false)
+        let id = try r.identifier("conversationId", expected: "the conversation id (the peer or the group)")
         let kind = try r.word("conversationType", as: ChatKind.self)
         return ConversationKey(kind, id)
     }
@@ -206,8 +206,8 @@ public struct AgoraSilentAdapter: DialectAdapter {
 
     public func address(of json: JSONValue, at pointer: JSONPointer) throws -> MessageAddress {
         let r = try FieldReader(json, at: pointer, what: "an SDK message object")
-        let sender = try r.string("from", expected: "the sender's user id")
-        let to = try r.string("to", expected: "the receiver (Chat) or the group id (GroupChat)", allowEmpty: false)
+        let sender = try r.identifier("from", expected: "the sender's user id", allowEmpty: true)
+        let to = try r.identifier("to", expected: "the receiver (Chat) or the group id (GroupChat)")
         let kind = try r.word("chatType", as: ChatKind.self)
         return MessageAddress(sender: sender, audience: kind == .group ? .group(to) : .users([to]))
     }
@@ -215,14 +215,14 @@ public struct AgoraSilentAdapter: DialectAdapter {
     public func message(_ json: JSONValue, at pointer: JSONPointer, context: MessageContext) throws -> PushMessage {
         let r = try FieldReader(json, at: pointer, what: "an SDK message object")
         try r.allowOnly(["id", "conversationId", "from", "to", "chatType", "body", "ext", "translations"], context: "an agora-silent message")
-        let id = try r.string("id", expected: "the message id as a string", allowEmpty: false)
-        let from = try r.string("from", expected: "the sender's user id")
+        let id = try r.identifier("id", expected: "the message id as a string")
+        let from = try r.identifier("from", expected: "the sender's user id", allowEmpty: true)
         guard from == context.sender else {
             throw InputError(.invalidValue, at: pointer / "from", expected: "the scenario's sender \"\(context.sender)\"", found: "\"\(from)\"")
         }
         let kind = try r.word("chatType", as: ChatKind.self)
-        let to = try r.string("to", expected: "the receiver (Chat) or the group id (GroupChat)", allowEmpty: false)
-        let conversationId = try r.string("conversationId", expected: "the sender-side conversation id", allowEmpty: false)
+        let to = try r.identifier("to", expected: "the receiver (Chat) or the group id (GroupChat)")
+        let conversationId = try r.identifier("conversationId", expected: "the sender-side conversation id")
         if kind == .oneToOne && to != context.receiver {
             throw InputError(.invalidValue, at: pointer / "to", expected: "the receiver \"\(context.receiver)\"", found: "\"\(to)\"")
         }

@@ -67,10 +67,7 @@ public struct EasemobLegacyAdapter: DialectAdapter {
             user.app.window = DoNotDisturbWindow(startMinute: start * 60, endMinute: end * 60)
         case "updatePushServiceForGroups":
             try r.allowOnly(["call", "groupIds", "disablePush"], context: name)
-            let groups = try r.stringArray("groupIds", expected: "a non-empty array of group ids", allowEmpty: false)
-            for (i, group) in groups.enumerated() where group.isEmpty {
-                throw InputError(.invalidValue, at: pointer / "groupIds" / i, expected: "a non-empty group id", found: "an empty string")
-            }
+            let groups = try r.identifierArray("groupIds", expected: "a non-empty array of group ids", allowEmpty: false)
             let disable = try r.bool("disablePush")
             for group in groups {
                 let key = ConversationKey(.group, group)
@@ -128,8 +125,8 @@ public struct EasemobLegacyAdapter: DialectAdapter {
 
     public func address(of json: JSONValue, at pointer: JSONPointer) throws -> MessageAddress {
         let r = try FieldReader(json, at: pointer, what: "a REST message body")
-        let targets = try r.stringArray("target", expected: "a non-empty array of user or group ids", allowEmpty: false)
-        let sender = try r.optionalString("from")
+        let targets = try r.identifierArray("target", expected: "a non-empty array of user or group ids", allowEmpty: false)
+        let sender = try r.optionalIdentifier("from", expected: "the sender's user id", allowEmpty: true)
         switch try r.string("target_type", expected: "\"users\" or \"chatgroups\"") {
         case "users": return MessageAddress(sender: sender, audience: .users(targets))
         case "chatgroups": return MessageAddress(sender: sender, audience: .group(targets[0]))
@@ -140,10 +137,10 @@ public struct EasemobLegacyAdapter: DialectAdapter {
     public func message(_ json: JSONValue, at pointer: JSONPointer, context: MessageContext) throws -> PushMessage {
         let r = try FieldReader(json, at: pointer, what: "a REST message body")
         try r.allowOnly(["id", "target_type", "target", "msg", "from", "ext"], context: "an easemob-legacy message")
-        let id = try r.string("id", expected: "the message id as a string", allowEmpty: false)
+        let id = try r.identifier("id", expected: "the message id as a string")
         let targetType = try r.string("target_type", expected: "\"users\" or \"chatgroups\"")
-        let targets = try r.stringArray("target", expected: "a non-empty array of user or group ids", allowEmpty: false)
-        if let from = try r.optionalString("from"), from != context.sender {
+        let targets = try r.identifierArray("target", expected: "a non-empty array of user or group ids", allowEmpty: false)
+        if let from = try r.optionalIdentifier("from", expected: "the sender's user id", allowEmpty: true), from != context.sender {
             throw InputError(.invalidValue, at: pointer / "from", expected: "the scenario's sender \"\(context.sender)\"", found: "\"\(from)\"")
         }
         let kind: ChatKind

@@ -79,8 +79,8 @@ public struct TencentTIMAdapter: DialectAdapter {
             user.displayName = try r.string("nick", expected: "the nickname as a string")
         case "modifyGroupMemberInfoSetNameCard":
             try r.allowOnly(["call", "groupId", "user", "nameCard"], context: name)
-            let group = try r.string("groupId", expected: "the group id", allowEmpty: false)
-            target = try r.string("user", expected: "the member whose name card is set", allowEmpty: false)
+            let group = try r.identifier("groupId", expected: "the group id")
+            target = try r.identifier("user", expected: "the member whose name card is set")
             let card = try r.string("nameCard", expected: "the name card as a string")
             user = self.user(target, in: world)
             user.nameCards[group] = card.isEmpty ? nil : card
@@ -132,9 +132,9 @@ public struct TencentTIMAdapter: DialectAdapter {
 
     public func address(of json: JSONValue, at pointer: JSONPointer) throws -> MessageAddress {
         let r = try FieldReader(json, at: pointer, what: "a TIM message")
-        let sender = try r.optionalString("sender")
+        let sender = try r.optionalIdentifier("sender", expected: "the sender's user id", allowEmpty: true)
         let conversation = try r.object("conversation", expected: "the conversation {\"type\": \"C2C\" or \"Group\", \"id\", \"groupName\"}")
-        let id = try conversation.string("id", expected: "the conversation id", allowEmpty: false)
+        let id = try conversation.identifier("id", expected: "the conversation id")
         switch try conversation.string("type", expected: "\"C2C\" or \"Group\"") {
         case "C2C": return MessageAddress(sender: sender, audience: .users([id]))
         case "Group": return MessageAddress(sender: sender, audience: .group(id))
@@ -145,14 +145,14 @@ public struct TencentTIMAdapter: DialectAdapter {
     public func message(_ json: JSONValue, at pointer: JSONPointer, context: MessageContext) throws -> PushMessage {
         let r = try FieldReader(json, at: pointer, what: "a TIM message")
         try r.allowOnly(["id", "conversation", "sender", "elems", "offlinePushInfo"], context: "a tencent-tim message")
-        let id = try r.string("id", expected: "the message id as a string", allowEmpty: false)
-        if let sender = try r.optionalString("sender"), sender != context.sender {
+        let id = try r.identifier("id", expected: "the message id as a string")
+        if let sender = try r.optionalIdentifier("sender", expected: "the sender's user id", allowEmpty: true), sender != context.sender {
             throw InputError(.invalidValue, at: pointer / "sender", expected: "the scenario's sender \"\(context.sender)\"", found: "\"\(sender)\"")
         }
         let conversation = try r.object("conversation", expected: "the conversation {\"type\": \"C2C\" or \"Group\", \"id\", \"groupName\"}")
         try conversation.allowOnly(["type", "id", "groupName"], context: "a conversation")
         let type = try conversation.string("type", expected: "\"C2C\" or \"Group\"")
-        let conversationId = try conversation.string("id", expected: "the conversation id", allowEmpty: false)
+        let conversationId = try conversation.identifier("id", expected: "the conversation id")
         var message: PushMessage
         switch type {
         case "C2C":
