@@ -76,6 +76,10 @@ public final class APNsClient: APNsSender {
                 timeout: .init(connect: .seconds(5), read: .milliseconds(Int64(endpoint.requestTimeoutSeconds * 1000))))
             configuration.httpVersion = .automatic
             configuration.connectionPool = .init(idleTimeout: .seconds(600))
+            // A refused or failed connection fails the attempt at once, named for what it was; the
+            // delivery policy retries it with its own backoff (the pool would retry silently until
+            // the deadline and report the last error as something else).
+            configuration.connectionPool.retryConnectionEstablishment = false
             return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         }
         var clients: [HTTPClient] = []
@@ -97,6 +101,13 @@ public final class APNsClient: APNsSender {
     public func shutdown() async {
         var seen = Set<ObjectIdentifier>()
         for client in clients where seen.insert(ObjectIdentifier(client)).inserted { try? await client.shutdown() }
+    }
+
+    /// The label of the credential that serves a topic (a key id or a certificate file's name,
+    /// never a secret), or `nil` when none does.
+    /// - Parameter topic: the `apns-topic`.
+    public func credentialLabel(for topic: String) -> String? {
+        credential(for: topic).map { credentials[$0].label }
     }
 
     /// The credential for a topic: one that names it, else a `*` one.
@@ -158,10 +169,12 @@ public final class APNsClient: APNsSender {
             default: break
             }
         }
-        if error is ChannelError { return "connection-failed" }
         let text = "\(error)"
+        let lower = text.lowercased()
+        if lower.contains("refused") || lower.contains("econnrefused") { return "connection-refused" }
+        if error is ChannelError { return "connection-failed" }
         if text.contains("GOAWAY") || text.lowercased().contains("goaway") { return "goaway" }
-        if text.lowercased().contains("reset") || text.lowercased().contains("closed") { return "connection-reset" }
+        if lower.contains("reset") || lower.contains("closed") { return "connection-reset" }
         return "transport: " + String(text.prefix(80))
     }
 

@@ -44,12 +44,26 @@ public struct DeliveryObserver: Sendable {
     public var attempted: @Sendable (_ app: String, _ outcome: String, _ count: Int) -> Void
     /// Something went wrong in the worker itself (a store error): it waits and goes on.
     public var workerError: @Sendable (_ app: String, _ error: any Error) -> Void
+    /// Attempts by outcome and reason (``DeliveryReason/label(_:)``, a bounded set), for metrics.
+    public var settled: @Sendable (_ app: String, _ outcome: String, _ reason: String, _ count: Int) -> Void
+    /// APNs refused the credential of a topic (``DeliveryReason/credentialReasons``): once per
+    /// settled batch and topic, for an operator's warning.
+    public var credentialRefused: @Sendable (_ app: String, _ topic: String, _ reason: String) -> Void
 
+    /// - Parameters:
+    ///   - attempted: attempts by outcome.
+    ///   - workerError: a failure of the worker itself.
+    ///   - settled: attempts by outcome and reason.
+    ///   - credentialRefused: a topic's credential refused by APNs.
     public init(
         attempted: @escaping @Sendable (String, String, Int) -> Void = { _, _, _ in },
-        workerError: @escaping @Sendable (String, any Error) -> Void = { _, _ in }
+        workerError: @escaping @Sendable (String, any Error) -> Void = { _, _ in },
+        settled: @escaping @Sendable (String, String, String, Int) -> Void = { _, _, _, _ in },
+        credentialRefused: @escaping @Sendable (String, String, String) -> Void = { _, _, _ in }
     ) {
         self.attempted = attempted
         self.workerError = workerError
+        self.settled = settled
+        self.credentialRefused = credentialRefused
     }
 }

@@ -153,15 +153,31 @@ public final class DeliveryWorker: Sendable {
         let now = clock()
         let removed = try await outbox.settle(results.map(\.1.settlement), dead: results.compactMap(\.1.dead), at: now)
         var counts: [String: Int] = [:]
-        for (_, verdict) in results {
+        var byReason: [Pair: Int] = [:]
+        var refusedTopics: [String: String] = [:]
+        for (delivery, verdict) in results {
+            let outcome: String
             switch verdict.settlement.state {
-            case .delivered: counts["delivered", default: 0] += 1
-            case .queued: counts["retried", default: 0] += 1
-            case .failed: counts["failed", default: 0] += 1
+            case .delivered: outcome = "delivered"
+            case .queued: outcome = "retried"
+            case .failed: outcome = "failed"
+            }
+            counts[outcome, default: 0] += 1
+            byReason[Pair(outcome, DeliveryReason.label(verdict.settlement.reason)), default: 0] += 1
+            if verdict.settlement.status == 403, let reason = verdict.settlement.reason, DeliveryReason.credentialReasons.contains(reason) {
+                refusedTopics[delivery.header("apns-topic") ?? ""] = reason
             }
         }
-        if !removed.isEmpty { counts["device-removed"] = removed.count }
+        if !removed.isEmpty {
+            counts["device-removed"] = removed.count
+            for device in removed {
+                let reason = results.first { $0.0.id == device.deliveryID }?.1.settlement.reason
+                byReason[Pair("device-removed", DeliveryReason.label(reason)), default: 0] += 1
+            }
+        }
         for (outcome, count) in counts { observer.attempted(app, outcome, count) }
+        for (pair, count) in byReason { observer.settled(app, pair.outcome, pair.reason, count) }
+        for (topic, reason) in refusedTopics { observer.credentialRefused(app, topic, reason) }
         if let feedback {
             let removedIDs = Set(removed.map(\.deliveryID))
             let failed = results.filter { $0.1.settlement.state == .failed && !removedIDs.contains($0.0.id) }
@@ -171,5 +187,15 @@ public final class DeliveryWorker: Sendable {
             }, failed: failed.map { FeedbackNotifier.Failed(message: $0.0.messageID, receiver: $0.0.receiver, token: $0.0.token,
                 status: $0.1.settlement.status, reason: $0.1.settlement.reason ?? "") }, at: now)
         }
+    }
+}
+
+/// An outcome and its reason label, counted together.
+private struct Pair: Hashable {
+    let outcome: String
+    let reason: String
+    init(_ outcome: String, _ reason: String) {
+        self.outcome = outcome
+        self.reason = reason
     }
 }

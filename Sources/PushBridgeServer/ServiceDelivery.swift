@@ -22,11 +22,17 @@ final class ServiceDelivery: Sendable {
     private let workers = Mutex<[String: (worker: DeliveryWorker, task: Task<Void, Never>)]>([:])
     private let feedbackTask = Mutex<Task<Void, Never>?>(nil)
     private let stopped = Mutex(false)
+    /// One warning per credential and topic per interval, not one per delivery.
+    let credentialWarnings: WarningInterval
 
     /// Reads the credentials and opens the APNs clients.
     /// - Throws: ``ConfigurationError`` for a credential or CA file that cannot be used.
-    init(settings: ServiceConfiguration.Delivery, releasesClaimsAtStart: Bool = true, metrics: ServiceMetrics, logger: Logger) throws {
+    init(
+        settings: ServiceConfiguration.Delivery, releasesClaimsAtStart: Bool = true, metrics: ServiceMetrics, logger: Logger,
+        credentialWarningInterval: Duration = .seconds(60)
+    ) throws {
         self.releasesClaimsAtStart = releasesClaimsAtStart
+        self.credentialWarnings = WarningInterval(interval: credentialWarningInterval)
         self.settings = settings
         self.metrics = metrics
         self.logger = logger
@@ -52,12 +58,20 @@ final class ServiceDelivery: Sendable {
         guard !stopped.withLock({ $0 }) else { return }
         let metrics = metrics
         let logger = logger
+        let (client, warnings) = (client, credentialWarnings)
         let observer = DeliveryObserver(
-            attempted: { app, outcome, count in
-                metrics.delivered(outcome: outcome, count: count)
-                logger.debug("deliveries recorded", metadata: ["app": "\(app)", "outcome": "\(outcome)", "count": "\(count)"])
+            workerError: { app, error in logger.error("delivery worker", metadata: ["app": "\(app)", "error": "\(error)"]) },
+            settled: { app, outcome, reason, count in
+                metrics.delivered(outcome: outcome, reason: reason, count: count)
+                logger.debug("deliveries recorded", metadata: ["app": "\(app)", "outcome": "\(outcome)", "reason": "\(reason)", "count": "\(count)"])
             },
-            workerError: { app, error in logger.error("delivery worker", metadata: ["app": "\(app)", "error": "\(error)"]) })
+            credentialRefused: { app, topic, reason in
+                let label = client.credentialLabel(for: topic) ?? "none"
+                guard warnings.shouldWarn(about: label + " " + topic, now: .now) else { return }
+                logger.warning(
+                    "APNs refuses the credential: every delivery with it fails until it is replaced",
+                    metadata: ["app": "\(app)", "credential": "\(label)", "topic": "\(topic)", "reason": "\(reason)"])
+            })
         let worker = DeliveryWorker(
             app: tenant.id, outbox: TenantOutbox(tenant: tenant, metrics: metrics), sender: client, policy: policy,
             settings: .init(
@@ -123,5 +137,25 @@ struct TenantOutbox: DeliveryOutbox {
 
     func counts() async throws -> OutboxCounts {
         try await tenant.read { try $0.outboxState().counts }
+    }
+}
+
+/// Says whether a warning about a subject is due: the first time, then once per interval.
+final class WarningInterval: Sendable {
+    let interval: Duration
+    private let last = Mutex<[String: ContinuousClock.Instant]>([:])
+
+    /// - Parameter interval: the least time between two warnings about one subject.
+    init(interval: Duration) {
+        self.interval = interval
+    }
+
+    /// Whether to warn about `subject` now (and, if so, the interval starts again).
+    func shouldWarn(about subject: String, now: ContinuousClock.Instant) -> Bool {
+        last.withLock { last in
+            if let previous = last[subject], now - previous < interval { return false }
+            last[subject] = now
+            return true
+        }
     }
 }

@@ -12,8 +12,8 @@ import Prometheus
 /// - `pushbridge_decisions_total{dialect,outcome}`: `push`, or the reason a receiver was not pushed
 /// - `pushbridge_group_commit_writes` (histogram): writes per commit
 /// - `pushbridge_write_queue_depth{app}`: writes waiting for an app's writer
-/// - `pushbridge_deliveries_total{outcome}`: APNs attempts by outcome (`delivered`, `retried`,
-///   `failed`, `device-removed`)
+/// - `pushbridge_deliveries_total{outcome,reason}`: APNs attempts by outcome (`delivered`, `retried`,
+///   `failed`, `device-removed`) and reason (``DeliveryReason``: APNs's reasons, transport kinds, `none`)
 /// - `pushbridge_delivery_queue_depth{app}`: deliveries waiting in an app's outbox
 public struct ServiceMetrics: Sendable {
     /// The registry `/metrics` prints.
@@ -79,10 +79,10 @@ public struct ServiceMetrics: Sendable {
         handles.handle("queue depth \(app)") { Gauge(label: "pushbridge_write_queue_depth", dimensions: [("app", app)], factory: factory) }.record(waiting)
     }
 
-    func delivered(outcome: String, count: Int) {
+    func delivered(outcome: String, reason: String, count: Int) {
         let factory = factory
-        handles.handle("deliveries \(outcome)") {
-            Metrics.Counter(label: "pushbridge_deliveries_total", dimensions: [("outcome", outcome)], factory: factory)
+        handles.handle("deliveries \(outcome) \(reason)") {
+            Metrics.Counter(label: "pushbridge_deliveries_total", dimensions: [("outcome", outcome), ("reason", reason)], factory: factory)
         }.increment(by: count)
     }
 

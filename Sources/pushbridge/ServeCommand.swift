@@ -64,6 +64,10 @@ struct Serve: AsyncParsableCommand {
         let service: PushBridgeService
         do {
             service = try PushBridgeService(configuration: configuration)
+        } catch let error as ConfigurationError {
+            // A setting the service can only judge when it starts (a credential file's key): a bad setting.
+            printError("pushbridge serve: \(error)")
+            throw ExitCode(2)
         } catch let error as StoreError {
             printError("pushbridge serve: \(error)")
             throw ExitCode(4)
