@@ -66,8 +66,8 @@ struct ServiceDeliveryTests {
                 #expect(!user.text.contains(exampleTokens.development) && user.text.contains(exampleTokens.production), "\(user.text)")
                 #expect(mock.requests.first { $0.token == exampleTokens.production }?.apnsID == production["apns-id"]?.stringValue)
                 let metrics = try await service.call(.get, "/metrics")
-                #expect(metrics.text.contains(#"pushbridge_deliveries_total{outcome="delivered"} 1"#), "\(metrics.text)")
-                #expect(metrics.text.contains(#"pushbridge_deliveries_total{outcome="device-removed"} 1"#))
+                #expect(metrics.text.contains(#"pushbridge_deliveries_total{outcome="delivered",reason="none"} 1"#), "\(metrics.text)")
+                #expect(metrics.text.contains(#"pushbridge_deliveries_total{outcome="device-removed",reason="Unregistered"} 1"#))
             }
         }
     }
