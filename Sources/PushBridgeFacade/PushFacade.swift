@@ -63,6 +63,7 @@ public struct PushFacade: Sendable {
 
     /// Replaces the app configuration (certificates that `apnsCertName` / `busiId` refer to, templates).
     public func configure(_ app: AppConfiguration) throws {
+        try Self.checkStoredText(of: app)
         try store.write { try $0.setApp(app) }
     }
 
@@ -114,7 +115,11 @@ public struct PushFacade: Sendable {
                 let name = try adapter.callName(of: call, at: pointer)
                 // A call changes its caller, or the user its `user` parameter names (name cards).
                 var involved = [user]
-                if case .object(let object) = call, case .string(let named)? = object["user"], !named.isEmpty { involved.append(named) }
+                if case .object(let object) = call, case .string(let named)? = object["user"], !named.isEmpty {
+                    // Checked before it is read: a store must never see an id that breaks the rule.
+                    try IdentifierRule.check(named, at: pointer / "user", what: "the member whose name card is set")
+                    involved.append(named)
+                }
                 for id in involved where world.users[id] == nil {
                     let record = try transaction.user(id)
                     world.users[id] = Self.state(of: record, user: id, adapter: adapter)
@@ -125,6 +130,7 @@ public struct PushFacade: Sendable {
                     results.append(try adapter.query(call, at: pointer, in: world, context: context))
                 } else {
                     try adapter.apply(call, at: pointer, to: &world, context: context)
+                    for id in involved { if let state = world.users[id] { try Self.checkStoredText(of: state, at: pointer) } }
                     results.append(nil)
                 }
             }
@@ -150,6 +156,7 @@ public struct PushFacade: Sendable {
             let record = try transaction.user(user)
             var state = Self.state(of: record, user: user, adapter: adapter)
             try change(&state)
+            try Self.checkStoredText(of: state, at: .root)
             try transaction.save(state, replacing: record?.isConfigured == true ? record?.state : nil)
         }
     }

@@ -63,7 +63,7 @@ extension ServiceRoutes {
             if org == "v1" || org == "v4" {
                 throw InputError(.invalidValue, at: .root / "org", expected: "an org name other than v1 and v4 (the native and Tencent paths)", found: JSONWriter.quoted(org))
             }
-            let clientID = try r.string("clientId", expected: "the app's client_id", allowEmpty: false)
+            let clientID = try r.identifier("clientId", expected: "the app's client_id")
             let secret = try r.string("clientSecret", expected: "the app's client_secret", allowEmpty: false)
             let seconds = try r.optionalInt("tokenSeconds", in: 60...315_360_000, expected: "the app-token lifetime in seconds, 60–315360000") ?? Int(defaultTokenSeconds)
             return VendorBinding(
@@ -74,7 +74,7 @@ extension ServiceRoutes {
             try r.allowOnly(["sdkAppId", "secretKey", "administrator"], context: "a Tencent binding")
             let id = try r.int("sdkAppId", in: 1...Int64(UInt32.max), expected: "the SDKAppID, a positive integer")
             let key = try r.string("secretKey", expected: "the app's secret key (the one UserSigs are made with)", allowEmpty: false)
-            let admin = try r.optionalString("administrator", expected: "the administrator account REST calls are made as", allowEmpty: false) ?? "administrator"
+            let admin = try r.optionalIdentifier("administrator", expected: "the administrator account REST calls are made as") ?? "administrator"
             return VendorBinding(app: app, vendor: .tencent, key: String(id), account: admin, secret: Array(key.utf8), boundAt: now)
         }
     }

@@ -65,6 +65,8 @@ struct HostileCampaign {
                 #"[{"call":"setAPNS","openPush":0,"c2cSound":"c2c.caf"},{"call":"modifyGroupMemberInfoSetNameCard","groupId":"g2","user":"u6","nameCard":"six"}]"#, auth: "{KEY}"),
             Template(method: .post, path: "/v1/apps/demo/users/u1/calls?dialect=easemob-legacy", body:
                 #"[{"call":"updatePushServiceForGroups","groupIds":["g2"],"disablePush":\#(i % 2 == 0)}]"#, auth: "{KEY}"),
+            Template(method: .post, path: "/v1/apps/demo/users/u3/calls?dialect=agora-silent", body:
+                #"[{"call":"updatePushDisplayName","displayName":"Three \#(i % 5)"},{"call":"setPreferredNotificationLanguage","languageCode":"EU"}]"#, auth: "{KEY}"),
             Template(method: .put, path: "/v1/apps/demo/groups/g2/members", body: #"{"members":["u1","u2","u5"]}"#, auth: "{KEY}"),
             Template(method: .post, path: "/v1/apps/demo/groups/g2/members", body: #"{"members":["u6","u3"]}"#, auth: "{KEY}"),
             Template(method: .delete, path: "/v1/apps/demo/groups/g2/members/u3", auth: "{KEY}"),

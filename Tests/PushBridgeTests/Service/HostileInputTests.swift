@@ -107,6 +107,35 @@ struct HostileInputTests {
         }
     }
 
+    /// Text a store keeps as text holds no NUL (PostgreSQL refuses one in `text`: it answered 500):
+    /// 400 with the call's pointer on every store, and nothing stored. Other control characters are kept.
+    @Test(arguments: [":memory:", "sqlite", "postgres"])
+    func storedTextHoldsNoNUL(_ store: String) async throws {
+        try await Self.withService(store) { service in
+            let key = try await setUpExampleApp(service, app: "demo")
+            let before = try await Self.snapshot(service, key: key)
+            let cases: [(HTTPRequest.Method, String, String, String)] = [
+                (.post, "/v1/apps/demo/users/u1/calls?dialect=agora-silent", #"[{"call":"updatePushDisplayName","displayName":"Ann"},{"call":"updatePushDisplayName","displayName":"A\u0000nn"}]"#, "/1"),
+                (.post, "/v1/apps/demo/users/u1/calls?dialect=tencent-tim", #"[{"call":"setAPNS","openPush":1,"c2cSound":"a\u0000.caf"}]"#, "/0"),
+                (.post, "/v1/apps/demo/users/u1/calls?dialect=tencent-tim", #"[{"call":"modifyGroupMemberInfoSetNameCard","groupId":"g1","user":"u2","nameCard":"\u0000"}]"#, "/0"),
+                (.put, "/v1/apps/demo", #"{"certificates":[{"name":"dev\u0000","bundleId":"com.example","environment":"development"}]}"#, "/"),
+                (.put, "/v1/apps/demo/vendors/tencent", #"{"sdkAppId":1400000001,"secretKey":"k","administrator":"ad\u0000min"}"#, "/administrator"),
+                (.put, "/v1/apps/demo/vendors/easemob", #"{"org":"acme","app":"demo","clientId":"id\u0000","clientSecret":"s"}"#, "/clientId"),
+            ]
+            for (method, path, body, pointer) in cases {
+                let reply = try await service.call(method, path, key: key, body: body)
+                #expect(reply.status == 400 && reply.errorCode == "invalid-value", "\(path) \(body): \(reply.status) \(reply.text)")
+                #expect(reply.json?["error"]?["pointer"]?.stringValue == pointer, "\(reply.text)")
+            }
+            #expect(try await Self.snapshot(service, key: key) == before)
+            #expect(try await service.call(.get, "/v1/apps/demo/vendors", key: key).text.contains("\\u0000") == false)
+            // A line break in a display name is text like any other: kept, and escaped where it is written.
+            let kept = try await service.call(.post, "/v1/apps/demo/users/u1/calls?dialect=agora-silent", key: key, body: #"[{"call":"updatePushDisplayName","displayName":"Ann\nB"}]"#)
+            #expect(kept.status == 200, "\(kept.text)")
+            #expect(try await service.call(.get, "/v1/apps/demo/users/u1", key: key).json?["displayName"] == .string("Ann\nB"))
+        }
+    }
+
     /// The same rule on the vendors' REST: 400 `illegal_argument` (Easemob), 90010 / 10004 (Tencent).
     @Test func vendorRoutesRefuseControlCharactersInIds() async throws {
         try await withLiveService(database: nil, { $0.requestTimeoutSeconds = 300 }) { service in
@@ -271,7 +300,19 @@ struct HostileInputTests {
     /// Nothing listening where APNs should be: the attempt fails at once as `connection-refused`.
     @Test func aRefusedConnectionIsNamedAtOnce() async throws {
         let kit = try DeliveryKit()
-        let port = try ServiceDemoTests.freePort()
+        // A port held by a socket that is bound but not listening: connecting to it is refused, and
+        // no other test can take it meanwhile.
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, length) == 0 && getsockname(holder, $0, &length) == 0 }
+        }
+        try #require(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
         let client = try APNsClient(
             endpoint: .init(baseURL: "https://127.0.0.1:\(port)", trustedCAFile: kit.path("ca.pem"), requestTimeoutSeconds: 10),
             credentials: [try kit.tokenCredential()])
