@@ -30,6 +30,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.1.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        // HTTP/1 framing below the router (the service's HTTPFramingHandler); Hummingbird's own dependencies.
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // The HTTP client of service conformance runs (`conform --service`) and of the tests.
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
         // APNs delivery (HTTP/2 over TLS) and the mock APNs.
@@ -118,6 +121,9 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Yams", package: "Yams"),
             ]
         ),

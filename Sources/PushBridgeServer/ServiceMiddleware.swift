@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import NIOHTTP1
 
 /// Around every request: turns errors into the JSON error body, writes one log line (app, route,
 /// status, duration) and counts the request. Never logs headers or bodies (keys stay out of logs).
@@ -18,7 +19,9 @@ struct ServiceMiddleware: RouterMiddleware {
         } catch let error as HTTPError {
             response = try Self.serviceError(for: error.status).response(from: request, context: context)
         } catch {
-            if let refusal = ServiceError.reading(error) {
+            // A parser error that reached here without a route turning it into an answer: the
+            // client's bytes, not a server failure. (Store errors are answered by the routes.)
+            if error is HTTPParserError, let refusal = ServiceError.reading(error) {
                 response = try refusal.response(from: request, context: context)
             } else {
                 logger.error("unexpected failure", metadata: ["error": "\(error)", "route": "\(context.endpointPath ?? "?")"])
