@@ -95,6 +95,16 @@ struct HostileInputTests {
                 }
             }
             #expect(refused == Self.hostileIDs.count * 21)
+            // Lone surrogates never reach an id: the parser refuses them in a body, and a path segment
+            // that is not UTF-8 once decoded is refused.
+            for body in [#"{"members":["u1","\ud800"]}"#, #"{"members":["\udc00x"]}"#] {
+                let reply = try await service.call(.put, "/v1/apps/demo/groups/gx/members", key: key, body: body)
+                #expect(reply.status == 400 && reply.errorCode == "malformed-json", "\(reply.text)")
+            }
+            for segment in ["u%ED%A0%80", "%ED%B0%80x", "%FF"] {
+                let reply = try await service.call(.get, "/v1/apps/demo/users/\(segment)", key: key)
+                #expect(reply.status == 400 && reply.json?["error"]?["pointer"] == "{user}", "\(reply.text)")
+            }
             // The reported cases: two members that differed after a NUL, and a member again with a NUL.
             for members in [#"["a\u0000b","a\u0000c"]"#, #"["u1","u1\u0000"]"#] {
                 let reply = try await service.call(.put, "/v1/apps/demo/groups/g1/members", key: key, body: #"{"members":\#(members)}"#)

@@ -256,6 +256,12 @@ struct ServiceReliabilityTests {
                 try await client.call(.GET, "http://127.0.0.1:\(service.port)/v1/apps/demo/messages/stalled", key: key)
             }
             #expect(stalled.status == 404, "the stalled request was not applied")
+            // The stall is the client's: counted as 499, never as a server error (issue 36).
+            let metrics = try await withHTTPClient(connectionPerRequest: true) { client in
+                try await client.call(.GET, "http://127.0.0.1:\(service.port)/metrics", key: nil).text
+            }
+            #expect(metrics.contains(#"route="/v1/apps/{app}/messages",status="499"} 1"#), "\(metrics)")
+            #expect(!metrics.contains(#"status="500""#), "\(metrics)")
         }
     }
 
