@@ -35,39 +35,52 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
 
     /// Where it is (no password).
     public let location: PostgresLocation
-    private let session: PostgresSession
+    /// Its connection, reconnected by itself; the migrations run on the first that connects.
+    private let link: PostgresLink
     private let lock = NSLock()
 
-    /// Connects, creates the schema when missing and brings it up to date.
+    /// Connects, creates the schema when missing and brings it up to date. A server that cannot be
+    /// reached now is no error: every call tries again (and says `unreachable` until it answers), so a
+    /// node can start while its database is down.
     /// - Parameters:
     ///   - location: the server and database (its schema, or `pushbridge_service`).
     ///   - logger: postgres-nio's logger.
-    /// - Throws: ``StoreError`` (`unreachable`, `newer-schema`, `postgres`).
+    /// - Throws: ``StoreError`` (`newer-schema`, `postgres`).
     public init(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
         let location = location.schema == nil ? try location.inSchema("pushbridge_service") : location
         self.location = location
-        session = try PostgresStateStore.open(location, logger: logger, migrations: Self.migrations)
+        link = PostgresLink(location: location, logger: logger) { try PostgresStateStore.prepare($0, location, migrations: Self.migrations) }
+        do {
+            try lock.withLock { try link.use { _ in } }
+        } catch let error as StoreError where error.code == .unreachable {
+            // Tried again on the next call.
+        }
+    }
+
+    /// Whether the database answers a trivial statement now (`/readyz`).
+    public func isReachable() -> Bool {
+        lock.withLock { (try? link.use { try $0.query("SELECT 1") }) != nil }
     }
 
     public func apps() throws -> [RegisteredApp] {
-        try lock.withLock {
+        try lock.withLock { try link.use { session in
             try session.query("SELECT id, key_sha256, created_at FROM apps ORDER BY created_at, id").map { row in
                 let cells = Cells(row)
                 return RegisteredApp(id: try cells.string(0), keyHash: try cells.bytes(1), createdAt: Instant(milliseconds: try cells.int64(2)))
             }
-        }
+        } }
     }
 
     public func register(_ app: RegisteredApp) throws -> Bool {
-        try lock.withLock {
+        try lock.withLock { try link.use { session in
             !(try session.query(
                 "INSERT INTO apps (id, key_sha256, created_at) VALUES (\(app.id), \(ByteBuffer(bytes: app.keyHash)), \(app.createdAt.milliseconds)) ON CONFLICT DO NOTHING RETURNING 1"
             ).isEmpty)
-        }
+        } }
     }
 
     public func vendorBindings() throws -> [VendorBinding] {
-        try lock.withLock {
+        try lock.withLock { try link.use { session in
             try session.query(
                 "SELECT app, vendor, key, account, secret, signing_key, token_seconds, bound_at FROM vendor_bindings ORDER BY app, vendor"
             ).compactMap { row in
@@ -77,11 +90,11 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
                     app: try cells.string(0), vendor: vendor, key: try cells.string(2), account: try cells.string(3), secret: try cells.bytes(4),
                     signingKey: try cells.bytes(5), tokenSeconds: try cells.int64(6), boundAt: Instant(milliseconds: try cells.int64(7)))
             }
-        }
+        } }
     }
 
     public func bind(_ binding: VendorBinding) throws -> Bool {
-        try lock.withLock {
+        try lock.withLock { try link.use { session in
             try PostgresStateStore.transaction(session) {
                 // One binder at a time, on every node: the key check and the upsert are one step.
                 try session.query("SELECT pg_advisory_xact_lock(\(PostgresStateStore.writeLock), hashtext(\(location.schema ?? "")))")
@@ -98,12 +111,12 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
                     """)
                 return true
             }
-        }
+        } }
     }
 
     public func unbind(app: String, vendor: VendorBinding.Vendor) throws -> Bool {
-        try lock.withLock {
+        try lock.withLock { try link.use { session in
             !(try session.query("DELETE FROM vendor_bindings WHERE app = \(app) AND vendor = \(vendor.rawValue) RETURNING 1").isEmpty)
-        }
+        } }
     }
 }

@@ -58,8 +58,14 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     /// `postgres://USER@HOST:PORT/DATABASE`, without the password.
     public var description: String { "postgres://\(user)@\(host):\(port)/\(database)" + (schema.map { "?schema=" + $0 } ?? "") }
 
+    /// How long one connection attempt or one statement may take before PushBridge gives up on
+    /// the connection (it is closed, and the next use connects anew): never an unbounded wait.
+    public var deadline: TimeAmount = .seconds(5)
+
     var configuration: PostgresConnection.Configuration {
-        PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable)
+        var configuration = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable)
+        configuration.options.connectTimeout = deadline
+        return configuration
     }
 }
 

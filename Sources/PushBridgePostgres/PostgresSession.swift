@@ -13,6 +13,8 @@ final class PostgresSession: @unchecked Sendable {
     let logger: Logger
     /// Where it is connected, for errors (no password).
     let target: String
+    /// How long one statement may take; past it the connection is closed and the call fails as `unreachable`.
+    let deadline: TimeAmount
 
     /// Connects.
     /// - Parameters:
@@ -22,26 +24,66 @@ final class PostgresSession: @unchecked Sendable {
     init(configuration: PostgresConnection.Configuration, target: String, logger: Logger) throws {
         self.target = target
         self.logger = logger
+        deadline = configuration.options.connectTimeout
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
         do {
-            connection = try PostgresConnection.connect(
-                on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: 1, logger: logger
-            ).wait()
+            let connecting = PostgresConnection.connect(on: eventLoop, configuration: configuration, id: 1, logger: logger)
+            connection = try Self.wait(connecting, deadline: deadline) {
+                // A connection made after the deadline is closed as soon as it exists.
+                connecting.whenSuccess { late in late.close().whenComplete { _ in withExtendedLifetime(late) {} } }
+            }
         } catch {
             throw StoreError(.unreachable, "cannot connect to PostgreSQL at \(target): \(Self.describe(error))", context: target)
         }
     }
 
-    deinit { try? connection.close().wait() }
+    deinit { closeNow() }
 
-    /// Runs a statement and returns its rows.
+    /// Closes the connection without waiting (a broken session is dropped); the connection is
+    /// kept until its channel has closed.
+    func closeNow() {
+        let connection = connection
+        connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+    }
+
+    /// Whether the connection is gone (the server closed it, or a deadline passed): a broken
+    /// session is never used again.
+    var isBroken: Bool { connection.isClosed }
+
+    /// Runs a statement and returns its rows; at most ``deadline``, after which the connection is
+    /// closed and the call throws `unreachable`.
     @discardableResult
     func query(_ query: PostgresQuery) throws -> [PostgresRow] {
+        // postgres-nio does not fail a query on a closed connection: it would wait for the deadline.
+        guard !connection.isClosed else {
+            throw StoreError(.unreachable, "PostgreSQL at \(target): the connection is closed", context: target)
+        }
         do {
-            let result = try connection.query(query, logger: logger).wait()
+            let connection = connection
+            let result = try Self.wait(connection.query(query, logger: logger), deadline: deadline) { connection.close().whenComplete { _ in withExtendedLifetime(connection) {} } }
             return Array(result.rows)
         } catch {
             throw Self.storeError(error, target: target)
         }
+    }
+
+    /// No answer within a deadline.
+    struct DeadlinePassed: Error, CustomStringConvertible {
+        var seconds: Double
+        var description: String { "no answer within \(seconds) s" }
+    }
+
+    /// Waits for a future at most `deadline` (never on an event loop: callers are writer threads
+    /// and the thread pool); past it, runs `onTimeout` and throws ``DeadlinePassed``.
+    static func wait<T: Sendable>(_ future: EventLoopFuture<T>, deadline: TimeAmount, onTimeout: @escaping @Sendable () -> Void) throws -> T {
+        let promise = future.eventLoop.makePromise(of: T.self)
+        future.cascade(to: promise)
+        let timer = future.eventLoop.scheduleTask(in: deadline) {
+            promise.fail(DeadlinePassed(seconds: Double(deadline.nanoseconds) / 1e9))
+            onTimeout()
+        }
+        defer { timer.cancel() }
+        return try promise.futureResult.wait()
     }
 
     /// Runs statements without parameters (a migration's script), one by one: each ends with `;` at
@@ -58,7 +100,10 @@ final class PostgresSession: @unchecked Sendable {
     static func storeError(_ error: any Error, target: String) -> StoreError {
         if let error = error as? PSQLError, let code = error.serverInfo?[.sqlState] {
             let message = error.serverInfo?[.message] ?? ""
-            var storeError = StoreError(code == "40001" || code == "40P01" ? .busy : .postgres, message, context: target)
+            // 08…: connection exceptions; 57P01–57P03: the server is shutting down or starting
+            // (a restart, pg_terminate_backend): the connection is gone, not the request wrong.
+            let gone = code.hasPrefix("08") || code == "57P01" || code == "57P02" || code == "57P03"
+            var storeError = StoreError(code == "40001" || code == "40P01" ? .busy : gone ? .unreachable : .postgres, message, context: target)
             storeError.sqlState = code
             return storeError
         }
@@ -66,7 +111,13 @@ final class PostgresSession: @unchecked Sendable {
     }
 
     static func describe(_ error: any Error) -> String {
-        if let error = error as? PSQLError { return "\(error.code)" }
+        if let error = error as? PSQLError {
+            // The server's own message ("the database system is starting up"), or what failed below
+            // (a refused connection); never the query or its bindings.
+            if let message = error.serverInfo?[.message] { return "\(error.code): \(message)" }
+            if let underlying = error.underlying { return "\(error.code): \(String(describing: underlying).prefix(200))" }
+            return "\(error.code)"
+        }
         return String(describing: error).prefix(200).description
     }
 }

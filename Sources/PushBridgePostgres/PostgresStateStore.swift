@@ -13,7 +13,8 @@ import PushBridgeStore
 public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// Where it is (no password).
     public let location: PostgresLocation
-    let session: PostgresSession
+    /// The writer's connection, reconnected by itself after the server closed it or a deadline passed.
+    let writer: PostgresLink
     let lock = NSLock()
     let logger: Logger
     private let readerLock = NSLock()
@@ -29,8 +30,9 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     public init(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
         self.location = location
         self.logger = logger
-        session = try Self.open(location, logger: logger, migrations: Self.migrations)
+        writer = PostgresLink(location: location, logger: logger) { try Self.prepare($0, location, migrations: Self.migrations) }
         lockScope = location.schema ?? "public"
+        try lock.withLock { try writer.use { _ in } }  // connects and migrates now: a bad database fails here
     }
 
     /// The first key of the advisory lock every write takes ("PBWR"); the second is the schema's hash.
@@ -40,9 +42,11 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
 
     public func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
         try lock.withLock {
-            try Self.transaction(session) {
-                try session.query("SELECT pg_advisory_xact_lock(\(Self.writeLock), hashtext(\(lockScope)))")
-                return try body(Transaction(session, writable: true))
+            try writer.use { session in
+                try Self.transaction(session) {
+                    try session.query("SELECT pg_advisory_xact_lock(\(Self.writeLock), hashtext(\(lockScope)))")
+                    return try body(Transaction(session, writable: true))
+                }
             }
         }
     }
@@ -67,7 +71,9 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
 
     /// An idle reader connection, or a new one (in the store's schema, already migrated).
     private func takeReader() throws -> PostgresSession {
-        if let reader = readerLock.withLock({ idleReaders.popLast() }) { return reader }
+        while let reader = readerLock.withLock({ idleReaders.popLast() }) {
+            if !reader.isBroken { return reader }  // one the server closed is dropped
+        }
         let reader = try PostgresSession(configuration: location.configuration, target: location.description, logger: logger)
         if let schema = location.schema { try reader.execute("SET search_path TO \(schema)") }
         return reader
@@ -76,10 +82,12 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// Group commit: one transaction around all writers, each in a savepoint.
     public func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
         try lock.withLock {
-            try Self.transaction(session) {
-                try session.query("SELECT pg_advisory_xact_lock(\(Self.writeLock), hashtext(\(lockScope)))")
-                let savepoints = PostgresSavepointStore(session)
-                for writer in writers { writer(savepoints) }
+            try writer.use { session in
+                try Self.transaction(session) {
+                    try session.query("SELECT pg_advisory_xact_lock(\(Self.writeLock), hashtext(\(lockScope)))")
+                    let savepoints = PostgresSavepointStore(session)
+                    for writer in writers { writer(savepoints) }
+                }
             }
         }
     }
@@ -97,10 +105,9 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
         }
     }
 
-    /// Connects, creates the location's schema when missing, sets the session's `search_path` to
-    /// it, and applies the migrations the schema lacks.
-    static func open(_ location: PostgresLocation, logger: Logger, migrations: [Migration]) throws -> PostgresSession {
-        let session = try PostgresSession(configuration: location.configuration, target: location.description, logger: logger)
+    /// Creates the location's schema when missing, sets the session's `search_path` to it, and
+    /// applies the migrations the schema lacks.
+    static func prepare(_ session: PostgresSession, _ location: PostgresLocation, migrations: [Migration]) throws {
         let schema = location.schema ?? "public"
         if location.schema != nil {
             // Checked to be a plain identifier (PostgresLocation.checkSchema), so it can be spelled in SQL.
@@ -111,13 +118,14 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
             try session.execute("SET search_path TO \(schema)")
         }
         try migrate(session, scope: schema, migrations: migrations)
-        return session
     }
 
     /// The identifiers of the migrations the database has, in the order applied.
     public func appliedMigrations() throws -> [String] {
         try lock.withLock {
-            try session.query("SELECT identifier FROM pushbridge_migrations ORDER BY position").map { try $0.decode(String.self) }
+            try writer.use { session in
+                try session.query("SELECT identifier FROM pushbridge_migrations ORDER BY position").map { try $0.decode(String.self) }
+            }
         }
     }
 }

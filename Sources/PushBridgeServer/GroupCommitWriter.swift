@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import PushBridgeFacade
 import PushBridgeStore
 
@@ -16,8 +17,34 @@ final class GroupCommitWriter: @unchecked Sendable {
     struct Job {
         let enqueued: ContinuousClock.Instant
         let work: Work
+        let state: JobState
         /// Answers the request: `nil` after a successful commit, or why nothing was kept.
         let finish: (ServiceError?) -> Void
+    }
+
+    /// Where a write is: waiting for its turn, in a commit, or answered. The writer and the request's
+    /// deadline race for it; whoever moves it first decides the answer, and it is answered once.
+    final class JobState: Sendable {
+        enum Phase { case waiting, running, answered }
+        private let phase = Mutex(Phase.waiting)
+
+        /// Moves a waiting write into a commit; `false` when its deadline answered it already.
+        func start() -> Bool {
+            phase.withLock { phase in
+                guard phase == .waiting else { return false }
+                phase = .running
+                return true
+            }
+        }
+
+        /// Marks the write answered; returns the phase it was in (`answered`: someone else answered it).
+        func answer() -> Phase {
+            phase.withLock { phase in
+                let was = phase
+                phase = .answered
+                return was
+            }
+        }
     }
 
     enum Work {
@@ -42,6 +69,9 @@ final class GroupCommitWriter: @unchecked Sendable {
     private let maxBatch: Int
     private let maxWait: Double
     private let timeout: Duration
+    /// Whether a request stops waiting at `timeout` even while its commit runs (a store that can stop
+    /// answering: PostgreSQL). Without it, a commit that began is waited for (a local file always answers).
+    private let answersByDeadline: Bool
     private let observer: Observer
     private let condition = NSCondition()
     private var pending: [Job] = []
@@ -55,17 +85,20 @@ final class GroupCommitWriter: @unchecked Sendable {
     ///   - maxBatch: the most writes per commit.
     ///   - maxWaitMicroseconds: how long to wait for more writes when the group is not full.
     ///   - timeout: the longest a write may wait for its turn.
+    ///   - answersByDeadline: whether every write is answered by `timeout` even when its commit has
+    ///     not ended (``ServiceError/storeTimedOut``): for a store over the network.
     ///   - name: the thread's name.
     ///   - observer: told about each commit (metrics).
     init(
-        store: any PushStateStore, sendBatch: @escaping SendBatch, maxBatch: Int, maxWaitMicroseconds: Int, timeout: Duration, name: String,
-        observer: Observer = Observer()
+        store: any PushStateStore, sendBatch: @escaping SendBatch, maxBatch: Int, maxWaitMicroseconds: Int, timeout: Duration,
+        answersByDeadline: Bool = false, name: String, observer: Observer = Observer()
     ) {
         self.store = store
         self.sendBatch = sendBatch
         self.maxBatch = max(1, maxBatch)
         self.maxWait = Double(maxWaitMicroseconds) / 1_000_000
         self.timeout = timeout
+        self.answersByDeadline = answersByDeadline
         self.observer = observer
         let thread = Thread { [self] in loop() }
         thread.name = name
@@ -92,14 +125,21 @@ final class GroupCommitWriter: @unchecked Sendable {
         try await submit { keep in .send(message, keep) }
     }
 
-    /// Queues the work `make` builds (given where the work keeps its result) and waits for its answer.
+    /// Queues the work `make` builds and waits for its answer. A write that waited past the timeout
+    /// for its turn is answered ``ServiceError/busy`` and never runs. With `answersByDeadline`, the
+    /// answer comes at the timeout whatever the writer is doing: `busy` for a write still waiting, and
+    /// ``ServiceError/storeTimedOut`` for one whose commit has not ended (a store that stopped
+    /// answering) — its commit may still end, and a retry with the same message id gets its outcome.
     private func submit<T: Sendable>(_ make: (@escaping (Result<T, any Error>) -> Void) -> Work) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             nonisolated(unsafe) var result: Result<T, any Error>?
+            let state = JobState()
             let job = Job(
                 enqueued: .now,
                 work: make { result = $0 },
+                state: state,
                 finish: { failure in
+                    guard state.answer() != .answered else { return }
                     if let failure { continuation.resume(throwing: failure) } else { continuation.resume(with: result!) }
                 })
             condition.lock()
@@ -111,6 +151,15 @@ final class GroupCommitWriter: @unchecked Sendable {
             pending.append(job)
             condition.signal()
             condition.unlock()
+            guard answersByDeadline else { return }
+            let deadline = DispatchTime.now() + .nanoseconds(Int(timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+            DispatchQueue.global().asyncAfter(deadline: deadline) {
+                switch state.answer() {
+                case .waiting: continuation.resume(throwing: ServiceError.busy)
+                case .running: continuation.resume(throwing: ServiceError.storeTimedOut)
+                case .answered: break
+                }
+            }
         }
     }
 
@@ -144,7 +193,7 @@ final class GroupCommitWriter: @unchecked Sendable {
             var live: [Job] = []
             live.reserveCapacity(batch.count)
             for job in batch {
-                if now - job.enqueued > timeout { job.finish(.busy) } else { live.append(job) }
+                if now - job.enqueued > timeout { job.finish(.busy) } else if job.state.start() { live.append(job) }
             }
             guard !live.isEmpty else { continue }
             var failure: ServiceError?

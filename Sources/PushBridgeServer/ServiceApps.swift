@@ -72,6 +72,11 @@ final class ServiceApps: @unchecked Sendable {
     private let lock = NSLock()
     private var known: [String: RegisteredApp] = [:]
     private var tenants: [String: AppTenant] = [:]
+    /// An app whose store is being opened, and the lock its opening holds (one opening per app).
+    private var opening: [String: NSLock] = [:]
+    /// Held across a change of the directory (create, bind, unbind), so changes apply in order; never
+    /// by a request's access check.
+    private let directoryWrites = NSLock()
     private var bindings: [VendorBinding.Vendor: [String: VendorBinding]] = [:]
     private var messageCounter: UInt64 = 0
     /// UserSigs that verified, until they expire (Tencent REST).
@@ -92,7 +97,7 @@ final class ServiceApps: @unchecked Sendable {
         self.registry = registry
         self.metrics = metrics
         self.logger = logger
-        if let postgres = configuration.postgres {
+        if let postgres = configuration.postgresWithDeadline {
             directory = try PostgresAppDirectory(location: postgres)
         } else if configuration.isInMemory {
             directory = MemoryAppDirectory()
@@ -100,33 +105,50 @@ final class ServiceApps: @unchecked Sendable {
             try FileManager.default.createDirectory(atPath: configuration.database + "/apps", withIntermediateDirectories: true)
             directory = try SQLiteAppDirectory(path: configuration.database + "/service.sqlite")
         }
-        for app in try directory.apps() { known[app.id] = app }
-        for binding in try directory.vendorBindings() { bindings[binding.vendor, default: [:]][binding.key] = binding }
+        do {
+            for app in try directory.apps() { known[app.id] = app }
+            for binding in try directory.vendorBindings() { bindings[binding.vendor, default: [:]][binding.key] = binding }
+        } catch let error as StoreError where error.code == .unreachable {
+            // A node may start while its database is down: the apps are read on the first miss after.
+            logger.warning("the app directory is unreachable; starting without it", metadata: ["error": "\(error)"])
+        }
     }
 
     /// The binding the vendor's requests name (`org/app`, or the SDKAppID).
     func binding(_ vendor: VendorBinding.Vendor, key: String) -> VendorBinding? {
-        lock.withLock {
-            if let found = bindings[vendor]?[key] { return found }
-            reloadShared()
-            return bindings[vendor]?[key]
-        }
+        if let found = lock.withLock({ bindings[vendor]?[key] }) { return found }
+        refreshShared()
+        return lock.withLock { bindings[vendor]?[key] }
     }
 
     /// On a shared directory (PostgreSQL), re-reads the apps and bindings another node may have
-    /// changed: called on a miss, at most once a second. Call with `lock` held.
-    private func reloadShared() {
-        guard configuration.postgres != nil, Date().timeIntervalSince(lastReload) >= 1 else { return }
-        lastReload = Date()
+    /// changed: called on a miss, at most once a second. Called without `lock` held: the reads
+    /// happen outside it (each statement has its deadline), and only the merge takes it.
+    private func refreshShared() {
+        guard configuration.postgres != nil else { return }
+        let due = lock.withLock {
+            guard Date().timeIntervalSince(lastReload) >= 1 else { return false }
+            lastReload = Date()
+            return true
+        }
+        guard due else { return }
         do {
-            for app in try directory.apps() { known[app.id] = app }
+            let apps = try directory.apps()
             var fresh: [VendorBinding.Vendor: [String: VendorBinding]] = [:]
             for binding in try directory.vendorBindings() { fresh[binding.vendor, default: [:]][binding.key] = binding }
-            bindings = fresh
+            lock.withLock {
+                for app in apps { known[app.id] = app }
+                bindings = fresh
+                directoryReachable = true
+            }
         } catch {
-            logger.error("reading the shared app directory failed", metadata: ["error": "\(error)"])
+            lock.withLock { directoryReachable = false }
+            logger.warning("reading the shared app directory failed", metadata: ["error": "\(error)"])
         }
     }
+
+    /// Whether the last read of the shared directory worked.
+    private var directoryReachable = true
 
     /// An app's vendor bindings.
     func bindings(of app: String) -> [VendorBinding] {
@@ -136,21 +158,23 @@ final class ServiceApps: @unchecked Sendable {
     /// Binds vendor credentials to an app (replacing its earlier binding for the vendor).
     /// - Returns: `false` when another app holds the key.
     func bind(_ binding: VendorBinding) throws -> Bool {
-        try lock.withLock {
-            guard !closed else { throw ServiceError.stopping }
+        try directoryWrites.withLock {
+            guard isOpen else { throw ServiceError.stopping }
             guard try directory.bind(binding) else { return false }
-            bindings[binding.vendor] = (bindings[binding.vendor] ?? [:]).filter { $0.value.app != binding.app }
-            bindings[binding.vendor, default: [:]][binding.key] = binding
+            lock.withLock {
+                bindings[binding.vendor] = (bindings[binding.vendor] ?? [:]).filter { $0.value.app != binding.app }
+                bindings[binding.vendor, default: [:]][binding.key] = binding
+            }
             return true
         }
     }
 
     /// Removes an app's binding for a vendor.
     func unbind(app: String, vendor: VendorBinding.Vendor) throws -> Bool {
-        try lock.withLock {
-            guard !closed else { throw ServiceError.stopping }
+        try directoryWrites.withLock {
+            guard isOpen else { throw ServiceError.stopping }
             guard try directory.unbind(app: app, vendor: vendor) else { return false }
-            bindings[vendor] = bindings[vendor]?.filter { $0.value.app != app }
+            lock.withLock { bindings[vendor] = bindings[vendor]?.filter { $0.value.app != app } }
             return true
         }
     }
@@ -167,20 +191,29 @@ final class ServiceApps: @unchecked Sendable {
     }
 
     /// Whether the app exists.
-    func exists(_ id: String) -> Bool {
-        lock.withLock {
-            if known[id] == nil { reloadShared() }
+    /// - Throws: ``ServiceError/storeUnavailable`` when this node does not know the app and the shared
+    ///   directory cannot be read (it may exist: the answer is 503, not 404).
+    func exists(_ id: String) throws -> Bool {
+        if lock.withLock({ known[id] != nil }) { return true }
+        refreshShared()
+        return try lock.withLock {
+            if known[id] == nil && !directoryReachable { throw ServiceError.storeUnavailable }
             return known[id] != nil
         }
+    }
+
+    /// Whether the service's stores answer (`/readyz`): the shared directory on PostgreSQL; files always.
+    func storeIsReachable() -> Bool {
+        (directory as? PostgresAppDirectory)?.isReachable() ?? true
     }
 
     /// What a bearer key may do on an app.
     func access(to id: String, key: String?) -> Access {
         guard let key, !key.isEmpty else { return .unauthenticated }
         let hash = AccessKey.hash(key)
+        if lock.withLock({ known[id].map { AccessKey.matches($0.keyHash, hash) } ?? false }) { return .granted }
+        refreshShared()
         return lock.withLock {
-            if let app = known[id], AccessKey.matches(app.keyHash, hash) { return .granted }
-            reloadShared()
             if let app = known[id], AccessKey.matches(app.keyHash, hash) { return .granted }
             if known.values.contains(where: { AccessKey.matches($0.keyHash, hash) }) { return .forbidden }
             if let admin = configuration.adminKeyHash, AccessKey.matches(admin, hash) { return .forbidden }
@@ -199,10 +232,10 @@ final class ServiceApps: @unchecked Sendable {
     func create(_ id: String) throws -> String? {
         let key = AccessKey.generate()
         let app = RegisteredApp(id: id, keyHash: AccessKey.hash(key), createdAt: .now)
-        return try lock.withLock {
-            guard !closed else { throw ServiceError.stopping }
-            guard known[id] == nil, try directory.register(app) else { return nil }
-            known[id] = app
+        return try directoryWrites.withLock {
+            guard isOpen else { throw ServiceError.stopping }
+            guard lock.withLock({ known[id] == nil }), try directory.register(app) else { return nil }
+            lock.withLock { known[id] = app }
             return key
         }
     }
@@ -216,36 +249,64 @@ final class ServiceApps: @unchecked Sendable {
         return "app_" + readable + "_" + digest
     }
 
-    /// The app's tenant, opening its store on first use.
+    /// The app's tenant, opening its store on first use. The store opens outside `lock` (a database
+    /// that does not answer holds up only the requests for this app, each at most its deadline), and
+    /// once: requests for an app being opened wait for that opening.
     func tenant(_ id: String) throws -> AppTenant {
-        try lock.withLock {
-            if let tenant = tenants[id] { return tenant }
+        enum Found { case open(AppTenant), opening(NSLock) }
+        let found: Found = try lock.withLock {
             guard !closed else { throw ServiceError.stopping }
-            let store: any PushStateStore =
-                if let postgres = configuration.postgres {
-                    try PostgresStateStore(location: try postgres.inSchema(Self.schema(ofApp: id)))
-                } else if configuration.isInMemory {
-                    MemoryStateStore()
-                } else {
-                    try SQLiteStateStore(path: "\(configuration.database)/apps/\(id).sqlite", options: .init(synchronous: configuration.synchronous))
+            if let tenant = tenants[id] { return .open(tenant) }
+            if let gate = opening[id] { return .opening(gate) }
+            let gate = NSLock()
+            opening[id] = gate
+            return .opening(gate)
+        }
+        let gate: NSLock
+        switch found {
+        case .open(let tenant): return tenant
+        case .opening(let opening): gate = opening
+        }
+        return try gate.withLock {
+            if let tenant = lock.withLock({ tenants[id] }) { return tenant }
+            guard isOpen else { throw ServiceError.stopping }
+            let tenant = try openTenant(id)
+            try lock.withLock {
+                guard !closed else {
+                    tenant.writer.stop()
+                    throw ServiceError.stopping
                 }
-            let metrics = metrics
-            let facade = PushFacade(
-                store: store, registry: registry, repeatWindowSeconds: configuration.repeatWindowSeconds, queuesDeliveries: delivery != nil)
-            let writer = GroupCommitWriter(
-                store: store, sendBatch: { try facade.writing(to: $0).send($1) }, maxBatch: configuration.groupCommitMaxBatch, maxWaitMicroseconds: configuration.groupCommitWaitMicroseconds,
-                timeout: .milliseconds(Int64(configuration.requestTimeoutSeconds * 1000)), name: "pushbridge-writer-\(id)",
-                observer: .init(
-                    committed: { batch, waiting in metrics.committed(app: id, batch: batch, waiting: waiting) },
-                    failed: { [logger] error in logger.error("group commit failed", metadata: ["app": "\(id)", "error": "\(error)"]) }))
-            let delivery = delivery
-            var afterWrite: (@Sendable () -> Void)? = nil
-            if let delivery { afterWrite = { delivery.wake(id) } }
-            let tenant = AppTenant(id: id, facade: facade, writer: writer, afterWrite: afterWrite)
-            tenants[id] = tenant
+                tenants[id] = tenant
+                opening[id] = nil
+            }
             delivery?.start(tenant)
             return tenant
         }
+    }
+
+    /// Opens an app's store and starts its writer.
+    private func openTenant(_ id: String) throws -> AppTenant {
+        let store: any PushStateStore =
+            if let postgres = configuration.postgresWithDeadline {
+                try PostgresStateStore(location: try postgres.inSchema(Self.schema(ofApp: id)))
+            } else if configuration.isInMemory {
+                MemoryStateStore()
+            } else {
+                try SQLiteStateStore(path: "\(configuration.database)/apps/\(id).sqlite", options: .init(synchronous: configuration.synchronous))
+            }
+        let metrics = metrics
+        let facade = PushFacade(
+            store: store, registry: registry, repeatWindowSeconds: configuration.repeatWindowSeconds, queuesDeliveries: delivery != nil)
+        let writer = GroupCommitWriter(
+            store: store, sendBatch: { try facade.writing(to: $0).send($1) }, maxBatch: configuration.groupCommitMaxBatch, maxWaitMicroseconds: configuration.groupCommitWaitMicroseconds,
+            timeout: .milliseconds(Int64(configuration.requestTimeoutSeconds * 1000)), answersByDeadline: configuration.postgres != nil,
+            name: "pushbridge-writer-\(id)",
+            observer: .init(
+                committed: { batch, waiting in metrics.committed(app: id, batch: batch, waiting: waiting) },
+                failed: { [logger] error in logger.error("group commit failed", metadata: ["app": "\(id)", "error": "\(error)"]) }))
+        var afterWrite: (@Sendable () -> Void)? = nil
+        if let delivery { afterWrite = { delivery.wake(id) } }
+        return AppTenant(id: id, facade: facade, writer: writer, afterWrite: afterWrite)
     }
 
     /// Opens every known app's store, so that its delivery worker finishes what was queued before
@@ -316,5 +377,16 @@ final class VerifiedSignatures: @unchecked Sendable {
             if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
             entries[sig] = Entry(key: binding.key, boundAt: binding.boundAt, identifier: identifier, expiresAt: expiresAt)
         }
+    }
+}
+
+extension ServiceConfiguration {
+    /// The PostgreSQL location with the deadline of one statement or connection attempt: half the
+    /// request timeout, at most 5 s, so a request whose database stopped answering gets its 503
+    /// within `request-timeout-seconds`.
+    var postgresWithDeadline: PostgresLocation? {
+        guard var location = postgres else { return nil }
+        location.deadline = .milliseconds(Int64(min(5, max(0.2, requestTimeoutSeconds / 2)) * 1000))
+        return location
     }
 }

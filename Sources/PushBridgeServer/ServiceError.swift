@@ -69,10 +69,24 @@ public struct ServiceError: Error, HTTPResponseError, Sendable, CustomStringConv
         }
     }
 
-    /// A store failure: busy → 503 with `Retry-After`, anything else → 500 (the details go to the log only).
+    /// The store cannot be reached (PostgreSQL down, restarting, or past a statement's deadline):
+    /// nothing was applied; retry, here or on another node.
+    static let storeUnavailable = ServiceError(
+        .serviceUnavailable, code: "store-unavailable", expected: "a reachable store: retry after the given seconds", retryAfterSeconds: 1)
+
+    /// The store did not end a commit within the request timeout (PostgreSQL stopped answering
+    /// mid-write): the write may still be applied, so a retry carries the same message id (a repeat
+    /// within the repeat window gets the first one's outcome).
+    static let storeTimedOut = ServiceError(
+        .serviceUnavailable, code: "store-unavailable",
+        expected: "a store that answers in time: the write may still be applied; retry with the same message id", retryAfterSeconds: 1)
+
+    /// A store failure: busy or unreachable → 503 with `Retry-After`, anything else → 500 (the
+    /// details go to the log only).
     static func store(_ error: any Error) -> ServiceError {
         if let error = error as? ServiceError { return error }
         if let error = error as? StoreError, error.code == .busy { return .busy }
+        if let error = error as? StoreError, error.code == .unreachable { return .storeUnavailable }
         return ServiceError(.internalServerError, code: "store-failure", expected: "a working store (see the service log)")
     }
 

@@ -1,6 +1,7 @@
 import Hummingbird
 import Logging
 import NIOHTTP1
+import PushBridgeStore
 
 /// Around every request: turns errors into the JSON error body, writes one log line (app, route,
 /// status, duration) and counts the request. Never logs headers or bodies (keys stay out of logs).
@@ -18,6 +19,10 @@ struct ServiceMiddleware: RouterMiddleware {
             response = try error.response(from: request, context: context)
         } catch let error as HTTPError {
             response = try Self.serviceError(for: error.status).response(from: request, context: context)
+        } catch let error as StoreError {
+            // Opening an app's store or reading the directory (outside a route's own handling).
+            logger.warning("store failure", metadata: ["error": "\(error)", "route": "\(context.endpointPath ?? "?")"])
+            response = try ServiceError.store(error).response(from: request, context: context)
         } catch {
             // A parser error that reached here without a route turning it into an answer: the
             // client's bytes, not a server failure. (Store errors are answered by the routes.)

@@ -281,6 +281,8 @@ extension ServiceRoutes {
         } catch let error as ServiceError {
             if error.code == ServiceError.clientClosed.code { throw error }  // nobody to answer: counted as 499 by the middleware
             return EasemobFailure(error).response()
+        } catch let error as StoreError {
+            return EasemobFailure(ServiceError.store(error)).response()
         } catch {
             logger.error("easemob request failed", metadata: ["error": "\(error)"])
             return EasemobFailure(status: .internalServerError, error: "internal_server_error", description: "see the service log").response()

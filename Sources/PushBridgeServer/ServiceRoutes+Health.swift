@@ -7,6 +7,8 @@ extension ServiceRoutes {
         router.get("/healthz") { _, _ in json(Array(#"{"status":"ok"}"#.utf8)) }
         router.get("/readyz") { _, _ in
             guard apps.isOpen else { throw ServiceError.stopping }
+            // Not ready while the database cannot be reached (PostgreSQL); /healthz stays the liveness check.
+            guard apps.storeIsReachable() else { throw ServiceError.storeUnavailable }
             return json(Array(#"{"status":"ready"}"#.utf8))
         }
         router.get("/metrics") { _, _ in

@@ -53,6 +53,9 @@ extension ServiceRoutes {
                 return tencentFail(Self.tencentCode(for: error), EasemobFailure(error).description)
             } catch let error as InputError {
                 return tencentFail(90010, error.vendorText)
+            } catch let error as StoreError {
+                let answer = ServiceError.store(error)
+                return tencentFail(Self.tencentCode(for: answer), EasemobFailure(answer).description)
             } catch {
                 logger.error("tencent request failed", metadata: ["error": "\(error)"])
                 return tencentFail(70500, "internal error (see the service log)")

@@ -34,7 +34,7 @@ struct ServiceRoutes: Sendable {
     /// no app → 401, another app's key (or the admin key) → 403, saying nothing of the other app.
     func tenant(_ request: Request, _ context: Context) throws -> AppTenant {
         let app = try parameter("app", context)
-        guard apps.exists(app) else {
+        guard try apps.exists(app) else {
             throw ServiceError(.notFound, code: "unknown-app", pointer: "", expected: "an app created with POST /v1/apps", found: JSONWriter.quoted(app))
         }
         switch apps.access(to: app, key: request.bearerKey) {
@@ -136,8 +136,13 @@ struct ServiceRoutes: Sendable {
         } catch let error as ServiceError {
             throw error
         } catch {
-            logger.error("store failure", metadata: ["error": "\(error)"])
-            throw ServiceError.store(error)
+            let answer = ServiceError.store(error)
+            if answer.status == .serviceUnavailable {
+                logger.warning("store unavailable", metadata: ["error": "\(error)"])
+            } else {
+                logger.error("store failure", metadata: ["error": "\(error)"])
+            }
+            throw answer
         }
     }
 

@@ -143,6 +143,37 @@ struct ServiceReliabilityTests {
         writer.stop()
     }
 
+    /// A writer over a store that can stop answering (PostgreSQL) answers every write by its timeout:
+    /// a commit that has not ended is 503 `store-unavailable` (it still ends, and is kept), a write
+    /// still waiting is 503 `busy` and never runs.
+    @Test func writerAnswersByItsDeadlineWhileACommitHangs() async throws {
+        let store = try SQLiteStateStore(path: temporaryDirectory() + "/deadline.sqlite")
+        let writer = GroupCommitWriter(
+            store: store, sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 1, maxWaitMicroseconds: 0, timeout: .milliseconds(200),
+            answersByDeadline: true, name: "deadline-writer")
+        defer { writer.stop() }
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let hung = Task { try await writer.write { started.signal(); gate.wait(); try $0.write { try $0.setMembers(["hung"], of: "hung") } } }
+        while started.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(5)) }
+        let waiting = Task { try await writer.write { try $0.write { try $0.setMembers(["waiting"], of: "waiting") } } }
+        // Both are answered while the commit is still hung (the gate opens only after): no wall-clock
+        // bound, which a loaded test run could pass by holding this task.
+        let hungError = await #expect(throws: ServiceError.self) { try await hung.value }
+        let waitingError = await #expect(throws: ServiceError.self) { try await waiting.value }
+        #expect(hungError?.code == "store-unavailable" && hungError?.status == .serviceUnavailable)
+        #expect(waitingError?.code == "busy")
+        gate.signal()
+        // The hung commit ends and is kept; the waiting write never runs.
+        var members: [String] = []
+        for _ in 0..<200 where members.isEmpty {
+            members = try store.read { try $0.members(of: "hung") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(members == ["hung"])
+        #expect(try store.read { try $0.members(of: "waiting") } == [])
+    }
+
     /// Sends and other writes in one group: each run of sends is one facade batch, in queue order
     /// with the writes between them; a send that fails fails alone.
     @Test func sendsBetweenWritesKeepTheirOrderInOneGroup() async throws {
