@@ -32,6 +32,8 @@ say "a group: the whole list"
 curl -sf -X PUT -H "$A" -H "$J" -d '{"members":["u1","u2","u3"]}' "$B/apps/demo/groups/g1/members"; echo
 say "send: one decision per member but the sender (201; the same id again: 200, the same decisions)"
 curl -sf -X POST -H "$A" -H "$J" --data @message.json "$B/apps/demo/messages?dialect=agora-silent"; echo
+say "the same send answered as counts (answer=summary: for a large group; the decisions stay readable)"
+curl -sf -X POST -H "$A" -H "$J" --data @message.json "$B/apps/demo/messages?dialect=agora-silent&answer=summary"; echo
 say "read the message and u2's state back"
 curl -sf -H "$A" "$B/apps/demo/messages/m-1"; echo
 curl -sf -H "$A" "$B/apps/demo/users/u2"; echo

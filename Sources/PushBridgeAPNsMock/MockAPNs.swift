@@ -31,18 +31,47 @@ public final class MockAPNs: Sendable {
         /// Whether every request is kept for ``requests`` (a benchmark turns it off and reads
         /// ``answerCounts`` only).
         public var recordsRequests: Bool
+        /// How long every answer takes, as real APNs does from a data centre (50–300 ms): added
+        /// before a scripted answer (a `.slow` one waits on top of it).
+        public var latency: Latency
 
         /// - Parameters: the fields above.
         public init(
             tokenKeys: [String: (teamID: String, key: P256.Signing.PublicKey)] = [:], requiresClientCertificate: Bool = false,
-            maximumTokenAgeSeconds: Int64 = 3_600, maximumConcurrentStreams: Int = 1_000, port: Int = 0, recordsRequests: Bool = true
+            maximumTokenAgeSeconds: Int64 = 3_600, maximumConcurrentStreams: Int = 1_000, port: Int = 0, recordsRequests: Bool = true,
+            latency: Latency = .none
         ) {
             self.recordsRequests = recordsRequests
+            self.latency = latency
             self.tokenKeys = tokenKeys
             self.requiresClientCertificate = requiresClientCertificate
             self.maximumTokenAgeSeconds = maximumTokenAgeSeconds
             self.maximumConcurrentStreams = maximumConcurrentStreams
             self.port = port
+        }
+    }
+
+    /// The delay before each answer: a fixed part and a uniformly random one on top.
+    public struct Latency: Sendable, Hashable {
+        /// Every answer waits at least this long.
+        public var milliseconds: Int
+        /// Up to this much more, uniformly at random per answer.
+        public var jitterMilliseconds: Int
+
+        /// - Parameters:
+        ///   - milliseconds: the fixed part (0 or more).
+        ///   - jitterMilliseconds: the random part's upper bound (0 or more).
+        public init(milliseconds: Int, jitterMilliseconds: Int = 0) {
+            self.milliseconds = max(0, milliseconds)
+            self.jitterMilliseconds = max(0, jitterMilliseconds)
+        }
+
+        /// Answers at once.
+        public static let none = Latency(milliseconds: 0)
+
+        /// One answer's delay.
+        func draw() -> Int64 {
+            Int64(milliseconds) + (jitterMilliseconds > 0 ? Int64.random(in: 0...Int64(jitterMilliseconds)) : 0)
         }
     }
 

@@ -43,7 +43,12 @@ final class MockAPNsStreamHandler: ChannelInboundHandler, @unchecked Sendable {
             answer = mock.nextAnswer(for: token.lowercased())
         }
         let request = MockAPNs.Request(token: token, headers: headers, payload: body, status: 0, reason: nil, connection: connection)
-        perform(answer, request: request, mock: mock, context: context)
+        let delay = mock.configuration.latency.draw()
+        if delay > 0 {
+            perform(.slow(milliseconds: Int(delay), then: answer), request: request, mock: mock, context: context)
+        } else {
+            perform(answer, request: request, mock: mock, context: context)
+        }
     }
 
     private func perform(_ answer: MockAPNs.Answer, request: MockAPNs.Request, mock: MockAPNs, context: ChannelHandlerContext) {

@@ -1,4 +1,5 @@
 import Logging
+import PushBridgeDelivery
 import PushBridgeFacade
 import PushBridgePostgres
 import PushBridgeStore
@@ -51,8 +52,11 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public var maximumAgeSeconds: Int64 = 86_400
         /// The first retry's delay (doubled per attempt, up to 5 minutes).
         public var retryBaseMilliseconds: Int64 = 1_000
-        /// Requests in flight per app.
-        public var concurrency: Int = 256
+        /// Requests in flight per app: what is in flight costs its payload and headers (at most about
+        /// 6 KB each), so 1,000 hold at most about 6 MB; 100 ms away, 1,000 allow 10,000 deliveries/s.
+        public var concurrency: Int = 1_000
+        /// HTTP/2 connections per TLS identity (APNs allows up to 1,000 streams on each).
+        public var connections: Int = APNsClient.Endpoint.defaultConnections
         /// How long delivered and failed deliveries stay readable.
         public var retentionSeconds: Int64 = 86_400
         /// How long a worker's claim on a delivery lasts: a node that dies gives its claimed

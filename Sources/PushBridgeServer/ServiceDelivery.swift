@@ -38,8 +38,12 @@ final class ServiceDelivery: Sendable {
         self.logger = logger
         let credentials = try settings.loadCredentials()
         let endpoint =
-            settings.apnsURL.map { APNsClient.Endpoint(baseURL: $0, trustedCAFile: settings.caFile, requestTimeoutSeconds: settings.requestTimeoutSeconds) }
-            ?? APNsClient.Endpoint(trustedCAFile: settings.caFile, requestTimeoutSeconds: settings.requestTimeoutSeconds)
+            settings.apnsURL.map {
+                APNsClient.Endpoint(
+                    baseURL: $0, trustedCAFile: settings.caFile, requestTimeoutSeconds: settings.requestTimeoutSeconds, connectionsPerIdentity: settings.connections)
+            }
+            ?? APNsClient.Endpoint(
+                trustedCAFile: settings.caFile, requestTimeoutSeconds: settings.requestTimeoutSeconds, connectionsPerIdentity: settings.connections)
         do {
             client = try APNsClient(endpoint: endpoint, credentials: credentials)
         } catch let error as DeliveryError {

@@ -10,6 +10,8 @@ extension ServiceRoutes {
     /// Sending a dialect message, and reading a sent message back.
     func registerMessages(on router: Router<Context>) {
         // → 201 {"message": id, "decisions": [...]}; a repeated id → 200, the first decisions, "repeat": true.
+        // ?answer=summary → {"message": id, "receivers": n, "pushed": n, "suppressed": {reason: n}} instead
+        // of one decision per receiver (a large group: the decisions stay readable with GET).
         router.post("/v1/apps/:app/messages") { request, context in
             let tenant = try tenant(request, context)
             let dialect = try dialect(request, in: tenant)
@@ -21,6 +23,7 @@ extension ServiceRoutes {
                 throw ServiceError(error, parameter: "profile")
             }
             let sender = try queryIdentifier("sender", request)
+            let answer = try MessageAnswer(query.get("answer"))
             let message = try await body(request)
             let now = Instant.now
             // Read and checked here, in parallel with other requests: bad input never reaches the writer.
@@ -43,7 +46,12 @@ extension ServiceRoutes {
                     logger.debug("decision", metadata: ["message": "\(outcome.messageID)", "receiver": "\(item.receiver)", "outcome": "\(item.decision.outcomeName)"])
                 }
             }
-            return json(Self.messageBody(outcome.messageID, outcome.decisions, isRepeat: outcome.isRepeat), status: outcome.isRepeat ? .ok : .created)
+            let body =
+                switch answer {
+                case .decisions: Self.messageBody(outcome.messageID, outcome.decisions, isRepeat: outcome.isRepeat)
+                case .summary: Self.summaryBody(outcome.messageID, receivers: outcome.decisions.count, outcomes: outcomes, isRepeat: outcome.isRepeat)
+                }
+            return json(body, status: outcome.isRepeat ? .ok : .created)
         }
         router.get("/v1/apps/:app/messages/:message") { request, context in
             let tenant = try tenant(request, context)
@@ -60,6 +68,29 @@ extension ServiceRoutes {
             }
             return json(Self.messageBody(id, decisions, isRepeat: nil, deliveries: deliveries.map { (tenant.id, $0) }))
         }
+    }
+
+    /// `{"message": id, "receivers": n, "pushed": n, "suppressed": {reason: n, …}, "repeat"?: true}`, the
+    /// reasons in name order.
+    static func summaryBody(_ id: String, receivers: Int, outcomes: [String: Int], isRepeat: Bool) -> [UInt8] {
+        var w = JSONWriter(capacity: 128)
+        w.raw("{\"message\":")
+        w.string(id)
+        w.raw(",\"receivers\":")
+        w.integer(Int64(receivers))
+        w.raw(",\"pushed\":")
+        w.integer(Int64(outcomes["push", default: 0]))
+        w.raw(",\"suppressed\":{")
+        for (i, (reason, count)) in outcomes.filter({ $0.key != "push" }).sorted(by: { $0.key < $1.key }).enumerated() {
+            if i > 0 { w.raw(",") }
+            w.string(reason)
+            w.raw(":")
+            w.integer(Int64(count))
+        }
+        w.raw("}")
+        if isRepeat { w.raw(",\"repeat\":true") }
+        w.raw("}")
+        return w.bytes
     }
 
     /// `{"message": id, "decisions": [...], "repeat"?: true}`; a read adds `"deliveries"`, each
@@ -131,6 +162,23 @@ extension PushDecision {
         switch self {
         case .push: return "push"
         case .suppressed(let reason): return reason.rawValue
+        }
+    }
+}
+
+/// What a message POST answers: every receiver's decision (the default), or counts (`?answer=summary`).
+enum MessageAnswer {
+    case decisions
+    case summary
+
+    /// Reads `?answer=`.
+    /// - Throws: ``ServiceError`` 400 `invalid-value` at `?answer` for another value.
+    init(_ value: String?) throws {
+        switch value {
+        case nil, "decisions": self = .decisions
+        case "summary": self = .summary
+        case let other?:
+            throw ServiceError(.badRequest, code: "invalid-value", pointer: "?answer", expected: "decisions or summary", found: JSONWriter.quoted(other))
         }
     }
 }

@@ -134,6 +134,9 @@ struct DeliveryFaultTests {
                     let devices = try probe.facade.user("u\(i)")?.state.devices.map(\.token) ?? []
                     #expect(devices == (dead.contains(Self.token(i)) ? [] : [Self.token(i)]))
                 }
+                // The deliveries went round the pool: every connection of it was opened (and more, for
+                // the ones GOAWAY and resets closed).
+                #expect(mock.connectionCount > APNsClient.Endpoint.defaultConnections, "\(mock.connectionCount) connections")
                 print("fault matrix: \(records.count) deliveries, \(mock.requests.count) requests, \(mock.connectionCount) connections, \(removed.count) devices removed, \(duplicates) duplicates (after unanswered attempts)")
             }
         }

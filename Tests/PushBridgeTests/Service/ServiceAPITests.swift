@@ -75,6 +75,39 @@ struct ServiceAPITests {
 
     /// Every app route: no key → 401, another app's key or the admin key → 403 with nothing of
     /// either app, the right key → neither; an unknown app → 404; apps are created with the admin key only.
+    /// `?answer=summary`: counts in place of one decision per receiver, equal to the decisions the
+    /// same message has (read back by its repeat); a repeat in summary form says so; another value is
+    /// 400 at `?answer` and sends nothing.
+    @Test func summaryAnswer() async throws {
+        try await withLiveService(database: ":memory:") { service in
+            let key = try await setUpExampleApp(service, app: "demo")
+            // u3 has no device, u4 is not a user at all: two reasons next to pushes.
+            #expect(try await service.call(.put, "/v1/apps/demo/groups/g2/members", key: key, body: #"{"members":["u1","u2","u3","u4"]}"#).status == 200)
+            let message = #"{"id":"s-1","conversationId":"g2","from":"u1","to":"g2","chatType":"GroupChat","body":{"type":"text","text":"hi"}}"#
+            let summary = try await service.call(.post, "/v1/apps/demo/messages?dialect=agora-silent&answer=summary", key: key, body: message)
+            #expect(summary.status == 201, "\(summary.text)")
+            let full = try await service.call(.post, "/v1/apps/demo/messages?dialect=agora-silent", key: key, body: message)
+            #expect(full.status == 200 && full.json?["repeat"] == .bool(true))
+            let decisions = full.json?["decisions"]?.arrayValue ?? []
+            #expect(decisions.count == 3, "the sender is not a receiver: \(full.text)")
+            var suppressed: [String: Int] = [:]
+            var pushed = 0
+            for decision in decisions {
+                if decision["push"] == .bool(true) { pushed += 1 } else { suppressed[decision["reason"]?.stringValue ?? "?", default: 0] += 1 }
+            }
+            #expect(pushed >= 1 && suppressed.values.reduce(0, +) >= 1, "pushes and suppressions: \(full.text)")
+            let reasons = suppressed.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",")
+            #expect(summary.text == #"{"message":"s-1","receivers":3,"pushed":\#(pushed),"suppressed":{\#(reasons)}}"#)
+            let again = try await service.call(.post, "/v1/apps/demo/messages?dialect=agora-silent&answer=summary", key: key, body: message)
+            #expect(again.status == 200 && again.text == #"{"message":"s-1","receivers":3,"pushed":\#(pushed),"suppressed":{\#(reasons)},"repeat":true}"#)
+
+            let bad = try await service.call(
+                .post, "/v1/apps/demo/messages?dialect=agora-silent&answer=counts", key: key, body: message.replacingOccurrences(of: "s-1", with: "s-2"))
+            #expect(bad.status == 400 && bad.json?["error"]?["pointer"] == "?answer", "\(bad.text)")
+            #expect(try await service.call(.get, "/v1/apps/demo/messages/s-2", key: key).status == 404, "nothing was sent")
+        }
+    }
+
     @Test func everyRouteChecksItsApp() async throws {
         try await withLiveService { service in
             let keyA = try await setUpExampleApp(service, app: "app-a")

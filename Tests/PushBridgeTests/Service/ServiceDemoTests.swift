@@ -33,6 +33,7 @@ struct ServiceDemoTests {
         for line in [
             #"{"group":"g1","members":["u1","u2","u3"]}"#,
             #"{"receiver":"u3","push":false,"reason":"no-device"}],"delivery":"not-configured"}"#,
+            #"{"message":"m-1","receivers":2,"pushed":1,"suppressed":{"no-device":1},"repeat":true}"#,
             #""presence":"online","backgroundGraceSeconds":120,"badge":0"#,
             #"{"error":{"code":"missing-key","pointer":"/from""#,
             #"{"group":"g1","members":["u1","u2","u3","u4"]}"#,
