@@ -71,7 +71,7 @@ bench-serve: deps
 	$(SWIFT) build -c release --product pushbridge-bench
 	@.build/release/pushbridge-bench --serve
 
-## bench-deliver: release build, then the service delivering a 100,000-member group into the mock APNs, beside h2load on the same mock (installs h2load if missing)
+## bench-deliver: release build, then the service delivering a 100,000-member group into the mock APNs at 0 and 100 ms per answer, beside h2load and the HTTP/2 clients alone on the same mock (installs h2load if missing)
 bench-deliver: deps
 	@command -v h2load >/dev/null 2>&1 || { echo "Installing h2load (nghttp2-client, missing)..."; $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nghttp2-client; }
 	$(SWIFT) build -c release --product pushbridge-bench

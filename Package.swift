@@ -83,8 +83,10 @@ let package = Package(
                 "PushBridgeFacade", "PushBridgeStore", "PushBridgeCore", "PushBridgeJSON",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"), .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]),
         // The state on PostgreSQL (issue 19): the same PushStateStore protocol as SQLite, shared by
         // several service nodes. On top of PushBridgeStore; knows no facade or server.

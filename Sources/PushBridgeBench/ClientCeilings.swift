@@ -1,10 +1,13 @@
 // `make bench-deliver`'s client ceilings: how fast two HTTP/2 clients alone push into the mock APNs, in
 // the same run as h2load and the service, so the gap between h2load and the service can be split into
 // what the HTTP/2 client costs and what deciding, queuing, claiming and recording cost:
-// - APNsClient alone: PushBridge's real client (async-http-client, its connection pool) sending
-//   deliveries with the same concurrency, no store, no worker;
+// - APNsClient alone: PushBridge's real client (swift-nio-http2, its connection pool, deadlines)
+//   sending deliveries with the same concurrency, no store, no worker;
 // - swift-nio-http2 directly: a minimal client on NIOHTTP2's stream multiplexer (no pool, no retries,
-//   no deadlines; the floor a hand-written transport could reach, not a product).
+//   no deadlines; the floor a hand-written transport could reach, not a product);
+// - async-http-client: the client delivery used before 0.20 (one HTTPClient per connection, as the
+//   pool was then), kept here so the choice between the two stays measured.
+import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHPACK
@@ -42,6 +45,55 @@ func apnsClientCeiling(client: APNsClient, total: Int, concurrency: Int, topic: 
     }
     guard delivered == total else { fail("APNsClient alone: \(delivered) of \(total) answered 200") }
     return Double(total) / seconds(ContinuousClock.now - start)
+}
+
+/// `total` POSTs through async-http-client: `connections` clients (each keeps one HTTP/2 connection)
+/// taken in turn, `concurrency` in flight; requests per second.
+func asyncHTTPClientCeiling(baseURL: String, caFile: String, headers: [(String, String)], path: String, payload: [UInt8], total: Int, connections: Int,
+    concurrency: Int) async throws -> Double
+{
+    let clients = (0..<connections).map { _ in
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .file(caFile)
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
+        configuration.httpVersion = .automatic
+        configuration.tracing.tracer = nil
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+    @Sendable func one(_ i: Int) async -> Bool {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = .POST
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        request.body = .bytes(ByteBuffer(bytes: payload))
+        guard let response = try? await clients[i % clients.count].execute(request, timeout: .seconds(60)) else { return false }
+        _ = try? await response.body.collect(upTo: 1 << 16)
+        return response.status.code == 200
+    }
+    // Warm-up: every connection open.
+    for i in 0..<connections { _ = await one(i) }
+    let start = ContinuousClock.now
+    let ok = await withTaskGroup(of: Bool.self) { group in
+        var started = 0
+        var ok = 0
+        for _ in 0..<min(concurrency, total) {
+            let i = started
+            group.addTask { await one(i) }
+            started += 1
+        }
+        while let result = await group.next() {
+            if result { ok += 1 }
+            if started < total {
+                let i = started
+                group.addTask { await one(i) }
+                started += 1
+            }
+        }
+        return ok
+    }
+    let rate = Double(total) / seconds(ContinuousClock.now - start)
+    for client in clients { try? await client.shutdown() }
+    guard ok == total else { fail("async-http-client: \(ok) of \(total) answered 200") }
+    return rate
 }
 
 private func answered200(_ attempt: DeliveryAttempt) -> Bool {

@@ -49,6 +49,7 @@ struct DeliverFigures {
     var latencyMilliseconds: Int
     var ceiling: Double
     var nioHTTP2: Double
+    var asyncHTTPClient: Double
     var clientAlone: Double
     var rate: Double
     var first: (postMilliseconds: Double, totalSeconds: Double)
@@ -118,10 +119,13 @@ func runDeliverBench(members: Int, latencies: [Int], connections: Int, concurren
         guard ceiling.status2xx == members else { fail("h2load: \(ceiling.status2xx) of \(members) answered 2xx") }
         // The HTTP/2 clients alone, same mock, same streams: swift-nio-http2 directly, then PushBridge's
         // APNsClient (async-http-client) with the service's pool settings.
+        let pairs = headers.map { line in let parts = line.split(separator: ":", maxSplits: 1); return (String(parts[0]), parts[1].trimmingCharacters(in: .whitespaces)) }
         let nio = try await nioHTTP2Ceiling(
-            port: mock.port, caPEM: MockAPNsCredentials.caCertificatePEM,
-            headers: headers.map { line in let parts = line.split(separator: ":", maxSplits: 1); return (String(parts[0]), parts[1].trimmingCharacters(in: .whitespaces)) },
+            port: mock.port, caPEM: MockAPNsCredentials.caCertificatePEM, headers: pairs,
             path: "/3/device/" + String(repeating: "ab", count: 32), payload: payload, total: members, connections: connections, streams: streams)
+        let ahc = try await asyncHTTPClientCeiling(
+            baseURL: mock.baseURL, caFile: dir + "/ca.pem", headers: pairs, path: "/3/device/" + String(repeating: "ab", count: 32), payload: payload,
+            total: members, connections: connections, concurrency: concurrency)
         let apnsClient = try APNsClient(
             endpoint: .init(baseURL: mock.baseURL, trustedCAFile: dir + "/ca.pem", requestTimeoutSeconds: 60, connectionsPerIdentity: connections),
             credentials: [APNsCredential(topics: ["*"], source: .token(keyFile: dir + "/AuthKey.p8", keyID: keyID, teamID: teamID))])
@@ -196,7 +200,7 @@ func runDeliverBench(members: Int, latencies: [Int], connections: Int, concurren
         let opened = mock.connectionCount - connectionsBefore
         await mock.stop()
         runs.append(DeliverFigures(
-            latencyMilliseconds: latency, ceiling: ceiling.requestsPerSecond, nioHTTP2: nio, clientAlone: clientAlone, rate: Double(members) / summary.totalSeconds, first: first,
+            latencyMilliseconds: latency, ceiling: ceiling.requestsPerSecond, nioHTTP2: nio, asyncHTTPClient: ahc, clientAlone: clientAlone, rate: Double(members) / summary.totalSeconds, first: first,
             summary: summary, connectionsOpened: opened, answered: answered))
     }
 
@@ -208,10 +212,11 @@ func runDeliverBench(members: Int, latencies: [Int], connections: Int, concurren
         let judged = members >= 100_000
         func verdict(_ met: Bool) -> String { !judged ? "not judged below 100,000 members" : met ? "met" : "NOT MET" }
         print("— mock latency \(run.latencyMilliseconds) ms")
-        print(String(format: "  h2load → mock APNs (ceiling, same payload)        %10.0f deliveries/s", run.ceiling))
-        print(String(format: "  swift-nio-http2 directly → mock APNs (client alone)  %8.0f deliveries/s  ratio %.2f", run.nioHTTP2, run.nioHTTP2 / run.ceiling))
-        print(String(format: "  APNsClient (async-http-client) → mock (client alone) %8.0f deliveries/s  ratio %.2f", run.clientAlone, run.clientAlone / run.ceiling))
-        print(String(format: "  service → mock APNs (decide, queue, send, record) %10.0f deliveries/s  ratio %.2f (target ≥ %.2f: %@)", run.rate, run.ratio,
+        print(String(format: "  h2load → mock APNs (ceiling, same payload)            %10.0f deliveries/s", run.ceiling))
+        print(String(format: "  client alone: bare swift-nio-http2 streams            %8.0f deliveries/s  ratio %.2f", run.nioHTTP2, run.nioHTTP2 / run.ceiling))
+        print(String(format: "  client alone: async-http-client (before 0.20)         %8.0f deliveries/s  ratio %.2f", run.asyncHTTPClient, run.asyncHTTPClient / run.ceiling))
+        print(String(format: "  client alone: APNsClient (swift-nio-http2, its pool)  %8.0f deliveries/s  ratio %.2f", run.clientAlone, run.clientAlone / run.ceiling))
+        print(String(format: "  service → mock APNs (decide, queue, send, record)     %10.0f deliveries/s  ratio %.2f (target ≥ %.2f: %@)", run.rate, run.ratio,
             deliveryTarget, run.ratio >= deliveryTarget ? "met" : "NOT MET"))
         print(String(format: "  group of %d, answer=decisions: POST answered in %.0f ms, all recorded in %.2f s", members, run.first.postMilliseconds,
             run.first.totalSeconds))
@@ -224,7 +229,8 @@ func runDeliverBench(members: Int, latencies: [Int], connections: Int, concurren
     w.write(.array(runs.map { run in
         .object(JSONObject([
             ("latency_ms", .int(Int64(run.latencyMilliseconds))), ("h2load_rps", .double(run.ceiling.rounded())),
-            ("nio_http2_rps", .double(run.nioHTTP2.rounded())), ("apns_client_rps", .double(run.clientAlone.rounded())),
+            ("nio_http2_rps", .double(run.nioHTTP2.rounded())), ("async_http_client_rps", .double(run.asyncHTTPClient.rounded())),
+            ("apns_client_rps", .double(run.clientAlone.rounded())),
             ("service_deliveries_per_second", .double(run.rate.rounded())), ("ratio", .double((run.ratio * 1000).rounded() / 1000)),
             ("group_members", .int(Int64(members))), ("decisions_post_ms", .double(run.first.postMilliseconds.rounded())),
             ("decisions_total_s", .double((run.first.totalSeconds * 100).rounded() / 100)), ("summary_post_ms", .double(run.summary.postMilliseconds.rounded())),

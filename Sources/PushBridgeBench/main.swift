@@ -64,11 +64,11 @@ if arguments.contains("--postgres") {  // `make bench-postgres`: several nodes o
 }
 
 if arguments.contains("--deliver") {  // `make bench-deliver`: the service into the mock APNs, beside h2load
-    // `--latency 0,100` (milliseconds per answer), `--connections 4`, `--concurrency 1000`.
+    // `--latency 0,100` (milliseconds per answer), `--connections 4`, `--concurrency 2000`.
     let members = arguments.firstIndex(of: "--members").map { Int(arguments[$0 + 1]) ?? 100_000 } ?? 100_000
     let latencies = arguments.firstIndex(of: "--latency").map { arguments[$0 + 1].split(separator: ",").compactMap { Int($0) } } ?? [0, 100]
     let connections = arguments.firstIndex(of: "--connections").map { Int(arguments[$0 + 1]) ?? 4 } ?? 4
-    let concurrency = arguments.firstIndex(of: "--concurrency").map { Int(arguments[$0 + 1]) ?? 1_000 } ?? 1_000
+    let concurrency = arguments.firstIndex(of: "--concurrency").map { Int(arguments[$0 + 1]) ?? 2_000 } ?? 2_000
     runToCompletion { try await runDeliverBench(members: members, latencies: latencies, connections: connections, concurrency: concurrency) }
 }
 

@@ -92,48 +92,66 @@ public final class DeliveryWorker: Sendable {
     }
 
     /// Sends everything due now (and what becomes due meanwhile, up to an empty claim).
+    ///
+    /// The loop never waits on the store while requests could be answered: it refills the window
+    /// whenever an eighth of it is free, and hands outcomes to the store one batch at a time as a
+    /// child task while the next answers come in. Claimed but unsettled deliveries (in flight plus
+    /// waiting to be recorded) never exceed the concurrency, so a crash sends at most that many again.
     /// - Returns: how many attempts were made.
     @discardableResult
     public func drain() async throws -> Int {
         let concurrency = settings.concurrency
-        return try await withThrowingTaskGroup(of: (OutboxDelivery, DeliveryPolicy.Verdict, Int64?).self) { group in
+        let refill = max(1, concurrency / 8)
+        return try await withThrowingTaskGroup(of: DrainEvent.self) { group in
             var inFlight = 0
             var attempts = 0
             var exhausted = false
+            var settling = false
             var pending: [(OutboxDelivery, DeliveryPolicy.Verdict)] = []
             var pendingSince = clock()
             while true {
-                if !exhausted && inFlight <= concurrency / 2 && !Task.isCancelled {
+                let free = concurrency - inFlight - pending.count
+                if !exhausted && !Task.isCancelled && free > 0 && (free >= refill || inFlight == 0) {
                     let now = clock()
-                    let claimed = try await outbox.claim(now: now, claimUntil: now.adding(seconds: settings.claimSeconds), limit: concurrency - inFlight)
+                    let claimed = try await outbox.claim(now: now, claimUntil: now.adding(seconds: settings.claimSeconds), limit: free)
                     if claimed.isEmpty { exhausted = true }
                     for delivery in claimed {
                         inFlight += 1
                         group.addTask { [self] in
                             let (verdict, issuedAt) = await attempt(delivery)
-                            return (delivery, verdict, issuedAt)
+                            return .attempted(delivery, verdict, issuedAt)
                         }
                     }
                 }
-                if inFlight == 0 { break }
-                guard let result = try await group.next() else { break }
-                inFlight -= 1
-                attempts += 1
-                if result.1.refreshProviderToken, let issuedAt = result.2 {
-                    sender.providerTokenExpired(for: result.0, issuedAt: issuedAt, now: clock().milliseconds / 1000)
-                }
-                if pending.isEmpty { pendingSince = clock() }
-                pending.append((result.0, result.1))
-                // Outcomes are recorded in batches, but never held long: what a crash would send
-                // again is at most one batch plus what is in flight.
-                if pending.count >= 256 || inFlight == 0 || (exhausted && pending.count >= 32)
-                    || clock().milliseconds - pendingSince.milliseconds >= 50
+                // Outcomes are recorded in batches, one write at a time, but never held long.
+                if !settling && !pending.isEmpty
+                    && (pending.count >= 256 || inFlight == 0 || (exhausted && pending.count >= 32)
+                        || clock().milliseconds - pendingSince.milliseconds >= 50)
                 {
-                    try await settle(pending)
+                    let batch = pending
                     pending.removeAll(keepingCapacity: true)
+                    settling = true
+                    group.addTask { [self] in
+                        try await settle(batch)
+                        return .settled
+                    }
+                }
+                // Nothing in flight and nothing being recorded: `pending` was handed over just above.
+                if inFlight == 0 && !settling { break }
+                guard let event = try await group.next() else { break }
+                switch event {
+                case .settled:
+                    settling = false
+                case .attempted(let delivery, let verdict, let issuedAt):
+                    inFlight -= 1
+                    attempts += 1
+                    if verdict.refreshProviderToken, let issuedAt {
+                        sender.providerTokenExpired(for: delivery, issuedAt: issuedAt, now: clock().milliseconds / 1000)
+                    }
+                    if pending.isEmpty { pendingSince = clock() }
+                    pending.append((delivery, verdict))
                 }
             }
-            if !pending.isEmpty { try await settle(pending) }
             return attempts
         }
     }
@@ -188,6 +206,12 @@ public final class DeliveryWorker: Sendable {
                 status: $0.1.settlement.status, reason: $0.1.settlement.reason ?? "") }, at: now)
         }
     }
+}
+
+/// What a child task of ``DeliveryWorker/drain()`` finished: an attempt, or the recording of a batch.
+private enum DrainEvent: Sendable {
+    case attempted(OutboxDelivery, DeliveryPolicy.Verdict, Int64?)
+    case settled
 }
 
 /// An outcome and its reason label, counted together.

@@ -53,8 +53,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
         /// The first retry's delay (doubled per attempt, up to 5 minutes).
         public var retryBaseMilliseconds: Int64 = 1_000
         /// Requests in flight per app: what is in flight costs its payload and headers (at most about
-        /// 6 KB each), so 1,000 hold at most about 6 MB; 100 ms away, 1,000 allow 10,000 deliveries/s.
-        public var concurrency: Int = 1_000
+        /// 6 KB each), so 2,000 hold at most about 12 MB while the app delivers; 100 ms away, 2,000
+        /// allow 20,000 deliveries/s (500 streams on each of 4 connections).
+        public var concurrency: Int = 2_000
         /// HTTP/2 connections per TLS identity (APNs allows up to 1,000 streams on each).
         public var connections: Int = APNsClient.Endpoint.defaultConnections
         /// How long delivered and failed deliveries stay readable.

@@ -88,7 +88,7 @@ struct ModuleGraphTests {
     static let allowedProducts: [String: Set<String>] = [
         "PushBridgeVendorREST": ["Crypto"],
         "PushBridgeServiceConformance": ["AsyncHTTPClient", "NIOCore", "NIOHTTP1", "Crypto"],
-        "PushBridgeDelivery": ["AsyncHTTPClient", "NIOCore", "NIOHTTP1", "NIOSSL", "Crypto"],
+        "PushBridgeDelivery": ["AsyncHTTPClient", "NIOCore", "NIOPosix", "NIOHTTP1", "NIOHTTP2", "NIOHPACK", "NIOSSL", "NIOTLS", "Crypto"],
         "PushBridgeAPNsMock": ["NIOCore", "NIOPosix", "NIOConcurrencyHelpers", "NIOHTTP1", "NIOHTTP2", "NIOSSL", "Crypto"],
         "PushBridgePostgres": ["PostgresNIO", "NIOCore", "NIOPosix", "Logging"],
     ]
