@@ -88,7 +88,7 @@ struct DeliveryFaultTests {
                 // Wait until every delivery is settled.
                 var bodies: [JSONValue] = []
                 for m in 0..<messages {
-                    bodies.append(try await ServiceDeliveryTests.settled(service, app: "f1", key: key, message: "fm\(m)", seconds: 60))
+                    bodies.append(try await ServiceDeliveryTests.settled(service, app: "f1", key: key, message: "fm\(m)", seconds: Self.isLong ? 600 : 60))
                 }
                 var records: [(message: String, token: String, state: String, attempts: Int, apnsID: String, removed: Bool)] = []
                 for (m, body) in bodies.enumerated() {
