@@ -87,7 +87,9 @@ final class APNsConnection: Sendable {
     ///   - timeout: the longest the connect and the handshake may take together.
     /// - Throws: ``APNsTransportFailure`` naming what went wrong.
     static func connect(host: String, port: Int, context: NIOSSLContext, timeout: TimeAmount) async throws -> APNsConnection {
-        let serverHostname = host.first?.isNumber == true || host.contains(":") ? nil : host
+        // SNI and the certificate's name check take a host name, not an address (IPv4 or IPv6).
+        let isAddress = host.contains(":") || (!host.isEmpty && host.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") })
+        let serverHostname = isAddress ? nil : host
         let channel: any Channel
         let multiplexer: NIOHTTP2Handler.StreamMultiplexer
         let ready: EventLoopFuture<Void>

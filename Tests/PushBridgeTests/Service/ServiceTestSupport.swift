@@ -108,10 +108,13 @@ func setUpExampleApp(app: String, call: (HTTPRequest.Method, String, String?, St
 /// - Parameters:
 ///   - connectionPerRequest: whether every request opens a connection of its own (for a service that
 ///     closes idle connections soon: a pooled one could be closed just as a request is sent on it).
+///   - retriesConnecting: whether a refused connection is tried again until the request's deadline
+///     (async-http-client's default); `false` fails the call at once (a test that kills the server).
 ///   - body: the calls.
-func withHTTPClient<T>(connectionPerRequest: Bool = false, _ body: (HTTPClient) async throws -> T) async throws -> T {
+func withHTTPClient<T>(connectionPerRequest: Bool = false, retriesConnecting: Bool = true, _ body: (HTTPClient) async throws -> T) async throws -> T {
     var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(5), read: .seconds(30)))
     if connectionPerRequest { configuration.maximumUsesPerConnection = 1 }
+    configuration.connectionPool.retryConnectionEstablishment = retriesConnecting
     let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     do {
         let result = try await body(client)
