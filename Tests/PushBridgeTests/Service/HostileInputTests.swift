@@ -497,9 +497,13 @@ struct HostileInputTests {
         var complete = false
         while ContinuousClock.now < deadline {
             var poller = pollfd(fd: connection.fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 50) >= 0 else { break }
+            // EINTR is not the server's doing: other suites spawn and stop processes (SIGCHLD).
+            let ready = poll(&poller, 1, 50)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready >= 0 else { break }
             if poller.revents != 0 {
                 let n = read(connection.fd, &buffer, buffer.count)
+                if n < 0 && errno == EINTR { continue }
                 if n <= 0 {
                     closed = true
                     break

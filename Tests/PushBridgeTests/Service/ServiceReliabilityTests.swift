@@ -435,9 +435,13 @@ final class RawConnection: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while ContinuousClock.now - start < limit {
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 100) >= 0 else { return nil }
+            // EINTR is not the peer's doing: other suites spawn and stop processes (SIGCHLD).
+            let ready = poll(&poller, 1, 100)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready >= 0 else { return nil }
             if poller.revents != 0 {
                 let n = read(fd, &buffer, buffer.count)
+                if n < 0 && errno == EINTR { continue }
                 if n <= 0 { return ContinuousClock.now - start }
             }
         }
