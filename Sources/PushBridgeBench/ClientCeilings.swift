@@ -25,23 +25,8 @@ func apnsClientCeiling(client: APNsClient, total: Int, concurrency: Int, topic: 
         headers: [HeaderField("apns-topic", topic), HeaderField("apns-push-type", "alert"), HeaderField("apns-priority", "10")],
         payload: payload, queuedAt: Instant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)))
     let start = ContinuousClock.now
-    let delivered = try await withThrowingTaskGroup(of: Bool.self) { group in
-        var started = 0
-        var ok = 0
-        for _ in 0..<min(concurrency, total) {
-            started += 1
-            let id = started
-            group.addTask { answered200(await client.send(delivery, apnsID: APNsID.make(app: "ceiling", message: "m\(id)", token: delivery.token), expiration: 0)) }
-        }
-        while let result = try await group.next() {
-            if result { ok += 1 }
-            if started < total {
-                started += 1
-                let id = started
-                group.addTask { answered200(await client.send(delivery, apnsID: APNsID.make(app: "ceiling", message: "m\(id)", token: delivery.token), expiration: 0)) }
-            }
-        }
-        return ok
+    let delivered = await succeeded(total: total, concurrency: concurrency) { i in
+        answered200(await client.send(delivery, apnsID: APNsID.make(app: "ceiling", message: "m\(i)", token: delivery.token), expiration: 0))
     }
     guard delivered == total else { fail("APNsClient alone: \(delivered) of \(total) answered 200") }
     return Double(total) / seconds(ContinuousClock.now - start)
@@ -72,10 +57,20 @@ func asyncHTTPClientCeiling(baseURL: String, caFile: String, headers: [(String, 
     // Warm-up: every connection open.
     for i in 0..<connections { _ = await one(i) }
     let start = ContinuousClock.now
-    let ok = await withTaskGroup(of: Bool.self) { group in
+    let ok = await succeeded(total: total, concurrency: concurrency, one)
+    let rate = Double(total) / seconds(ContinuousClock.now - start)
+    for client in clients { try? await client.shutdown() }
+    guard ok == total else { fail("async-http-client: \(ok) of \(total) answered 200") }
+    return rate
+}
+
+/// Runs `one(0)` … `one(total - 1)` with up to `concurrency` at once (a new one starts as each ends);
+/// how many returned `true`.
+private func succeeded(total: Int, concurrency: Int, _ one: @escaping @Sendable (Int) async -> Bool) async -> Int {
+    await withTaskGroup(of: Bool.self) { group in
         var started = 0
         var ok = 0
-        for _ in 0..<min(concurrency, total) {
+        while started < min(concurrency, total) {
             let i = started
             group.addTask { await one(i) }
             started += 1
@@ -90,10 +85,6 @@ func asyncHTTPClientCeiling(baseURL: String, caFile: String, headers: [(String, 
         }
         return ok
     }
-    let rate = Double(total) / seconds(ContinuousClock.now - start)
-    for client in clients { try? await client.shutdown() }
-    guard ok == total else { fail("async-http-client: \(ok) of \(total) answered 200") }
-    return rate
 }
 
 private func answered200(_ attempt: DeliveryAttempt) -> Bool {

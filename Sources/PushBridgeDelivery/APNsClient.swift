@@ -5,7 +5,6 @@ import NIOSSL
 import PushBridgeCore
 import PushBridgeJSON
 import PushBridgeStore
-import Synchronization
 
 /// Sends one delivery to APNs and reports what happened; ``APNsClient`` is the real one.
 public protocol APNsSender: Sendable {
@@ -64,6 +63,8 @@ public final class APNsClient: APNsSender {
     let credentials: [APNsCredential]
     /// Index of `credentials` → its pools, by environment (one pool when both environments share a host).
     let pools: [[APNsEnvironment: APNsConnectionPool]]
+    /// Every pool once (token credentials share theirs).
+    private let distinctPools: [APNsConnectionPool]
 
     /// Opens the pools (no connection is made until the first request).
     /// - Parameters:
@@ -120,18 +121,18 @@ public final class APNsClient: APNsSender {
             }
         }
         self.pools = all
+        var seen = Set<ObjectIdentifier>()
+        distinctPools = all.flatMap(\.values).filter { seen.insert(ObjectIdentifier($0)).inserted }
     }
 
     /// Closes every connection.
     public func shutdown() async {
-        var seen = Set<ObjectIdentifier>()
-        for pool in pools.flatMap(\.values) where seen.insert(ObjectIdentifier(pool)).inserted { await pool.shutdown() }
+        for pool in distinctPools { await pool.shutdown() }
     }
 
     /// How many connections are open or opening, over every pool.
     public var openConnections: Int {
-        var seen = Set<ObjectIdentifier>()
-        return pools.flatMap(\.values).filter { seen.insert(ObjectIdentifier($0)).inserted }.reduce(0) { $0 + $1.openConnections }
+        distinctPools.reduce(0) { $0 + $1.openConnections }
     }
 
     /// The label of the credential that serves a topic (a key id or a certificate file's name,
