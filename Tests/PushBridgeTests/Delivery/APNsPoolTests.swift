@@ -84,7 +84,7 @@ struct APNsPoolTests {
         let kit = try DeliveryKit()
         try await withMockAPNs(kit.mockConfiguration) { mock in
             // A deadline a loaded debug run keeps (the replaced connection is closed 1 s after it).
-            let client = try Self.client(mock, kit, connections: 1, timeout: 5)
+            let client = try Self.client(mock, kit, connections: 1, timeout: 10)
             mock.script(Self.token(0), [.goAway(then: .ok)])
             #expect(await Self.sendAll(client, count: 1) == [200])
             // The GOAWAY arrives with or just after the answer: wait until the connection is replaced.
@@ -96,9 +96,9 @@ struct APNsPoolTests {
             }
             #expect(statuses == [200])
             #expect(mock.connectionCount == 2, "a new connection after GOAWAY")
-            // The replaced one is closed once its requests have had their deadline (5 s, plus 1 s).
+            // The replaced one is closed once its requests have had their deadline (10 s, plus 1 s).
             var open = client.openConnections
-            for _ in 0..<300 where open != 1 {
+            for _ in 0..<600 where open != 1 {
                 try await Task.sleep(for: .milliseconds(100))
                 open = client.openConnections
             }
@@ -111,9 +111,10 @@ struct APNsPoolTests {
     func aTimeoutResetsOnlyItsStream() async throws {
         let kit = try DeliveryKit()
         try await withMockAPNs(kit.mockConfiguration) { mock in
-            // A deadline a loaded debug run keeps for ordinary requests, and an answer far past it.
-            let client = try Self.client(mock, kit, connections: 1, timeout: 3)
-            mock.script(Self.token(0), [.slow(milliseconds: 60_000, then: .ok)])
+            // A deadline a loaded debug run keeps for ordinary requests (3 s once did not cover the
+            // first connect with every suite running), and an answer far past it.
+            let client = try Self.client(mock, kit, connections: 1, timeout: 10)
+            mock.script(Self.token(0), [.slow(milliseconds: 120_000, then: .ok)])
             #expect(await Self.sendAll(client, count: 1, tokenOffset: 100) == [200], "the connection is open before the slow request")
             let attempt = await client.send(Self.delivery(Self.token(0)), apnsID: "00000000-0000-0000-0000-000000000001", expiration: 0)
             guard case .transportFailure(let what) = attempt else {
