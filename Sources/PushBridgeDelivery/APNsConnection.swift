@@ -116,13 +116,15 @@ final class APNsConnection: Sendable {
         } catch {
             throw APNsTransportFailure.connecting(error)
         }
-        // The handshake, bounded: a server that accepts and says nothing does not hold the pool.
+        // The handshake, bounded: a server that accepts and says nothing does not hold the pool. The
+        // deadline ends on the event loop when the handshake does, not when this task next runs: on
+        // a busy concurrency pool that can be seconds later, and the deadline would close a
+        // connection that was ready.
         let deadline = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+        ready.whenComplete { _ in deadline.cancel() }
         do {
             try await ready.get()
-            deadline.cancel()
         } catch {
-            deadline.cancel()
             channel.close(promise: nil)
             throw APNsTransportFailure.connecting(error)
         }
