@@ -40,6 +40,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // The PostgreSQL store (several nodes on one database).
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // `make docs`: the DocC catalogs in Sources/ (a build plugin only; nothing links it).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     // The module graph, lowest first. Data flows one way: dialect JSON → canonical → decision → bytes.
     // `Tests/PushBridgeTests/ModuleGraphTests.swift` fails when an edge breaks these rules:
@@ -59,10 +61,13 @@ let package = Package(
         // The conformance harness as a library: fixtures, running, strict comparison (json-c), reports.
         // It knows implementations only through the `DecisionProvider` protocol.
         .target(name: "PushBridgeConformance", dependencies: ["CJSONC", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"]),
+        // The parts of PushBridge's stored binary formats (varints, runs, tokens, payload differences),
+        // shared by the facade's sent-message record and the store's badge log. Pure: no dependency.
+        .target(name: "PushBridgeRecordCoding"),
         // Canonical push state behind a protocol: SQLite (WAL, migrations) and its in-memory twin.
-        .target(name: "PushBridgeStore", dependencies: ["CSQLite", "PushBridgeCore", "PushBridgeJSON"]),
+        .target(name: "PushBridgeStore", dependencies: ["CSQLite", "PushBridgeRecordCoding", "PushBridgeCore", "PushBridgeJSON"]),
         // The multi-vendor facade: apply dialect calls, set group members, send → one decision per receiver.
-        .target(name: "PushBridgeFacade", dependencies: ["PushBridgeStore", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"]),
+        .target(name: "PushBridgeFacade", dependencies: ["PushBridgeStore", "PushBridgeRecordCoding", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"]),
         // The facade as a conformance implementation (`conform --via-store`): the one place that knows both.
         .target(
             name: "PushBridgeFacadeConformance",

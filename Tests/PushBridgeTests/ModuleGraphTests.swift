@@ -82,6 +82,9 @@ struct ModuleGraphTests {
             "PushBridgeJSON", "PushBridgeCore", "PushBridgeDialects", "PushBridgeStore", "PushBridgeFacade", "PushBridgeDelivery", "PushBridgeServer",
             "PushBridgeConformance", "CSQLite", "CJSONC",
         ], "the mock APNs is test support anyone can use: it knows no PushBridge module"),
+        ("PushBridgeRecordCoding", [
+            "PushBridgeJSON", "PushBridgeCore", "PushBridgeStore", "PushBridgeFacade", "CSQLite", "CJSONC",
+        ], "the record coding is bytes only: the formats' owners bring their own types"),
     ]
 
     /// Third-party products a library may use, for libraries that need one (and no more).
@@ -97,7 +100,7 @@ struct ModuleGraphTests {
     /// driver (no product of another package at all).
     static let withoutThirdParty = [
         "PushBridgeJSON", "PushBridgeCore", "PushBridgeDialects", "PushBridgeConformance", "PushBridgeStore", "PushBridgeFacade",
-        "PushBridgeFacadeConformance",
+        "PushBridgeFacadeConformance", "PushBridgeRecordCoding",
     ]
 
     @Test func theCoreNeedsOnlyTheJSONModule() throws {

@@ -2,6 +2,7 @@ import Foundation
 import PushBridgeCore
 @testable import PushBridgeFacade
 import PushBridgeJSON
+import PushBridgeRecordCoding
 import PushBridgeStore
 import Testing
 
@@ -167,7 +168,7 @@ struct RepeatRecordTests {
     }
 
     @Test func aRecordFromVersion010IsStillRead() throws {
-        var w = SentMessageRecord.Writer()
+        var w = RecordWriter()
         w.bytes = Array("PBR2".utf8)
         w.varint(3)
         let first = #"{"aps":{"alert":"hi","badge":3}}"#
@@ -220,8 +221,8 @@ struct RepeatRecordTests {
         #expect(failure(record + [0]).contains("bytes after the last decision"))
         #expect(failure(Array("PBR9".utf8) + record.dropFirst(4)).contains("not a PushBridge record"))
         /// A `PBR3` record of one decision for `u1`, `decision` writing what follows the receiver.
-        func oneDecision(_ decision: (inout SentMessageRecord.Writer) -> Void) -> String {
-            var w = SentMessageRecord.Writer()
+        func oneDecision(_ decision: (inout RecordWriter) -> Void) -> String {
+            var w = RecordWriter()
             w.bytes = Array("PBR3".utf8)
             w.varint(1)
             w.string("u1")

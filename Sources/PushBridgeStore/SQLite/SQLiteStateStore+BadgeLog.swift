@@ -1,5 +1,6 @@
 import CSQLite
 import PushBridgeCore
+import PushBridgeRecordCoding
 
 /// The badge log read on a connection: each user row's latest logged counter.
 struct BadgeOverlay {
@@ -39,7 +40,7 @@ struct BadgeOverlay {
 
 /// The bytes of one badge log row (`badge_log.entries`, whose length the schema keeps a multiple of 16).
 ///
-/// Written since 0.17 as varints: a 16-byte header (row id `-1`, which no user row has, then the
+/// Written since 0.17 as varints (``Varint``, shared with the sent-message record): a 16-byte header (row id `-1`, which no user row has, then the
 /// number of entries, both 8 bytes little-endian), then per entry the zigzag varint of its row id
 /// less the previous entry's and the zigzag varint of its counter, then zeros to a multiple of 16.
 /// A group send's rows come in order, so an entry is mostly 2 bytes instead of 16 (1.2 MB less
@@ -57,21 +58,11 @@ enum BadgeLogEntries {
             raw.storeBytes(of: varintMark.littleEndian, toByteOffset: 0, as: Int64.self)
             raw.storeBytes(of: Int64(badges.count).littleEndian, toByteOffset: 8, as: Int64.self)
             var at = 16
-            func varint(_ value: Int64) {
-                var bits = UInt64(bitPattern: (value << 1) ^ (value >> 63))
-                while bits >= 0x80 {
-                    out[at] = UInt8(truncatingIfNeeded: bits) | 0x80
-                    at += 1
-                    bits >>= 7
-                }
-                out[at] = UInt8(bits)
-                at += 1
-            }
             var previous: Int64 = 0
             badges.withUnsafeBufferPointer { badges in
                 for entry in badges {
-                    varint(entry.key.rawValue &- previous)
-                    varint(Int64(entry.badge))
+                    Varint.write(Varint.zigzag(entry.key.rawValue &- previous), into: out, at: &at)
+                    Varint.write(Varint.zigzag(Int64(entry.badge)), into: out, at: &at)
                     previous = entry.key.rawValue
                 }
             }
@@ -106,17 +97,8 @@ enum BadgeLogEntries {
         guard count >= 0, count <= (blob.count - 16) / 2 else { throw damaged("\(count) entries") }
         var at = 16
         func varint() throws -> Int64 {
-            var bits: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                guard at < blob.count, shift < 64 else { throw damaged("an entry runs past its end") }
-                let byte = blob[at]
-                at += 1
-                bits |= UInt64(byte & 0x7F) << shift
-                if byte < 0x80 { break }
-                shift += 7
-            }
-            return Int64(bitPattern: bits >> 1) ^ -Int64(bitPattern: bits & 1)
+            guard let bits = Varint.read(from: blob, at: &at) else { throw damaged("an entry runs past its end") }
+            return Varint.unzigzag(bits)
         }
         var key: Int64 = 0
         for _ in 0..<count {

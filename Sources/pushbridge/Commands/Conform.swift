@@ -1,0 +1,212 @@
+import ArgumentParser
+import Foundation
+import PushBridgeConformance
+import PushBridgeServiceConformance
+import PushBridgeFacadeConformance
+import PushBridgeCore
+import PushBridgeDialects
+import PushBridgeJSON
+import Synchronization
+
+struct Conform: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run fixtures and compare the decisions strictly with their expectations.",
+        discussion: """
+            One line per fixture, a strict diff (JSON pointer, expected and got, with types) under each failure, \
+            and last `N passed, N failed`. Exit 1 if any fixture failed, 2 if any fixture is bad input. \
+            With --against, another implementation gives the decisions: a command run as `CMD FILE` (its standard \
+            output is the decision JSON) or an http(s) URL each fixture is POSTed to (the response body is the decision); \
+            a crash, a timeout or invalid JSON fails that fixture. Queries (expect.queries) are judged only in-process.
+            """)
+
+    enum ReportFormat: String, ExpressibleByArgument, CaseIterable {
+        case human, json
+    }
+
+    @Argument(help: "Fixture files or folders (searched recursively for *.json).")
+    var paths: [String]
+
+    @Option(help: "The implementation under test: a shell command (run as `CMD FILE`) or an http:// or https:// URL.")
+    var against: String?
+
+    @Option(help: "Seconds per fixture for --against.")
+    var timeout: Double = 10
+
+    @Option(help: "Run service fixtures (Fixtures/service) against this running `pushbridge serve`, such as http://127.0.0.1:8080: each makes a new app with the admin key from PUSHBRIDGE_ADMIN_KEY (or --admin-key-file).")
+    var service: String?
+
+    @Option(help: "With --service: a file holding the service's admin key.")
+    var adminKeyFile: String?
+
+    @Option(help: "Also write a JUnit XML report to this file (one testcase per fixture, with its time).")
+    var junit: String?
+
+    @Option(help: "How many fixtures run at once (default: the number of cores). The report keeps file order.")
+    var jobs: Int?
+
+    @Option(help: "The report on standard output: human or json.")
+    var format: ReportFormat = .human
+
+    @Flag(help: "Run each fixture through the facade's SQLite store (apply the calls, set the group, send) instead of the in-memory engine; queries are answered from the store.")
+    var viaStore = false
+
+    @Flag(help: "Write the engine's current decision into fixtures that have no expect, instead of judging.")
+    var record = false
+
+    @Flag(help: "With --record: replace existing expectations too.")
+    var force = false
+
+    @Option(help: "Only fixtures whose path or name contains this text (or matches this glob).")
+    var filter: String?
+
+    @Option(help: "Only scenarios in this dialect (and only this variant of equivalence fixtures).")
+    var dialect: String?
+
+    @Option(help: "Only scenarios rendered with this profile (and only this profile of equivalence fixtures).")
+    var profile: String?
+
+    func validate() throws {
+        if force && !record { throw ValidationError("--force only goes with --record") }
+        if viaStore && (against != nil || record) { throw ValidationError("--via-store tests the built-in store path; it goes with neither --against nor --record") }
+        if record && against != nil { throw ValidationError("--record writes the built-in engine's decisions; it cannot be used with --against") }
+        if timeout <= 0 { throw ValidationError("--timeout must be a positive number of seconds") }
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if service != nil && (against != nil || viaStore || record) {
+            throw ValidationError("--service runs service fixtures against a service; it goes with neither --against, --via-store nor --record")
+        }
+        if adminKeyFile != nil && service == nil { throw ValidationError("--admin-key-file only goes with --service") }
+    }
+
+    func run() throws {
+        let registry = DialectRegistry.standard
+        if let dialect { try dialectOption(dialect, in: registry) }
+        _ = try profileOption(profile, in: registry)
+        let selection = FixtureSelection(pattern: filter, dialect: dialect, profile: profile)
+        if record { return try recordFixtures(selection) }
+
+        let report: ConformanceReport
+        if let service {
+            report = try serviceReport(service, selection: selection)
+        } else {
+            let provider = try provider()
+            try check(provider)
+            let runner = ConformanceRunner(provider: provider)
+            let progress = ProgressLine()
+            report = try rejectingBadInput(file: nil) {
+                try runner.run(paths: paths, selection: selection, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount, progress: progress.show)
+            }
+            progress.clear()
+        }
+        if report.results.isEmpty {
+            printError("pushbridge: no fixtures selected: \(selectionText) [no-fixtures]")
+            throw ExitCode(2)
+        }
+        switch format {
+        case .human: print(report.humanText(colored: colorsOnStandardOutput))
+        case .json: print(JSONWriter.prettyText(report.json))
+        }
+        if let junit {
+            guard FileManager.default.createFile(atPath: junit, contents: Data(report.junitXML.utf8)) else {
+                printError("pushbridge: --junit: expected a writable file, found \"\(junit)\" [unreadable-file]")
+                throw ExitCode(2)
+            }
+        }
+        if report.hasBadFixtures { throw ExitCode(2) }
+        if report.failedCount > 0 { throw ExitCode(1) }
+    }
+
+    /// Runs service fixtures against a running service (the same runner the tests use).
+    func serviceReport(_ service: String, selection: FixtureSelection) throws -> ConformanceReport {
+        guard let url = URL(string: service), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            printError("pushbridge: --service: expected a URL such as http://127.0.0.1:8080, found \"\(service)\" [invalid-value]")
+            throw ExitCode(2)
+        }
+        let key = try readSecret(file: adminKeyFile, option: "--admin-key-file", variable: "PUSHBRIDGE_ADMIN_KEY", what: "the service's admin key", command: "--service")
+        let runner = ServiceConformanceRunner(baseURL: service, adminKey: key)
+        let reachable = BlockingResult<Void>()
+        Task.detached { reachable.set(await Result { try await runner.checkReachable() }) }
+        if case .failure(let error) = reachable.wait() {
+            printError("pushbridge: --service: expected a running PushBridge service, found \(error) [unreachable]")
+            throw ExitCode(2)
+        }
+        let paths = paths
+        let outcome = BlockingResult<ConformanceReport>()
+        Task.detached { outcome.set(await Result { try await runner.run(paths: paths, selection: selection) }) }
+        return try rejectingBadInput(file: nil) { try outcome.wait().get() }
+    }
+
+    /// The paths and filters, for a run that selected nothing.
+    var selectionText: String {
+        var text = "no *.json fixture under " + paths.map { "\"\($0)\"" }.joined(separator: ", ")
+        let filters = [("--filter", filter), ("--dialect", dialect), ("--profile", profile)].compactMap { name, value in value.map { "\(name) \($0)" } }
+        if !filters.isEmpty { text += " matches " + filters.joined(separator: ", ") }
+        return text
+    }
+
+    /// Stops before the run when the implementation under test cannot be reached at all: a command
+    /// that is not found or not executable, a URL nothing listens on.
+    func check(_ provider: any DecisionProvider) throws {
+        do {
+            if let command = provider as? CommandDecisionProvider { try command.checkRunnable() }
+            if let http = provider as? HTTPDecisionProvider { try http.checkReachable() }
+        } catch let failure as ImplementationFailure {
+            printError("pushbridge: --against: \(failure.reason) [unreachable]")
+            throw ExitCode(2)
+        }
+    }
+
+    func provider() throws -> any DecisionProvider {
+        if viaStore { return StoreDecisionProvider(backing: .sqlite) }
+        guard let against else { return EngineDecisionProvider() }
+        if against.hasPrefix("http://") || against.hasPrefix("https://") {
+            guard let url = URL(string: against), url.host != nil else {
+                printError("pushbridge: --against: expected a URL such as http://127.0.0.1:8080/decide, found \"\(against)\" [invalid-value]")
+                throw ExitCode(2)
+            }
+            return HTTPDecisionProvider(url: url, timeout: timeout)
+        }
+        return CommandDecisionProvider(command: against, timeout: timeout)
+    }
+
+    func recordFixtures(_ selection: FixtureSelection) throws {
+        let recorder = FixtureRecorder()
+        let files = try rejectingBadInput(file: nil) { try FixtureDiscovery.files(in: paths) }
+        var recorded = 0
+        var kept = 0
+        var bad = false
+        for file in files {
+            do {
+                switch try recorder.record(file: file, force: force, selection: selection) {
+                case .recorded?:
+                    recorded += 1
+                    print("RECORDED  " + file)
+                case .kept?:
+                    kept += 1
+                    print("KEPT      " + file + "  (has expect; --force replaces it)")
+                case nil: break
+                }
+            } catch let error as InputError {
+                bad = true
+                printError("pushbridge: " + error.in(file: file).description)
+            }
+        }
+        print("\(recorded) recorded, \(kept) kept")
+        if bad { throw ExitCode(2) }
+    }
+}
+
+/// The `[done/n] path` line on a terminal while more than 50 fixtures run; nothing otherwise.
+final class ProgressLine: Sendable {
+    let enabled = isatty(STDERR_FILENO) == 1
+    let shown = Mutex(false)
+
+    @Sendable func show(_ done: Int, _ total: Int, _ path: String) {
+        guard enabled, total > 50 else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K[\(done)/\(total)] \(path)".utf8))
+        shown.withLock { $0 = true }
+    }
+
+    func clear() {
+        if shown.withLock({ $0 }) { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}
