@@ -1,0 +1,80 @@
+import Foundation
+import PushBridgeCore
+import PushBridgeDialects
+import PushBridgeJSON
+import PushBridgeStore
+
+// Group membership, and removing a user.
+extension PushFacade {
+    /// Replaces a group's members (the order is kept: it is the order decisions come in).
+    /// - Parameters:
+    ///   - members: distinct, non-empty user ids.
+    ///   - group: the group id.
+    public func setMembers(_ members: [UserID], of group: String) throws {
+        try Self.checkMembers(members, of: group)
+        try store.write { try $0.setMembers(members, of: group) }
+    }
+
+    static func checkMembers(_ members: [UserID], of group: String) throws {
+        try checkGroup(group)
+        var seen = Set<UserID>()
+        for (i, member) in members.enumerated() {
+            try Self.checkUser(member, at: JSONPointer.root / i)
+            guard seen.insert(member).inserted else {
+                throw InputError(.invalidValue, at: JSONPointer.root / i, expected: "each member once", found: "\"\(member)\" again")
+            }
+        }
+    }
+
+    /// A group's members in order.
+    public func members(of group: String) throws -> [UserID] {
+        try store.read { try $0.members(of: group) }
+    }
+
+    /// Adds members at the end of a group, in order; users already in the group stay where they are.
+    /// - Parameters:
+    ///   - members: non-empty user ids, each listed once.
+    ///   - group: the group id.
+    /// - Returns: the members after the change.
+    @discardableResult
+    public func addMembers(_ members: [UserID], to group: String) throws -> [UserID] {
+        try Self.checkMembers(members, of: group)
+        return try store.write { transaction in
+            var all = try transaction.members(of: group)
+            let present = Set(all)
+            all += members.filter { !present.contains($0) }
+            try transaction.setMembers(all, of: group)
+            return all
+        }
+    }
+
+    /// Removes one member from a group; the others keep their order.
+    /// - Parameters:
+    ///   - member: the user.
+    ///   - group: the group id.
+    /// - Returns: the members after the change.
+    /// - Throws: ``InputError`` (`unknown-reference` at `/user`) when the user is not a member.
+    @discardableResult
+    public func removeMember(_ member: UserID, from group: String) throws -> [UserID] {
+        try store.write { transaction in
+            var all = try transaction.members(of: group)
+            guard let index = all.firstIndex(of: member) else {
+                throw InputError(.unknownReference, at: JSONPointer.root / "user", expected: "a member of group \"\(group)\"", found: "\"\(member)\"")
+            }
+            all.remove(at: index)
+            try transaction.setMembers(all, of: group)
+            return all
+        }
+    }
+
+    /// Forgets a user: settings, devices, badge counter and group memberships.
+    /// - Parameter user: the user.
+    /// - Throws: ``InputError`` (`unknown-reference` at `/user`) when the store does not know the user.
+    public func removeUser(_ user: UserID) throws {
+        try store.write { transaction in
+            guard try transaction.removeUser(user) else {
+                throw InputError(.unknownReference, at: JSONPointer.root / "user", expected: "a user the store knows", found: "\"\(user)\"")
+            }
+        }
+    }
+}

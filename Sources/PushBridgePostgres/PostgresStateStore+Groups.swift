@@ -1,0 +1,26 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import PushBridgeCore
+import PushBridgeStore
+
+// Group membership.
+
+extension PostgresStateStore.Transaction {
+    func members(of group: String) throws -> [UserID] {
+        try rows("SELECT u.name FROM members m JOIN users u ON u.id = m.user_id WHERE m.group_id = \(group) ORDER BY m.position").map { try $0.string(0) }
+    }
+
+    func setMembers(_ members: [UserID], of group: String) throws {
+        try checkWritable()
+        try session.query("DELETE FROM members WHERE group_id = \(group)")
+        guard !members.isEmpty else { return }
+        // Unknown users are created unconfigured; then one insert for the whole list, in order.
+        try session.query("INSERT INTO users (name) SELECT unnest(\(members)::text[]) ON CONFLICT (name) DO NOTHING")
+        try session.query(
+            """
+            INSERT INTO members (group_id, position, user_id)
+            SELECT \(group), j.position - 1, u.id FROM unnest(\(members)::text[]) WITH ORDINALITY AS j(name, position) JOIN users u ON u.name = j.name
+            """)
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import PushBridgeCore
+import PushBridgeStore
+
+// The delivery outbox: enqueue, claim, settle, release, prune, count.
+
+extension PostgresStateStore.Transaction {
+    func enqueueDeliveries(_ deliveries: [OutboxDelivery]) throws {
+        try checkWritable()
+        guard !deliveries.isEmpty else { return }
+        // Arrays per column, unnested together: one statement however many deliveries.
+        try session.query(
+            """
+            INSERT INTO deliveries (message_id, receiver, token, environment, bound_at, headers, payload, queued_at, due_at, updated_at)
+            SELECT m, r, t, e, b, h, p, q, q, q FROM unnest(
+                \(deliveries.map(\.messageID))::text[], \(deliveries.map(\.receiver))::text[], \(deliveries.map(\.token))::text[],
+                \(deliveries.map(\.environment.rawValue))::text[], \(deliveries.map(\.boundAt.milliseconds))::bigint[],
+                \(deliveries.map { ByteBuffer(bytes: OutboxDelivery.encode($0.headers)) })::bytea[],
+                \(deliveries.map { ByteBuffer(bytes: $0.payload) })::bytea[], \(deliveries.map(\.queuedAt.milliseconds))::bigint[]
+            ) AS x(m, r, t, e, b, h, p, q)
+            """)
+    }
+
+    /// Claims due deliveries; rows another node holds locked are skipped, not waited for.
+    func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) throws -> [OutboxDelivery] {
+        try checkWritable()
+        let claimed = try rows(
+            """
+            UPDATE deliveries SET claimed_until = \(claimUntil.milliseconds)
+            WHERE id IN (
+                SELECT id FROM deliveries WHERE state = 0 AND due_at <= \(now.milliseconds) AND claimed_until <= \(now.milliseconds)
+                ORDER BY due_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+            RETURNING id, message_id, receiver, token, environment, bound_at, headers, payload, queued_at, attempts
+            """)
+        var out: [OutboxDelivery] = []
+        for row in claimed {
+            guard let environment = APNsEnvironment(rawValue: try row.string(4)) else {
+                throw StoreError(.unexpectedValue, "environment \"\(try row.string(4))\"", context: "deliveries.environment")
+            }
+            out.append(
+                OutboxDelivery(
+                    id: try row.int64(0), messageID: try row.string(1), receiver: try row.string(2), token: try row.string(3), environment: environment,
+                    boundAt: Instant(milliseconds: try row.int64(5)), headers: try OutboxDelivery.decode(try row.bytes(6)), payload: try row.bytes(7),
+                    queuedAt: Instant(milliseconds: try row.int64(8)), attempts: try row.int(9)))
+        }
+        out.sort { $0.id < $1.id }
+        return out
+    }
+
+    func settleDeliveries(_ settlements: [DeliverySettlement], at now: Instant) throws {
+        try checkWritable()
+        guard !settlements.isEmpty else { return }
+        try session.query(
+            """
+            UPDATE deliveries d SET state = x.s, status = nullif(x.st, -1), reason = CASE WHEN x.hr THEN x.r END,
+                due_at = coalesce(nullif(x.due, -1), d.due_at), claimed_until = 0,
+                attempts = d.attempts + 1, updated_at = \(now.milliseconds), device_removed = x.removed
+            FROM unnest(\(settlements.map(\.id))::bigint[], \(settlements.map { Int64(StoredCodes.code($0.state)) })::bigint[],
+                \(settlements.map { Int64($0.status ?? -1) })::bigint[], \(settlements.map { $0.reason ?? "" })::text[],
+                \(settlements.map { $0.reason != nil })::boolean[], \(settlements.map { $0.retryAt?.milliseconds ?? -1 })::bigint[],
+                \(settlements.map(\.deviceRemoved))::boolean[])
+                AS x(id, s, st, r, hr, due, removed)
+            WHERE d.id = x.id AND d.state = 0
+            """)
+    }
+
+    func releaseDeliveryClaims() throws {
+        try checkWritable()
+        try session.query("UPDATE deliveries SET claimed_until = 0 WHERE state = 0 AND claimed_until <> 0")
+    }
+
+    func nextDeliveryDue() throws -> Instant? {
+        guard let row = try rows("SELECT min(greatest(due_at, claimed_until)) FROM deliveries WHERE state = 0").first else { return nil }
+        return try row.optionalInt64(0).map(Instant.init(milliseconds:))
+    }
+
+    func deliveries(ofMessage id: String) throws -> [DeliveryRecord] {
+        try rows(
+            "SELECT id, receiver, token, state, attempts, status, reason, updated_at, device_removed FROM deliveries WHERE message_id = \(id) ORDER BY id"
+        ).map { row in
+            DeliveryRecord(
+                id: try row.int64(0), receiver: try row.string(1), token: try row.string(2), state: try StoredCodes.deliveryState(try row.int(3)),
+                attempts: try row.int(4), status: try row.optionalInt(5), reason: try row.optionalString(6),
+                updatedAt: Instant(milliseconds: try row.int64(7)), deviceRemoved: try row.bool(8))
+        }
+    }
+
+    func pruneDeliveries(settledBefore cutoff: Instant) throws -> Int {
+        try checkWritable()
+        return try rows("WITH gone AS (DELETE FROM deliveries WHERE state <> 0 AND updated_at < \(cutoff.milliseconds) RETURNING 1) SELECT count(*) FROM gone")
+            .first?.int(0) ?? 0
+    }
+
+    func outboxCounts() throws -> OutboxCounts {
+        var counts = OutboxCounts(queued: 0, delivered: 0, failed: 0)
+        for row in try rows("SELECT state, count(*) FROM deliveries GROUP BY state") {
+            switch try StoredCodes.deliveryState(try row.int(0)) {
+            case .queued: counts.queued = try row.int(1)
+            case .delivered: counts.delivered = try row.int(1)
+            case .failed: counts.failed = try row.int(1)
+            }
+        }
+        return counts
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import PushBridgeCore
+import PushBridgeStore
+
+// Users and their devices: read a user or a sender, save a state, remove a user, find a token's owner.
+
+extension PostgresStateStore.Transaction {
+    /// The `users` columns a decision reads, in the order ``readReceiver(_:)`` expects.
+    static let receiverColumns = """
+        u.id, u.name, u.configured, u.presence, u.background_since, u.background_grace, \
+        coalesce(b.badge, 0), u.app_remind, u.window_start, u.window_end, u.app_silent_start, u.app_silent_until, u.display_style, \
+        u.language, u.one_to_one_sound, u.group_sound, u.time_zone
+        """
+    static let receiverColumnCount = 17
+    static let badgeJoin = "LEFT JOIN badge_counters b ON b.user_id = u.id"
+    /// The `devices` columns read by ``device(_:offset:)``.
+    static let deviceColumns = "d.token, d.certificate_id, d.bound_at"
+
+    func user(_ id: UserID) throws -> UserRecord? {
+        let found = try rows(
+            PostgresQuery(
+                unsafeSQL: "SELECT \(Self.receiverColumns), u.bound_certificate, u.display_name FROM users u \(Self.badgeJoin) WHERE u.name = $1",
+                binds: try binds(id)))
+        guard let row = found.first else { return nil }
+        let key = try row.int64(0)
+        var (state, configured) = try readReceiver(row)
+        state.boundCertificate = try certificate(try row.optionalInt64(17), column: "users.bound_certificate")
+        state.displayName = try row.optionalString(18)
+        for device in try rows(
+            PostgresQuery(
+                unsafeSQL: "SELECT \(Self.deviceColumns) FROM devices d WHERE d.user_id = $1 ORDER BY d.sequence DESC", binds: try binds(key)))
+        {
+            if let device = try self.device(device, offset: 0) { state.devices.append(device) }
+        }
+        for row in try rows(
+            "SELECT group_chat, conversation, remind, silent_start, silent_until FROM conversation_settings WHERE user_id = \(key)")
+        {
+            let conversation = ConversationKey(try row.bool(0) ? .group : .oneToOne, try row.string(1))
+            state.conversations[conversation] = try readConversation(row, offset: 2)
+        }
+        for row in try rows("SELECT group_id, card FROM name_cards WHERE user_id = \(key)") {
+            state.nameCards[try row.string(0)] = try row.string(1)
+        }
+        return UserRecord(state: state, isConfigured: configured)
+    }
+
+    func sender(_ id: UserID, group: String?) throws -> UserState? {
+        guard let row = try rows("SELECT id, display_name FROM users WHERE name = \(id)").first else { return nil }
+        let key = try row.int64(0)
+        var state = UserState(user: id, displayStyle: .simpleBanner, backgroundGraceSeconds: 0)
+        state.displayName = try row.optionalString(1)
+        if let group, let card = try rows("SELECT card FROM name_cards WHERE user_id = \(key) AND group_id = \(group)").first {
+            state.nameCards[group] = try card.string(0)
+        }
+        return state
+    }
+
+    func save(_ state: UserState, replacing previous: UserState?) throws {
+        try checkWritable()
+        let bound = try state.boundCertificate.map { try certificateID($0) }
+        let (presence, since) = StoredCodes.encode(state.presence)
+        let remind = state.app.remindType.map(StoredCodes.encode)
+        let style = state.displayStyle == .messageSummary ? 1 : 0
+        let upserted = try rows(
+            """
+            INSERT INTO users (name, configured, bound_certificate, presence, background_since,
+                background_grace, app_remind, window_start, window_end, app_silent_start, app_silent_until, display_style,
+                display_name, language, one_to_one_sound, group_sound, time_zone)
+            VALUES (\(state.user), true, \(bound), \(presence), \(since), \(state.backgroundGraceSeconds), \(remind),
+                \(state.app.window?.startMinute), \(state.app.window?.endMinute), \(state.app.silentPeriod?.start.milliseconds),
+                \(state.app.silentPeriod?.until.milliseconds), \(style), \(state.displayName), \(state.language), \(state.oneToOneSound),
+                \(state.groupSound), \(state.timeZone.identifier))
+            ON CONFLICT (name) DO UPDATE SET configured = true, bound_certificate = excluded.bound_certificate,
+                presence = excluded.presence, background_since = excluded.background_since, background_grace = excluded.background_grace,
+                app_remind = excluded.app_remind, window_start = excluded.window_start, window_end = excluded.window_end,
+                app_silent_start = excluded.app_silent_start, app_silent_until = excluded.app_silent_until,
+                display_style = excluded.display_style, display_name = excluded.display_name, language = excluded.language,
+                one_to_one_sound = excluded.one_to_one_sound, group_sound = excluded.group_sound, time_zone = excluded.time_zone
+            RETURNING id
+            """)
+        guard let key = try upserted.first?.int64(0) else { throw StoreError(.postgres, "the user upsert returned no id", context: "users") }
+        try session.query(
+            "INSERT INTO badge_counters (user_id, badge) VALUES (\(key), \(state.badge)) ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge")
+
+        // Devices: rewritten in binding order when they changed. A token another user had moves
+        // to this one (the token is the key); each binding takes the next sequence number.
+        if previous?.devices != state.devices {
+            try session.query("DELETE FROM devices WHERE user_id = \(key)")
+            for device in state.devices.reversed() {  // oldest first: the newest gets the highest sequence
+                let certificate = try certificateID(device.certificate)
+                try session.query(
+                    """
+                    INSERT INTO devices (token, user_id, certificate_id, bound_at) VALUES (\(device.token), \(key), \(certificate), \(device.boundAt.milliseconds))
+                    ON CONFLICT (token) DO UPDATE SET user_id = excluded.user_id, certificate_id = excluded.certificate_id,
+                        bound_at = excluded.bound_at, sequence = nextval(pg_get_serial_sequence('devices', 'sequence'))
+                    """)
+            }
+        }
+
+        // Conversations and name cards: rewrite only the entries that changed.
+        let oldConversations = previous?.conversations ?? [:]
+        if previous == nil { try session.query("DELETE FROM conversation_settings WHERE user_id = \(key)") }
+        for (conversation, _) in oldConversations where state.conversations[conversation] == nil {
+            try session.query(
+                "DELETE FROM conversation_settings WHERE user_id = \(key) AND group_chat = \(conversation.kind == .group) AND conversation = \(conversation.id)")
+        }
+        for (conversation, settings) in state.conversations where !settings.isEmpty && oldConversations[conversation] != settings {
+            try session.query(
+                """
+                INSERT INTO conversation_settings (user_id, group_chat, conversation, remind, silent_start, silent_until)
+                VALUES (\(key), \(conversation.kind == .group), \(conversation.id), \(settings.remindType.map(StoredCodes.encode)),
+                    \(settings.silentPeriod?.start.milliseconds), \(settings.silentPeriod?.until.milliseconds))
+                ON CONFLICT (user_id, group_chat, conversation) DO UPDATE SET remind = excluded.remind,
+                    silent_start = excluded.silent_start, silent_until = excluded.silent_until
+                """)
+        }
+        let oldCards = previous?.nameCards ?? [:]
+        if previous == nil { try session.query("DELETE FROM name_cards WHERE user_id = \(key)") }
+        for (group, _) in oldCards where state.nameCards[group] == nil {
+            try session.query("DELETE FROM name_cards WHERE user_id = \(key) AND group_id = \(group)")
+        }
+        for (group, card) in state.nameCards where oldCards[group] != card {
+            try session.query(
+                "INSERT INTO name_cards (user_id, group_id, card) VALUES (\(key), \(group), \(card)) ON CONFLICT (user_id, group_id) DO UPDATE SET card = excluded.card"
+            )
+        }
+    }
+
+    func removeUser(_ id: UserID) throws -> Bool {
+        try checkWritable()
+        guard let key = try rows("SELECT id FROM users WHERE name = \(id)").first?.int64(0) else { return false }
+        for table in ["devices", "badge_counters", "conversation_settings", "name_cards", "members"] {
+            try session.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE user_id = $1", binds: try binds(key)))
+        }
+        try session.query("DELETE FROM users WHERE id = \(key)")
+        return true
+    }
+
+    func owner(ofDevice token: String) throws -> UserID? {
+        try rows("SELECT u.name FROM devices d JOIN users u ON u.id = d.user_id WHERE d.token = \(token)").first?.string(0)
+    }
+}
