@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: deps test-deps core demo demo-serve demo-vendor-rest test build bench bench-serve bench-deliver bench-postgres clean
+.PHONY: deps test-deps core demo demo-serve demo-vendor-rest test docs build bench bench-serve bench-deliver bench-postgres clean
 
 ## deps: install the system libraries PushBridge links (json-c, sqlite3, zlib) and pkg-config when missing.
 ## Found through pkg-config only (no fixed include paths): apt-get on Debian/Ubuntu, Homebrew on macOS.
@@ -59,6 +59,13 @@ test: core deps test-deps
 	@Tests/Scripts/with-postgres.sh $(SWIFT) test 2>&1 | grep --line-buffered -v '^◇ Test case passing' | tee .build/test-output.log \
 		|| { echo "== failures, repeated from above (whole log: .build/test-output.log) =="; \
 			grep -E -A4 '✘|recorded an issue|error:|Fatal error|Crash' .build/test-output.log | grep -v '^✔' | tail -120; exit 1; }
+
+## docs: every DocC catalog (Sources/*/*.docc: the articles in pushbridge's, one landing page per library) built
+## with swift-docc-plugin, warnings as errors: a broken <doc:> or symbol link fails. Archives land in
+## .build/plugins/Swift-DocC/outputs/.
+DOC_TARGETS := pushbridge $(sort $(patsubst Sources/%/,%,$(dir $(wildcard Sources/PushBridge*/*.docc))))
+docs: deps
+	$(SWIFT) package --disable-sandbox generate-documentation --warnings-as-errors $(addprefix --target ,$(DOC_TARGETS))
 
 ## bench: release build, then throughput figures against baselines measured in the same run (last line: one JSON object)
 bench: deps

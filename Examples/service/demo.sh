@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The service in one go (README "Run the service", `make demo-serve`): start it, create an app, set
+# The service in one go (the article "Running the service", `make demo-serve`): start it, create an app, set
 # it up with the files of Examples/facade, send one group message, read state back, stop it.
 set -euo pipefail
 PUSHBRIDGE=$(realpath "$(command -v "${PUSHBRIDGE:-pushbridge}")")   # the built executable

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The vendors' own REST, spoken to PushBridge with curl (README "Drop-in for vendor REST",
+# The vendors' own REST, spoken to PushBridge with curl (the article "Drop-in for vendor REST",
 # `make demo-vendor-rest`): an Easemob app token and send, a Tencent UserSig and sendmsg.
 set -euo pipefail
 PUSHBRIDGE=$(realpath "$(command -v "${PUSHBRIDGE:-pushbridge}")")   # the built executable

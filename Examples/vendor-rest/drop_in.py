@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A vendor backend pointed at PushBridge (README "Drop-in for vendor REST").
+"""A vendor backend pointed at PushBridge (the article "Drop-in for vendor REST", Sources/pushbridge/PushBridge.docc/VendorREST.md).
 
 Only the standard library and Tencent's own UserSig generator (`pip install tls-sig-api-v2`).
 It sets an app up through the native API (certificates, vendor credentials, the receivers'

@@ -63,7 +63,7 @@ extension ServiceRoutes {
         }
     }
 
-    /// Tencent's code for a refusal of the service's own (README "Tencent Cloud IM"): the REST
+    /// Tencent's code for a refusal of the service's own (the article Drop-in for vendor REST, "Tencent Cloud IM"): the REST
     /// API's common codes for what is wrong with the HTTP request itself, 70169 / 70500 for the store.
     /// - Parameter error: the refusal.
     static func tencentCode(for error: ServiceError) -> Int {

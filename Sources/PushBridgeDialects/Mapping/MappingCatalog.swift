@@ -159,7 +159,7 @@ public struct MappingCatalog: Sendable {
         ]
         func text(_ cell: Cell, fields: Bool) -> String {
             if cell.fidelity == .none { return "none" }
-            // REST inputs: the field names (the route is in Mappings/ and in README "Drop-in for vendor REST").
+            // REST inputs: the field names (the route is in Mappings/ and in the article "Drop-in for vendor REST").
             let shown = fields ? cell.inputs.map { String($0.split(separator: " ").last ?? "") }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } } : cell.shownInputs
             return "\(cell.fidelity.rawValue): " + shown.map { "`\($0)`" }.joined(separator: ", ")
         }

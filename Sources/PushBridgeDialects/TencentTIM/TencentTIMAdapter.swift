@@ -197,7 +197,7 @@ public struct TencentTIMAdapter: DialectAdapter {
                 // REST ApnsInfo.Title replaces the top-level title; SubTitle is the alert's subtitle (empty: none).
                 if let title = try ios.optionalString("title"), !title.isEmpty { message.alertTitle = title }
                 if let subtitle = try ios.optionalString("subtitle"), !subtitle.isEmpty { message.alertSubtitle = subtitle }
-                // ApnsInfo.Image: accepted; no stored source shows the payload key Tencent writes it to (README rulings).
+                // ApnsInfo.Image: accepted; no stored source shows the payload key Tencent writes it to (the Rulings article).
                 _ = try ios.optionalString("image", expected: "an image URL")
                 message.mutableContent = try ios.optionalBool("mutableContent") ?? false
             }

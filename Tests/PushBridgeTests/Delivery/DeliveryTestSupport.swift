@@ -70,7 +70,7 @@ func withMockAPNs<T>(_ configuration: MockAPNs.Configuration, _ body: (MockAPNs)
     }
 }
 
-/// The example app (README) in a facade that queues deliveries: two certificates, u2 with two
+/// The example app (the articles) in a facade that queues deliveries: two certificates, u2 with two
 /// devices (development and production), u1 and u3; group g1.
 func exampleDeliveryFacade(_ store: any PushStateStore) throws -> PushFacade {
     let facade = PushFacade(store: store, queuesDeliveries: true)

@@ -12,7 +12,7 @@ import Testing
 /// The native API (SPEC §11) against a real server on a loopback port.
 @Suite("Service API")
 struct ServiceAPITests {
-    /// The README example end to end, on the in-memory twin and on SQLite: the decisions are the
+    /// The walk-through example (Running the service) end to end, on the in-memory twin and on SQLite: the decisions are the
     /// facade's own, a repeat returns them byte for byte, and state changes as the routes say.
     @Test(arguments: [":memory:", nil] as [String?])
     func exampleFlow(database: String?) async throws {
@@ -217,7 +217,7 @@ struct ServiceAPITests {
         }
     }
 
-    /// Health, readiness and the metrics names README lists.
+    /// Health, readiness and the metrics names Running the service lists.
     @Test func healthReadinessAndMetrics() async throws {
         try await withLiveService { service in
             #expect(try await service.call(.get, "/healthz").text == #"{"status":"ok"}"#)

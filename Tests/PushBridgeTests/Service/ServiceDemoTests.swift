@@ -5,14 +5,14 @@ import Testing
 import Glibc
 #endif
 
-/// README "Run the service": the walk-through shown is `Examples/service/demo.sh`, and it runs as it
+/// The article Running the service: the walk-through shown is `Examples/service/demo.sh`, and it runs as it
 /// is against a real `pushbridge serve` (what `make demo-serve` does).
 @Suite("Service walk-through")
 struct ServiceDemoTests {
     static let script = Repository.root.appendingPathComponent("Examples/service/demo.sh").path
 
     @Test func theReadmeShowsTheScript() throws {
-        try expectReadmeShows(script: Self.script, marker: "service")
+        try expectArticleShows(script: Self.script, marker: "service", article: "RunningTheService")
     }
 
     @Test func theScriptRuns() throws {
@@ -64,10 +64,14 @@ struct ServiceDemoTests {
     }
 }
 
-/// The README shows a script verbatim between `<!-- example:MARKER:begin -->` and `…:end -->`.
-func expectReadmeShows(script path: String, marker: String) throws {
-    let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
+/// An article shows a script verbatim between `<!-- example:MARKER:begin -->` and `…:end -->`.
+/// - Parameters:
+///   - path: the script.
+///   - marker: the example's marker.
+///   - article: the article's name in the `pushbridge` catalog.
+func expectArticleShows(script path: String, marker: String, article: String) throws {
+    let text = try Documentation.article(article)
     let script = try String(contentsOfFile: path, encoding: .utf8)
-    #expect(readme.contains("<!-- example:\(marker):begin -->\n```sh\n" + script + "```\n<!-- example:\(marker):end -->"),
-        "README's \(marker) walk-through differs from \(path)")
+    #expect(text.contains("<!-- example:\(marker):begin -->\n```sh\n" + script + "```\n<!-- example:\(marker):end -->"),
+        "\(article).md's \(marker) walk-through differs from \(path)")
 }

@@ -77,7 +77,7 @@ func temporaryDirectory() -> String {
     return path
 }
 
-/// The example app's setup (README "Run the service"): an app with two certificates, u2 with two
+/// The example app's setup (the article Running the service): an app with two certificates, u2 with two
 /// devices, u1 with a display name, group g1 = u1, u2, u3.
 func setUpExampleApp(_ service: LiveService, app: String) async throws -> String {
     try await setUpExampleApp(app: app) { method, path, key, body in try await service.call(method, path, key: key, body: body) }

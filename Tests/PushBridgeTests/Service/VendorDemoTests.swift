@@ -1,14 +1,14 @@
 import Foundation
 import Testing
 
-/// README "Drop-in for vendor REST": the curl walk-through shown is `Examples/vendor-rest/curl.sh`,
+/// The article Drop-in for vendor REST: the curl walk-through shown is `Examples/vendor-rest/curl.sh`,
 /// and it runs as it is against a real `pushbridge serve` (what `make demo-vendor-rest` does).
 @Suite("Vendor REST walk-through")
 struct VendorDemoTests {
     static let script = Repository.root.appendingPathComponent("Examples/vendor-rest/curl.sh").path
 
     @Test func theReadmeShowsTheScript() throws {
-        try expectReadmeShows(script: Self.script, marker: "vendor-rest")
+        try expectArticleShows(script: Self.script, marker: "vendor-rest", article: "VendorREST")
     }
 
     @Test func theScriptRuns() async throws {

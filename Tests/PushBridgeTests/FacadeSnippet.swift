@@ -5,7 +5,7 @@ import PushBridgeFacade
 import PushBridgeJSON
 import PushBridgeStore
 
-/// The README's facade example, with the files of Examples/facade.
+/// The facade article's example (UsingTheFacade.md), with the files of Examples/facade.
 func sendTheFacadeExample(folder: String, database: String) throws -> [PushFacade.ReceiverDecision] {
     func json(_ file: String) throws -> JSONValue { try JSONParser.parse(try String(contentsOfFile: folder + "/" + file, encoding: .utf8)) }
     let facade = PushFacade(store: try SQLiteStateStore(path: database))
