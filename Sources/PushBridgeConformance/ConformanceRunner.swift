@@ -10,7 +10,7 @@ public protocol DecisionProvider: Sendable {
     /// - Parameters:
     ///   - fixture: the fixture.
     ///   - profile: the profile to render with (the fixture's own when `nil`).
-    /// - Throws: ``InputError`` for bad fixtures; any other error is the implementation's failure.
+    /// - Throws: `InputError` for bad fixtures; any other error is the implementation's failure.
     func decision(for fixture: Fixture, profile: Profile?) throws -> [UInt8]
 
     /// Query results for a fixture's `expect.queries`, in order; `nil` when the provider cannot answer queries.
@@ -52,7 +52,7 @@ public struct ConformanceRunner: Sendable {
     ///   - jobs: how many fixtures run at once (at least 1); the report keeps file order whatever it is.
     ///   - progress: called as fixtures finish, with how many are done, the number of files and the
     ///     path (one call at a time).
-    /// - Throws: ``InputError`` when a path does not exist.
+    /// - Throws: `InputError` when a path does not exist.
     public func run(
         paths: [String], selection: FixtureSelection = .all, jobs: Int = 1, progress: (@Sendable (Int, Int, String) -> Void)? = nil
     ) throws -> ConformanceReport {

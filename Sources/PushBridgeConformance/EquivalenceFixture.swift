@@ -48,7 +48,7 @@ public struct EquivalenceFixture: Sendable {
     ///   - path: the file, for error messages and reports.
     ///   - document: its parsed JSON.
     ///   - registry: the dialects and profiles.
-    /// - Throws: ``InputError`` naming the file and the pointer (inside a variant: `/variants/<dialect>/…`).
+    /// - Throws: `InputError` naming the file and the pointer (inside a variant: `/variants/<dialect>/…`).
     public init(path: String, document: JSONValue, registry: DialectRegistry = .standard) throws {
         self.path = path
         self.document = document

@@ -8,7 +8,7 @@ public struct Fixture: Sendable {
     public let scenario: Scenario
 
     /// Loads and validates a fixture file.
-    /// - Throws: ``InputError`` naming the file, the JSON pointer and what was expected.
+    /// - Throws: `InputError` naming the file, the JSON pointer and what was expected.
     public init(path: String) throws {
         self.path = path
         let bytes = try FixtureDiscovery.read(path)

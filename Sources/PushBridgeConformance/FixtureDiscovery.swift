@@ -11,7 +11,7 @@ public enum FixtureDiscovery {
 
     /// - Parameter paths: files or folders.
     /// - Returns: fixture file paths in a stable order (folders expanded recursively, sorted).
-    /// - Throws: ``InputError`` with code ``InputError/Code/unreadableFile`` for a path that does not exist.
+    /// - Throws: `InputError` with code `InputError.Code.unreadableFile` for a path that does not exist.
     public static func files(in paths: [String]) throws -> [String] {
         var out: [String] = []
         let fm = FileManager.default
@@ -36,7 +36,7 @@ public enum FixtureDiscovery {
     }
 
     /// Reads a file's bytes.
-    /// - Throws: ``InputError`` saying "no such file", "a directory" or "a file that cannot be read".
+    /// - Throws: `InputError` saying "no such file", "a directory" or "a file that cannot be read".
     public static func read(_ path: String) throws -> [UInt8] {
         var isDirectory: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)

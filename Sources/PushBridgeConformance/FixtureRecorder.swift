@@ -21,7 +21,7 @@ public struct FixtureRecorder: Sendable {
 
     /// Records one fixture file if the selection takes it.
     /// - Returns: what happened; `nil` when the selection leaves the file out.
-    /// - Throws: ``InputError`` for a fixture that is bad input (nothing is written).
+    /// - Throws: `InputError` for a fixture that is bad input (nothing is written).
     public func record(file: String, force: Bool, selection: FixtureSelection = .all) throws -> Outcome? {
         let loaded = try LoadedFixture(file: file)
         guard loaded.selected(by: selection) != nil else { return nil }

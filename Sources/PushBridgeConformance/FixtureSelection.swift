@@ -41,7 +41,7 @@ public enum LoadedFixture: Sendable {
     case equivalence(EquivalenceFixture)
 
     /// Reads and validates a fixture file of either kind.
-    /// - Throws: ``InputError`` naming the file and the pointer.
+    /// - Throws: `InputError` naming the file and the pointer.
     public init(file: String) throws {
         let document: JSONValue
         do {

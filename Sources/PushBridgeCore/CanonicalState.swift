@@ -269,6 +269,7 @@ public struct UserState: Hashable, Sendable, CustomReflectable {
     ///   - user: the user id.
     ///   - displayStyle: the dialect's default display style.
     ///   - backgroundGraceSeconds: the dialect's background grace.
+    ///   - timeZone: the user's time zone (do-not-disturb hours); UTC by default.
     public init(user: UserID, displayStyle: DisplayStyle, backgroundGraceSeconds: Int64, timeZone: TimeZone = UserState.utc) {
         storage = CopyOnWrite(Fields(
             user: user, devices: [], boundCertificate: nil, presence: .offline, backgroundGraceSeconds: backgroundGraceSeconds,

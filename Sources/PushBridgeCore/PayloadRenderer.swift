@@ -27,7 +27,13 @@ public struct PayloadRenderer: Sendable {
     }
 
     /// The alert a receiver sees for a message (before any shortening).
-    /// - Parameter derivedContent: the message's ``PushMessage/derivedContent`` when already known.
+    /// - Parameters:
+    ///   - message: the message.
+    ///   - sender: the sender's state, when known (its name card).
+    ///   - receiver: the receiver's state.
+    ///   - profile: the output shape.
+    ///   - app: the app's configuration (templates).
+    ///   - derivedContent: the message's ``PushMessage/derivedContent`` when already known.
     public func alert(
         for message: PushMessage, sender: UserState?, receiver: UserState, profile: Profile, app: AppConfiguration, derivedContent: String? = nil
     ) -> Alert {
@@ -58,7 +64,10 @@ public struct PayloadRenderer: Sendable {
     }
 
     /// The content a receiver sees: the override, else a translation in the preferred language, else the parts.
-    /// - Parameter derivedContent: the message's ``PushMessage/derivedContent`` when already known.
+    /// - Parameters:
+    ///   - message: the message.
+    ///   - receiver: the receiver's state (its language).
+    ///   - derivedContent: the message's ``PushMessage/derivedContent`` when already known.
     public func content(of message: PushMessage, for receiver: UserState, derivedContent: String? = nil) -> String {
         if let override = message.contentOverride { return override }
         if let language = receiver.language, let translated = message.translations[language] { return translated }
@@ -66,7 +75,12 @@ public struct PayloadRenderer: Sendable {
     }
 
     /// The `MessageSummary` body for a profile.
-    /// - Parameter derivedContent: the message's ``PushMessage/derivedContent`` when already known.
+    /// - Parameters:
+    ///   - message: the message.
+    ///   - sender: the sender's state, when known (its name card).
+    ///   - receiver: the receiver's state.
+    ///   - profile: the output shape.
+    ///   - derivedContent: the message's ``PushMessage/derivedContent`` when already known.
     public func summary(_ message: PushMessage, sender: UserState?, receiver: UserState, profile: Profile, derivedContent: String? = nil) -> String {
         summaryText(message, sender: sender, receiver: receiver, profile: profile, derivedContent: derivedContent).joined
     }

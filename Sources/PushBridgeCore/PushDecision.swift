@@ -24,7 +24,7 @@ public enum SuppressionReason: String, Hashable, Sendable, CaseIterable {
 ///
 /// A fan-out's receivers mostly share one written payload and differ only in the badge digits (and,
 /// in the Easemob profile, the receiver's id), so a request may hold its payload as a shared
-/// ``PayloadTemplate`` plus those values, and its devices without their (standard) headers. Both
+/// `PayloadTemplate` plus those values, and its devices without their (standard) headers. Both
 /// are written out when ``payload`` and ``deliveries`` are read; equality and hashing are those of
 /// the bytes and deliveries, however they are held.
 public struct APNsRequest: Hashable, Sendable {

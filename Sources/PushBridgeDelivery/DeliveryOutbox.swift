@@ -5,7 +5,7 @@ import PushBridgeStore
 /// A worker's way into one store's outbox: the service goes through its writer, a library user
 /// through the facade (``FacadeOutbox``).
 public protocol DeliveryOutbox: Sendable {
-    /// Claims due deliveries (see ``PushStateTransaction/claimDeliveries(dueBy:claimUntil:limit:)``).
+    /// Claims due deliveries (see `PushStateTransaction.claimDeliveries(dueBy:claimUntil:limit:)`).
     func claim(now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery]
     /// Records attempts and removes dead devices, in one transaction.
     func settle(_ settlements: [DeliverySettlement], dead: [PushFacade.DeadDevice], at now: Instant) async throws -> [PushFacade.RemovedDevice]

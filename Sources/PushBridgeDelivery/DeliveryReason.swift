@@ -25,7 +25,7 @@ public enum DeliveryReason {
     static let transportKinds: Set<String> = ["timeout", "connection-refused", "connection-reset", "connection-failed", "goaway"]
 
     /// The label for a settlement's reason.
-    /// - Parameter reason: ``DeliverySettlement/reason`` (`nil` when delivered).
+    /// - Parameter reason: `DeliverySettlement.reason` (`nil` when delivered).
     public static func label(_ reason: String?) -> String {
         guard var reason, !reason.isEmpty else { return "none" }
         // "Unregistered (gave up: older than 86400 s)": the reason it gave up on.

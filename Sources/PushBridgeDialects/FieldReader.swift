@@ -97,7 +97,7 @@ public struct FieldReader: Sendable {
         }
     }
 
-    /// An id (user, group, message, conversation): a string that follows ``IdentifierRule``
+    /// An id (user, group, message, conversation): a string that follows `IdentifierRule`
     /// (at most 256 UTF-8 bytes, no control character).
     /// - Parameters:
     ///   - key: the member's key.
@@ -115,7 +115,7 @@ public struct FieldReader: Sendable {
         return try identifier(key, expected: expected, allowEmpty: allowEmpty)
     }
 
-    /// An array of ids, each following ``IdentifierRule`` and non-empty.
+    /// An array of ids, each following `IdentifierRule` and non-empty.
     /// - Parameters:
     ///   - key: the member's key.
     ///   - expected: what the array is, for errors.

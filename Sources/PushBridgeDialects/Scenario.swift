@@ -35,7 +35,7 @@ public struct Scenario: Sendable {
 
     /// Reads a scenario document.
     /// - Parameter document: the parsed JSON.
-    /// - Throws: ``InputError`` naming the pointer and what was expected.
+    /// - Throws: `InputError` naming the pointer and what was expected.
     public init(_ document: JSONValue) throws {
         let root = try FieldReader(document, at: .root, what: "a scenario object")
         try root.allowOnly(Scenario.topLevelKeys, context: "a scenario")

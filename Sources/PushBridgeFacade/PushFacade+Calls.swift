@@ -162,6 +162,7 @@ extension PushFacade {
     ///   - dialect: the dialect whose query it is (any dialect reads the same canonical state).
     ///   - user: whose state is read.
     ///   - now: the instant the query is made (expiries).
+    ///   - pointer: where the query is in its document (for errors).
     public func query(_ query: JSONValue, dialect: String, user: UserID, now: Instant, pointer: JSONPointer = .root) throws -> JSONValue {
         let adapter = try adapter(dialect)
         _ = try adapter.queryName(of: query, at: pointer)

@@ -59,7 +59,7 @@ extension PushFacade {
         }
     }
 
-    /// Claims due deliveries for a worker (see ``PushStateTransaction/claimDeliveries(dueBy:claimUntil:limit:)``).
+    /// Claims due deliveries for a worker (see `PushStateTransaction.claimDeliveries(dueBy:claimUntil:limit:)`).
     public func claimDeliveries(now: Instant, claimUntil: Instant, limit: Int) throws -> [OutboxDelivery] {
         try store.write { try $0.claimDeliveries(dueBy: now, claimUntil: claimUntil, limit: limit) }
     }

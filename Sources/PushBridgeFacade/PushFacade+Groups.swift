@@ -53,7 +53,7 @@ extension PushFacade {
     ///   - member: the user.
     ///   - group: the group id.
     /// - Returns: the members after the change.
-    /// - Throws: ``InputError`` (`unknown-reference` at `/user`) when the user is not a member.
+    /// - Throws: `InputError` (`unknown-reference` at `/user`) when the user is not a member.
     @discardableResult
     public func removeMember(_ member: UserID, from group: String) throws -> [UserID] {
         try store.write { transaction in
@@ -69,7 +69,7 @@ extension PushFacade {
 
     /// Forgets a user: settings, devices, badge counter and group memberships.
     /// - Parameter user: the user.
-    /// - Throws: ``InputError`` (`unknown-reference` at `/user`) when the store does not know the user.
+    /// - Throws: `InputError` (`unknown-reference` at `/user`) when the store does not know the user.
     public func removeUser(_ user: UserID) throws {
         try store.write { transaction in
             guard try transaction.removeUser(user) else {

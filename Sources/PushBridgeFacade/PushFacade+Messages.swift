@@ -63,9 +63,9 @@ extension PushFacade {
     }
 
     /// Reads and checks a dialect message without touching the store, so that a server can do it
-    /// outside its writer; ``send(_:)`` then decides it in one transaction.
+    /// outside its writer; `send(_:)` then decides it in one transaction.
     /// - Parameters: as ``sendMessage(_:dialect:now:profile:sender:pointer:)``.
-    /// - Throws: ``InputError`` for bad input.
+    /// - Throws: `InputError` for bad input.
     public func prepare(
         _ message: JSONValue, dialect: String, now: Instant, profile: Profile? = nil, sender: UserID? = nil, pointer: JSONPointer = .root
     ) throws -> PreparedMessage {

@@ -6,7 +6,7 @@ import PushBridgeStore
 extension PushFacade {
     /// Runs a scenario through the store: the app, both parties (time zone, presence, badge),
     /// their calls in order, group membership {sender, receiver} for a group message, then the
-    /// message. The decision must equal ``ScenarioEngine``'s for every fixture.
+    /// message. The decision must equal `ScenarioEngine`'s for every fixture.
     /// - Parameters:
     ///   - scenario: the scenario (into an empty store).
     ///   - profile: the profile to render with (the scenario's own when `nil`).

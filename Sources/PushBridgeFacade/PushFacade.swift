@@ -5,10 +5,10 @@ import PushBridgeJSON
 import PushBridgeStore
 
 /// The multi-vendor facade: dialect calls and messages in, one decision per receiver out, with
-/// every receiver's push state kept in a ``PushStateStore``.
+/// every receiver's push state kept in a `PushStateStore`.
 ///
 /// Each method is one store transaction: a call or message that is rejected (bad input, a store
-/// failure) changes nothing. Bad input throws ``InputError`` naming the pointer and what was expected.
+/// failure) changes nothing. Bad input throws `InputError` naming the pointer and what was expected.
 public struct PushFacade: Sendable {
     public let store: any PushStateStore
     public let registry: DialectRegistry
@@ -23,7 +23,7 @@ public struct PushFacade: Sendable {
     public let queuesDeliveries: Bool
 
     /// - Parameters:
-    ///   - store: where state lives (``SQLiteStateStore`` or ``MemoryStateStore``).
+    ///   - store: where state lives (`SQLiteStateStore` or `MemoryStateStore`).
     ///   - registry: the dialects the facade understands.
     ///   - repeatWindowSeconds: how long sent message ids are remembered (raised to 24 hours when shorter).
     ///   - queuesDeliveries: whether sends queue their deliveries in the store's outbox (every

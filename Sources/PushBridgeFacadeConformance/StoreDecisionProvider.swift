@@ -6,7 +6,7 @@ import PushBridgeJSON
 import PushBridgeStore
 
 /// The facade's store path as a decision provider: each fixture is replayed into a fresh store
-/// (``PushFacade/replay(_:profile:)``) and its queries are answered from that store.
+/// (`PushFacade.replay(_:profile:)`) and its queries are answered from that store.
 ///
 /// `pushbridge conform --via-store` and the test suite use it to hold the store path to the
 /// same fixtures as the in-memory engine.
@@ -15,7 +15,7 @@ public struct StoreDecisionProvider: DecisionProvider {
     public enum Backing: String, Sendable, CaseIterable {
         /// A private in-memory SQLite database: the SQL, schema and row decoding all run.
         case sqlite
-        /// ``MemoryStateStore``, the in-memory twin.
+        /// `MemoryStateStore`, the in-memory twin.
         case memory
     }
 

@@ -45,7 +45,7 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
     /// - Parameters:
     ///   - location: the server and database (its schema, or `pushbridge_service`).
     ///   - logger: postgres-nio's logger.
-    /// - Throws: ``StoreError`` (`newer-schema`, `postgres`).
+    /// - Throws: `StoreError` (`newer-schema`, `postgres`).
     public init(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
         let location = location.schema == nil ? try location.inSchema("pushbridge_service") : location
         self.location = location

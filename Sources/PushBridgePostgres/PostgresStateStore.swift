@@ -26,7 +26,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// - Parameters:
     ///   - location: the server and database.
     ///   - logger: postgres-nio's logger (quiet by default).
-    /// - Throws: ``StoreError`` (`unreachable` when the server cannot be reached; `newer-schema`).
+    /// - Throws: `StoreError` (`unreachable` when the server cannot be reached; `newer-schema`).
     public init(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
         self.location = location
         self.logger = logger

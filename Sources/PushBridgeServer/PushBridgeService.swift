@@ -14,8 +14,8 @@ public struct PushBridgeService: Sendable {
     /// Opens the data directory and the app directory (app stores open on first use).
     /// - Parameters:
     ///   - configuration: the service's settings.
-    /// - Throws: a store error when the data directory cannot be opened.
     ///   - logger: where log lines go; by default ``ServiceLogHandler`` on standard error at the configured level.
+    /// - Throws: a store error when the data directory cannot be opened.
     public init(configuration: ServiceConfiguration, logger: Logger? = nil) throws {
         var logger = logger ?? Logger(label: "pushbridge") { ServiceLogHandler(label: $0, level: configuration.logLevel) }
         logger.logLevel = configuration.logLevel

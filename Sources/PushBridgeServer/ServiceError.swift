@@ -25,6 +25,7 @@ public struct ServiceError: Error, HTTPResponseError, Sendable, CustomStringConv
     ///   - pointer: where in the request.
     ///   - expected: what was expected.
     ///   - found: what was found, if anything.
+    ///   - retryAfterSeconds: the `Retry-After` seconds of a temporary refusal, if any.
     public init(_ status: HTTPResponse.Status, code: String, pointer: String = "", expected: String, found: String? = nil, retryAfterSeconds: Int? = nil) {
         self.status = status
         self.code = code

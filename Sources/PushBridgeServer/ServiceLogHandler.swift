@@ -34,7 +34,7 @@ public struct ServiceLogHandler: LogHandler {
     }
 
     /// One log line, ending in `\n`: `TIME LEVEL LABEL: key=value … message`. Every value and the
-    /// message pass through ``escaped(_:)``, so a value from a request (an id, an error's `found`)
+    /// message pass through `escaped(_:)`, so a value from a request (an id, an error's `found`)
     /// can never start a line of its own or pass for another key.
     /// - Parameters:
     ///   - timestamp: the time, as written.

@@ -13,7 +13,7 @@ import Prometheus
 /// - `pushbridge_group_commit_writes` (histogram): writes per commit
 /// - `pushbridge_write_queue_depth{app}`: writes waiting for an app's writer
 /// - `pushbridge_deliveries_total{outcome,reason}`: APNs attempts by outcome (`delivered`, `retried`,
-///   `failed`, `device-removed`) and reason (``DeliveryReason``: APNs's reasons, transport kinds, `none`)
+///   `failed`, `device-removed`) and reason (`DeliveryReason`: APNs's reasons, transport kinds, `none`)
 /// - `pushbridge_delivery_queue_depth{app}`: deliveries waiting in an app's outbox
 public struct ServiceMetrics: Sendable {
     /// The registry `/metrics` prints.

@@ -39,7 +39,7 @@ public struct ServiceConformanceRunner: Sendable {
     }
 
     /// Runs every service fixture under the paths, in file order.
-    /// - Throws: ``InputError`` when a path does not exist.
+    /// - Throws: `InputError` when a path does not exist.
     public func run(paths: [String], selection: FixtureSelection = .all) async throws -> ConformanceReport {
         var results: [FixtureResult] = []
         for file in try FixtureDiscovery.files(in: paths) where selection.takes(path: file, name: nil) {

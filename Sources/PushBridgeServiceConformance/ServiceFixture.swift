@@ -33,7 +33,7 @@ public struct ServiceFixture: Sendable {
     public let mirrored: Fixture
 
     /// Reads a service fixture and the fixture it mirrors.
-    /// - Throws: ``InputError`` naming the file and pointer.
+    /// - Throws: `InputError` naming the file and pointer.
     public init(path: String) throws {
         self.path = path
         do {

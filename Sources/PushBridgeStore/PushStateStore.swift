@@ -166,7 +166,7 @@ public struct StoredReceivers: RandomAccessCollection, Sendable {
     /// Calls `body` with each receiver in order, borrowed where it is stored (not copied, as the
     /// subscript copies it to set its counter), its current badge counter and its row.
     /// - Parameter body: takes the receiver, valid during the call only (its own `state.badge` may
-    ///   be stale), its badge counter, and its row in ``allRows`` (the one in ``deviceRows()``).
+    ///   be stale), its badge counter, and its row in ``allRows`` (the one in `deviceRows()`).
     public func forEachBorrowed(_ body: (_ receiver: UnsafePointer<StoredReceiver>, _ badge: Int, _ row: Int) throws -> Void) rethrows {
         try rows.withUnsafeBufferPointer { rows in
             guard let first = rows.baseAddress else { return }

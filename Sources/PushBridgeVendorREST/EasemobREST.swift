@@ -6,7 +6,7 @@ import PushBridgeJSON
 /// messages: legacy user push fields → `easemob-legacy` calls, notification settings and
 /// language → `agora-silent` calls, the legacy send body → `easemob-legacy` messages, the current
 /// send bodies → `agora-silent` messages. Everything here is translation; errors are
-/// ``InputError``s with pointers into the REST body.
+/// `InputError`s with pointers into the REST body.
 public enum EasemobREST {
     /// The most users or groups one send may name.
     public static let maximumTargets = 600
@@ -25,7 +25,7 @@ public enum EasemobREST {
     /// `PUT /{org}/{app}/users/{username}` → `easemob-legacy` calls, the last one the
     /// `getPushOptionsFromServer` query the answer is built from.
     /// - Parameter body: the request body.
-    /// - Throws: ``InputError`` with the body's pointer.
+    /// - Throws: `InputError` with the body's pointer.
     public static func userCalls(_ body: JSONValue) throws -> [JSONValue] {
         let r = try FieldReader(body, at: .root, what: "an object of user push fields (" + userFields.joined(separator: ", ") + ")")
         try r.allowOnly(userFields, context: "the user push fields")

@@ -57,7 +57,7 @@ public struct MappingCatalog: Sendable {
 
     /// Reads the mapping documents.
     /// - Parameter documents: each dialect id with its `Mappings/<id>.json` bytes and file name.
-    /// - Throws: ``InputError`` naming the file and pointer of a malformed entry.
+    /// - Throws: `InputError` naming the file and pointer of a malformed entry.
     public init(documents: [(dialect: String, file: String, bytes: [UInt8])]) throws {
         dialects = try documents.map { dialect, file, bytes in
             do {

@@ -29,7 +29,7 @@ public struct ScenarioTranslator: Sendable {
     /// - Parameters:
     ///   - scenario: the source scenario.
     ///   - dialect: the target dialect id.
-    /// - Throws: ``InputError`` for an unknown dialect or a bad source scenario.
+    /// - Throws: `InputError` for an unknown dialect or a bad source scenario.
     public func translate(_ scenario: Scenario, to dialect: String) throws -> Translation {
         let target = try engine.registry.adapter(dialect, at: .root)
         let prepared = try engine.prepare(scenario)

@@ -26,7 +26,7 @@ extension SQLiteStateStore.Options.Synchronous: ExpressibleByArgument {
     public static var allValueStrings: [String] { allCases.map { $0.rawValue.lowercased() } }
 }
 
-/// Runs a store operation; a ``StoreError`` → one line on stderr and exit 4.
+/// Runs a store operation; a `StoreError` → one line on stderr and exit 4.
 func reportingStoreErrors<T>(_ body: () throws -> T) throws -> T {
     do {
         return try body()
