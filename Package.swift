@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "PushBridgeServiceConformance", targets: ["PushBridgeServiceConformance"]),
         .library(name: "PushBridgeDelivery", targets: ["PushBridgeDelivery"]),
         .library(name: "PushBridgeAPNsMock", targets: ["PushBridgeAPNsMock"]),
+        .library(name: "PushBridgeTesting", targets: ["PushBridgeTesting"]),
         .executable(name: "pushbridge", targets: ["pushbridge"]),
     ],
     dependencies: [
@@ -44,7 +45,7 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     // The module graph, lowest first. Data flows one way: dialect JSON → canonical → decision → bytes.
-    // `Tests/PushBridgeTests/ModuleGraphTests.swift` fails when an edge breaks these rules:
+    // `Tests/pushbridgeTests/ModuleGraphTests.swift` fails when an edge breaks these rules:
     // the core needs only PushBridgeJSON (no system library); the harness knows no store, facade,
     // server or delivery; the store knows no facade; nothing imports an executable.
     targets: [
@@ -105,6 +106,17 @@ let package = Package(
             ]),
         // A mock APNs as test support (HTTP/2 over TLS on loopback, scripted answers, recorded
         // requests): for PushBridge's tests and for anyone testing a push sender. Knows no PushBridge module.
+        // Test support anyone can use: a PushBridge service inside a test, on a loopback port or behind the
+        // router (Hummingbird's testing). Pairs with PushBridgeAPNsMock for delivery.
+        .target(
+            name: "PushBridgeTesting",
+            dependencies: [
+                "PushBridgeServer", "PushBridgeJSON",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]),
         .target(
             name: "PushBridgeAPNsMock",
             dependencies: [
@@ -165,22 +177,178 @@ let package = Package(
             path: "Sources/PushBridgeBench",
             resources: [.copy("recorded.json")]
         ),
-        .testTarget(
-            name: "PushBridgeTests",
+        // One test target per module (Tests/<module>Tests), on top of PushBridgeTestSupport.
+        // What every test target shares (repository paths, running the tool, the example app, a service on a
+        // loopback port, mock APNs credentials, a test PostgreSQL): internal to the package's tests.
+        .target(
+            name: "PushBridgeTestSupport",
             dependencies: [
-                "PushBridgePostgres",
-                "CSQLite", "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
-                "PushBridgeCore", "PushBridgeJSON", "pushbridge", "PushBridgeServer", "PushBridgeVendorREST", "PushBridgeServiceConformance",
-                "PushBridgeDelivery", "PushBridgeAPNsMock", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "CSQLite",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                "PushBridgeAPNsMock",
+                "PushBridgeConformance",
+                "PushBridgeCore",
+                "PushBridgeDelivery",
+                "PushBridgeDialects",
+                "PushBridgeFacade",
+                "PushBridgeJSON",
+                "PushBridgePostgres",
+                "PushBridgeServer",
+                "PushBridgeStore",
+                "PushBridgeVendorREST",
+                "PushBridgeTesting",
+            ],
+            path: "Tests/PushBridgeTestSupport"
+        ),
+        .testTarget(
+            name: "PushBridgeJSONTests",
+            dependencies: [
+                "PushBridgeConformance",
+                "PushBridgeJSON",
+                "PushBridgeTestSupport", "pushbridge",
+            ]
+        ),
+        .testTarget(
+            name: "PushBridgeCoreTests",
+            dependencies: [
+                "PushBridgeConformance",
+                "PushBridgeCore",
+                "PushBridgeDialects",
+                "PushBridgeJSON",
+                "PushBridgeTestSupport", "pushbridge",
+            ]
+        ),
+        .testTarget(
+            name: "PushBridgeDialectsTests",
+            dependencies: [
+                "PushBridgeConformance",
+                "PushBridgeCore",
+                "PushBridgeDialects",
+                "PushBridgeJSON",
+                "PushBridgeTestSupport", "pushbridge",
+            ]
+        ),
+        .testTarget(
+            name: "PushBridgeConformanceTests",
+            dependencies: [
+                "PushBridgeConformance",
+                "PushBridgeCore",
+                "PushBridgeDialects",
+                "PushBridgeJSON",
+                "PushBridgeTestSupport", "pushbridge",
+            ]
+        ),
+        .testTarget(
+            name: "PushBridgeStoreTests",
+            dependencies: [
+                "PushBridgeCore",
+                "PushBridgeDialects",
+                "PushBridgeFacade",
+                "PushBridgeJSON",
+                "PushBridgeStore",
+                "PushBridgeTestSupport", "pushbridge",
+            ]
+        ),
+        .testTarget(
+            name: "PushBridgeFacadeTests",
+            dependencies: [
+                "CSQLite",
+                "PushBridgeConformance",
+                "PushBridgeCore",
+                "PushBridgeDialects",
+                "PushBridgeFacade",
+                "PushBridgeFacadeConformance",
+                "PushBridgeJSON",
+                "PushBridgePostgres",
+                "PushBridgeRecordCoding",
+                "PushBridgeStore",
+                "PushBridgeTestSupport", "pushbridge",
+            ]
+        ),
+        .testTarget(
+            name: "PushBridgeVendorRESTTests",
+            dependencies: [
+                "PushBridgeCore",
+                "PushBridgeJSON",
+                "PushBridgeVendorREST",
+                "PushBridgeTestSupport", "pushbridge",
             ],
             // Read from the source tree: the UserSig vectors Tencent's generator made, and the script that made them.
-            exclude: ["Vendor/usersig-vectors.json", "Vendor/make_usersig_vectors.py"]
+            exclude: ["usersig-vectors.json", "make_usersig_vectors.py"]
+        ),
+        .testTarget(
+            name: "PushBridgeServerTests",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                "PushBridgeAPNsMock",
+                "PushBridgeConformance",
+                "PushBridgeCore",
+                "PushBridgeDelivery",
+                "PushBridgeDialects",
+                "PushBridgeFacade",
+                "PushBridgeJSON",
+                "PushBridgeServer",
+                "PushBridgeServiceConformance",
+                "PushBridgeStore",
+                "PushBridgeVendorREST",
+                "PushBridgeTestSupport", "pushbridge",
+            ]
+        ),
+        .testTarget(
+            name: "PushBridgeDeliveryTests",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                "PushBridgeAPNsMock",
+                "PushBridgeCore",
+                "PushBridgeDelivery",
+                "PushBridgeFacade",
+                "PushBridgeJSON",
+                "PushBridgeServer",
+                "PushBridgeStore",
+                "PushBridgeTestSupport", "pushbridge",
+            ]
+        ),
+        .testTarget(
+            name: "PushBridgePostgresTests",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                "PushBridgeAPNsMock",
+                "PushBridgeCore",
+                "PushBridgeDelivery",
+                "PushBridgeFacade",
+                "PushBridgeJSON",
+                "PushBridgePostgres",
+                "PushBridgeServer",
+                "PushBridgeStore",
+                "PushBridgeTestSupport", "pushbridge",
+            ]
+        ),
+        .testTarget(
+            name: "pushbridgeTests",
+            dependencies: [
+                "PushBridgeCore",
+                "PushBridgeDialects",
+                "PushBridgeFacade",
+                "PushBridgeJSON",
+                "PushBridgeStore",
+                "PushBridgeTestSupport", "pushbridge",
+            ]
         ),
     ]
 )

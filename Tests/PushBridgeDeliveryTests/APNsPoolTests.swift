@@ -1,0 +1,147 @@
+import Foundation
+import PushBridgeAPNsMock
+import PushBridgeCore
+import PushBridgeDelivery
+import PushBridgeStore
+import PushBridgeTestSupport
+import Testing
+
+/// The APNs client's connection pool (issue 37) against the mock APNs on loopback: how many
+/// connections it opens, the server's stream limit, GOAWAY, timeouts and URLs.
+@Suite("APNs connection pool")
+struct APNsPoolTests {
+    static func delivery(_ token: String, message: String = "m") -> OutboxDelivery {
+        OutboxDelivery(
+            messageID: message, receiver: "u", token: token, environment: .production, boundAt: Instant(milliseconds: 0),
+            headers: [HeaderField("apns-topic", "com.example"), HeaderField("apns-push-type", "alert")], payload: Array(#"{"aps":{}}"#.utf8),
+            queuedAt: Instant(milliseconds: 0))
+    }
+
+    static func token(_ i: Int) -> String { String(format: "%064x", i + 1) }
+
+    /// Sends `count` deliveries at once; their statuses (0 for a transport failure).
+    static func sendAll(_ client: APNsClient, count: Int, tokenOffset: Int = 0) async -> [Int] {
+        await withTaskGroup(of: Int.self) { group in
+            for i in 0..<count {
+                group.addTask {
+                    let attempt = await client.send(
+                        delivery(token(tokenOffset + i)), apnsID: APNsID.make(app: "a", message: "m\(i)", token: token(tokenOffset + i)), expiration: 0)
+                    if case .answered(let answer) = attempt { return answer.status }
+                    return 0
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+
+    static func client(_ mock: MockAPNs, _ kit: DeliveryKit, connections: Int, timeout: Double = 10) throws -> APNsClient {
+        try APNsClient(
+            endpoint: .init(baseURL: mock.baseURL, trustedCAFile: kit.path("ca.pem"), requestTimeoutSeconds: timeout, connectionsPerIdentity: connections),
+            credentials: [try kit.tokenCredential()])
+    }
+
+    @Test("Requests go round the configured number of connections, no more")
+    func opensTheConfiguredConnections() async throws {
+        let kit = try DeliveryKit()
+        var configuration = kit.mockConfiguration
+        configuration.latency = .init(milliseconds: 20)
+        try await withMockAPNs(configuration) { mock in
+            let client = try Self.client(mock, kit, connections: 3)
+            let statuses = await Self.sendAll(client, count: 90)
+            #expect(statuses.allSatisfy { $0 == 200 }, "\(statuses)")
+            #expect(mock.connectionCount == 3)
+            #expect(client.openConnections == 3)
+            // Every connection carried requests.
+            let byConnection = Dictionary(grouping: mock.requests, by: \.connection).mapValues(\.count)
+            #expect(byConnection.count == 3 && byConnection.values.allSatisfy { $0 == 30 }, "\(byConnection)")
+            await client.shutdown()
+            #expect(client.openConnections == 0)
+        }
+    }
+
+    @Test("The server's SETTINGS_MAX_CONCURRENT_STREAMS is honoured: requests beyond it wait for a stream, none is refused")
+    func honoursTheStreamLimit() async throws {
+        let kit = try DeliveryKit()
+        var configuration = kit.mockConfiguration
+        configuration.maximumConcurrentStreams = 4
+        configuration.latency = .init(milliseconds: 50)
+        try await withMockAPNs(configuration) { mock in
+            let client = try Self.client(mock, kit, connections: 1)
+            // Open the connection first, so the server's SETTINGS are known before the burst.
+            #expect(await Self.sendAll(client, count: 1, tokenOffset: 1_000) == [200])
+            let start = ContinuousClock.now
+            let statuses = await Self.sendAll(client, count: 40)
+            let took = ContinuousClock.now - start
+            #expect(statuses.allSatisfy { $0 == 200 }, "\(statuses)")
+            #expect(mock.connectionCount == 1)
+            // 40 requests, 4 at a time, 50 ms each: at least 10 rounds (a lower bound: load only adds).
+            #expect(took >= .milliseconds(500), "\(took): more than 4 streams were open at once")
+            await client.shutdown()
+        }
+    }
+
+    @Test("A connection that got GOAWAY is replaced: the next request opens a new one and is answered")
+    func goAwayReplacesTheConnection() async throws {
+        let kit = try DeliveryKit()
+        try await withMockAPNs(kit.mockConfiguration) { mock in
+            // A deadline a loaded debug run keeps (the replaced connection is closed 1 s after it).
+            let client = try Self.client(mock, kit, connections: 1, timeout: 10)
+            mock.script(Self.token(0), [.goAway(then: .ok)])
+            #expect(await Self.sendAll(client, count: 1) == [200])
+            // The GOAWAY arrives with or just after the answer: wait until the connection is replaced.
+            var statuses: [Int] = []
+            for i in 1...50 {
+                statuses = await Self.sendAll(client, count: 1, tokenOffset: i)
+                if mock.connectionCount == 2 { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(statuses == [200])
+            #expect(mock.connectionCount == 2, "a new connection after GOAWAY")
+            // The replaced one is closed once its requests have had their deadline (10 s, plus 1 s).
+            var open = client.openConnections
+            for _ in 0..<600 where open != 1 {
+                try await Task.sleep(for: .milliseconds(100))
+                open = client.openConnections
+            }
+            #expect(open == 1, "the drained connection was closed")
+            await client.shutdown()
+        }
+    }
+
+    @Test("A request past its deadline fails as a timeout; the connection keeps serving")
+    func aTimeoutResetsOnlyItsStream() async throws {
+        let kit = try DeliveryKit()
+        try await withMockAPNs(kit.mockConfiguration) { mock in
+            // A deadline a loaded debug run keeps for ordinary requests (3 s once did not cover the
+            // first connect with every suite running), and an answer far past it.
+            let client = try Self.client(mock, kit, connections: 1, timeout: 10)
+            mock.script(Self.token(0), [.slow(milliseconds: 120_000, then: .ok)])
+            #expect(await Self.sendAll(client, count: 1, tokenOffset: 100) == [200], "the connection is open before the slow request")
+            let attempt = await client.send(Self.delivery(Self.token(0)), apnsID: "00000000-0000-0000-0000-000000000001", expiration: 0)
+            guard case .transportFailure(let what) = attempt else {
+                Issue.record("expected a timeout, got \(attempt)")
+                return
+            }
+            #expect(what == "timeout")
+            #expect(await Self.sendAll(client, count: 5, tokenOffset: 1) == [200, 200, 200, 200, 200])
+            #expect(mock.connectionCount == 1, "the reset stream did not cost the connection")
+            await client.shutdown()
+        }
+    }
+
+    @Test("An APNs URL must be https://host[:port]; the error names it")
+    func urls() throws {
+        let kit = try DeliveryKit()
+        for url in ["http://127.0.0.1:8443", "https://", "https://host:99999", "https://host:port"] {
+            do {
+                _ = try APNsClient(endpoint: .init(baseURL: url, trustedCAFile: kit.path("ca.pem")), credentials: [try kit.tokenCredential()])
+                Issue.record("accepted \(url)")
+            } catch let error as DeliveryError {
+                #expect(error.subject == url)
+            }
+        }
+        for url in ["https://api.push.apple.com", "https://127.0.0.1:8443", "https://[::1]:8443", "https://localhost:8443/"] {
+            #expect(throws: Never.self) { _ = try APNsClient(endpoint: .init(baseURL: url, trustedCAFile: kit.path("ca.pem")), credentials: [try kit.tokenCredential()]) }
+        }
+    }
+}

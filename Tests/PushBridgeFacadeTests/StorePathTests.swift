@@ -1,0 +1,41 @@
+import PushBridgeConformance
+import PushBridgeFacadeConformance
+import PushBridgeCore
+import PushBridgeDialects
+import PushBridgeFacade
+import PushBridgeJSON
+import PushBridgePostgres
+import PushBridgeStore
+import PushBridgeTestSupport
+import Testing
+
+/// Every fixture also runs through the facade's store path (apply the setup calls, set the group,
+/// send the message), on SQLite and on its in-memory twin, and must give the engine's decision.
+@Suite("Store path")
+struct StorePathTests {
+    @Test("fixture passes through the store", arguments: Repository.fixtureFiles(), StoreDecisionProvider.Backing.allCases)
+    func fixturePassesThroughTheStore(_ file: String, backing: StoreDecisionProvider.Backing) {
+        let runner = ConformanceRunner(provider: StoreDecisionProvider(backing: backing))
+        let result = runner.run(file: Repository.root.appendingPathComponent(file).path)
+        #expect(result.passed, "\(file) via \(backing)\n\(result.failure?.description ?? "")")
+    }
+
+    @Test("fixture passes through the PostgreSQL store", arguments: Repository.fixtureFiles())
+    func fixturePassesThroughPostgres(_ file: String) throws {
+        guard let url = testPostgresURL() else { return }
+        let runner = ConformanceRunner(provider: StoreDecisionProvider(makeStore: { try PostgresStateStore(location: try freshPostgresSchema(url)) }))
+        let result = runner.run(file: Repository.root.appendingPathComponent(file).path)
+        #expect(result.passed, "\(file) via PostgreSQL\n\(result.failure?.description ?? "")")
+    }
+
+    @Test("store decision equals the engine's in every profile", arguments: Repository.fixtureFiles(under: "easemob-legacy")
+        + Repository.fixtureFiles(under: "agora-silent") + Repository.fixtureFiles(under: "tencent-tim"))
+    func storeDecisionEqualsEngine(_ file: String) throws {
+        let fixture = try Fixture(path: Repository.root.appendingPathComponent(file).path)
+        for profile in Profile.builtIn {
+            let engine = try ScenarioEngine().decide(fixture.scenario, profile: profile)
+            let stored = try PushFacade(store: try SQLiteStateStore(path: ":memory:")).replay(fixture.scenario, profile: profile)
+            #expect(stored.jsonText == engine.jsonText, "\(file) with \(profile.id)")
+        }
+    }
+}

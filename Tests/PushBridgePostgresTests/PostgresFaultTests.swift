@@ -1,0 +1,277 @@
+import AsyncHTTPClient
+import Foundation
+import NIOHTTP1
+import PushBridgeJSON
+import PushBridgePostgres
+import PushBridgeServer
+import Synchronization
+import PushBridgeTestSupport
+import Testing
+
+/// A node whose database restarts, loses its backends or is down when the node starts (issue 39,
+/// item 1): every answer in time (201, or 503 `store-unavailable` with `Retry-After`, never a 500 or
+/// a hang), writes resume by themselves within 5 s of the database answering again, nothing
+/// acknowledged is lost. Each test has a cluster of its own, so restarting it disturbs no other test.
+@Suite("PostgreSQL faults", .serialized)
+struct PostgresFaultTests {
+    /// One message's answer: its id, status, and how long it took.
+    struct Answer: Sendable {
+        var id: String
+        var status: Int
+        var seconds: Double
+        var at: ContinuousClock.Instant
+    }
+
+    @Test("restart and pg_terminate_backend mid-load: answers in time, writes resume, nothing acknowledged lost")
+    func restartAndTerminatedBackendsMidLoad() async throws {
+        guard let cluster = try await TestCluster.start() else { return }
+        defer { cluster.remove() }
+        let timeout = 4.0
+        try await withLiveService(database: temporaryDirectory(), { $0.postgres = cluster.location; $0.requestTimeoutSeconds = timeout }) { service in
+            try await withHTTPClient(connectionPerRequest: true) { http in
+                let base = "http://127.0.0.1:\(service.port)"
+                let key = try await setUpExampleApp(app: "faults") { method, path, key, body in
+                    try await http.call(NIOHTTP1.HTTPMethod(rawValue: method.rawValue), base + path, key: key, body: body)
+                }
+                let answers = Answers()
+                let stop = ContinuousClock.now + .seconds(12)
+                let restartedAt = try await withThrowingTaskGroup(of: Void.self) { group in
+                    for client in 0..<6 {
+                        group.addTask {
+                            var n = 0
+                            while ContinuousClock.now < stop {
+                                n += 1
+                                let id = "f-\(client)-\(n)"
+                                let start = ContinuousClock.now
+                                let status: Int
+                                do {
+                                    status = try await http.call(.POST, base + "/v1/apps/faults/messages?dialect=agora-silent", key: key, body: ProcessScenario.message(id)).status
+                                } catch {
+                                    status = -1  // no answer at all
+                                }
+                                let took = ContinuousClock.now - start
+                                answers.append(Answer(id: id, status: status, seconds: Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18, at: ContinuousClock.now))
+                                if status != 201 { try await Task.sleep(for: .milliseconds(50)) }
+                            }
+                        }
+                    }
+                    try await Task.sleep(for: .seconds(2))
+                    try await cluster.terminateBackends()
+                    try await Task.sleep(for: .seconds(2))
+                    try await cluster.restart()
+                    let restartedAt = ContinuousClock.now
+                    try await group.waitForAll()
+                    return restartedAt
+                }
+                let all = answers.all
+                let statuses = Dictionary(grouping: all, by: \.status).mapValues(\.count)
+                #expect(all.allSatisfy { $0.status == 201 || $0.status == 503 }, "only 201 or 503: \(statuses)")
+                #expect(all.allSatisfy { $0.seconds < timeout + 3 }, "every answer in time: the slowest took \(all.map(\.seconds).max() ?? 0) s")
+                #expect(statuses[503, default: 0] > 0 || statuses[201, default: 0] > 0)
+                // Writes resumed by themselves within 5 s of the restart.
+                let resumed = all.filter { $0.status == 201 && $0.at > restartedAt }.map(\.at).min()
+                #expect(resumed != nil && resumed! - restartedAt < .seconds(5), "the first write after the restart: \(resumed.map { "\($0 - restartedAt)" } ?? "none")")
+                // Nothing acknowledged is lost; what is stored is counted once (u2's badge).
+                var stored = 0
+                for answer in all where answer.status == 201 || answer.status == 503 {
+                    let read = try await http.call(.GET, base + "/v1/apps/faults/messages/\(answer.id)", key: key)
+                    if answer.status == 201 { #expect(read.status == 200, "acknowledged \(answer.id) was lost") }
+                    if read.status == 200 { stored += 1 }
+                }
+                let u2 = try await http.call(.GET, base + "/v1/apps/faults/users/u2", key: key)
+                #expect(u2.json?["badge"] == .int(Int64(stored)), "badge \(u2.json?["badge"] ?? .null) for \(stored) stored messages")
+                let ready = try await http.call(.GET, base + "/readyz", key: nil)
+                #expect(ready.status == 200)
+            }
+        }
+    }
+
+    @Test("a node started while its database is down answers 503, is not ready, and serves once the database is up")
+    func aNodeStartsWhileTheDatabaseIsDown() async throws {
+        guard let cluster = try await TestCluster.start() else { return }
+        defer { cluster.remove() }
+        try await cluster.stop()
+        try await withLiveService(database: temporaryDirectory(), { $0.postgres = cluster.location; $0.requestTimeoutSeconds = 4 }) { service in
+            try await withHTTPClient(connectionPerRequest: true) { http in
+                let base = "http://127.0.0.1:\(service.port)"
+                #expect(try await http.call(.GET, base + "/healthz", key: nil).status == 200, "alive")
+                let ready = try await http.call(.GET, base + "/readyz", key: nil)
+                #expect(ready.status == 503 && ready.json?["error"]?["code"] == "store-unavailable", "\(ready.text)")
+                let start = ContinuousClock.now
+                let create = try await http.call(.POST, base + "/v1/apps", key: testAdminKey, body: #"{"app":"late"}"#)
+                #expect(create.status == 503 && create.json?["error"]?["code"] == "store-unavailable", "\(create.text)")
+                #expect(ContinuousClock.now - start < .seconds(7), "answered in time")
+                try await cluster.start()
+                let up = ContinuousClock.now
+                var key: String?
+                while key == nil && ContinuousClock.now - up < .seconds(8) {
+                    let reply = try await http.call(.POST, base + "/v1/apps", key: testAdminKey, body: #"{"app":"late"}"#)
+                    if reply.status == 201 { key = reply.json?["key"]?.stringValue } else { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                let resumed = ContinuousClock.now - up
+                #expect(key != nil && resumed < .seconds(5), "writes resumed after \(resumed)")
+                #expect(try await http.call(.GET, base + "/readyz", key: nil).status == 200)
+                if let key {
+                    let app = try await http.call(.GET, base + "/v1/apps/late", key: key)
+                    #expect(app.status == 200, "\(app.text)")
+                }
+            }
+        }
+    }
+
+    @Test("SIGTERM stops a node within its timeout while its database is down and requests wait on it")
+    func sigtermWhileTheDatabaseIsDown() async throws {
+        guard let cluster = try await TestCluster.start() else { return }
+        defer { cluster.remove() }
+        let server = try ProcessScenario.ServerProcess(
+            database: temporaryDirectory() + "/data",
+            extraEnvironment: ["PUSHBRIDGE_STORE": "postgres://pb@127.0.0.1:\(cluster.port)/postgres", "PUSHBRIDGE_REQUEST_TIMEOUT_SECONDS": "3"])
+        defer { _ = server.stop(signal: SIGKILL) }
+        try await withHTTPClient(connectionPerRequest: true) { http in
+            let key = try await ProcessScenario.setUp(http, server)
+            #expect(try await http.call(.POST, server.base + "/v1/apps/demo/messages?dialect=agora-silent", key: key, body: ProcessScenario.message("before")).status == 201)
+            try await cluster.stop()
+            // Requests in flight while the database is down, then SIGTERM.
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for n in 0..<4 {
+                    group.addTask {
+                        (try? await http.call(.POST, server.base + "/v1/apps/demo/messages?dialect=agora-silent", key: key, body: ProcessScenario.message("down-\(n)")).status) ?? -1
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(300))
+                let start = ContinuousClock.now
+                let status = await offPool { server.stop(signal: SIGTERM, within: 10) }
+                let took = ContinuousClock.now - start
+                #expect(status == 0, "exit status after SIGTERM: \(String(describing: status)) after \(took)\n\(server.log.suffix(1500))")
+                #expect(took < .seconds(3 + 3), "stopped within the request timeout and a margin: \(took)")
+                var statuses: [Int] = []
+                for try await status in group { statuses.append(status) }
+                return statuses
+            }
+            #expect(statuses.allSatisfy { $0 == 503 || $0 == -1 }, "answers while the database was down: \(statuses)")
+        }
+    }
+}
+
+/// The answers of a load, from its clients.
+final class Answers: Sendable {
+    private let answers = Mutex<[PostgresFaultTests.Answer]>([])
+    func append(_ answer: PostgresFaultTests.Answer) { answers.withLock { $0.append(answer) } }
+    var all: [PostgresFaultTests.Answer] { answers.withLock { $0 } }
+}
+
+/// A PostgreSQL cluster of one test's own, on a free loopback port: started, stopped, restarted
+/// and its backends terminated by the test (initdb refuses root, so it runs as `postgres` then).
+/// Without PostgreSQL installed the test says it was skipped (and fails under `CI=true`).
+final class TestCluster: Sendable {
+    let directory: String
+    let port: Int
+    let bin: String
+    let runAs: [String]
+
+    var location: PostgresLocation { try! PostgresLocation(url: "postgres://pb@127.0.0.1:\(port)/postgres") }
+
+    init(directory: String, port: Int, bin: String, runAs: [String]) {
+        self.directory = directory
+        self.port = port
+        self.bin = bin
+        self.runAs = runAs
+    }
+
+    static func start() async throws -> TestCluster? {
+        let bins = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql"))?.sorted().map { "/usr/lib/postgresql/\($0)/bin" } ?? []
+        guard let bin = bins.last(where: { FileManager.default.isExecutableFile(atPath: $0 + "/initdb") }) else {
+            _ = testPostgresURL()  // says SKIPPED, or fails under CI
+            return nil
+        }
+        let directory = try await offPool { try runProgram("/usr/bin/mktemp", ["-d", "/tmp/pushbridge-fault-pg.XXXXXX"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let runAs: [String] = getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []
+        if getuid() == 0 { _ = try await offPool { try runProgram("/usr/bin/chown", ["postgres", directory]) } }
+        let port = try ProcessScenario.freePort()
+        let cluster = TestCluster(directory: directory, port: port, bin: bin, runAs: runAs)
+        let initdb = try await cluster.run(bin + "/initdb", ["-D", directory + "/data", "-A", "trust", "-U", "pb"])
+        try #require(initdb.status == 0, "initdb: \(initdb.stderr)")
+        try await cluster.start()
+        return cluster
+    }
+
+    /// Runs a PostgreSQL tool with its output in a file. Not Foundation's `Process`: on Linux it learns
+    /// that a child ended from a descriptor the child inherits, and `pg_ctl start` leaves the server
+    /// holding it, so it would wait until the server stops.
+    func run(_ program: String, _ arguments: [String]) async throws -> ToolRun {
+        let command = runAs.isEmpty ? [program] + arguments : runAs + [program] + arguments
+        let log = directory + "/tool-\(UUID().uuidString).log"
+        return try await offPool {
+            defer { try? FileManager.default.removeItem(atPath: log) }
+            let status = try spawnAndWait(command, output: log)
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            return ToolRun(status: status, stdout: text, stderr: text)
+        }
+    }
+
+    func start() async throws {
+        let run = try await run(bin + "/pg_ctl", [
+            "-D", directory + "/data", "-o", "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off", "-l", directory + "/server.log", "-w", "-t", "30", "start",
+        ])
+        try #require(run.status == 0, "pg_ctl start: \(run.stderr)")
+    }
+
+    func stop() async throws {
+        let run = try await run(bin + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "stop"])
+        try #require(run.status == 0, "pg_ctl stop: \(run.stderr)")
+    }
+
+    func restart() async throws {
+        let run = try await run(bin + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "-t", "30", "restart"])
+        try #require(run.status == 0, "pg_ctl restart: \(run.stderr)")
+    }
+
+    /// Ends every other backend, as `pg_terminate_backend` does for an operator.
+    func terminateBackends() async throws {
+        let run = try await run(bin + "/psql", [
+            "-h", "127.0.0.1", "-p", "\(port)", "-U", "pb", "-d", "postgres", "-Atc",
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'",
+        ])
+        try #require(run.status == 0, "psql: \(run.stderr)")
+    }
+
+    /// Stops the cluster at once and removes its files.
+    func remove() {
+        let command = (runAs.isEmpty ? [bin + "/pg_ctl"] : runAs + [bin + "/pg_ctl"]) + ["-D", directory + "/data", "-m", "immediate", "-w", "stop"]
+        _ = try? spawnAndWait(command, output: "/dev/null")
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// Runs blocking work on a dispatch thread, not the concurrency pool (which the in-process service needs).
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    }
+}
+
+/// Runs blocking work that cannot fail on a dispatch thread.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: body()) }
+    }
+}
+
+/// Starts a program with its standard input from `/dev/null` and its output appended to a file,
+/// waits for it with `waitpid`, and returns its exit status.
+func spawnAndWait(_ command: [String], output: String) throws -> Int32 {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o666)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    let arguments = command.map { strdup($0) } + [nil]
+    defer { arguments.forEach { free($0) } }
+    var pid = pid_t()
+    let spawned = posix_spawn(&pid, command[0], &actions, nil, arguments, environ)
+    guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+    return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+}

@@ -1,0 +1,85 @@
+import Foundation
+import PushBridgePostgres
+import PushBridgeStore
+import PushBridgeTestSupport
+import Testing
+
+/// The PostgreSQL store against a real server (issue 19, first steps): connecting, migrations.
+@Suite("PostgreSQL store")
+struct PostgresStoreTests {
+    @Test("Schemas: two stores in two schemas of one database keep apart; the URL names the schema")
+    func schemasKeepApart() throws {
+        guard let url = testPostgresURL() else { return }
+        let a = try PostgresStateStore(location: try freshPostgresSchema(url))
+        let b = try PostgresStateStore(location: try freshPostgresSchema(url))
+        try a.write { try $0.setMembers(["u1", "u2"], of: "g") }
+        #expect(try b.read { try $0.members(of: "g") } == [])
+        #expect(try a.read { try $0.members(of: "g") } == ["u1", "u2"])
+        let named = try PostgresLocation(url: url + "?schema=app_demo")
+        #expect(named.schema == "app_demo" && named.description.hasSuffix("?schema=app_demo"))
+        #expect(throws: PostgresLocationError.self) { try PostgresLocation(url: url + "?schema=Bad-Name") }
+        #expect(throws: PostgresLocationError.self) { try PostgresLocation(url: url + "?sslmode=require") }
+    }
+
+    @Test("Migrations apply once, also when two stores open a new database together")
+    func migrationsApplyOnce() async throws {
+        guard let url = testPostgresURL() else { return }
+        let location = try freshPostgresDatabase(url)
+        // Two nodes starting at once: the advisory lock lets one migrate, the other sees it done.
+        async let a = Task.detached { try PostgresStateStore(location: location).appliedMigrations() }.value
+        async let b = Task.detached { try PostgresStateStore(location: location).appliedMigrations() }.value
+        let (first, second) = try await (a, b)
+        #expect(first == PostgresStateStore.migrationIdentifiers)
+        #expect(second == PostgresStateStore.migrationIdentifiers)
+        #expect(try PostgresStateStore(location: location).appliedMigrations() == PostgresStateStore.migrationIdentifiers)
+    }
+
+    @Test("A database migrated by a newer PushBridge is refused, naming the migration")
+    func newerSchemaIsRefused() throws {
+        guard let url = testPostgresURL() else { return }
+        let location = try freshPostgresDatabase(url)
+        _ = try PostgresStateStore(location: location)
+        let run = try runProgram("/usr/bin/env", [
+            "psql", "-q", "-v", "ON_ERROR_STOP=1", "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)", "-c",
+            "INSERT INTO pushbridge_migrations (identifier, applied_at) VALUES ('2099-01-01-future', 0)",
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect {
+            _ = try PostgresStateStore(location: location)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.code == .newerSchema && error.message.contains("2099-01-01-future")
+        }
+    }
+
+    @Test("An unreachable server is a clear error that names it without the password")
+    func unreachableServer() throws {
+        // Port 1: nothing listens there on a test machine.
+        let location = try PostgresLocation(url: "postgres://pb:s3cret-password@127.0.0.1:1/pushbridge")
+        #expect(location.description == "postgres://pb@127.0.0.1:1/pushbridge")
+        #expect {
+            _ = try PostgresStateStore(location: location)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            let text = "\(error)"
+            return error.code == .unreachable && text.contains("127.0.0.1:1") && !text.contains("s3cret")
+        }
+    }
+
+    @Test("Store URLs: what is missing is named, the password never echoed")
+    func locations() throws {
+        let full = try PostgresLocation(url: "postgresql://app:p%40ss@db.internal:6543/push")
+        #expect(full.user == "app" && full.password == "p@ss" && full.host == "db.internal" && full.port == 6543 && full.database == "push")
+        #expect(try PostgresLocation(url: "postgres://app@localhost/push").port == 5432)
+        for (bad, expected) in [
+            ("mysql://app@h/db", "postgres://"), ("postgres://h/db", "a user"), ("postgres://app@h", "a database"),
+            ("postgres://app:secret@h:70000/db", "port"),
+        ] {
+            #expect {
+                _ = try PostgresLocation(url: bad)
+            } throws: { error in
+                "\(error)".contains(expected) && !"\(error)".contains("secret")
+            }
+        }
+    }
+}

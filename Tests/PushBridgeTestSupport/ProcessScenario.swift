@@ -1,0 +1,114 @@
+import AsyncHTTPClient
+import Foundation
+import PushBridgeAPNsMock
+import PushBridgeDelivery
+import Testing
+
+/// `pushbridge serve` as a child process, and what the process tests of the service, delivery and
+/// PostgreSQL share: a free port, a message, a delivery environment, tokens.
+package enum ProcessScenario {
+    /// A port nothing listens on now.
+    package static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        try withUnsafeMutablePointer(to: &address) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                guard bind(fd, $0, length) == 0, getsockname(fd, $0, &length) == 0 else { throw POSIXError(.EADDRINUSE) }
+            }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+    /// A running `pushbridge serve`.
+    package final class ServerProcess: @unchecked Sendable {
+        package let process = Process()
+        package let port: Int
+        package let logPath: String
+
+        /// Starts the server on a free loopback port over `database` and waits until it listens.
+        package init(database: String, extraEnvironment: [String: String] = [:]) throws {
+            logPath = URL(fileURLWithPath: database).deletingLastPathComponent().appendingPathComponent("serve-\(UUID().uuidString).log").path
+            FileManager.default.createFile(atPath: logPath, contents: nil)
+            process.executableURL = URL(fileURLWithPath: Repository.executable)
+            process.arguments = ["serve", "--db", database, "--listen", "127.0.0.1:0"]
+            var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHBRIDGE_") }
+            environment["PUSHBRIDGE_ADMIN_KEY"] = testAdminKey
+            environment.merge(extraEnvironment) { $1 }
+            process.environment = environment
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle(forWritingAtPath: logPath)
+            try process.run()
+            // The first line: "listening on http://127.0.0.1:PORT".
+            var line: [UInt8] = []
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                let byte = out.fileHandleForReading.readData(ofLength: 1)
+                guard let b = byte.first else { break }
+                if b == 10 { break }
+                line.append(b)
+            }
+            let text = String(decoding: line, as: UTF8.self)
+            guard text.hasPrefix("listening on http://127.0.0.1:"), let port = Int(text.split(separator: ":").last ?? "") else {
+                process.terminate()
+                throw ProcessFailure(message: "the server did not start: \(text)\n\((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")")
+            }
+            self.port = port
+        }
+
+        package var base: String { "http://127.0.0.1:\(port)" }
+        package var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+        /// Sends a signal and waits (bounded) for the exit; the exit status, or `nil` if it did not end.
+        package func stop(signal: Int32, within limit: TimeInterval = 15) -> Int32? {
+            kill(process.processIdentifier, signal)
+            let deadline = Date().addingTimeInterval(limit)
+            while process.isRunning && Date() < deadline { usleep(20_000) }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                return nil
+            }
+            return process.terminationStatus
+        }
+    }
+    /// Creates the example app on a server process, returns its key.
+    package static func setUp(_ client: HTTPClient, _ server: ServerProcess) async throws -> String {
+        let created = try await client.call(.POST, server.base + "/v1/apps", key: testAdminKey, body: #"{"app":"demo"}"#)
+        let key = try #require(created.json?["key"]?.stringValue, "\(created.text)")
+        let examples = Repository.root.appendingPathComponent("Examples/facade")
+        let app = try String(contentsOf: examples.appendingPathComponent("app.json"), encoding: .utf8)
+        let calls = try String(contentsOf: examples.appendingPathComponent("u2-calls.json"), encoding: .utf8)
+        #expect(try await client.call(.PUT, server.base + "/v1/apps/demo", key: key, body: app).status == 200)
+        #expect(try await client.call(.POST, server.base + "/v1/apps/demo/users/u2/calls?dialect=agora-silent", key: key, body: calls).status == 200)
+        return key
+    }
+    /// A one-to-one message from u1 to u2 with a given id (agora-silent).
+    package static func message(_ id: String, to receiver: String = "u2") -> String {
+        #"{"id":"\#(id)","conversationId":"\#(receiver)","from":"u1","to":"\#(receiver)","chatType":"Chat","body":{"type":"text","text":"hi \#(id)"}}"#
+    }
+    /// The variables that point a server process at the mock.
+    package static func environment(_ kit: DeliveryKit, _ mock: MockAPNs, concurrency: Int) throws -> [String: String] {
+        [
+            "PUSHBRIDGE_APNS_CREDENTIALS_FILE": try kit.credentialsFile(),
+            "PUSHBRIDGE_APNS_URL": mock.baseURL,
+            "PUSHBRIDGE_APNS_CA_FILE": kit.path("ca.pem"),
+            "PUSHBRIDGE_DELIVERY_RETRY_BASE_MILLISECONDS": "20",
+            "PUSHBRIDGE_DELIVERY_CONCURRENCY": String(concurrency),
+            "PUSHBRIDGE_LOG_LEVEL": "debug",
+        ]
+    }
+    package static func token(_ i: Int) -> String {
+        let hex = String(i, radix: 16)
+        return "fa" + String(repeating: "0", count: 62 - hex.count) + hex
+    }
+
+    package struct ProcessFailure: Error, CustomStringConvertible {
+        package var message: String
+        package var description: String { message }
+    }
+}

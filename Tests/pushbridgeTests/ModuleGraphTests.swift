@@ -1,0 +1,155 @@
+import Foundation
+import PushBridgeJSON
+import PushBridgeTestSupport
+import Testing
+
+/// The module boundaries (issue 20), read from `Package.swift` itself through `swift package
+/// dump-package`: a forbidden edge fails here, naming the edge.
+@Suite("Module graph")
+struct ModuleGraphTests {
+    /// A target's name, kind and direct dependencies on other targets of this package.
+    struct Target {
+        var name: String
+        var type: String
+        var dependencies: [String]
+        /// Products of other packages it depends on (`Hummingbird`, `ArgumentParser`, …).
+        var products: [String] = []
+    }
+
+    /// The package's targets as SwiftPM reads them.
+    static let targets: Result<[String: Target], any Error> = Result {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("pushbridge-dump-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        // A scratch path of its own: the running `swift test` holds the lock on .build.
+        process.arguments = ["swift", "package", "--package-path", Repository.root.path, "--scratch-path", scratch, "dump-package"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw ModuleGraphError(message: "swift package dump-package exited \(process.terminationStatus)") }
+        let root = try JSONParser.parse([UInt8](data))
+        var out: [String: Target] = [:]
+        for value in root["targets"]?.arrayValue ?? [] {
+            guard let name = value["name"]?.stringValue, let type = value["type"]?.stringValue else { continue }
+            let dependencies = (value["dependencies"]?.arrayValue ?? []).compactMap { dependency -> String? in
+                // {"byName": ["X", null]} or {"target": ["X", null]}; products of other packages are not edges here.
+                (dependency["byName"] ?? dependency["target"])?.arrayValue?.first?.stringValue
+            }
+            let products = (value["dependencies"]?.arrayValue ?? []).compactMap { $0["product"]?.arrayValue?.first?.stringValue }
+            out[name] = Target(name: name, type: type, dependencies: dependencies, products: products)
+        }
+        return out
+    }
+
+    struct ModuleGraphError: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
+
+    /// Everything a target reaches through its dependencies, not counting itself.
+    static func closure(of name: String, in targets: [String: Target]) -> Set<String> {
+        var seen = Set<String>()
+        var stack = targets[name]?.dependencies ?? []
+        while let next = stack.popLast() {
+            guard seen.insert(next).inserted else { continue }
+            stack += targets[next]?.dependencies ?? []
+        }
+        return seen
+    }
+
+    /// The rules, as (target, what it must not reach, why).
+    static let forbidden: [(from: String, to: Set<String>, why: String)] = [
+        ("PushBridgeJSON", ["CJSONC", "CSQLite"], "the JSON module links no system library"),
+        ("PushBridgeConformance", ["PushBridgeStore", "PushBridgeFacade", "PushBridgeServer", "PushBridgeDelivery", "PushBridgePostgres", "CSQLite"],
+            "the harness knows implementations only through DecisionProvider"),
+        ("PushBridgeStore", ["PushBridgeFacade", "PushBridgeConformance", "PushBridgeServer", "PushBridgeDelivery"], "storage sits below the facade"),
+        ("PushBridgeDialects", ["PushBridgeStore", "PushBridgeFacade", "PushBridgeConformance", "CJSONC", "CSQLite"], "the dialects are pure"),
+        ("PushBridgeFacade", ["PushBridgeConformance", "CJSONC", "PushBridgeServer", "PushBridgeDelivery"], "the facade knows no harness and no transport"),
+        ("PushBridgeServer", ["PushBridgeConformance", "PushBridgeFacadeConformance", "PushBridgeServiceConformance", "CJSONC"],
+            "the service adds transport over the facade, not the harness"),
+        ("PushBridgeVendorREST", ["PushBridgeStore", "PushBridgeFacade", "PushBridgeServer", "PushBridgeConformance", "CSQLite", "CJSONC"],
+            "the vendor REST layer only translates into dialect calls and messages (no I/O)"),
+        ("PushBridgeServiceConformance", ["PushBridgeServer", "PushBridgeStore", "PushBridgeFacade", "CSQLite"],
+            "service conformance knows the service only over the wire"),
+        ("PushBridgePostgres", ["PushBridgeFacade", "PushBridgeServer", "PushBridgeDelivery", "PushBridgeConformance", "CJSONC"],
+            "the PostgreSQL store is a store: below the facade"),
+        ("PushBridgeDelivery", ["PushBridgeServer", "PushBridgeConformance", "PushBridgeVendorREST", "PushBridgeAPNsMock", "CJSONC"],
+            "delivery moves the facade's bytes to APNs; it knows no server, harness or mock"),
+        ("PushBridgeAPNsMock", [
+            "PushBridgeJSON", "PushBridgeCore", "PushBridgeDialects", "PushBridgeStore", "PushBridgeFacade", "PushBridgeDelivery", "PushBridgeServer",
+            "PushBridgeConformance", "CSQLite", "CJSONC",
+        ], "the mock APNs is test support anyone can use: it knows no PushBridge module"),
+        ("PushBridgeTesting", ["PushBridgeConformance", "PushBridgeFacadeConformance", "PushBridgeServiceConformance", "PushBridgeAPNsMock", "CJSONC"],
+            "the test service is the service under test: it knows no harness and no mock"),
+        ("PushBridgeRecordCoding", [
+            "PushBridgeJSON", "PushBridgeCore", "PushBridgeStore", "PushBridgeFacade", "CSQLite", "CJSONC",
+        ], "the record coding is bytes only: the formats' owners bring their own types"),
+    ]
+
+    /// Third-party products a library may use, for libraries that need one (and no more).
+    static let allowedProducts: [String: Set<String>] = [
+        "PushBridgeVendorREST": ["Crypto"],
+        "PushBridgeServiceConformance": ["AsyncHTTPClient", "NIOCore", "NIOHTTP1", "Crypto"],
+        "PushBridgeDelivery": ["AsyncHTTPClient", "NIOCore", "NIOPosix", "NIOHTTP1", "NIOHTTP2", "NIOHPACK", "NIOSSL", "NIOTLS", "Crypto"],
+        "PushBridgeAPNsMock": ["NIOCore", "NIOPosix", "NIOConcurrencyHelpers", "NIOHTTP1", "NIOHTTP2", "NIOSSL", "Crypto"],
+        "PushBridgePostgres": ["PostgresNIO", "NIOCore", "NIOPosix", "Logging"],
+        // The service's own products (PushBridgeServer), and Hummingbird's testing client on top.
+        "PushBridgeTesting": [
+            "Hummingbird", "HummingbirdCore", "HummingbirdTesting", "HTTPTypes", "NIOHTTPTypes", "NIOCore", "NIOPosix", "NIOHTTP1",
+            "NIOHTTP2", "NIOHPACK", "NIOSSL", "NIOTLS", "NIOExtras", "NIOConcurrencyHelpers", "AsyncHTTPClient", "Crypto", "Logging",
+            "Metrics", "Prometheus", "ServiceLifecycle", "Yams", "PostgresNIO",
+        ],
+    ]
+
+    /// Libraries a user imports for one job: they drag in no server, HTTP client or database
+    /// driver (no product of another package at all).
+    static let withoutThirdParty = [
+        "PushBridgeJSON", "PushBridgeCore", "PushBridgeDialects", "PushBridgeConformance", "PushBridgeStore", "PushBridgeFacade",
+        "PushBridgeFacadeConformance", "PushBridgeRecordCoding",
+    ]
+
+    @Test func theCoreNeedsOnlyTheJSONModule() throws {
+        let targets = try Self.targets.get()
+        #expect(targets["PushBridgeCore"]?.dependencies == ["PushBridgeJSON"])
+        let reached = Self.closure(of: "PushBridgeCore", in: targets)
+        #expect(reached == ["PushBridgeJSON"], "PushBridgeCore reaches \(reached.sorted())")
+        #expect(reached.allSatisfy { targets[$0]?.type != "system" }, "the core must build without json-c or sqlite headers")
+    }
+
+    @Test func noForbiddenEdge() throws {
+        let targets = try Self.targets.get()
+        #expect(targets.count >= 10, "dump-package gave \(targets.count) targets")
+        for rule in Self.forbidden where targets[rule.from] != nil {
+            let bad = Self.closure(of: rule.from, in: targets).intersection(rule.to)
+            #expect(bad.isEmpty, "\(rule.from) → \(bad.sorted()): \(rule.why)")
+        }
+        for name in Self.withoutThirdParty {
+            for reached in [name] + Self.closure(of: name, in: targets) {
+                #expect(targets[reached]?.products ?? [] == [], "\(name) reaches \(reached), which depends on \(targets[reached]?.products ?? [])")
+            }
+        }
+        for (name, allowed) in Self.allowedProducts {
+            for reached in [name] + Self.closure(of: name, in: targets) {
+                let extra = Set(targets[reached]?.products ?? []).subtracting(allowed)
+                #expect(extra.isEmpty, "\(name) reaches \(reached), which depends on \(extra.sorted())")
+            }
+        }
+        #expect(targets["PushBridgeServer"]?.products.contains("Hummingbird") == true, "dump-package lists product dependencies")
+        let executables = Set(targets.values.filter { $0.type == "executable" }.map(\.name))
+        for target in targets.values where target.type != "test" {
+            let bad = Set(target.dependencies).intersection(executables)
+            #expect(bad.isEmpty, "\(target.name) depends on the executable \(bad.sorted())")
+        }
+    }
+
+    @Test func theRulesCatchABadEdge() throws {
+        var targets = try Self.targets.get()
+        targets["PushBridgeConformance"]?.dependencies.append("PushBridgeFacade")
+        let bad = Self.closure(of: "PushBridgeConformance", in: targets).intersection(Self.forbidden[1].to)
+        #expect(bad == ["PushBridgeFacade", "PushBridgeStore", "CSQLite"])
+    }
+}
