@@ -177,7 +177,6 @@ let package = Package(
             path: "Sources/PushBridgeBench",
             resources: [.copy("recorded.json")]
         ),
-        // One test target per module (Tests/<module>Tests), on top of PushBridgeTestSupport.
         // What every test target shares (repository paths, running the tool, the example app, a service on a
         // loopback port, mock APNs credentials, a test PostgreSQL): internal to the package's tests.
         .target(
@@ -205,150 +204,28 @@ let package = Package(
             ],
             path: "Tests/PushBridgeTestSupport"
         ),
-        .testTarget(
-            name: "PushBridgeJSONTests",
-            dependencies: [
-                "PushBridgeConformance",
-                "PushBridgeJSON",
-                "PushBridgeTestSupport", "pushbridge",
-            ]
-        ),
-        .testTarget(
-            name: "PushBridgeCoreTests",
-            dependencies: [
-                "PushBridgeConformance",
-                "PushBridgeCore",
-                "PushBridgeDialects",
-                "PushBridgeJSON",
-                "PushBridgeTestSupport", "pushbridge",
-            ]
-        ),
-        .testTarget(
-            name: "PushBridgeDialectsTests",
-            dependencies: [
-                "PushBridgeConformance",
-                "PushBridgeCore",
-                "PushBridgeDialects",
-                "PushBridgeJSON",
-                "PushBridgeTestSupport", "pushbridge",
-            ]
-        ),
-        .testTarget(
-            name: "PushBridgeConformanceTests",
-            dependencies: [
-                "PushBridgeConformance",
-                "PushBridgeCore",
-                "PushBridgeDialects",
-                "PushBridgeJSON",
-                "PushBridgeTestSupport", "pushbridge",
-            ]
-        ),
-        .testTarget(
-            name: "PushBridgeStoreTests",
-            dependencies: [
-                "PushBridgeCore",
-                "PushBridgeDialects",
-                "PushBridgeFacade",
-                "PushBridgeJSON",
-                "PushBridgeStore",
-                "PushBridgeTestSupport", "pushbridge",
-            ]
-        ),
-        .testTarget(
-            name: "PushBridgeFacadeTests",
-            dependencies: [
-                "CSQLite",
-                "PushBridgeConformance",
-                "PushBridgeCore",
-                "PushBridgeDialects",
-                "PushBridgeFacade",
-                "PushBridgeFacadeConformance",
-                "PushBridgeJSON",
-                "PushBridgePostgres",
-                "PushBridgeRecordCoding",
-                "PushBridgeStore",
-                "PushBridgeTestSupport", "pushbridge",
-            ]
-        ),
-        .testTarget(
-            name: "PushBridgeVendorRESTTests",
-            dependencies: [
-                "PushBridgeCore",
-                "PushBridgeJSON",
-                "PushBridgeVendorREST",
-                "PushBridgeTestSupport", "pushbridge",
-            ],
+        // One test target per module (Tests/<module>Tests), on top of PushBridgeTestSupport.
+        moduleTests("PushBridgeJSONTests", ["PushBridgeConformance", "PushBridgeJSON"]),
+        moduleTests("PushBridgeCoreTests", ["PushBridgeConformance", "PushBridgeCore", "PushBridgeDialects", "PushBridgeJSON"]),
+        moduleTests("PushBridgeDialectsTests", ["PushBridgeConformance", "PushBridgeCore", "PushBridgeDialects", "PushBridgeJSON"]),
+        moduleTests("PushBridgeConformanceTests", ["PushBridgeConformance", "PushBridgeCore", "PushBridgeDialects", "PushBridgeJSON"]),
+        moduleTests("PushBridgeStoreTests", ["PushBridgeCore", "PushBridgeDialects", "PushBridgeFacade", "PushBridgeJSON", "PushBridgeStore"]),
+        moduleTests("PushBridgeFacadeTests", ["CSQLite", "PushBridgeConformance", "PushBridgeCore", "PushBridgeDialects", "PushBridgeFacade", "PushBridgeFacadeConformance", "PushBridgeJSON", "PushBridgePostgres", "PushBridgeRecordCoding", "PushBridgeStore"]),
+        moduleTests("PushBridgeVendorRESTTests", ["PushBridgeCore", "PushBridgeJSON", "PushBridgeVendorREST"],
             // Read from the source tree: the UserSig vectors Tencent's generator made, and the script that made them.
-            exclude: ["usersig-vectors.json", "make_usersig_vectors.py"]
-        ),
-        .testTarget(
-            name: "PushBridgeServerTests",
-            dependencies: [
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                "PushBridgeAPNsMock",
-                "PushBridgeConformance",
-                "PushBridgeCore",
-                "PushBridgeDelivery",
-                "PushBridgeDialects",
-                "PushBridgeFacade",
-                "PushBridgeJSON",
-                "PushBridgeServer",
-                "PushBridgeServiceConformance",
-                "PushBridgeStore",
-                "PushBridgeVendorREST",
-                "PushBridgeTestSupport", "pushbridge",
-            ]
-        ),
-        .testTarget(
-            name: "PushBridgeDeliveryTests",
-            dependencies: [
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                "PushBridgeAPNsMock",
-                "PushBridgeCore",
-                "PushBridgeDelivery",
-                "PushBridgeFacade",
-                "PushBridgeJSON",
-                "PushBridgeServer",
-                "PushBridgeStore",
-                "PushBridgeTestSupport", "pushbridge",
-            ]
-        ),
-        .testTarget(
-            name: "PushBridgePostgresTests",
-            dependencies: [
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                "PushBridgeAPNsMock",
-                "PushBridgeCore",
-                "PushBridgeDelivery",
-                "PushBridgeFacade",
-                "PushBridgeJSON",
-                "PushBridgePostgres",
-                "PushBridgeServer",
-                "PushBridgeStore",
-                "PushBridgeTestSupport", "pushbridge",
-            ]
-        ),
-        .testTarget(
-            name: "pushbridgeTests",
-            dependencies: [
-                "PushBridgeCore",
-                "PushBridgeDialects",
-                "PushBridgeFacade",
-                "PushBridgeJSON",
-                "PushBridgeStore",
-                "PushBridgeTestSupport", "pushbridge",
-            ]
-        ),
+            exclude: ["usersig-vectors.json", "make_usersig_vectors.py"]),
+        moduleTests("PushBridgeServerTests", ["PushBridgeAPNsMock", "PushBridgeConformance", "PushBridgeCore", "PushBridgeDelivery", "PushBridgeDialects", "PushBridgeFacade", "PushBridgeJSON", "PushBridgeServer", "PushBridgeServiceConformance", "PushBridgeStore", "PushBridgeVendorREST"],
+            products: [.product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "Crypto", package: "swift-crypto"), .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
+        moduleTests("PushBridgeDeliveryTests", ["PushBridgeAPNsMock", "PushBridgeCore", "PushBridgeDelivery", "PushBridgeFacade", "PushBridgeJSON", "PushBridgeServer", "PushBridgeStore"],
+            products: [.product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "Crypto", package: "swift-crypto"), .product(name: "Hummingbird", package: "hummingbird")]),
+        moduleTests("PushBridgePostgresTests", ["PushBridgeAPNsMock", "PushBridgeCore", "PushBridgeDelivery", "PushBridgeFacade", "PushBridgeJSON", "PushBridgePostgres", "PushBridgeServer", "PushBridgeStore"],
+            products: [.product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "NIOHTTP1", package: "swift-nio")]),
+        moduleTests("pushbridgeTests", ["PushBridgeCore", "PushBridgeDialects", "PushBridgeFacade", "PushBridgeJSON", "PushBridgeStore"]),
     ]
 )
+
+/// A module's test target, `Tests/<name>`: its dependencies, the shared test support and the `pushbridge`
+/// executable (the tests that run the tool find it built).
+func moduleTests(_ name: String, _ modules: [Target.Dependency], products: [Target.Dependency] = [], exclude: [String] = []) -> Target {
+    .testTarget(name: name, dependencies: modules + products + ["PushBridgeTestSupport", "pushbridge"], exclude: exclude)
+}
