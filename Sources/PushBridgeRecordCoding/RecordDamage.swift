@@ -9,6 +9,7 @@ package struct RecordDamage: Error, Equatable, CustomStringConvertible {
     /// - Parameters:
     ///   - what: what was found, in words.
     ///   - offset: where in the bytes.
+    @inlinable
     package init(_ what: String, at offset: Int) {
         self.what = what
         self.offset = offset

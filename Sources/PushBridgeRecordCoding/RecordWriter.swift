@@ -8,6 +8,7 @@ package struct RecordWriter {
     /// The bytes written so far.
     package var bytes: [UInt8] = []
 
+    @inlinable
     package init() {}
 
     /// An unsigned LEB128 varint.
@@ -33,6 +34,7 @@ package struct RecordWriter {
     }
 
     /// An optional text: `0`, or `1` and the text.
+    @inlinable
     package mutating func optional(_ text: String?) {
         if let text {
             bytes.append(1)
@@ -43,6 +45,7 @@ package struct RecordWriter {
     }
 
     /// A place in a template: `0` for none, else its start + 1 and its length.
+    @inlinable
     package mutating func mark(_ range: Range<Int>?) {
         guard let range else { return bytes.append(0) }
         varint(UInt64(range.lowerBound) + 1)
@@ -51,6 +54,7 @@ package struct RecordWriter {
 
     /// A device token: a lower-case hex token packed into its bytes (its byte count × 2 + 1, then
     /// the bytes), any other as text (its length × 2, then the text).
+    @inlinable
     package mutating func token(_ token: String) {
         var token = token
         token.withUTF8 { text in
@@ -81,7 +85,7 @@ package struct RecordWriter {
 
     /// A lower-case hex digit's value, and a non-zero mark when the byte is not one.
     @inline(__always)
-    static func nibble(_ digit: UInt8) -> (value: UInt8, invalid: UInt8) {
+    @usableFromInline static func nibble(_ digit: UInt8) -> (value: UInt8, invalid: UInt8) {
         let decimal = digit &- 0x30, letter = digit &- 0x61
         if decimal < 10 { return (decimal, 0) }
         if letter < 6 { return (letter &+ 10, 0) }
@@ -89,6 +93,7 @@ package struct RecordWriter {
     }
 
     /// `payload` as the lengths of its common prefix and suffix with `previous`, and the bytes between.
+    @inlinable
     package mutating func difference(_ payload: [UInt8], from previous: [UInt8]) {
         let (prefix, suffix) = payload.withUnsafeBufferPointer { new in
             previous.withUnsafeBufferPointer { old in
