@@ -230,7 +230,9 @@ struct ServiceReliabilityTests {
     /// 400 concurrent messages over 32 connections: every one answered 201, every one counted
     /// once (u2's badge), on SQLite.
     @Test func concurrentMessagesAreEachCommittedOnce() async throws {
-        try await withLiveService(database: nil) { service in
+        // Not a timeout test: on a saturated machine a pooled connection can sit idle past the default
+        // request timeout, and the service's close races the client's next request (a reset, once).
+        try await withLiveService(database: nil, { $0.requestTimeoutSeconds = 300 }) { service in
             let key = try await setUpExampleApp(service, app: "demo")
             let base = "http://127.0.0.1:\(service.port)/v1/apps/demo/messages?dialect=agora-silent"
             let statuses = try await withHTTPClient { client in
