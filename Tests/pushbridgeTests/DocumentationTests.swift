@@ -26,14 +26,7 @@ struct DocumentationExampleTests {
         let steps = try Documentation.shellBlock("facade", in: Self.facade.get())
         #expect(steps.count == 8)
         #expect(steps.first?.command == "cd Examples/facade")
-        let copy = try Self.copyOfExamples()
-        for (command, output) in steps.dropFirst() {
-            let words = command.split(separator: " ").map(String.init)
-            #expect(words.first == "pushbridge", "\(command)")
-            let run = try runTool(Array(words.dropFirst()), in: copy)
-            #expect(run.status == 0, "\(command): \(run.stderr)")
-            #expect(run.stdout.split(separator: "\n").map(String.init) == output, "\(command)")
-        }
+        try Self.expectRunsVerbatim(steps.dropFirst(), in: try Self.copyOfExamples())
     }
 
     @Test func theLibrarySnippetDecidesWhatTheCommandLinePrints() throws {
@@ -48,10 +41,18 @@ struct DocumentationExampleTests {
         let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
         let steps = try Documentation.shellBlock("tour", in: readme)
         #expect(steps.count == 3)
+        try Self.expectRunsVerbatim(steps[...], in: nil)
+    }
+
+    /// Runs each `pushbridge …` step and expects it to succeed and print exactly the lines shown.
+    /// - Parameters:
+    ///   - steps: the commands with the lines each prints.
+    ///   - folder: where they run (`nil`: the repository root).
+    static func expectRunsVerbatim(_ steps: ArraySlice<(command: String, output: [String])>, in folder: String?) throws {
         for (command, output) in steps {
             let words = command.split(separator: " ").map(String.init)
             #expect(words.first == "pushbridge", "\(command)")
-            let run = try runTool(Array(words.dropFirst()))
+            let run = try runTool(Array(words.dropFirst()), in: folder)
             #expect(run.status == 0, "\(command): \(run.stderr)")
             #expect(run.stdout.split(separator: "\n").map(String.init) == output, "\(command)")
         }
