@@ -19,12 +19,26 @@ public final class DeliveryWorker: Sendable {
         /// Whether to end every claim at start (a store only this process uses: a restart after a
         /// crash resumes at once instead of waiting for the claims to lapse).
         public var releasesClaimsAtStart: Bool
+        /// The longest the worker waits, with nothing due, before it looks at the outbox on its own:
+        /// ``DeliveryWorker/wake()`` is what starts a delivery queued by this process; the look is for
+        /// rows written by another (a node sharing the store), and for claims that lapse.
+        public var idleLookMilliseconds: Int64
 
-        public init(concurrency: Int = 256, claimSeconds: Int64 = 60, retentionSeconds: Int64 = 86_400, releasesClaimsAtStart: Bool = true) {
+        /// - Parameters:
+        ///   - concurrency: requests in flight at once.
+        ///   - claimSeconds: how long a claim lasts.
+        ///   - retentionSeconds: how long settled deliveries stay readable.
+        ///   - releasesClaimsAtStart: whether to end every claim at start.
+        ///   - idleLookMilliseconds: the longest wait, with nothing due, before the worker looks on its own.
+        public init(
+            concurrency: Int = 256, claimSeconds: Int64 = 60, retentionSeconds: Int64 = 86_400, releasesClaimsAtStart: Bool = true,
+            idleLookMilliseconds: Int64 = 1_000
+        ) {
             self.concurrency = max(1, concurrency)
             self.claimSeconds = max(1, claimSeconds)
             self.retentionSeconds = retentionSeconds
             self.releasesClaimsAtStart = releasesClaimsAtStart
+            self.idleLookMilliseconds = max(1, idleLookMilliseconds)
         }
     }
 
@@ -81,7 +95,8 @@ public final class DeliveryWorker: Sendable {
                 }
                 if sent == 0 {
                     let due = try await outbox.nextDue()
-                    let wait = due.map { min(max($0.milliseconds - clock().milliseconds, 1), 1_000) } ?? 1_000
+                    let idle = settings.idleLookMilliseconds
+                    let wait = due.map { min(max($0.milliseconds - clock().milliseconds, 1), idle) } ?? idle
                     await signal.wait(milliseconds: wait)
                 }
             } catch {

@@ -1,10 +1,13 @@
+import Dispatch
 import Foundation
 import Synchronization
 import PushBridgeFacade
 import PushBridgeStore
 
-/// One app store's writer: a thread of its own that takes the writes of concurrent requests and
-/// commits them together (``PushStateStore/writeGroup(_:)``), each in its own savepoint.
+/// One app store's writer: a serial executor of its own (a dispatch queue, holding a thread only
+/// while it commits) that takes the writes of concurrent requests and commits them together
+/// (``PushStateStore/writeGroup(_:)``), each in its own savepoint. The queue of writes waiting is
+/// the group: a commit takes what arrived while the one before it ran, up to `maxBatch`.
 ///
 /// Sends that follow one another in a group are decided as one facade batch
 /// (``PushFacade/send(_:)-([PreparedMessage])``): one savepoint for all of them, and their counters,
@@ -13,7 +16,8 @@ import PushBridgeStore
 /// A write waits at most the request timeout for its turn: one that waited longer is answered
 /// ``ServiceError/busy`` and never run, so a client that got no 2xx can retry without a double.
 /// Requests only reach the writer with their whole body read, so a slow client never holds it.
-final class GroupCommitWriter: @unchecked Sendable {
+/// An idle writer holds no thread, no timer and no task: a thousand idle apps cost none.
+final class GroupCommitWriter: Sendable {
     struct Job {
         let enqueued: ContinuousClock.Instant
         let work: Work
@@ -64,21 +68,28 @@ final class GroupCommitWriter: @unchecked Sendable {
         var failed: @Sendable (any Error) -> Void = { _ in }
     }
 
-    private let store: any PushStateStore
+    /// The writes waiting, and whether a commit round is queued on the executor. Whenever `pending`
+    /// is not empty, a round is queued or running (it re-queues itself while writes remain).
+    private struct Queue: @unchecked Sendable {
+        var pending: [Job] = []
+        var scheduled = false
+        var stopping = false
+    }
+
+    private nonisolated(unsafe) let store: any PushStateStore
     private let sendBatch: SendBatch
     private let maxBatch: Int
-    private let maxWait: Double
+    private let maxWait: DispatchTimeInterval?
     private let timeout: Duration
     /// Whether a request stops waiting at `timeout` even while its commit runs (a store that can stop
     /// answering: PostgreSQL). Without it, a commit that began is waited for (a local file always answers).
     private let answersByDeadline: Bool
     private let observer: Observer
-    private let condition = NSCondition()
-    private var pending: [Job] = []
-    private var stopping = false
-    private let stopped = DispatchSemaphore(value: 0)
+    private let queue = Mutex(Queue())
+    /// The serial executor every commit runs on, one at a time.
+    private let executor: DispatchQueue
 
-    /// Starts the writer thread.
+    /// Makes the writer (it starts nothing: its executor runs only while writes wait).
     /// - Parameters:
     ///   - store: the app's store.
     ///   - sendBatch: sends a run of messages (the app's facade over the store it is given).
@@ -87,7 +98,7 @@ final class GroupCommitWriter: @unchecked Sendable {
     ///   - timeout: the longest a write may wait for its turn.
     ///   - answersByDeadline: whether every write is answered by `timeout` even when its commit has
     ///     not ended (``ServiceError/storeTimedOut``): for a store over the network.
-    ///   - name: the thread's name.
+    ///   - name: the executor's label.
     ///   - observer: told about each commit (metrics).
     init(
         store: any PushStateStore, sendBatch: @escaping SendBatch, maxBatch: Int, maxWaitMicroseconds: Int, timeout: Duration,
@@ -96,17 +107,15 @@ final class GroupCommitWriter: @unchecked Sendable {
         self.store = store
         self.sendBatch = sendBatch
         self.maxBatch = max(1, maxBatch)
-        self.maxWait = Double(maxWaitMicroseconds) / 1_000_000
+        self.maxWait = maxWaitMicroseconds > 0 ? .microseconds(maxWaitMicroseconds) : nil
         self.timeout = timeout
         self.answersByDeadline = answersByDeadline
         self.observer = observer
-        let thread = Thread { [self] in loop() }
-        thread.name = name
-        thread.start()
+        executor = DispatchQueue(label: name)
     }
 
     /// Writes waiting for the writer.
-    var depth: Int { condition.withLock { pending.count } }
+    var depth: Int { queue.withLock { $0.pending.count } }
 
     /// Runs `body` in the next group commit and returns its result once that commit is durable.
     /// - Parameter body: the write; it gets the store to write through. All its writes are one
@@ -142,15 +151,22 @@ final class GroupCommitWriter: @unchecked Sendable {
                     guard state.answer() != .answered else { return }
                     if let failure { continuation.resume(throwing: failure) } else { continuation.resume(with: result!) }
                 })
-            condition.lock()
-            guard !stopping else {
-                condition.unlock()
+            let accepted = queue.withLock { queue -> Bool in
+                guard !queue.stopping else { return false }
+                queue.pending.append(job)
+                if !queue.scheduled {
+                    queue.scheduled = true
+                    scheduleRound(after: maxWait)
+                } else if queue.pending.count == maxBatch && maxWait != nil {
+                    // A full group need not wait out the pause a round was queued with.
+                    scheduleRound(after: nil)
+                }
+                return true
+            }
+            guard accepted else {
                 continuation.resume(throwing: ServiceError.stopping)
                 return
             }
-            pending.append(job)
-            condition.signal()
-            condition.unlock()
             guard answersByDeadline else { return }
             let deadline = DispatchTime.now() + .nanoseconds(Int(timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
             DispatchQueue.global().asyncAfter(deadline: deadline) {
@@ -163,39 +179,46 @@ final class GroupCommitWriter: @unchecked Sendable {
         }
     }
 
-    /// Finishes the writes already queued, refuses new ones, and ends the thread.
-    func stop() {
-        condition.withLock {
-            stopping = true
-            condition.signal()
+    /// Refuses new writes, commits the ones already queued, and returns when the last has been
+    /// answered (the executor then holds nothing).
+    func stop() async {
+        queue.withLock { $0.stopping = true }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            executor.async { [self] in
+                while round() {}
+                continuation.resume()
+            }
         }
-        stopped.wait()
     }
 
-    private func loop() {
-        while true {
-            condition.lock()
-            while pending.isEmpty && !stopping { condition.wait() }
-            if pending.isEmpty {
-                condition.unlock()
-                stopped.signal()
-                return
-            }
-            if maxWait > 0 && pending.count < maxBatch && !stopping {
-                _ = condition.wait(until: Date(timeIntervalSinceNow: maxWait))
-            }
-            let batch = Array(pending.prefix(maxBatch))
-            pending.removeFirst(batch.count)
-            let waiting = pending.count
-            condition.unlock()
+    /// Queues a commit round on the executor, now or after a pause for more writes.
+    private func scheduleRound(after pause: DispatchTimeInterval?) {
+        let work: @Sendable () -> Void = { [self] in
+            guard round() else { return }
+            // Writes remain: the next round, without a pause when they fill a group.
+            let full = queue.withLock { $0.pending.count >= maxBatch }
+            scheduleRound(after: full ? nil : maxWait)
+        }
+        if let pause { executor.asyncAfter(deadline: .now() + pause, execute: work) } else { executor.async(execute: work) }
+    }
 
-            let now = ContinuousClock.now
-            var live: [Job] = []
-            live.reserveCapacity(batch.count)
-            for job in batch {
-                if now - job.enqueued > timeout { job.finish(.busy) } else if job.state.start() { live.append(job) }
-            }
-            guard !live.isEmpty else { continue }
+    /// One group commit of the writes waiting (on the executor).
+    /// - Returns: whether writes remain queued after it (a round must follow).
+    private func round() -> Bool {
+        let (batch, waiting) = queue.withLock { queue -> ([Job], Int) in
+            let batch = Array(queue.pending.prefix(maxBatch))
+            queue.pending.removeFirst(batch.count)
+            if queue.pending.isEmpty { queue.scheduled = false }
+            return (batch, queue.pending.count)
+        }
+        guard !batch.isEmpty else { return false }
+        let now = ContinuousClock.now
+        var live: [Job] = []
+        live.reserveCapacity(batch.count)
+        for job in batch {
+            if now - job.enqueued > timeout { job.finish(.busy) } else if job.state.start() { live.append(job) }
+        }
+        if !live.isEmpty {
             var failure: ServiceError?
             do {
                 try store.writeGroup(writers(live))
@@ -207,6 +230,7 @@ final class GroupCommitWriter: @unchecked Sendable {
             observer.committed(live.count, waiting)
             for job in live { job.finish(failure) }
         }
+        return waiting > 0
     }
 
     /// The group's writers, in order: each write alone, each run of sends as one batch.

@@ -56,20 +56,26 @@ public struct PushBridgeService: Sendable {
     /// run as an application.
     public func close() async {
         await apps.delivery?.stop()
-        apps.close()
+        await apps.close()
     }
 }
 
-/// Waits for the graceful shutdown, which comes after the server has stopped (services stop in
-/// reverse order), then finishes the queued writes and closes the stores.
+/// The registry of open apps as a service: opens every app with a queue left from before (with
+/// delivery), closes idle apps past the limit each second, and at the graceful shutdown — which
+/// comes after the server has stopped (services stop in reverse order) — stops delivering,
+/// finishes the queued writes and closes the stores.
 struct StoreCloser: Service {
     let apps: ServiceApps
 
     func run() async throws {
-        // Every app with a queue left from before resumes delivering now.
-        if apps.delivery != nil { apps.openAll() }
-        try? await gracefulShutdown()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await apps.sweep() }
+            // Every app with a queue left from before resumes delivering now.
+            if apps.delivery != nil { await apps.openAll() }
+            try? await gracefulShutdown()
+            group.cancelAll()
+        }
         await apps.delivery?.stop()
-        apps.close()
+        await apps.close()
     }
 }

@@ -8,51 +8,6 @@ import PushBridgeDialects
 import PushBridgeFacade
 import PushBridgeStore
 
-/// One app of the service: the facade over its store (reads, and what needs no store), and its writer.
-final class AppTenant: Sendable {
-    let id: String
-    let facade: PushFacade
-    let writer: GroupCommitWriter
-    /// Called after each write when the service delivers (the write may have queued deliveries).
-    let afterWrite: (@Sendable () -> Void)?
-
-    init(id: String, facade: PushFacade, writer: GroupCommitWriter, afterWrite: (@Sendable () -> Void)? = nil) {
-        self.id = id
-        self.facade = facade
-        self.writer = writer
-        self.afterWrite = afterWrite
-    }
-
-    /// The dialects the app's requests may name.
-    var registry: DialectRegistry { facade.registry }
-
-    /// Runs a facade operation that changes state in the app's next group commit.
-    /// - Parameters:
-    ///   - waking: whether to wake the delivery worker afterwards (not for the worker's own writes).
-    ///   - body: the operation.
-    func write<T: Sendable>(waking: Bool = true, _ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
-        let (registry, window, queues) = (facade.registry, facade.repeatWindowSeconds, facade.queuesDeliveries)
-        let result = try await writer.write { store in
-            try body(PushFacade(store: store, registry: registry, repeatWindowSeconds: window, queuesDeliveries: queues))
-        }
-        if waking { afterWrite?() }
-        return result
-    }
-
-    /// Sends a prepared message in the app's next group commit (decided with the sends next to it).
-    func send(_ message: PushFacade.PreparedMessage) async throws -> PushFacade.SendOutcome {
-        let outcome = try await writer.send(message)
-        afterWrite?()
-        return outcome
-    }
-
-    /// Runs a facade operation that only reads, on a reader connection off the event loops.
-    func read<T: Sendable>(_ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
-        let facade = facade
-        return try await NIOThreadPool.singleton.runIfActive { try body(facade) }
-    }
-}
-
 /// The service's apps: the directory of ids and key hashes, and each app's store, opened on first use.
 final class ServiceApps: @unchecked Sendable {
     /// Who a request's key says the caller is, for one app.
@@ -71,9 +26,15 @@ final class ServiceApps: @unchecked Sendable {
     let logger: Logger
     private let lock = NSLock()
     private var known: [String: RegisteredApp] = [:]
+    /// The open apps (at most ``ServiceConfiguration/maxOpenApps`` once the idle ones are closed).
     private var tenants: [String: AppTenant] = [:]
-    /// An app whose store is being opened, and the lock its opening holds (one opening per app).
-    private var opening: [String: NSLock] = [:]
+    /// The apps being opened: every request for one awaits the same opening (single flight).
+    private var opening: [String: Task<AppTenant, any Error>] = [:]
+    /// Counts requests for apps: a tenant's last value orders the least recently used.
+    private var useTicks: UInt64 = 0
+    /// Tenants being closed (their writer finishing, their worker stopping): `close()` awaits them.
+    private var closing: [UInt64: Task<Void, Never>] = [:]
+    private var closings: UInt64 = 0
     /// Held across a change of the directory (create, bind, unbind), so changes apply in order; never
     /// by a request's access check.
     private let directoryWrites = NSLock()
@@ -249,43 +210,60 @@ final class ServiceApps: @unchecked Sendable {
         return "app_" + readable + "_" + digest
     }
 
-    /// The app's tenant, opening its store on first use. The store opens outside `lock` (a database
-    /// that does not answer holds up only the requests for this app, each at most its deadline), and
-    /// once: requests for an app being opened wait for that opening.
-    func tenant(_ id: String) throws -> AppTenant {
-        enum Found { case open(AppTenant), opening(NSLock) }
+    /// The app's tenant, opening its store on first use. The store opens off the request's task, on
+    /// the blocking-I/O pool and outside every lock (a database that does not answer holds up only
+    /// the requests for this app, each at most its deadline), and once: requests for an app being
+    /// opened await that opening. Opening one more app than ``ServiceConfiguration/maxOpenApps``
+    /// closes the least recently used idle ones.
+    func tenant(_ id: String) async throws -> AppTenant {
+        enum Found { case open(AppTenant), opening(Task<AppTenant, any Error>) }
         let found: Found = try lock.withLock {
             guard !closed else { throw ServiceError.stopping }
-            if let tenant = tenants[id] { return .open(tenant) }
-            if let gate = opening[id] { return .opening(gate) }
-            let gate = NSLock()
-            opening[id] = gate
-            return .opening(gate)
+            useTicks &+= 1
+            if let tenant = tenants[id] {
+                tenant.used(at: useTicks)
+                return .open(tenant)
+            }
+            if let task = opening[id] { return .opening(task) }
+            let tick = useTicks
+            let task = Task { try await self.open(id, tick: tick) }
+            opening[id] = task
+            return .opening(task)
         }
-        let gate: NSLock
         switch found {
         case .open(let tenant): return tenant
-        case .opening(let opening): gate = opening
-        }
-        return try gate.withLock {
-            if let tenant = lock.withLock({ tenants[id] }) { return tenant }
-            guard isOpen else { throw ServiceError.stopping }
-            let tenant = try openTenant(id)
-            try lock.withLock {
-                guard !closed else {
-                    tenant.writer.stop()
-                    throw ServiceError.stopping
-                }
-                tenants[id] = tenant
-                opening[id] = nil
-            }
-            delivery?.start(tenant)
-            return tenant
+        case .opening(let task): return try await task.value
         }
     }
 
-    /// Opens an app's store and starts its writer.
-    private func openTenant(_ id: String) throws -> AppTenant {
+    /// Opens an app's store on the blocking-I/O pool and enters it in the registry.
+    private func open(_ id: String, tick: UInt64) async throws -> AppTenant {
+        let tenant: AppTenant
+        do {
+            tenant = try await NIOThreadPool.singleton.runIfActive { try self.makeTenant(id) }
+        } catch {
+            lock.withLock { opening[id] = nil }
+            throw error
+        }
+        tenant.used(at: tick)
+        let entered = lock.withLock {
+            opening[id] = nil
+            guard !closed else { return false }
+            tenants[id] = tenant
+            return true
+        }
+        guard entered else {
+            await tenant.writer.stop()
+            throw ServiceError.stopping
+        }
+        delivery?.start(tenant)
+        closeLeastRecentlyUsed()
+        metrics.appsOpen(openApps)
+        return tenant
+    }
+
+    /// Makes an app's tenant: opens its store, and the writer that commits to it.
+    private func makeTenant(_ id: String) throws -> AppTenant {
         let store: any PushStateStore =
             if let postgres = configuration.postgresWithDeadline {
                 try PostgresStateStore(location: try postgres.inSchema(Self.schema(ofApp: id)))
@@ -306,25 +284,77 @@ final class ServiceApps: @unchecked Sendable {
                 failed: { [logger] error in logger.error("group commit failed", metadata: ["app": "\(id)", "error": "\(error)"]) }))
         var afterWrite: (@Sendable () -> Void)? = nil
         if let delivery { afterWrite = { delivery.wake(id) } }
-        return AppTenant(id: id, facade: facade, writer: writer, afterWrite: afterWrite)
+        return AppTenant(id: id, facade: facade, writer: writer, afterWrite: afterWrite) { [weak self] in
+            guard let self else { throw ServiceError.stopping }
+            return try await tenant(id)
+        }
+    }
+
+    /// How many apps are open now.
+    var openApps: Int { lock.withLock { tenants.count } }
+
+    /// Closes the least recently used tenants that nobody is using while more than
+    /// ``ServiceConfiguration/maxOpenApps`` are open; an app whose outbox holds deliveries stays
+    /// open (its worker delivers them), and state in memory is never closed (it would be lost).
+    /// Called after each opening, and every second by ``sweep()``.
+    func closeLeastRecentlyUsed() {
+        guard !configuration.isInMemory else { return }
+        let delivering = delivery != nil
+        let retired: [AppTenant] = lock.withLock {
+            let excess = tenants.count - configuration.maxOpenApps
+            guard excess > 0, !closed else { return [] }
+            var retired: [AppTenant] = []
+            for tenant in tenants.values.sorted(by: { $0.lastUse < $1.lastUse }) where retired.count < excess {
+                if tenant.retireIfIdle(delivering: delivering) {
+                    tenants[tenant.id] = nil
+                    retired.append(tenant)
+                }
+            }
+            return retired
+        }
+        guard !retired.isEmpty else { return }
+        lock.withLock {
+            closings &+= 1
+            let key = closings
+            closing[key] = Task { [delivery, metrics, logger] in
+                for tenant in retired {
+                    await delivery?.stop(tenant.id)
+                    await tenant.writer.stop()
+                }
+                metrics.appsClosed(retired.count)
+                metrics.appsOpen(self.openApps)
+                logger.debug("idle apps closed", metadata: ["apps": "\(retired.map(\.id).joined(separator: ", "))"])
+                _ = self.lock.withLock { self.closing.removeValue(forKey: key) }
+            }
+        }
+    }
+
+    /// Closes idle apps past the limit once a second until the service closes (an app kept open
+    /// while its worker had deliveries to make is closed once they are made).
+    func sweep() async {
+        while isOpen && !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            closeLeastRecentlyUsed()
+        }
     }
 
     /// Opens every known app's store, so that its delivery worker finishes what was queued before
-    /// a restart.
-    func openAll() {
+    /// a restart (those with empty outboxes are closed again past the open-app limit).
+    func openAll() async {
         let ids = lock.withLock { Array(known.keys) }
         for id in ids.sorted() {
-            do { _ = try tenant(id) } catch { logger.error("cannot open app", metadata: ["app": "\(id)", "error": "\(error)"]) }
+            do { _ = try await tenant(id) } catch { logger.error("cannot open app", metadata: ["app": "\(id)", "error": "\(error)"]) }
         }
     }
 
     /// Finishes every app's queued writes and closes the stores; later writes get 503.
-    func close() {
-        let open = lock.withLock {
+    func close() async {
+        let (open, closingNow) = lock.withLock {
             closed = true
-            return Array(tenants.values)
+            return (Array(tenants.values), Array(closing.values))
         }
-        for tenant in open { tenant.writer.stop() }
+        for task in closingNow { await task.value }
+        for tenant in open { await tenant.writer.stop() }
         lock.withLock { tenants.removeAll() }
         logger.info("stores closed", metadata: ["apps": "\(open.count)"])
     }

@@ -28,6 +28,11 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// How long the writer waits for more writes before committing a group that is not full (0:
     /// it takes what arrived while the previous commit ran).
     public var groupCommitWaitMicroseconds: Int
+    /// How many apps' stores stay open at once: past it, the least recently used idle ones are
+    /// closed (their writer finished, their files or connections released) and open again on their
+    /// next request. An app whose outbox holds deliveries stays open until they are made; state
+    /// in memory (`:memory:`) is never closed.
+    public var maxOpenApps: Int = 256
     /// How long sent message ids are remembered (at least 24 hours).
     public var repeatWindowSeconds: Int64
     /// The log level of the service's log lines (stderr).

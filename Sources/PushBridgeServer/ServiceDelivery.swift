@@ -80,12 +80,22 @@ final class ServiceDelivery: Sendable {
             app: tenant.id, outbox: TenantOutbox(tenant: tenant, metrics: metrics), sender: client, policy: policy,
             settings: .init(
                 concurrency: settings.concurrency, claimSeconds: settings.leaseSeconds, retentionSeconds: settings.retentionSeconds,
-                releasesClaimsAtStart: releasesClaimsAtStart),
+                releasesClaimsAtStart: releasesClaimsAtStart,
+                // One process alone (SQLite): every queued delivery wakes the worker, so it looks on
+                // its own only as a safety net; shared PostgreSQL: other nodes queue rows too.
+                idleLookMilliseconds: releasesClaimsAtStart ? 30_000 : 1_000),
             observer: observer, feedback: feedback)
         workers.withLock { workers in
             guard workers[tenant.id] == nil else { return }
             workers[tenant.id] = (worker, Task { await worker.run() })
         }
+    }
+
+    /// Stops an app's worker (its tenant is being closed): returns once it has ended.
+    func stop(_ app: String) async {
+        guard let task = workers.withLock({ $0.removeValue(forKey: app)?.task }) else { return }
+        task.cancel()
+        await task.value
     }
 
     /// Looks at an app's outbox now (a write may have queued deliveries).
@@ -117,30 +127,33 @@ struct TenantOutbox: DeliveryOutbox {
     let metrics: ServiceMetrics
 
     func claim(now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery] {
-        try await tenant.write(waking: false) { try $0.claimDeliveries(now: now, claimUntil: claimUntil, limit: limit) }
+        try await tenant.write(waking: false, rerouting: false) { try $0.claimDeliveries(now: now, claimUntil: claimUntil, limit: limit) }
     }
 
     func settle(_ settlements: [DeliverySettlement], dead: [PushFacade.DeadDevice], at now: Instant) async throws -> [PushFacade.RemovedDevice] {
-        try await tenant.write(waking: false) { try $0.settleDeliveries(settlements, dead: dead, at: now) }
+        try await tenant.write(waking: false, rerouting: false) { try $0.settleDeliveries(settlements, dead: dead, at: now) }
     }
 
     func releaseClaims() async throws {
-        try await tenant.write(waking: false) { try $0.releaseDeliveryClaims() }
+        try await tenant.write(waking: false, rerouting: false) { try $0.releaseDeliveryClaims() }
     }
 
-    /// Also updates the queue-depth gauge, from the same snapshot.
+    /// Also updates the queue-depth gauge, from the same snapshot, and tells the tenant whether its
+    /// outbox was empty (an app with deliveries to make is not closed as idle).
     func nextDue() async throws -> Instant? {
-        let state = try await tenant.read { try $0.outboxState() }
+        let writes = tenant.writesBeforeOutboxLook()
+        let state = try await tenant.read(rerouting: false) { try $0.outboxState() }
+        tenant.outboxLooked(empty: state.nextDue == nil && state.counts.queued == 0, writesBefore: writes)
         metrics.deliveryQueue(app: tenant.id, depth: state.counts.queued)
         return state.nextDue
     }
 
     func prune(settledBefore cutoff: Instant) async throws -> Int {
-        try await tenant.write(waking: false) { try $0.pruneDeliveries(settledBefore: cutoff) }
+        try await tenant.write(waking: false, rerouting: false) { try $0.pruneDeliveries(settledBefore: cutoff) }
     }
 
     func counts() async throws -> OutboxCounts {
-        try await tenant.read { try $0.outboxState().counts }
+        try await tenant.read(rerouting: false) { try $0.outboxState().counts }
     }
 }
 

@@ -79,6 +79,18 @@ public struct ServiceMetrics: Sendable {
         handles.handle("queue depth \(app)") { Gauge(label: "pushbridge_write_queue_depth", dimensions: [("app", app)], factory: factory) }.record(waiting)
     }
 
+    /// Idle apps the registry closed (least recently used past `max-open-apps`).
+    func appsClosed(_ count: Int) {
+        let factory = factory
+        handles.handle("apps closed") { Metrics.Counter(label: "pushbridge_apps_closed_total", factory: factory) }.increment(by: count)
+    }
+
+    /// Apps whose store is open now.
+    func appsOpen(_ count: Int) {
+        let factory = factory
+        handles.handle("apps open") { Gauge(label: "pushbridge_apps_open", factory: factory) }.record(count)
+    }
+
     func delivered(outcome: String, reason: String, count: Int) {
         let factory = factory
         handles.handle("deliveries \(outcome) \(reason)") {

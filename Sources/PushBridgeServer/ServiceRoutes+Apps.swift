@@ -34,12 +34,12 @@ extension ServiceRoutes {
             return json(.object(JSONObject([("app", .string(id)), ("key", .string(key))])), status: .created)
         }
         router.get("/v1/apps/:app") { request, context in
-            let tenant = try tenant(request, context)
+            let tenant = try await tenant(request, context)
             let app = try await answering { try await tenant.read { try $0.app() } }
             return json(Self.appBody(tenant.id, app))
         }
         router.put("/v1/apps/:app") { request, context in
-            let tenant = try tenant(request, context)
+            let tenant = try await tenant(request, context)
             let body = try await body(request)
             let app = try await answering { () async throws -> AppConfiguration in
                 let app = try Scenario.app(from: body, at: .root)

@@ -272,7 +272,7 @@ extension ServiceRoutes {
                     }
                 }
             }
-            return try await handler(EasemobApp(binding: binding, tenant: try apps.tenant(binding.app), org: org, name: name))
+            return try await handler(EasemobApp(binding: binding, tenant: try await apps.tenant(binding.app), org: org, name: name))
         } catch let failure as EasemobFailure {
             return failure.response()
 

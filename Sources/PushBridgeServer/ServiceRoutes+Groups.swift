@@ -7,27 +7,27 @@ extension ServiceRoutes {
     /// A group's members: read, replace the whole list, add, remove one.
     func registerGroups(on router: Router<Context>) {
         router.get("/v1/apps/:app/groups/:group/members") { request, context in
-            let tenant = try tenant(request, context)
+            let tenant = try await tenant(request, context)
             let group = try parameter("group", context)
             let members = try await answering { try await tenant.read { try $0.members(of: group) } }
             return json(Self.membersBody(group, members))
         }
         router.put("/v1/apps/:app/groups/:group/members") { request, context in
-            let tenant = try tenant(request, context)
+            let tenant = try await tenant(request, context)
             let group = try parameter("group", context)
             let members = try memberList(try await body(request))
             try await answering { try await tenant.write { facade in try Self.listed { try facade.setMembers(members, of: group) } } }
             return json(Self.membersBody(group, members))
         }
         router.post("/v1/apps/:app/groups/:group/members") { request, context in
-            let tenant = try tenant(request, context)
+            let tenant = try await tenant(request, context)
             let group = try parameter("group", context)
             let added = try memberList(try await body(request))
             let members = try await answering { try await tenant.write { facade in try Self.listed { try facade.addMembers(added, to: group) } } }
             return json(Self.membersBody(group, members))
         }
         router.delete("/v1/apps/:app/groups/:group/members/:user") { request, context in
-            let tenant = try tenant(request, context)
+            let tenant = try await tenant(request, context)
             let group = try parameter("group", context)
             let user = try parameter("user", context)
             let members = try await answering(notFoundAt: ["/user"]) { try await tenant.write { try $0.removeMember(user, from: group) } }

@@ -13,7 +13,7 @@ extension ServiceRoutes {
         // ?answer=summary → {"message": id, "receivers": n, "pushed": n, "suppressed": {reason: n}} instead
         // of one decision per receiver (a large group: the decisions stay readable with GET).
         router.post("/v1/apps/:app/messages") { request, context in
-            let tenant = try tenant(request, context)
+            let tenant = try await tenant(request, context)
             let dialect = try dialect(request, in: tenant)
             let query = request.uri.queryParameters
             let profile: Profile?
@@ -54,7 +54,7 @@ extension ServiceRoutes {
             return json(body, status: outcome.isRepeat ? .ok : .created)
         }
         router.get("/v1/apps/:app/messages/:message") { request, context in
-            let tenant = try tenant(request, context)
+            let tenant = try await tenant(request, context)
             let id = try parameter("message", context)
             let now = Instant.now
             let delivering = tenant.facade.queuesDeliveries

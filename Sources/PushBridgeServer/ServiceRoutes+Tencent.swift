@@ -17,7 +17,7 @@ extension ServiceRoutes {
                 guard let command = TencentREST.Command(rawValue: path) else {
                     throw TencentREST.Failure(code: 60009, info: "no such command: \(path) (PushBridge answers " + TencentREST.Command.allCases.map(\.rawValue).joined(separator: ", ") + ")")
                 }
-                let (binding, tenant) = try tencentAccess(request, command: command)
+                let (binding, tenant) = try await tencentAccess(request, command: command)
                 let body: JSONValue
                 do {
                     body = try await self.body(request)
@@ -131,7 +131,7 @@ extension ServiceRoutes {
     }
 
     /// The app of `?sdkappid=`, once `?identifier=` and `?usersig=` verify as its administrator's UserSig.
-    func tencentAccess(_ request: Request, command: TencentREST.Command) throws -> (VendorBinding, AppTenant) {
+    func tencentAccess(_ request: Request, command: TencentREST.Command) async throws -> (VendorBinding, AppTenant) {
         let query = request.uri.queryParameters
         guard let text = query.get("sdkappid"), !text.isEmpty else { throw TencentREST.Failure(code: 60012, info: "?sdkappid= is missing") }
         guard let id = UInt64(text), let binding = apps.binding(.tencent, key: String(id)) else {
@@ -149,7 +149,7 @@ extension ServiceRoutes {
         guard identifier == binding.account else {
             throw TencentREST.Failure(code: 60010, info: "the request requires the App administrator (identifier \(JSONWriter.quoted(identifier)) is not)")
         }
-        return (binding, try apps.tenant(binding.app))
+        return (binding, try await apps.tenant(binding.app))
     }
 
     func tencentOK(_ fields: [(key: String, value: JSONValue)], messages: String) -> Response {

@@ -10,7 +10,7 @@ extension ServiceRoutes {
     func registerUsers(on router: Router<Context>) {
         // A user's dialect calls, in one transaction: all applied, or (one rejected) none.
         router.post("/v1/apps/:app/users/:user/calls") { request, context in
-            let tenant = try tenant(request, context)
+            let tenant = try await tenant(request, context)
             let user = try parameter("user", context)
             let dialect = try dialect(request, in: tenant)
             let body = try await body(request)
@@ -36,7 +36,7 @@ extension ServiceRoutes {
             return json(w.bytes)
         }
         router.get("/v1/apps/:app/users/:user") { request, context in
-            let tenant = try tenant(request, context)
+            let tenant = try await tenant(request, context)
             let user = try parameter("user", context)
             guard let record = try await answering({ try await tenant.read { try $0.user(user) } }) else {
                 throw ServiceError(.notFound, code: "unknown-reference", pointer: "", expected: "a user the app knows", found: JSONWriter.quoted(user))
@@ -45,7 +45,7 @@ extension ServiceRoutes {
         }
         // Presence as the server learns it: {"presence": "online" | "offline" | "background", "backgroundSince"?: ISO 8601}.
         router.put("/v1/apps/:app/users/:user/presence") { request, context in
-            let tenant = try tenant(request, context)
+            let tenant = try await tenant(request, context)
             let user = try parameter("user", context)
             let dialect = try dialect(request, in: tenant)
             let body = try await body(request)
@@ -59,14 +59,14 @@ extension ServiceRoutes {
             return json(Self.userBody(record))
         }
         router.delete("/v1/apps/:app/users/:user/devices/:token") { request, context in
-            let tenant = try tenant(request, context)
+            let tenant = try await tenant(request, context)
             let user = try parameter("user", context)
             let token = try parameter("token", context).lowercased()
             try await answering(notFoundAt: ["/token"]) { _ = try await tenant.write { try $0.removeDevice(token: token, ownedBy: user) } }
             return json(.object(JSONObject([("removed", .string(token)), ("user", .string(user))])))
         }
         router.delete("/v1/apps/:app/users/:user") { request, context in
-            let tenant = try tenant(request, context)
+            let tenant = try await tenant(request, context)
             let user = try parameter("user", context)
             try await answering(notFoundAt: ["/user"]) { try await tenant.write { try $0.removeUser(user) } }
             return json(.object(JSONObject([("removed", .string(user))])))

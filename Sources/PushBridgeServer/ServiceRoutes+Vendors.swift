@@ -11,11 +11,11 @@ extension ServiceRoutes {
     /// never come out: answers show the client id or administrator only.
     func registerVendors(on router: Router<Context>) {
         router.get("/v1/apps/:app/vendors") { request, context in
-            let tenant = try tenant(request, context)
+            let tenant = try await tenant(request, context)
             return json(.object(JSONObject([("vendors", .array(apps.bindings(of: tenant.id).map(Self.bindingBody)))])))
         }
         router.put("/v1/apps/:app/vendors/:vendor") { request, context in
-            let tenant = try tenant(request, context)
+            let tenant = try await tenant(request, context)
             let vendor = try self.vendor(context)
             let body = try await body(request)
             let binding = try checking { try Self.binding(body, vendor: vendor, app: tenant.id, now: .now) }
@@ -28,7 +28,7 @@ extension ServiceRoutes {
             return json(Self.bindingBody(binding))
         }
         router.delete("/v1/apps/:app/vendors/:vendor") { request, context in
-            let tenant = try tenant(request, context)
+            let tenant = try await tenant(request, context)
             let vendor = try self.vendor(context)
             guard try apps.unbind(app: tenant.id, vendor: vendor) else {
                 throw ServiceError(.notFound, code: "unknown-reference", pointer: "", expected: "a vendor bound to the app", found: JSONWriter.quoted(vendor.rawValue))

@@ -32,13 +32,13 @@ struct ServiceRoutes: Sendable {
 
     /// The app of the path, once the bearer key is checked: unknown app → 404, no key or a key of
     /// no app → 401, another app's key (or the admin key) → 403, saying nothing of the other app.
-    func tenant(_ request: Request, _ context: Context) throws -> AppTenant {
+    func tenant(_ request: Request, _ context: Context) async throws -> AppTenant {
         let app = try parameter("app", context)
         guard try apps.exists(app) else {
             throw ServiceError(.notFound, code: "unknown-app", pointer: "", expected: "an app created with POST /v1/apps", found: JSONWriter.quoted(app))
         }
         switch apps.access(to: app, key: request.bearerKey) {
-        case .granted: return try apps.tenant(app)
+        case .granted: return try await apps.tenant(app)
         case .unauthenticated:
             throw ServiceError(.unauthorized, code: "unauthorized", expected: "Authorization: Bearer <the app's key>")
         case .forbidden:

@@ -92,7 +92,6 @@ struct ServiceReliabilityTests {
         let writer = GroupCommitWriter(
             store: FailingCommitStore(), sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 8, maxWaitMicroseconds: 0, timeout: .seconds(5), name: "failing",
             observer: .init(failed: { error in reported.withLock { $0.append("\(error)") } }))
-        defer { writer.stop() }
         do {
             _ = try await writer.write { try $0.write { try $0.setMembers(["a"], of: "g") } }
             Issue.record("a write of a failed commit was answered as done")
@@ -135,9 +134,9 @@ struct ServiceReliabilityTests {
         try await first.value
         await #expect(throws: ServiceError.self) { try await late.value }
         #expect(try store.read { try $0.members(of: "late") } == [])
-        slow.stop()
+        await slow.stop()
         await #expect(throws: ServiceError.self) { try await slow.write { _ in 1 } }
-        writer.stop()
+        await writer.stop()
     }
 
     /// A writer over a store that can stop answering (PostgreSQL) answers every write by its timeout:
@@ -148,7 +147,6 @@ struct ServiceReliabilityTests {
         let writer = GroupCommitWriter(
             store: store, sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 1, maxWaitMicroseconds: 0, timeout: .milliseconds(200),
             answersByDeadline: true, name: "deadline-writer")
-        defer { writer.stop() }
         let gate = DispatchSemaphore(value: 0)
         let started = DispatchSemaphore(value: 0)
         let hung = Task { try await writer.write { started.signal(); gate.wait(); try $0.write { try $0.setMembers(["hung"], of: "hung") } } }
@@ -185,7 +183,6 @@ struct ServiceReliabilityTests {
         let writer = GroupCommitWriter(
             store: store, sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 64, maxWaitMicroseconds: 0, timeout: .seconds(600),
             name: "sends-writer", observer: .init(committed: { batch, _ in batches.withLock { $0.append(batch) } }))
-        defer { writer.stop() }
         func prepared(_ id: String) throws -> PushFacade.PreparedMessage {
             try facade.prepare(JSONParser.parse(ProcessScenario.message(id)), dialect: "agora-silent", now: FacadeScenario.now)
         }

@@ -1,0 +1,146 @@
+import NIOPosix
+import PushBridgeDialects
+import PushBridgeFacade
+import Synchronization
+
+/// One open app of the service: the facade over its store (reads, and what needs no store), and its
+/// group-commit writer.
+///
+/// Every operation holds a lease on the tenant while it runs, so the registry closes only a tenant
+/// nobody is using (``ServiceApps``' least-recently-used eviction). A request that still holds a
+/// tenant the registry has closed since is not refused: its operation runs on the app's tenant
+/// opened anew (`reopen`), so eviction is invisible to clients.
+final class AppTenant: Sendable {
+    let id: String
+    let facade: PushFacade
+    let writer: GroupCommitWriter
+    /// Called after each write when the service delivers (the write may have queued deliveries).
+    let afterWrite: (@Sendable () -> Void)?
+    /// The app's tenant as the registry has it now (opening it again after an eviction).
+    private let reopen: @Sendable () async throws -> AppTenant
+
+    /// What the registry needs to know to close the tenant safely.
+    private struct Use {
+        /// Operations running now.
+        var inFlight = 0
+        /// Closed by the registry: operations go to the tenant opened anew.
+        var retired = false
+        /// Writes ended so far.
+        var writes: UInt64 = 0
+        /// `writes` when the delivery worker last began a look at the outbox that found it empty
+        /// (`nil`: not since the tenant opened, or it found deliveries).
+        var emptyOutboxAt: UInt64?
+        /// The registry's use counter at the last request (least recently used goes first).
+        var lastUse: UInt64 = 0
+    }
+    private let use = Mutex(Use())
+
+    /// - Parameters:
+    ///   - id: the app.
+    ///   - facade: the facade over the app's store.
+    ///   - writer: the app's writer.
+    ///   - afterWrite: called after each write (wakes the delivery worker).
+    ///   - reopen: the app's current tenant, for operations on this one after it is closed.
+    init(
+        id: String, facade: PushFacade, writer: GroupCommitWriter, afterWrite: (@Sendable () -> Void)? = nil,
+        reopen: @escaping @Sendable () async throws -> AppTenant
+    ) {
+        self.id = id
+        self.facade = facade
+        self.writer = writer
+        self.afterWrite = afterWrite
+        self.reopen = reopen
+    }
+
+    /// The dialects the app's requests may name.
+    var registry: DialectRegistry { facade.registry }
+
+    /// Runs a facade operation that changes state in the app's next group commit.
+    /// - Parameters:
+    ///   - waking: whether to wake the delivery worker afterwards (not for the worker's own writes).
+    ///   - rerouting: whether a closed tenant hands the write to the app's tenant opened anew (requests);
+    ///     the delivery worker's writes are refused instead (``ServiceError/stopping``): its worker ends
+    ///     with the tenant.
+    ///   - body: the operation.
+    func write<T: Sendable>(waking: Bool = true, rerouting: Bool = true, _ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
+        guard lease() else {
+            guard rerouting else { throw ServiceError.stopping }
+            return try await reopen().write(waking: waking, body)
+        }
+        defer { endLease(wrote: true) }
+        let (registry, window, queues) = (facade.registry, facade.repeatWindowSeconds, facade.queuesDeliveries)
+        let result = try await writer.write { store in
+            try body(PushFacade(store: store, registry: registry, repeatWindowSeconds: window, queuesDeliveries: queues))
+        }
+        if waking { afterWrite?() }
+        return result
+    }
+
+    /// Sends a prepared message in the app's next group commit (decided with the sends next to it).
+    func send(_ message: PushFacade.PreparedMessage) async throws -> PushFacade.SendOutcome {
+        guard lease() else { return try await reopen().send(message) }
+        defer { endLease(wrote: true) }
+        let outcome = try await writer.send(message)
+        afterWrite?()
+        return outcome
+    }
+
+    /// Runs a facade operation that only reads, on a reader connection off the event loops.
+    /// - Parameters:
+    ///   - rerouting: as for ``write(waking:rerouting:_:)``.
+    ///   - body: the operation.
+    func read<T: Sendable>(rerouting: Bool = true, _ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
+        guard lease() else {
+            guard rerouting else { throw ServiceError.stopping }
+            return try await reopen().read(body)
+        }
+        defer { endLease(wrote: false) }
+        let facade = facade
+        return try await NIOThreadPool.singleton.runIfActive { try body(facade) }
+    }
+
+    // MARK: The registry's view
+
+    /// Notes a request for the app (the registry's use counter).
+    func used(at tick: UInt64) { use.withLock { $0.lastUse = tick } }
+
+    /// The registry's use counter at the last request.
+    var lastUse: UInt64 { use.withLock { $0.lastUse } }
+
+    /// Before the delivery worker looks at the outbox: the writes so far.
+    func writesBeforeOutboxLook() -> UInt64 { use.withLock { $0.writes } }
+
+    /// After the delivery worker's look: whether the outbox held no delivery, with the writes counted
+    /// before it began (a write after that may have queued one the look did not see).
+    func outboxLooked(empty: Bool, writesBefore: UInt64) {
+        use.withLock { $0.emptyOutboxAt = empty ? writesBefore : nil }
+    }
+
+    /// Marks the tenant closed when nobody uses it and (with delivery) its outbox was seen empty
+    /// since its last write; operations that come later go to the app's tenant opened anew.
+    /// - Parameter delivering: whether the service delivers (an outbox with deliveries keeps its app open).
+    /// - Returns: whether it is now retired.
+    func retireIfIdle(delivering: Bool) -> Bool {
+        use.withLock { use in
+            guard !use.retired, use.inFlight == 0 else { return false }
+            if delivering && use.emptyOutboxAt != use.writes { return false }
+            use.retired = true
+            return true
+        }
+    }
+
+    private func lease() -> Bool {
+        use.withLock { use in
+            guard !use.retired else { return false }
+            use.inFlight += 1
+            return true
+        }
+    }
+
+    private func endLease(wrote: Bool) {
+        use.withLock { use in
+            use.inFlight -= 1
+            if wrote { use.writes &+= 1 }
+        }
+    }
+}
