@@ -1,0 +1,181 @@
+import AsyncHTTPClient
+import Foundation
+import PushBridgeAPNsMock
+import PushBridgeJSON
+import PushBridgeTestSupport
+import Testing
+
+/// The registry of open apps: idle apps past `max-open-apps` are closed and open again on their next
+/// request, unseen by clients; an app with deliveries to make stays open until they are made; an
+/// idle app costs no thread, so a thousand of them fit in a bounded process.
+@Suite("App registry")
+struct AppRegistryTests {
+    typealias ServerProcess = ProcessScenario.ServerProcess
+
+    /// A gauge or counter's value in the `/metrics` text.
+    static func metric(_ name: String, in text: String) -> Double? {
+        for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
+            return Double(line.split(separator: " ").last ?? "")
+        }
+        return nil
+    }
+
+    /// The threads of a process, and its resident memory in KiB (Linux `/proc`).
+    static func threadsAndMemory(of pid: Int32) throws -> (threads: Int, residentKiB: Int) {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        func field(_ name: String) -> Int {
+            let line = status.split(separator: "\n").first { $0.hasPrefix(name + ":") } ?? ""
+            return Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? -1
+        }
+        return (field("Threads"), field("VmRSS"))
+    }
+
+    /// Six apps, at most two open: every app keeps its state across being closed and opened again,
+    /// messages sent to all six at once are each acknowledged once and delivered (a reopened app's
+    /// worker starts again), and the registry closes the idle ones again afterwards.
+    @Test func closedAppsOpenAgainWithTheirStateAndDeliver() async throws {
+        let kit = try DeliveryKit()
+        try await withMockAPNs(kit.mockConfiguration) { mock in
+            try await withLiveService(database: nil, { c in
+                try? ServiceDeliveryScenario.configure(&c, kit: kit, mock: mock)
+                c.maxOpenApps = 2
+            }) { service in
+                let apps = (0..<6).map { "r\($0)" }
+                var keys: [String: String] = [:]
+                for app in apps { keys[app] = try await setUpExampleApp(service, app: app) }
+                // Round one, one app at a time; round two, all six at once.
+                for app in apps {
+                    let sent = try await service.call(.post, "/v1/apps/\(app)/messages?dialect=agora-silent", key: keys[app], body: ProcessScenario.message("m1"))
+                    #expect(sent.status == 201, "\(app): \(sent.text)")
+                }
+                let keysNow = keys
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for app in apps {
+                        group.addTask {
+                            for i in 2...6 {
+                                let sent = try await service.call(
+                                    .post, "/v1/apps/\(app)/messages?dialect=agora-silent", key: keysNow[app], body: ProcessScenario.message("m\(i)"))
+                                #expect(sent.status == 201, "\(app) m\(i): \(sent.text)")
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                for app in apps {
+                    for i in 1...6 {
+                        let body = try await ServiceDeliveryScenario.settled(service, app: app, key: keys[app]!, message: "m\(i)")
+                        let states = body["deliveries"]?.arrayValue?.compactMap { $0["state"]?.stringValue } ?? []
+                        #expect(states == ["delivered", "delivered"], "\(app) m\(i): \(body)")
+                    }
+                    // The same id again is the same message, decided once, whichever tenant answers.
+                    let again = try await service.call(.post, "/v1/apps/\(app)/messages?dialect=agora-silent", key: keys[app], body: ProcessScenario.message("m1"))
+                    #expect(again.status == 200, "\(app): \(again.text)")
+                }
+                #expect(mock.requests.count == apps.count * 6 * 2, "every delivery made once: \(mock.requests.count)")
+                // Idle again: the sweep closes all but two.
+                var open = Double.infinity
+                var closed = 0.0
+                let deadline = Date().addingTimeInterval(30)
+                while Date() < deadline {
+                    let metrics = try await service.call(.get, "/metrics").text
+                    open = Self.metric("pushbridge_apps_open", in: metrics) ?? .infinity
+                    closed = Self.metric("pushbridge_apps_closed_total", in: metrics) ?? 0
+                    if open <= 2 { break }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                #expect(open <= 2, "apps open: \(open)")
+                #expect(closed >= 4, "apps closed: \(closed)")
+            }
+        }
+    }
+
+    /// A thousand apps, each opened once, then idle, with `max-open-apps` 32: the process holds at
+    /// most 50 threads, at most 32 stores, and its memory does not grow with the apps it closed;
+    /// restarted with delivery configured (every app opened at start to finish its queue), the same.
+    @Test func aThousandIdleAppsCostNoThreads() async throws {
+        let database = temporaryDirectory() + "/service"
+        let kit = try DeliveryKit()
+        let apps = 1_000
+        let examples = Repository.root.appendingPathComponent("Examples/facade")
+        let config = try String(contentsOf: examples.appendingPathComponent("app.json"), encoding: .utf8)
+
+        /// Waits until the process has settled: at most 50 threads, `limit` apps open and at least
+        /// `closed` closed (bounded).
+        func settled(_ server: ServerProcess, _ client: HTTPClient, limit: Int, closed: Int = 0) async throws -> (threads: Int, residentKiB: Int, open: Double) {
+            var last = (threads: Int.max, residentKiB: 0, open: Double.infinity)
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline {
+                let metrics = try await client.call(.GET, server.base + "/metrics", key: nil).text
+                let (threads, memory) = try Self.threadsAndMemory(of: server.process.processIdentifier)
+                last = (threads, memory, Self.metric("pushbridge_apps_open", in: metrics) ?? .infinity)
+                let closedSoFar = Self.metric("pushbridge_apps_closed_total", in: metrics) ?? 0
+                if last.threads <= 50 && last.open <= Double(limit) && closedSoFar >= Double(closed) { break }
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            return last
+        }
+
+        let environment = ["PUSHBRIDGE_MAX_OPEN_APPS": "32", "PUSHBRIDGE_LOG_LEVEL": "warning"]
+        let server = try ServerProcess(database: database, extraEnvironment: environment)
+        var memoryAtHundred = 0
+        var memoryAtThousand = 0
+        try await withHTTPClient { client in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for lane in 0..<8 {
+                    group.addTask {
+                        for i in stride(from: lane, to: 100, by: 8) {
+                            try await Self.openApp("t\(i)", server, client, config: config)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            memoryAtHundred = try await settled(server, client, limit: 32, closed: 100 - 32).residentKiB
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for lane in 0..<8 {
+                    group.addTask {
+                        for i in stride(from: 100 + lane, to: apps, by: 8) {
+                            try await Self.openApp("t\(i)", server, client, config: config)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let after = try await settled(server, client, limit: 32, closed: apps - 32)
+            memoryAtThousand = after.residentKiB
+            print("1,000 idle apps: \(after.threads) threads, \(after.open) open, \(memoryAtHundred) KiB at 100 apps, \(memoryAtThousand) KiB at 1,000")
+            #expect(after.threads <= 50, "threads: \(after.threads)")
+            #expect(after.open <= 32, "apps open: \(after.open)")
+            // 900 more apps known (a directory entry and metrics each), none of their stores kept:
+            // far less than the ≈ 100 KiB or more that an open SQLite store costs.
+            #expect(memoryAtThousand - memoryAtHundred < 900 * 40, "\(memoryAtHundred) KiB at 100 apps, \(memoryAtThousand) KiB at 1,000")
+            // Every app still answers, with its state.
+            let reply = try await client.call(.GET, server.base + "/v1/apps/t7/users/nobody", key: nil)
+            #expect(reply.status == 401, "\(reply.text)")
+        }
+        #expect(server.stop(signal: SIGTERM) == 0, "\(server.log)")
+
+        // Restarted with delivery: every app opens to finish its queue, then the idle ones close.
+        try await withMockAPNs(kit.mockConfiguration) { mock in
+            let delivering = try ServerProcess(
+                database: database, extraEnvironment: try ProcessScenario.environment(kit, mock, concurrency: 16).merging(environment) { $1 })
+            try await withHTTPClient { client in
+                let after = try await settled(delivering, client, limit: 32, closed: apps - 32)
+                print("restarted with delivery: \(after.threads) threads, \(after.open) open, \(after.residentKiB) KiB")
+                #expect(after.threads <= 50, "threads: \(after.threads)")
+                #expect(after.open <= 32, "apps open: \(after.open)")
+                let metrics = try await client.call(.GET, delivering.base + "/metrics", key: nil).text
+                #expect((Self.metric("pushbridge_apps_closed_total", in: metrics) ?? 0) >= Double(apps - 32), "\(metrics)")
+            }
+            #expect(delivering.stop(signal: SIGTERM) == 0, "\(delivering.log)")
+        }
+    }
+
+    /// Creates an app and opens its store (its configuration is a write).
+    static func openApp(_ app: String, _ server: ServerProcess, _ client: HTTPClient, config: String) async throws {
+        let created = try await client.call(.POST, server.base + "/v1/apps", key: testAdminKey, body: #"{"app":"\#(app)"}"#)
+        let key = try #require(created.json?["key"]?.stringValue, "\(created.text)")
+        let configured = try await client.call(.PUT, server.base + "/v1/apps/\(app)", key: key, body: config)
+        #expect(configured.status == 200, "\(app): \(configured.text)")
+    }
+}
