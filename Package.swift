@@ -100,7 +100,7 @@ let package = Package(
             name: "PushBridgePostgres",
             dependencies: [
                 "PushBridgeStore", "PushBridgeCore", "PushBridgeJSON",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -111,7 +111,7 @@ let package = Package(
         .target(
             name: "PushBridgeTesting",
             dependencies: [
-                "PushBridgeServer", "PushBridgeJSON",
+                "PushBridgeServer", "PushBridgeStore", "PushBridgeJSON",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

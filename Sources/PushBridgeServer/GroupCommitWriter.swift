@@ -76,7 +76,7 @@ final class GroupCommitWriter: Sendable {
         var stopping = false
     }
 
-    private nonisolated(unsafe) let store: any PushStateStore
+    private let store: any PushStateStore
     private let sendBatch: SendBatch
     private let maxBatch: Int
     private let maxWait: DispatchTimeInterval?

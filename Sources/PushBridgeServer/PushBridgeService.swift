@@ -1,4 +1,5 @@
 import Hummingbird
+import PushBridgeStore
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -11,18 +12,20 @@ public struct PushBridgeService: Sendable {
     let apps: ServiceApps
     let logger: Logger
 
-    /// Opens the data directory and the app directory (app stores open on first use).
+    /// Opens the app directory of the storage (app stores open on first use).
     /// - Parameters:
     ///   - configuration: the service's settings.
+    ///   - storage: where the apps are kept; `nil`: what the configuration names
+    ///     (``ServiceConfiguration/storage()``). A test can hand a twin.
     ///   - logger: where log lines go; by default ``ServiceLogHandler`` on standard error at the configured level.
     /// - Throws: a store error when the data directory cannot be opened.
-    public init(configuration: ServiceConfiguration, logger: Logger? = nil) throws {
+    public init(configuration: ServiceConfiguration, storage: (any ServiceStorage)? = nil, logger: Logger? = nil) throws {
         var logger = logger ?? Logger(label: "pushbridge") { ServiceLogHandler(label: $0, level: configuration.logLevel) }
         logger.logLevel = configuration.logLevel
         self.configuration = configuration
         self.logger = logger
         metrics = ServiceMetrics()
-        apps = try ServiceApps(configuration: configuration, metrics: metrics, logger: logger)
+        apps = try ServiceApps(configuration: configuration, storage: storage ?? configuration.storage(), metrics: metrics, logger: logger)
     }
 
     /// The router with every route of SPEC §11 (and the error body for what matches none).

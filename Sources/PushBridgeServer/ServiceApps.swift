@@ -1,5 +1,3 @@
-import Crypto
-import PushBridgePostgres
 import Foundation
 import Logging
 import NIOPosix
@@ -20,6 +18,8 @@ final class ServiceApps: @unchecked Sendable {
     }
 
     let configuration: ServiceConfiguration
+    /// Where the apps are kept (built by the executable, or a test's twin).
+    let storage: any ServiceStorage
     let directory: any AppDirectory
     let registry: DialectRegistry
     let metrics: ServiceMetrics
@@ -50,22 +50,21 @@ final class ServiceApps: @unchecked Sendable {
     /// Delivery to APNs, when configured.
     let delivery: ServiceDelivery?
 
-    /// Opens the directory (creating the data directory when missing) and, when delivery is
-    /// configured, reads its credentials.
-    init(configuration: ServiceConfiguration, registry: DialectRegistry = .standard, metrics: ServiceMetrics, logger: Logger) throws {
-        delivery = try configuration.delivery.map { try ServiceDelivery(settings: $0, releasesClaimsAtStart: configuration.postgres == nil, metrics: metrics, logger: logger) }
+    /// Opens the directory and, when delivery is configured, reads its credentials.
+    /// - Parameters:
+    ///   - configuration: the service's settings.
+    ///   - storage: where the apps are kept.
+    ///   - registry: the dialects.
+    ///   - metrics: the service's metrics.
+    ///   - logger: the service's log.
+    init(configuration: ServiceConfiguration, storage: any ServiceStorage, registry: DialectRegistry = .standard, metrics: ServiceMetrics, logger: Logger) throws {
+        delivery = try configuration.delivery.map { try ServiceDelivery(settings: $0, releasesClaimsAtStart: !storage.isShared, metrics: metrics, logger: logger) }
         self.configuration = configuration
+        self.storage = storage
         self.registry = registry
         self.metrics = metrics
         self.logger = logger
-        if let postgres = configuration.postgresWithDeadline {
-            directory = try PostgresAppDirectory(location: postgres)
-        } else if configuration.isInMemory {
-            directory = MemoryAppDirectory()
-        } else {
-            try FileManager.default.createDirectory(atPath: configuration.database + "/apps", withIntermediateDirectories: true)
-            directory = try SQLiteAppDirectory(path: configuration.database + "/service.sqlite")
-        }
+        directory = try storage.openDirectory()
         do {
             for app in try directory.apps() { known[app.id] = app }
             for binding in try directory.vendorBindings() { bindings[binding.vendor, default: [:]][binding.key] = binding }
@@ -86,7 +85,7 @@ final class ServiceApps: @unchecked Sendable {
     /// changed: called on a miss, at most once a second. Called without `lock` held: the reads
     /// happen outside it (each statement has its deadline), and only the merge takes it.
     private func refreshShared() {
-        guard configuration.postgres != nil else { return }
+        guard storage.isShared else { return }
         let due = lock.withLock {
             guard Date().timeIntervalSince(lastReload) >= 1 else { return false }
             lastReload = Date()
@@ -164,9 +163,7 @@ final class ServiceApps: @unchecked Sendable {
     }
 
     /// Whether the service's stores answer (`/readyz`): the shared directory on PostgreSQL; files always.
-    func storeIsReachable() -> Bool {
-        (directory as? PostgresAppDirectory)?.isReachable() ?? true
-    }
+    func storeIsReachable() -> Bool { storage.isReachable() }
 
     /// What a bearer key may do on an app.
     func access(to id: String, key: String?) -> Access {
@@ -199,15 +196,6 @@ final class ServiceApps: @unchecked Sendable {
             lock.withLock { known[id] = app }
             return key
         }
-    }
-
-    /// The PostgreSQL schema of an app's state: `app_`, the id lower-cased with characters other
-    /// than a–z, 0–9 and `_` as `_` (at most 40 of them), `_`, and 8 hex digits of the id's SHA-256,
-    /// so ids that differ only in case or punctuation get schemas of their own.
-    static func schema(ofApp id: String) -> String {
-        let readable = String(id.lowercased().unicodeScalars.prefix(40).map { ("a"..."z").contains($0) || ("0"..."9").contains($0) ? Character($0) : "_" })
-        let digest = SHA256.hash(data: Data(id.utf8)).prefix(4).map { String(format: "%02x", $0) }.joined()
-        return "app_" + readable + "_" + digest
     }
 
     /// The app's tenant, opening its store on first use. The store opens off the request's task, on
@@ -264,20 +252,13 @@ final class ServiceApps: @unchecked Sendable {
 
     /// Makes an app's tenant: opens its store, and the writer that commits to it.
     private func makeTenant(_ id: String) throws -> AppTenant {
-        let store: any PushStateStore =
-            if let postgres = configuration.postgresWithDeadline {
-                try PostgresStateStore(location: try postgres.inSchema(Self.schema(ofApp: id)))
-            } else if configuration.isInMemory {
-                MemoryStateStore()
-            } else {
-                try SQLiteStateStore(path: "\(configuration.database)/apps/\(id).sqlite", options: .init(synchronous: configuration.synchronous))
-            }
+        let store = try storage.openStore(forApp: id)
         let metrics = metrics
         let facade = PushFacade(
             store: store, registry: registry, repeatWindowSeconds: configuration.repeatWindowSeconds, queuesDeliveries: delivery != nil)
         let writer = GroupCommitWriter(
             store: store, sendBatch: { try facade.writing(to: $0).send($1) }, maxBatch: configuration.groupCommitMaxBatch, maxWaitMicroseconds: configuration.groupCommitWaitMicroseconds,
-            timeout: .milliseconds(Int64(configuration.requestTimeoutSeconds * 1000)), answersByDeadline: configuration.postgres != nil,
+            timeout: .milliseconds(Int64(configuration.requestTimeoutSeconds * 1000)), answersByDeadline: storage.isShared,
             name: "pushbridge-writer-\(id)",
             observer: .init(
                 committed: { batch, waiting in metrics.committed(app: id, batch: batch, waiting: waiting) },
@@ -298,7 +279,7 @@ final class ServiceApps: @unchecked Sendable {
     /// open (its worker delivers them), and state in memory is never closed (it would be lost).
     /// Called after each opening, and every second by ``sweep()``.
     func closeLeastRecentlyUsed() {
-        guard !configuration.isInMemory else { return }
+        guard !storage.isVolatile else { return }
         let delivering = delivery != nil
         let retired: [AppTenant] = lock.withLock {
             let excess = tenants.count - configuration.maxOpenApps
@@ -407,16 +388,5 @@ final class VerifiedSignatures: @unchecked Sendable {
             if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
             entries[sig] = Entry(key: binding.key, boundAt: binding.boundAt, identifier: identifier, expiresAt: expiresAt)
         }
-    }
-}
-
-extension ServiceConfiguration {
-    /// The PostgreSQL location with the deadline of one statement or connection attempt: half the
-    /// request timeout, at most 5 s, so a request whose database stopped answering gets its 503
-    /// within `request-timeout-seconds`.
-    var postgresWithDeadline: PostgresLocation? {
-        guard var location = postgres else { return nil }
-        location.deadline = .milliseconds(Int64(min(5, max(0.2, requestTimeoutSeconds / 2)) * 1000))
-        return location
     }
 }

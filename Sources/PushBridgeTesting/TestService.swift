@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import PushBridgeJSON
 import PushBridgeServer
+import PushBridgeStore
 
 /// A reply from a ``TestService``: its status, body text and headers.
 public struct ServiceReply: Sendable {
@@ -102,12 +103,15 @@ public struct TestServiceError: Error, CustomStringConvertible {
 ///   - configuration: the service's settings (its `adminKeyHash` must be `AccessKey.hash(adminKey)`).
 ///   - adminKey: the admin key, for ``TestService/createApp(_:)``.
 ///   - mode: ``TestService/Mode/live`` (a loopback port) or ``TestService/Mode/router`` (no socket).
+///   - storage: where the service keeps its apps; `nil`: what the configuration names. A twin
+///     (a `ServiceStorage` of the test's) can count, slow down or fail the stores' opening.
 ///   - body: the test.
 /// - Returns: what `body` returns.
 public func withTestService<T: Sendable>(
-    _ configuration: ServiceConfiguration, adminKey: String, mode: TestService.Mode = .live, _ body: @Sendable (TestService) async throws -> T
+    _ configuration: ServiceConfiguration, adminKey: String, mode: TestService.Mode = .live, storage: (any ServiceStorage)? = nil,
+    _ body: @Sendable (TestService) async throws -> T
 ) async throws -> T {
-    let service = try PushBridgeService(configuration: configuration)
+    let service = try PushBridgeService(configuration: configuration, storage: storage)
     let testing: TestingSetup = mode == .live ? .live : .router
     return try await service.application().test(testing) { client in try await body(TestService(client: client, adminKey: adminKey)) }
 }

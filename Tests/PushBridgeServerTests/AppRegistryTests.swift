@@ -2,7 +2,9 @@ import AsyncHTTPClient
 import Foundation
 import PushBridgeAPNsMock
 import PushBridgeJSON
+import PushBridgeStore
 import PushBridgeTestSupport
+import Synchronization
 import Testing
 
 /// The registry of open apps: idle apps past `max-open-apps` are closed and open again on their next
@@ -28,6 +30,66 @@ struct AppRegistryTests {
             return Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") ?? -1
         }
         return (field("Threads"), field("VmRSS"))
+    }
+
+    /// A storage twin: SQLite files in a data directory, each app's opening counted; an app named
+    /// `slow…` opens only once the gate is opened (or after 20 s), and `broken…` cannot be opened
+    /// while `broken` is set (the database unreachable).
+    final class CountingStorage: ServiceStorage {
+        let files: SQLiteServiceStorage
+        let openings = Mutex<[String: Int]>([:])
+        let gate = DispatchSemaphore(value: 0)
+        let broken = Mutex(true)
+
+        init(path: String) { files = SQLiteServiceStorage(path: path) }
+
+        func openDirectory() throws -> any AppDirectory { try files.openDirectory() }
+
+        func openStore(forApp app: String) throws -> any PushStateStore {
+            openings.withLock { $0[app, default: 0] += 1 }
+            if app.hasPrefix("slow") { _ = gate.wait(timeout: .now() + 20) }
+            if app.hasPrefix("broken") && broken.withLock({ $0 }) { throw StoreError(.unreachable, "the test's database is down") }
+            return try files.openStore(forApp: app)
+        }
+
+        func openings(of app: String) -> Int { openings.withLock { $0[app] ?? 0 } }
+    }
+
+    /// Twenty requests for an app whose store is still opening wait for that one opening (single
+    /// flight); meanwhile other apps and the health routes answer (no lock is held across it). An
+    /// opening that fails is answered 503 and tried again by the next request, which then succeeds.
+    @Test func anAppOpensOnceAndOffTheOtherAppsPath() async throws {
+        let storage = CountingStorage(path: temporaryDirectory())
+        try await withLiveService(database: nil, mode: .router, storage: storage) { service in
+            let slowKey = try await service.createApp("slow")
+            let fastKey = try await service.createApp("fast")
+            let brokenKey = try await service.createApp("broken")
+            let config = try String(contentsOf: Repository.root.appendingPathComponent("Examples/facade/app.json"), encoding: .utf8)
+            let waiting = Task {
+                try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<20 { group.addTask { try await service.call(.put, "/v1/apps/slow", key: slowKey, body: config).status } }
+                    return try await group.reduce(into: [Int]()) { $0.append($1) }
+                }
+            }
+            while storage.openings(of: "slow") == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            // The slow opening holds: another app, and the health routes, answer meanwhile.
+            #expect(try await service.call(.put, "/v1/apps/fast", key: fastKey, body: config).status == 200)
+            #expect(try await service.call(.get, "/healthz").status == 200)
+            #expect(try await service.call(.get, "/readyz").status == 200)
+            #expect(storage.openings(of: "slow") == 1)
+            storage.gate.signal()
+            let statuses = try await waiting.value
+            #expect(statuses == Array(repeating: 200, count: 20), "\(statuses)")
+            #expect(storage.openings(of: "slow") == 1, "one opening for twenty requests")
+            #expect(storage.openings(of: "fast") == 1)
+
+            let down = try await service.call(.put, "/v1/apps/broken", key: brokenKey, body: config)
+            #expect(down.status == 503 && down.errorCode == "store-unavailable", "\(down.status) \(down.text)")
+            #expect(down.headers[.retryAfter] != nil)
+            storage.broken.withLock { $0 = false }
+            #expect(try await service.call(.put, "/v1/apps/broken", key: brokenKey, body: config).status == 200)
+            #expect(storage.openings(of: "broken") == 2, "a failed opening is not remembered")
+        }
     }
 
     /// Six apps, at most two open: every app keeps its state across being closed and opened again,

@@ -52,15 +52,18 @@ package struct LiveService: Sendable {
 /// - Parameters:
 ///   - database: `:memory:`, or `nil` for a new temporary data directory.
 ///   - mode: `.live` (a loopback port: transport, crashes, shutdown) or `.router` (no socket: API tests).
+///   - storage: a storage twin instead of the one the configuration names.
 ///   - configure: changes to the test configuration.
 package func withLiveService<T: Sendable>(
-    database: String? = ":memory:", mode: TestService.Mode = .live, _ configure: (inout ServiceConfiguration) -> Void = { _ in },
-    _ body: @Sendable (LiveService) async throws -> T
+    database: String? = ":memory:", mode: TestService.Mode = .live, storage: (any ServiceStorage)? = nil,
+    _ configure: (inout ServiceConfiguration) -> Void = { _ in }, _ body: @Sendable (LiveService) async throws -> T
 ) async throws -> T {
     var configuration = ServiceConfiguration(
         host: "127.0.0.1", port: 0, database: database ?? temporaryDirectory(), adminKeyHash: AccessKey.hash(testAdminKey), logLevel: .warning)
     configure(&configuration)
-    return try await withTestService(configuration, adminKey: testAdminKey, mode: mode) { service in try await body(LiveService(service: service)) }
+    return try await withTestService(configuration, adminKey: testAdminKey, mode: mode, storage: storage) { service in
+        try await body(LiveService(service: service))
+    }
 }
 
 /// A new empty directory under the temporary directory.

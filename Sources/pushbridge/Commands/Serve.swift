@@ -63,7 +63,7 @@ struct Serve: AsyncParsableCommand {
         }
         let service: PushBridgeService
         do {
-            service = try PushBridgeService(configuration: configuration)
+            service = try PushBridgeService(configuration: configuration, storage: configuration.storage())
         } catch let error as ConfigurationError {
             // A setting the service can only judge when it starts (a credential file's key): a bad setting.
             printError("pushbridge serve: \(error)")
