@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import PushBridgeCore
 import PushBridgeFacade
 import PushBridgeStore
@@ -51,6 +52,7 @@ public final class DeliveryWorker: Sendable {
     let feedback: FeedbackNotifier?
     let clock: @Sendable () -> Instant
     private let signal = WakeSignal()
+    private let stopping = Mutex(false)
 
     /// - Parameters:
     ///   - app: the app whose outbox it is (part of every `apns-id`).
@@ -79,13 +81,24 @@ public final class DeliveryWorker: Sendable {
     /// New deliveries were queued: look now instead of at the next poll.
     public func wake() { signal.wake() }
 
-    /// Delivers until the task is cancelled; store errors are reported and retried after a pause.
+    /// Asks ``run()`` to end: it claims nothing more, records the outcomes of what is in flight, and
+    /// returns (its app is being closed). Cancelling its task ends it too, cutting off what is in flight.
+    public func stop() {
+        stopping.withLock { $0 = true }
+        signal.wake()
+    }
+
+    /// Whether to go on: neither cancelled nor asked to stop.
+    private var goesOn: Bool { !Task.isCancelled && !stopping.withLock { $0 } }
+
+    /// Delivers until the task is cancelled or ``stop()`` is called; store errors are reported and
+    /// retried after a pause.
     public func run() async {
         if settings.releasesClaimsAtStart {
             do { try await outbox.releaseClaims() } catch { observer.workerError(app, error) }
         }
         var nextPrune = clock()
-        while !Task.isCancelled {
+        while goesOn {
             do {
                 let sent = try await drain()
                 let now = clock()
@@ -126,7 +139,7 @@ public final class DeliveryWorker: Sendable {
             var pendingSince = clock()
             while true {
                 let free = concurrency - inFlight - pending.count
-                if !exhausted && !Task.isCancelled && free > 0 && (free >= refill || inFlight == 0) {
+                if !exhausted && goesOn && free > 0 && (free >= refill || inFlight == 0) {
                     let now = clock()
                     let claimed = try await outbox.claim(now: now, claimUntil: now.adding(seconds: settings.claimSeconds), limit: free)
                     if claimed.isEmpty { exhausted = true }

@@ -58,27 +58,28 @@ public struct PushBridgeService: Sendable {
     /// Stops delivering and closes the stores (finishing queued writes); for a service that is not
     /// run as an application.
     public func close() async {
-        await apps.delivery?.stop()
+        await apps.delivery?.finishAndWait()
         await apps.close()
     }
 }
 
-/// The registry of open apps as a service: opens every app with a queue left from before (with
-/// delivery), closes idle apps past the limit each second, and at the graceful shutdown — which
-/// comes after the server has stopped (services stop in reverse order) — stops delivering,
-/// finishes the queued writes and closes the stores.
+/// The apps' runtime as a service: the delivery workers (child tasks of the delivery's run), every
+/// app with a queue left from before opened (with delivery), idle apps past the limit closed each
+/// second; at the graceful shutdown — which comes after the server has stopped (services stop in
+/// reverse order) — it stops delivering, finishes the queued writes and closes the stores.
 struct StoreCloser: Service {
     let apps: ServiceApps
 
     func run() async throws {
         await withTaskGroup(of: Void.self) { group in
+            if let delivery = apps.delivery { group.addTask { await delivery.run() } }
             group.addTask { await apps.sweep() }
             // Every app with a queue left from before resumes delivering now.
             if apps.delivery != nil { await apps.openAll() }
             try? await gracefulShutdown()
+            apps.delivery?.finish()
             group.cancelAll()
         }
-        await apps.delivery?.stop()
         await apps.close()
     }
 }

@@ -6,10 +6,17 @@ import PushBridgeFacade
 import PushBridgeStore
 import Synchronization
 
-/// The service's delivery to APNs (SPEC §13): one ``DeliveryWorker`` per app, started when the
-/// app's store opens (every known app at start, so a queue left by a crash is finished), writing
-/// through the app's group-commit writer.
+/// The service's delivery to APNs (SPEC §13): one ``DeliveryWorker`` per open app, each a child
+/// task of ``run()``, started when the app's store opens (every known app at start, so a queue left
+/// by a crash is finished) and stopped when the registry closes the app; workers write through the
+/// app's group-commit writer and sleep until a write wakes them or a delivery is due.
 final class ServiceDelivery: Sendable {
+    /// What ``run()`` is asked to do, in order.
+    private enum Command: Sendable {
+        case start(AppTenant)
+        /// Stop an app's worker and answer once it has ended.
+        case stop(String, CheckedContinuation<Void, Never>)
+    }
     let settings: ServiceConfiguration.Delivery
     /// Whether a worker ends every claim at start: only when this process alone uses the store
     /// (SQLite). On a shared PostgreSQL, another node's claims must lapse instead.
@@ -19,9 +26,12 @@ final class ServiceDelivery: Sendable {
     let feedback: FeedbackNotifier?
     let metrics: ServiceMetrics
     let logger: Logger
-    private let workers = Mutex<[String: (worker: DeliveryWorker, task: Task<Void, Never>)]>([:])
-    private let feedbackTask = Mutex<Task<Void, Never>?>(nil)
-    private let stopped = Mutex(false)
+    /// The running workers, for ``wake(_:)``.
+    private let workers = Mutex<[String: DeliveryWorker]>([:])
+    private let commands: (stream: AsyncStream<Command>, continuation: AsyncStream<Command>.Continuation) = AsyncStream.makeStream()
+    /// Whether ``run()`` has started (it runs once), and its end.
+    private let ran = Mutex(false)
+    private let runEnd = WorkerEnd()
     /// One warning per credential and topic per interval, not one per delivery.
     let credentialWarnings: WarningInterval
 
@@ -51,15 +61,89 @@ final class ServiceDelivery: Sendable {
         }
         policy = DeliveryPolicy(maximumAgeSeconds: settings.maximumAgeSeconds, retryBaseMilliseconds: settings.retryBaseMilliseconds)
         feedback = settings.feedbackURL.map { FeedbackNotifier(url: $0) }
-        if let feedback { feedbackTask.withLock { $0 = Task { await feedback.run() } } }
         logger.info(
             "delivery on",
             metadata: ["credentials": "\(credentials.map(\.label).joined(separator: ", "))", "apns": "\(settings.apnsURL ?? "apple")"])
     }
 
-    /// Starts the worker of an app whose store just opened.
+    /// Starts the worker of an app whose store just opened (a child task of ``run()``).
     func start(_ tenant: AppTenant) {
-        guard !stopped.withLock({ $0 }) else { return }
+        commands.continuation.yield(.start(tenant))
+    }
+
+    /// Stops an app's worker (its tenant is being closed): returns once it has ended, its in-flight
+    /// deliveries recorded.
+    func stop(_ app: String) async {
+        await withCheckedContinuation { (reply: CheckedContinuation<Void, Never>) in
+            if case .terminated = commands.continuation.yield(.stop(app, reply)) { reply.resume() }
+        }
+    }
+
+    /// Looks at an app's outbox now (a write may have queued deliveries).
+    func wake(_ app: String) {
+        workers.withLock { $0[app] }?.wake()
+    }
+
+    /// Runs the workers as child tasks until ``finish()`` or cancellation (the graceful shutdown),
+    /// with the feedback poster beside them; then closes the APNs connections. A delivery in flight
+    /// when the task is cancelled is sent again after a restart (the same `apns-id`).
+    func run() async {
+        guard ran.withLock({ ran in
+            defer { ran = true }
+            return !ran
+        }) else { return }
+        defer { runEnd.reached() }
+        await withDiscardingTaskGroup { group in
+            if let feedback { group.addTask { await feedback.run() } }
+            var ended: [String: WorkerEnd] = [:]
+            for await command in commands.stream {
+                switch command {
+                case .start(let tenant):
+                    guard ended[tenant.id] == nil else { continue }
+                    let worker = makeWorker(tenant)
+                    let end = WorkerEnd()
+                    ended[tenant.id] = end
+                    workers.withLock { $0[tenant.id] = worker }
+                    group.addTask {
+                        await worker.run()
+                        end.reached()
+                    }
+                case .stop(let app, let reply):
+                    guard let end = ended.removeValue(forKey: app), let worker = workers.withLock({ $0.removeValue(forKey: app) }) else {
+                        reply.resume()
+                        continue
+                    }
+                    worker.stop()
+                    group.addTask {
+                        await end.wait()
+                        reply.resume()
+                    }
+                }
+            }
+            group.cancelAll()
+        }
+        workers.withLock { $0.removeAll() }
+        await client.shutdown()
+    }
+
+    /// Ends ``run()``: no worker starts after, and those running are cancelled.
+    func finish() {
+        commands.continuation.finish()
+    }
+
+    /// Ends ``run()`` and returns once it has closed the APNs connections (for a service that is not
+    /// run as an application: closes them itself when ``run()`` never ran).
+    func finishAndWait() async {
+        finish()
+        let neverRan = ran.withLock { ran in
+            defer { ran = true }
+            return !ran
+        }
+        if neverRan { await client.shutdown() } else { await runEnd.wait() }
+    }
+
+    /// Makes the worker of an app.
+    private func makeWorker(_ tenant: AppTenant) -> DeliveryWorker {
         let metrics = metrics
         let logger = logger
         let (client, warnings) = (client, credentialWarnings)
@@ -76,7 +160,7 @@ final class ServiceDelivery: Sendable {
                     "APNs refuses the credential: every delivery with it fails until it is replaced",
                     metadata: ["app": "\(app)", "credential": "\(label)", "topic": "\(topic)", "reason": "\(reason)"])
             })
-        let worker = DeliveryWorker(
+        return DeliveryWorker(
             app: tenant.id, outbox: TenantOutbox(tenant: tenant, metrics: metrics), sender: client, policy: policy,
             settings: .init(
                 concurrency: settings.concurrency, claimSeconds: settings.leaseSeconds, retentionSeconds: settings.retentionSeconds,
@@ -85,39 +169,33 @@ final class ServiceDelivery: Sendable {
                 // its own only as a safety net; shared PostgreSQL: other nodes queue rows too.
                 idleLookMilliseconds: releasesClaimsAtStart ? 30_000 : 1_000),
             observer: observer, feedback: feedback)
-        workers.withLock { workers in
-            guard workers[tenant.id] == nil else { return }
-            workers[tenant.id] = (worker, Task { await worker.run() })
+    }
+}
+
+/// The end of a task (a worker's, or the delivery's run): waited for by whoever stops it.
+final class WorkerEnd: Sendable {
+    private let state = Mutex<(reached: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    /// The worker's task has returned.
+    func reached() {
+        let waiters = state.withLock { state in
+            state.reached = true
+            defer { state.waiters = [] }
+            return state.waiters
         }
+        for waiter in waiters { waiter.resume() }
     }
 
-    /// Stops an app's worker (its tenant is being closed): returns once it has ended.
-    func stop(_ app: String) async {
-        guard let task = workers.withLock({ $0.removeValue(forKey: app)?.task }) else { return }
-        task.cancel()
-        await task.value
-    }
-
-    /// Looks at an app's outbox now (a write may have queued deliveries).
-    func wake(_ app: String) {
-        workers.withLock { $0[app]?.worker }?.wake()
-    }
-
-    /// Stops the workers (a delivery in flight is settled or, if cut off, sent again after a
-    /// restart), posts what feedback it can, and closes the connections.
-    func stop() async {
-        stopped.withLock { $0 = true }
-        let running = workers.withLock { workers in
-            defer { workers.removeAll() }
-            return Array(workers.values)
+    /// Returns once the worker's task has returned.
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state in
+                if state.reached { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
         }
-        for (_, task) in running { task.cancel() }
-        for (_, task) in running { await task.value }
-        if let task = feedbackTask.withLock({ $0 }) {
-            task.cancel()
-            await task.value
-        }
-        await client.shutdown()
     }
 }
 

@@ -96,7 +96,7 @@ struct ModuleGraphTests {
         "PushBridgeServiceConformance": ["AsyncHTTPClient", "NIOCore", "NIOHTTP1", "Crypto"],
         "PushBridgeDelivery": ["AsyncHTTPClient", "NIOCore", "NIOPosix", "NIOHTTP1", "NIOHTTP2", "NIOHPACK", "NIOSSL", "NIOTLS", "Crypto"],
         "PushBridgeAPNsMock": ["NIOCore", "NIOPosix", "NIOConcurrencyHelpers", "NIOHTTP1", "NIOHTTP2", "NIOSSL", "Crypto"],
-        "PushBridgePostgres": ["PostgresNIO", "NIOCore", "NIOPosix", "Logging"],
+        "PushBridgePostgres": ["PostgresNIO", "NIOCore", "NIOPosix", "Logging", "Crypto"],
         // The service's own products (PushBridgeServer), and Hummingbird's testing client on top.
         "PushBridgeTesting": [
             "Hummingbird", "HummingbirdCore", "HummingbirdTesting", "HTTPTypes", "NIOHTTPTypes", "NIOCore", "NIOPosix", "NIOHTTP1",
