@@ -35,9 +35,9 @@ final class ServiceApps: @unchecked Sendable {
     /// Tenants being closed (their writer finishing, their worker stopping): `close()` awaits them.
     private var closing: [UInt64: Task<Void, Never>] = [:]
     private var closings: UInt64 = 0
-    /// Held across a change of the directory (create, bind, unbind), so changes apply in order; never
-    /// by a request's access check.
-    private let directoryWrites = NSLock()
+    /// Where the directory's changes (create, bind, unbind) run, one at a time and in order, off the
+    /// event loops and the request tasks; a request's access check never waits for it.
+    private let directoryWrites = DispatchQueue(label: "pushbridge-app-directory")
     private var bindings: [VendorBinding.Vendor: [String: VendorBinding]] = [:]
     private var messageCounter: UInt64 = 0
     /// UserSigs that verified, until they expire (Tencent REST).
@@ -75,16 +75,16 @@ final class ServiceApps: @unchecked Sendable {
     }
 
     /// The binding the vendor's requests name (`org/app`, or the SDKAppID).
-    func binding(_ vendor: VendorBinding.Vendor, key: String) -> VendorBinding? {
+    func binding(_ vendor: VendorBinding.Vendor, key: String) async -> VendorBinding? {
         if let found = lock.withLock({ bindings[vendor]?[key] }) { return found }
-        refreshShared()
+        await refreshShared()
         return lock.withLock { bindings[vendor]?[key] }
     }
 
     /// On a shared directory (PostgreSQL), re-reads the apps and bindings another node may have
-    /// changed: called on a miss, at most once a second. Called without `lock` held: the reads
-    /// happen outside it (each statement has its deadline), and only the merge takes it.
-    private func refreshShared() {
+    /// changed: called on a miss, at most once a second. The reads run on the blocking-I/O pool
+    /// with no lock held (each statement has its deadline); only the merge takes `lock`.
+    private func refreshShared() async {
         guard storage.isShared else { return }
         let due = lock.withLock {
             guard Date().timeIntervalSince(lastReload) >= 1 else { return false }
@@ -93,9 +93,12 @@ final class ServiceApps: @unchecked Sendable {
         }
         guard due else { return }
         do {
-            let apps = try directory.apps()
-            var fresh: [VendorBinding.Vendor: [String: VendorBinding]] = [:]
-            for binding in try directory.vendorBindings() { fresh[binding.vendor, default: [:]][binding.key] = binding }
+            let directory = directory
+            let (apps, fresh) = try await NIOThreadPool.singleton.runIfActive {
+                var fresh: [VendorBinding.Vendor: [String: VendorBinding]] = [:]
+                for binding in try directory.vendorBindings() { fresh[binding.vendor, default: [:]][binding.key] = binding }
+                return (try directory.apps(), fresh)
+            }
             lock.withLock {
                 for app in apps { known[app.id] = app }
                 bindings = fresh
@@ -115,10 +118,18 @@ final class ServiceApps: @unchecked Sendable {
         lock.withLock { VendorBinding.Vendor.allCases.compactMap { vendor in bindings[vendor]?.values.first { $0.app == app } } }
     }
 
+    /// Runs a change of the directory on its serial queue: changes apply one at a time, in order,
+    /// and no request task or lock waits on the database meanwhile.
+    private func changingDirectory<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            directoryWrites.async { continuation.resume(with: Result(catching: body)) }
+        }
+    }
+
     /// Binds vendor credentials to an app (replacing its earlier binding for the vendor).
     /// - Returns: `false` when another app holds the key.
-    func bind(_ binding: VendorBinding) throws -> Bool {
-        try directoryWrites.withLock {
+    func bind(_ binding: VendorBinding) async throws -> Bool {
+        try await changingDirectory { [self] in
             guard isOpen else { throw ServiceError.stopping }
             guard try directory.bind(binding) else { return false }
             lock.withLock {
@@ -130,8 +141,8 @@ final class ServiceApps: @unchecked Sendable {
     }
 
     /// Removes an app's binding for a vendor.
-    func unbind(app: String, vendor: VendorBinding.Vendor) throws -> Bool {
-        try directoryWrites.withLock {
+    func unbind(app: String, vendor: VendorBinding.Vendor) async throws -> Bool {
+        try await changingDirectory { [self] in
             guard isOpen else { throw ServiceError.stopping }
             guard try directory.unbind(app: app, vendor: vendor) else { return false }
             lock.withLock { bindings[vendor] = bindings[vendor]?.filter { $0.value.app != app } }
@@ -153,9 +164,9 @@ final class ServiceApps: @unchecked Sendable {
     /// Whether the app exists.
     /// - Throws: ``ServiceError/storeUnavailable`` when this node does not know the app and the shared
     ///   directory cannot be read (it may exist: the answer is 503, not 404).
-    func exists(_ id: String) throws -> Bool {
+    func exists(_ id: String) async throws -> Bool {
         if lock.withLock({ known[id] != nil }) { return true }
-        refreshShared()
+        await refreshShared()
         return try lock.withLock {
             if known[id] == nil && !directoryReachable { throw ServiceError.storeUnavailable }
             return known[id] != nil
@@ -166,11 +177,11 @@ final class ServiceApps: @unchecked Sendable {
     func storeIsReachable() -> Bool { storage.isReachable() }
 
     /// What a bearer key may do on an app.
-    func access(to id: String, key: String?) -> Access {
+    func access(to id: String, key: String?) async -> Access {
         guard let key, !key.isEmpty else { return .unauthenticated }
         let hash = AccessKey.hash(key)
         if lock.withLock({ known[id].map { AccessKey.matches($0.keyHash, hash) } ?? false }) { return .granted }
-        refreshShared()
+        await refreshShared()
         return lock.withLock {
             if let app = known[id], AccessKey.matches(app.keyHash, hash) { return .granted }
             if known.values.contains(where: { AccessKey.matches($0.keyHash, hash) }) { return .forbidden }
@@ -187,10 +198,10 @@ final class ServiceApps: @unchecked Sendable {
 
     /// Registers a new app and returns its key (shown this once).
     /// - Returns: `nil` when the id is taken.
-    func create(_ id: String) throws -> String? {
+    func create(_ id: String) async throws -> String? {
         let key = AccessKey.generate()
         let app = RegisteredApp(id: id, keyHash: AccessKey.hash(key), createdAt: .now)
-        return try directoryWrites.withLock {
+        return try await changingDirectory { [self] in
             guard isOpen else { throw ServiceError.stopping }
             guard lock.withLock({ known[id] == nil }), try directory.register(app) else { return nil }
             lock.withLock { known[id] = app }

@@ -27,7 +27,7 @@ extension ServiceRoutes {
                 throw ServiceError(.badRequest, code: "invalid-value", pointer: "/app",
                     expected: "an app id of 1–64 letters, digits, '.', '_' or '-', not starting with '.'", found: JSONWriter.quoted(id))
             }
-            guard let key = try apps.create(id) else {
+            guard let key = try await apps.create(id) else {
                 throw ServiceError(.conflict, code: "conflict", pointer: "/app", expected: "an app id not in use", found: JSONWriter.quoted(id))
             }
             logger.info("app created", metadata: ["app": "\(id)"])

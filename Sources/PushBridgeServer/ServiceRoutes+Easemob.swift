@@ -257,7 +257,7 @@ extension ServiceRoutes {
         do {
             let org = try parameter("org", context)
             let name = try parameter("app", context)
-            guard let binding = apps.binding(.easemob, key: org + "/" + name) else {
+            guard let binding = await apps.binding(.easemob, key: org + "/" + name) else {
                 throw EasemobFailure(status: .notFound, error: "organization_application_not_found", description: "Could not find application for \(org)/\(name)")
             }
             if authenticated {

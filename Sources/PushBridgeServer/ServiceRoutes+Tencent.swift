@@ -134,7 +134,7 @@ extension ServiceRoutes {
     func tencentAccess(_ request: Request, command: TencentREST.Command) async throws -> (VendorBinding, AppTenant) {
         let query = request.uri.queryParameters
         guard let text = query.get("sdkappid"), !text.isEmpty else { throw TencentREST.Failure(code: 60012, info: "?sdkappid= is missing") }
-        guard let id = UInt64(text), let binding = apps.binding(.tencent, key: String(id)) else {
+        guard let id = UInt64(text), let binding = await apps.binding(.tencent, key: String(id)) else {
             throw TencentREST.Failure(code: 70020, info: "SDKAppID \(JSONWriter.quoted(text)) is not bound to any app of this service")
         }
         let identifier = query.get("identifier") ?? ""

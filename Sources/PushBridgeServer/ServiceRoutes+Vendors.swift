@@ -19,7 +19,7 @@ extension ServiceRoutes {
             let vendor = try self.vendor(context)
             let body = try await body(request)
             let binding = try checking { try Self.binding(body, vendor: vendor, app: tenant.id, now: .now) }
-            guard try apps.bind(binding) else {
+            guard try await apps.bind(binding) else {
                 throw ServiceError(.conflict, code: "conflict", pointer: vendor == .easemob ? "/org" : "/sdkAppId",
                     expected: vendor == .easemob ? "an org/app no other app is bound to" : "an SDKAppID no other app is bound to",
                     found: JSONWriter.quoted(binding.key))
@@ -30,7 +30,7 @@ extension ServiceRoutes {
         router.delete("/v1/apps/:app/vendors/:vendor") { request, context in
             let tenant = try await tenant(request, context)
             let vendor = try self.vendor(context)
-            guard try apps.unbind(app: tenant.id, vendor: vendor) else {
+            guard try await apps.unbind(app: tenant.id, vendor: vendor) else {
                 throw ServiceError(.notFound, code: "unknown-reference", pointer: "", expected: "a vendor bound to the app", found: JSONWriter.quoted(vendor.rawValue))
             }
             return json(.object(JSONObject([("removed", .string(vendor.rawValue))])))

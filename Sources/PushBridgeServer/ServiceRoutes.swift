@@ -34,10 +34,10 @@ struct ServiceRoutes: Sendable {
     /// no app → 401, another app's key (or the admin key) → 403, saying nothing of the other app.
     func tenant(_ request: Request, _ context: Context) async throws -> AppTenant {
         let app = try parameter("app", context)
-        guard try apps.exists(app) else {
+        guard try await apps.exists(app) else {
             throw ServiceError(.notFound, code: "unknown-app", pointer: "", expected: "an app created with POST /v1/apps", found: JSONWriter.quoted(app))
         }
-        switch apps.access(to: app, key: request.bearerKey) {
+        switch await apps.access(to: app, key: request.bearerKey) {
         case .granted: return try await apps.tenant(app)
         case .unauthenticated:
             throw ServiceError(.unauthorized, code: "unauthorized", expected: "Authorization: Bearer <the app's key>")

@@ -28,22 +28,6 @@ func readSecret(file: String?, option: String, variable: String, what: String, c
     return text
 }
 
-/// Waits on a synchronous path for a value an async task produces.
-final class BlockingResult<Value: Sendable>: @unchecked Sendable {
-    private let semaphore = DispatchSemaphore(value: 0)
-    private var value: Result<Value, any Error>?
-
-    func set(_ result: Result<Value, any Error>) {
-        value = result
-        semaphore.signal()
-    }
-
-    func wait() -> Result<Value, any Error> {
-        semaphore.wait()
-        return value!
-    }
-}
-
 extension Result where Failure == any Error {
     init(catching body: () async throws -> Success) async {
         do { self = .success(try await body()) } catch { self = .failure(error) }

@@ -8,7 +8,7 @@ import PushBridgeDialects
 import PushBridgeJSON
 import Synchronization
 
-struct Conform: ParsableCommand {
+struct Conform: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run fixtures and compare the decisions strictly with their expectations.",
         discussion: """
@@ -77,7 +77,7 @@ struct Conform: ParsableCommand {
         if adminKeyFile != nil && service == nil { throw ValidationError("--admin-key-file only goes with --service") }
     }
 
-    func run() throws {
+    func run() async throws {
         let registry = DialectRegistry.standard
         if let dialect { try dialectOption(dialect, in: registry) }
         _ = try profileOption(profile, in: registry)
@@ -86,7 +86,7 @@ struct Conform: ParsableCommand {
 
         let report: ConformanceReport
         if let service {
-            report = try serviceReport(service, selection: selection)
+            report = try await serviceReport(service, selection: selection)
         } else {
             let provider = try provider()
             try check(provider)
@@ -116,23 +116,19 @@ struct Conform: ParsableCommand {
     }
 
     /// Runs service fixtures against a running service (the same runner the tests use).
-    func serviceReport(_ service: String, selection: FixtureSelection) throws -> ConformanceReport {
+    func serviceReport(_ service: String, selection: FixtureSelection) async throws -> ConformanceReport {
         guard let url = URL(string: service), url.scheme == "http" || url.scheme == "https", url.host != nil else {
             printError("pushbridge: --service: expected a URL such as http://127.0.0.1:8080, found \"\(service)\" [invalid-value]")
             throw ExitCode(2)
         }
         let key = try readSecret(file: adminKeyFile, option: "--admin-key-file", variable: "PUSHBRIDGE_ADMIN_KEY", what: "the service's admin key", command: "--service")
         let runner = ServiceConformanceRunner(baseURL: service, adminKey: key)
-        let reachable = BlockingResult<Void>()
-        Task.detached { reachable.set(await Result { try await runner.checkReachable() }) }
-        if case .failure(let error) = reachable.wait() {
+        if case .failure(let error) = await Result(catching: { try await runner.checkReachable() }) {
             printError("pushbridge: --service: expected a running PushBridge service, found \(error) [unreachable]")
             throw ExitCode(2)
         }
-        let paths = paths
-        let outcome = BlockingResult<ConformanceReport>()
-        Task.detached { outcome.set(await Result { try await runner.run(paths: paths, selection: selection) }) }
-        return try rejectingBadInput(file: nil) { try outcome.wait().get() }
+        let outcome = await Result(catching: { try await runner.run(paths: paths, selection: selection) })
+        return try rejectingBadInput(file: nil) { try outcome.get() }
     }
 
     /// The paths and filters, for a run that selected nothing.
