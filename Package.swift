@@ -65,7 +65,8 @@ let package = Package(
         // The parts of PushBridge's stored binary formats (varints, runs, tokens, payload differences),
         // shared by the facade's sent-message record and the store's badge log. Pure: no dependency.
         .target(name: "PushBridgeRecordCoding"),
-        // Canonical push state behind a protocol: SQLite (WAL, migrations) and its in-memory twin.
+        // Canonical push state behind a protocol: SQLite (WAL, migrations) and its in-memory twin; and
+        // ServiceStorage, where a service keeps its apps (the executable builds one, tests pass a twin).
         .target(name: "PushBridgeStore", dependencies: ["CSQLite", "PushBridgeRecordCoding", "PushBridgeCore", "PushBridgeJSON"]),
         // The multi-vendor facade: apply dialect calls, set group members, send → one decision per receiver.
         .target(name: "PushBridgeFacade", dependencies: ["PushBridgeStore", "PushBridgeRecordCoding", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"]),
@@ -95,7 +96,8 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"), .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]),
         // The state on PostgreSQL (issue 19): the same PushStateStore protocol as SQLite, shared by
-        // several service nodes. On top of PushBridgeStore; knows no facade or server.
+        // several service nodes, and PostgresServiceStorage (a schema per app). On top of
+        // PushBridgeStore; knows no facade or server.
         .target(
             name: "PushBridgePostgres",
             dependencies: [
@@ -126,7 +128,9 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
-        // The service: the facade over HTTP (SPEC §11) with per-app stores, group commit, auth and metrics.
+        // The service: the facade over HTTP (SPEC §11) on an injected ServiceStorage: the registry of
+        // open apps (opened once off the request path, idle ones closed), a group-commit writer per app
+        // on a serial queue (no thread per app), delivery workers as child tasks, auth and metrics.
         // A new module on top of the facade: it adds transport, never rules.
         .target(
             name: "PushBridgeServer",

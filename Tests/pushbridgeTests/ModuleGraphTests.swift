@@ -146,6 +146,31 @@ struct ModuleGraphTests {
         }
     }
 
+    /// The runtime's boundary (issue 38), read from the sources: the service opens stores only through
+    /// the `ServiceStorage` it is given (only the configuration's factory names a concrete store or
+    /// directory), and no module of the service's runtime starts a thread or blocks on a semaphore or
+    /// condition (an idle app costs no thread; async code never waits on a lock held across I/O).
+    @Test func theServiceRuntimeOpensStoresThroughItsStorageAndStartsNoThread() throws {
+        func sources(_ module: String) throws -> [(name: String, text: String)] {
+            let folder = Repository.root.appendingPathComponent("Sources/\(module)")
+            let names = try #require(FileManager.default.enumerator(atPath: folder.path)?.allObjects as? [String])
+            return try names.filter { $0.hasSuffix(".swift") }.sorted().map { name in
+                (name, try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8))
+            }
+        }
+        let concrete = ["SQLiteStateStore(", "PostgresStateStore(", "MemoryStateStore(", "SQLiteAppDirectory(", "PostgresAppDirectory(", "MemoryAppDirectory("]
+        for (name, text) in try sources("PushBridgeServer") where name != "ServiceConfiguration+Storage.swift" {
+            for type in concrete { #expect(!text.contains(type), "PushBridgeServer/\(name) opens \(type)…): stores come from the ServiceStorage") }
+        }
+        let blocking = ["Thread {", "Thread(", "Thread.detachNewThread", "NSCondition", "DispatchSemaphore"]
+        for module in ["PushBridgeServer", "PushBridgeDelivery", "PushBridgeStore"] {
+            for (name, text) in try sources(module) {
+                let code = text.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }.joined(separator: "\n")
+                for word in blocking { #expect(!code.contains(word), "\(module)/\(name) uses \(word): the runtime holds no thread of its own") }
+            }
+        }
+    }
+
     @Test func theRulesCatchABadEdge() throws {
         var targets = try Self.targets.get()
         targets["PushBridgeConformance"]?.dependencies.append("PushBridgeFacade")
