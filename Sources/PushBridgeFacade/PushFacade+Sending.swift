@@ -84,7 +84,7 @@ enum StoredRecord {
     case read([UInt8]?)
 
     /// The record, read now when not read yet.
-    func bytes(_ id: String, since cutoff: Instant, in transaction: any PushStateTransaction) throws -> [UInt8]? {
+    func bytes(_ id: String, since cutoff: Instant, in transaction: any SentMessageTable) throws -> [UInt8]? {
         switch self {
         case .unread: return try transaction.sentMessage(id, since: cutoff)
         case .read(let bytes): return bytes
@@ -162,7 +162,7 @@ struct SendEffects {
     }
 
     /// Writes the effects: counters, outbox rows, records (in that order, as one send always has).
-    func write(to transaction: any PushStateTransaction) throws {
+    func write(to transaction: any UserTable & OutboxTable & SentMessageTable) throws {
         if !badges.isEmpty { try transaction.setBadges(badges) }
         if !deliveries.isEmpty { try transaction.enqueueDeliveries(deliveries) }
         if !records.isEmpty { try transaction.recordSentMessages(records, forgettingBefore: cutoff) }

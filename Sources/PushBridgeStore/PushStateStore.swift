@@ -30,12 +30,12 @@ public protocol PushStateStore: AnyObject, Sendable {
     func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T
 }
 
-extension PushStateTransaction {
+extension UserTable {
     /// The whole state: correct for any store; a store with cheaper reads does less.
     public func sender(_ id: UserID, group: String?) throws -> UserState? { try user(id)?.state }
 }
 
-extension PushStateTransaction {
+extension SentMessageTable {
     /// One ``sentMessage(_:since:)`` each: correct for any store.
     public func sentMessages(_ ids: [(id: String, since: Instant)]) throws -> [[UInt8]?] {
         try ids.map { try sentMessage($0.id, since: $0.since) }
@@ -84,7 +84,7 @@ extension PushStateStore {
 
 /// One receiver loaded for a decision.
 public struct StoredReceiver: Sendable {
-    /// The store's handle for the user's row, for ``PushStateTransaction/setBadges(_:)``; `nil`
+    /// The store's handle for the user's row, for ``UserTable/setBadges(_:)``; `nil`
     /// for a one-to-one receiver the store has never heard of.
     public var key: UserKey?
     /// The receiver's state. Its `conversations` hold only the conversation the message is in,
@@ -110,7 +110,7 @@ public struct StoredReceivers: RandomAccessCollection, Sendable {
     private let badges: [Int]?
     private let skipped: Int
     /// What stands for the names and devices of ``allRows``, when the store keeps them as a roll
-    /// that records of sends can refer to (``PushStateTransaction/storeRoll(_:usedAt:encoded:)``):
+    /// that records of sends can refer to (``SentMessageTable/storeRoll(_:usedAt:encoded:)``):
     /// receiver `i` is row `i`, or `i + 1` from ``skippedRow`` on.
     public let roll: ReceiverRoll?
 
@@ -167,7 +167,7 @@ public struct StoredReceivers: RandomAccessCollection, Sendable {
     /// subscript copies it to set its counter), its current badge counter and its row.
     /// - Parameter body: takes the receiver, valid during the call only (its own `state.badge` may
     ///   be stale), its badge counter, and its row in ``allRows`` (the one in `deviceRows()`).
-    public func forEachBorrowed(_ body: (_ receiver: UnsafePointer<StoredReceiver>, _ badge: Int, _ row: Int) throws -> Void) rethrows {
+    package func forEachBorrowed(_ body: (_ receiver: UnsafePointer<StoredReceiver>, _ badge: Int, _ row: Int) throws -> Void) rethrows {
         try rows.withUnsafeBufferPointer { rows in
             guard let first = rows.baseAddress else { return }
             if let badges {
@@ -222,13 +222,24 @@ public struct UserRecord: Sendable {
     }
 }
 
-/// What one transaction can read and change.
-public protocol PushStateTransaction {
+/// What one transaction can read and change: the focused tables below, together. A store's transaction
+/// conforms to all of them; code that needs one part asks for that part (the delivery worker's
+/// outbox, a group's members). Every method is synchronous inside its transaction: the asynchronous
+/// boundary is the transaction's entry point (a service runs each app's writes on a serial queue of
+/// its own, as GRDB runs a synchronous body behind an async call). A send costs a bounded number of
+/// queries through them, never one per receiver.
+public protocol PushStateTransaction: AppConfigurationTable, UserTable, GroupTable, SentMessageTable, OutboxTable {}
+
+/// The app configuration: certificates and templates.
+public protocol AppConfigurationTable {
     /// The app configuration (certificates and templates); empty until set.
     func app() throws -> AppConfiguration
     /// Replaces the app configuration.
     func setApp(_ app: AppConfiguration) throws
+}
 
+/// Users, their state and devices, as a decision reads them and as calls change them.
+public protocol UserTable {
     /// A user's full state, or `nil` when the store has never heard of the user.
     func user(_ id: UserID) throws -> UserRecord?
     /// The sender of a message as a decision reads it: its display name and, for a group message,
@@ -244,14 +255,6 @@ public protocol PushStateTransaction {
     ///   - state: the new state.
     ///   - previous: the state as read in this transaction, if any: only what differs is rewritten.
     func save(_ state: UserState, replacing previous: UserState?) throws
-
-    /// A group's members in membership order (empty for an unknown group).
-    func members(of group: String) throws -> [UserID]
-    /// Replaces a group's members; users not yet known are created unconfigured.
-    /// - Parameters:
-    ///   - members: distinct, non-empty user ids, in the order to keep.
-    ///   - group: the group id.
-    func setMembers(_ members: [UserID], of group: String) throws
 
     /// Everyone a message reaches except `sender`, in audience order (duplicates once), each loaded
     /// for deciding on `conversation`. One-to-one receivers the store does not know come back
@@ -270,7 +273,21 @@ public protocol PushStateTransaction {
     /// The user a device token is bound to, or `nil` when no one has it.
     /// - Parameter token: hex, lower case.
     func owner(ofDevice token: String) throws -> UserID?
+}
 
+/// Group membership.
+public protocol GroupTable {
+    /// A group's members in membership order (empty for an unknown group).
+    func members(of group: String) throws -> [UserID]
+    /// Replaces a group's members; users not yet known are created unconfigured.
+    /// - Parameters:
+    ///   - members: distinct, non-empty user ids, in the order to keep.
+    ///   - group: the group id.
+    func setMembers(_ members: [UserID], of group: String) throws
+}
+
+/// The records of sent messages (SPEC §10), and the rolls of kept receivers they refer to.
+public protocol SentMessageTable {
     /// The decisions recorded for a message id by ``recordSentMessage(_:at:decisions:forgettingBefore:)``,
     /// byte for byte, or `nil` when the id was not sent since the cutoff (or was forgotten).
     /// - Parameters:
@@ -295,7 +312,7 @@ public protocol PushStateTransaction {
     ///
     /// The stored roll lives as long as the last record that uses it: using it moves its time to
     /// `usedAt`, and ``recordSentMessages(_:forgettingBefore:)`` forgets rolls with the records.
-    /// Only a store whose ``receivers(of:excluding:conversation:)`` hands out rolls keeps them; the
+    /// Only a store whose ``UserTable/receivers(of:excluding:conversation:)`` hands out rolls keeps them; the
     /// others throw.
     /// - Parameters:
     ///   - roll: a roll from ``StoredReceivers/roll`` in this transaction.
@@ -314,9 +331,10 @@ public protocol PushStateTransaction {
     ///   - messages: the records; a later one with the same id replaces an earlier one.
     ///   - cutoff: messages sent before this instant are forgotten.
     func recordSentMessages(_ messages: [SentMessage], forgettingBefore cutoff: Instant) throws
+}
 
-    // MARK: The delivery outbox (SPEC §13)
-
+/// The delivery outbox (SPEC §13).
+public protocol OutboxTable {
     /// Queues deliveries; the store assigns their ids.
     /// - Parameter deliveries: the deliveries, `id` and `attempts` ignored.
     func enqueueDeliveries(_ deliveries: [OutboxDelivery]) throws

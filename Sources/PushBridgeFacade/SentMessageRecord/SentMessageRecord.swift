@@ -24,7 +24,7 @@ import PushBridgeStore
 /// Counts and lengths are LEB128 varints, signed integers zigzag varints.
 ///
 /// `PBR4` (since 0.14) is the record of a send to a kept group, whose receivers' names and devices
-/// are a stored roll (``PushStateTransaction/storeRoll(_:usedAt:encoded:)``): the magic, the roll's
+/// are a stored roll (`SentMessageTable.storeRoll(_:usedAt:encoded:)`): the magic, the roll's
 /// id, the row left out + 1 (`0`: none), the number of decisions, then per decision what `PBR3`
 /// writes without its receiver (decision `i` is the roll's row `i`, or `i + 1` from the row left
 /// out on), the deliveries written as `0` for the row's own devices with the standard headers, or
