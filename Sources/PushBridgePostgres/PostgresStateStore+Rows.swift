@@ -17,13 +17,14 @@ extension PostgresStateStore.Transaction {
         var (state, configured) = try readReceiver(row)
         let settings = try readConversation(row, offset: Self.receiverColumnCount)
         if !settings.isEmpty { state.conversations[conversation] = settings }
-        return StoredReceiver(key: UserKey(rawValue: try row.int64(0)), state: state, isConfigured: configured)
+        return StoredReceiver(key: UserKey(rawValue: try row.int64(ReceiverColumn.key.rawValue)), state: state, isConfigured: configured)
     }
 
-    /// Reads ``receiverColumns`` (from column 0) into a state without devices, conversations,
-    /// name cards, bound certificate or display name.
+    /// Reads `ReceiverColumn`'s columns (from column 0) into a state without devices,
+    /// conversations, name cards, bound certificate or display name (`ReceiverRow`, the decoder the
+    /// SQLite store shares).
     func readReceiver(_ row: Cells) throws -> (UserState, configured: Bool) {
-        let zoneName = try row.string(16)
+        let zoneName = try row.string(ReceiverColumn.timeZone.rawValue)
         let zone: TimeZone
         if let cached = timeZones[zoneName] {
             zone = cached
@@ -34,43 +35,18 @@ extension PostgresStateStore.Transaction {
             timeZones[zoneName] = made
             zone = made
         }
-        let style: DisplayStyle = try row.int(12) == 1 ? .messageSummary : .simpleBanner
-        var state = UserState(user: try row.string(1), displayStyle: style, backgroundGraceSeconds: try row.int64(5), timeZone: zone)
-        switch try row.int(3) {
-        case 1: state.presence = .online
-        case 2: state.presence = .background(since: Instant(milliseconds: try row.int64(4)))
-        default: state.presence = .offline
-        }
-        state.badge = try row.int(6)
-        state.app.remindType = try StoredCodes.decodeRemind(try row.optionalInt(7), column: "users.app_remind")
-        if let start = try row.optionalInt(8), let end = try row.optionalInt(9) {
-            guard (0..<1440).contains(start), (1...1440).contains(end) else {
-                throw StoreError(.unexpectedValue, "window \(start)–\(end)", context: "users.window_start")
-            }
-            state.app.window = DoNotDisturbWindow(startMinute: start, endMinute: end)
-        }
-        if let start = try row.optionalInt64(10), let until = try row.optionalInt64(11) {
-            state.app.silentPeriod = SilentPeriod(start: Instant(milliseconds: start), until: Instant(milliseconds: until))
-        }
-        state.language = try row.optionalString(13)
-        state.oneToOneSound = try row.optionalString(14)
-        state.groupSound = try row.optionalString(15)
-        return (state, try row.bool(2))
+        return try ReceiverRow(row).state(timeZone: zone, badge: try row.int(ReceiverColumn.badge.rawValue))
     }
 
-    /// Reads (remind, silent_start, silent_until) starting at `offset`.
+    /// Reads `ConversationColumn`'s columns starting at `offset`.
     func readConversation(_ row: Cells, offset: Int) throws -> ConversationPushSettings {
-        var settings = ConversationPushSettings()
-        settings.remindType = try StoredCodes.decodeRemind(try row.optionalInt(offset), column: "conversation_settings.remind")
-        if let start = try row.optionalInt64(offset + 1), let until = try row.optionalInt64(offset + 2) {
-            settings.silentPeriod = SilentPeriod(start: Instant(milliseconds: start), until: Instant(milliseconds: until))
-        }
-        return settings
+        try ReceiverRow(row).conversation(at: offset)
     }
 }
 
-/// A row read by index, as the SQLite store reads its statements (NULL-aware).
-struct Cells {
+/// A row read by index, as the SQLite store reads its statements (NULL-aware): the `StoredRow`
+/// the shared decoders read.
+struct Cells: StoredRow {
     let row: PostgresRandomAccessRow
 
     init(_ row: PostgresRow) { self.row = row.makeRandomAccess() }

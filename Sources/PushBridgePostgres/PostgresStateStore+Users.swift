@@ -8,12 +8,8 @@ import PushBridgeStore
 
 extension PostgresStateStore.Transaction {
     /// The `users` columns a decision reads, in the order ``readReceiver(_:)`` expects.
-    static let receiverColumns = """
-        u.id, u.name, u.configured, u.presence, u.background_since, u.background_grace, \
-        coalesce(b.badge, 0), u.app_remind, u.window_start, u.window_end, u.app_silent_start, u.app_silent_until, u.display_style, \
-        u.language, u.one_to_one_sound, u.group_sound, u.time_zone
-        """
-    static let receiverColumnCount = 17
+    static let receiverColumns = ReceiverColumn.sql(badge: "coalesce(b.badge, 0)")
+    static let receiverColumnCount = ReceiverColumn.count
     static let badgeJoin = "LEFT JOIN badge_counters b ON b.user_id = u.id"
     /// The `devices` columns read by ``device(_:offset:)``.
     static let deviceColumns = "d.token, d.certificate_id, d.bound_at"

@@ -10,53 +10,29 @@ extension SQLiteStateStore.Transaction {
         var (state, configured) = try readReceiver(row, overlay: overlay)
         let settings = try readConversation(row, offset: Self.receiverColumnCount)
         if !settings.isEmpty { state.conversations[conversation] = settings }
-        return StoredReceiver(key: UserKey(rawValue: row.int64(0)), state: state, isConfigured: configured)
+        return StoredReceiver(key: UserKey(rawValue: row.int64(Int32(ReceiverColumn.key.rawValue))), state: state, isConfigured: configured)
     }
 
-    /// Reads ``receiverColumns`` (from column 0) into a state without devices, conversations,
-    /// name cards, bound certificate or display name.
+    /// Reads ``ReceiverColumn``'s columns (from column 0) into a state without devices,
+    /// conversations, name cards, bound certificate or display name (``ReceiverRow``, the decoder
+    /// the PostgreSQL store shares).
     /// - Parameters:
     ///   - row: the row.
     ///   - overlay: the badge log.
-    ///   - storedBadge: the stored counter (badge_counters'), when not read from column 6.
+    ///   - storedBadge: the stored counter (badge_counters'), when not read from its column.
     func readReceiver(_ row: Statement, overlay: BadgeOverlay, storedBadge: Int? = nil) throws -> (UserState, configured: Bool) {
-        let name = row.string(1)
-        let configured = row.int(2) == 1
-        let style: DisplayStyle = row.int(12) == 1 ? .messageSummary : .simpleBanner
-        guard let zone = connection.timeZone(named: row.text(16)) else {
-            throw StoreError(.unexpectedValue, "time zone \"\(row.string(16))\"", context: "users.time_zone")
+        let zoneColumn = Int32(ReceiverColumn.timeZone.rawValue)
+        guard let zone = connection.timeZone(named: row.text(zoneColumn)) else {
+            throw StoreError(.unexpectedValue, "time zone \"\(row.string(zoneColumn))\"", context: "users.time_zone")
         }
-        var state = UserState(user: name, displayStyle: style, backgroundGraceSeconds: row.int64(5), timeZone: zone)
-        switch row.int(3) {
-        case 1: state.presence = .online
-        case 2: state.presence = .background(since: Instant(milliseconds: row.int64(4)))
-        default: state.presence = .offline
-        }
-        state.badge = badge(of: row.int64(0), stored: storedBadge ?? row.int(6), in: overlay)
-        state.app.remindType = try StoredCodes.decodeRemind(row.optionalInt(7), column: "users.app_remind")
-        if let start = row.optionalInt(8), let end = row.optionalInt(9) {
-            guard (0..<1440).contains(start), (1...1440).contains(end) else {
-                throw StoreError(.unexpectedValue, "window \(start)–\(end)", context: "users.window_start")
-            }
-            state.app.window = DoNotDisturbWindow(startMinute: start, endMinute: end)
-        }
-        if let start = row.optionalInt64(10), let until = row.optionalInt64(11) {
-            state.app.silentPeriod = SilentPeriod(start: Instant(milliseconds: start), until: Instant(milliseconds: until))
-        }
-        state.language = row.optionalString(13)
-        state.oneToOneSound = row.optionalString(14)
-        state.groupSound = row.optionalString(15)
-        return (state, configured)
+        let stored = storedBadge ?? row.int(Int32(ReceiverColumn.badge.rawValue))
+        let badge = badge(of: row.int64(Int32(ReceiverColumn.key.rawValue)), stored: stored, in: overlay)
+        return try ReceiverRow(SQLiteRow(row)).state(timeZone: zone, badge: badge)
     }
 
-    /// Reads (remind, silent_start, silent_until) starting at `offset`.
+    /// Reads ``ConversationColumn``'s columns starting at `offset`.
     func readConversation(_ row: Statement, offset: Int32) throws -> ConversationPushSettings {
-        var settings = ConversationPushSettings()
-        settings.remindType = try StoredCodes.decodeRemind(row.optionalInt(offset), column: "conversation_settings.remind")
-        if let start = row.optionalInt64(offset + 1), let until = row.optionalInt64(offset + 2) {
-            settings.silentPeriod = SilentPeriod(start: Instant(milliseconds: start), until: Instant(milliseconds: until))
-        }
-        return settings
+        try ReceiverRow(SQLiteRow(row)).conversation(at: Int(offset))
     }
 
     static func jsonArray(_ strings: [String]) -> [UInt8] {
@@ -69,4 +45,20 @@ extension SQLiteStateStore.Transaction {
         w.raw("]")
         return w.bytes
     }
+}
+
+/// A SQLite statement's current row as a ``StoredRow`` (its cells by `Int` column).
+struct SQLiteRow: StoredRow {
+    let statement: Statement
+
+    init(_ statement: Statement) { self.statement = statement }
+
+    func isNull(_ column: Int) -> Bool { statement.isNull(Int32(column)) }
+    func int64(_ column: Int) -> Int64 { statement.int64(Int32(column)) }
+    func int(_ column: Int) -> Int { statement.int(Int32(column)) }
+    func bool(_ column: Int) -> Bool { statement.int(Int32(column)) == 1 }
+    func string(_ column: Int) -> String { statement.string(Int32(column)) }
+    func optionalInt64(_ column: Int) -> Int64? { statement.optionalInt64(Int32(column)) }
+    func optionalInt(_ column: Int) -> Int? { statement.optionalInt(Int32(column)) }
+    func optionalString(_ column: Int) -> String? { statement.optionalString(Int32(column)) }
 }

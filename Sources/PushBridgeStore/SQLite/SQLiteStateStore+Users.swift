@@ -9,14 +9,8 @@ extension SQLiteStateStore.Transaction {
     /// The `users` columns a decision reads, in the order ``readReceiver(_:offset:)`` expects.
     static let receiverColumns = receiverColumns(badge: "ifnull(b.badge, 0)")
     /// ``receiverColumns`` with `badge` as the stored counter's expression.
-    static func receiverColumns(badge: String) -> String {
-        """
-        u.id, u.name, u.configured, u.presence, u.background_since, u.background_grace, \
-        \(badge), u.app_remind, u.window_start, u.window_end, u.app_silent_start, u.app_silent_until, u.display_style, \
-        u.language, u.one_to_one_sound, u.group_sound, u.time_zone
-        """
-    }
-    static let receiverColumnCount: Int32 = 17
+    static func receiverColumns(badge: String) -> String { ReceiverColumn.sql(badge: badge) }
+    static let receiverColumnCount = Int32(ReceiverColumn.count)
     /// Badge counters live in their own narrow table, so a fan-out rewrites few pages.
     static let badgeJoin = "LEFT JOIN badge_counters b ON b.user_id = u.id"
 

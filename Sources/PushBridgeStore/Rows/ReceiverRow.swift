@@ -1,0 +1,131 @@
+import Foundation
+import PushBridgeCore
+
+/// A row of a store's query result, read by column: a SQLite statement's current row and a
+/// PostgreSQL row both, so that both stores decode the same columns with one decoder.
+package protocol StoredRow {
+    /// Whether the cell is NULL.
+    func isNull(_ column: Int) -> Bool
+    /// An integer cell.
+    func int64(_ column: Int) throws -> Int64
+    /// An integer cell.
+    func int(_ column: Int) throws -> Int
+    /// A boolean cell (`0`/`1` on SQLite).
+    func bool(_ column: Int) throws -> Bool
+    /// A text cell.
+    func string(_ column: Int) throws -> String
+    /// An integer cell that may be NULL.
+    func optionalInt64(_ column: Int) throws -> Int64?
+    /// An integer cell that may be NULL.
+    func optionalInt(_ column: Int) throws -> Int?
+    /// A text cell that may be NULL.
+    func optionalString(_ column: Int) throws -> String?
+}
+
+/// The `users` columns a decision reads of a receiver, by name, in the order every store selects
+/// them (``sql(badge:)``) and ``ReceiverRow`` reads them.
+package enum ReceiverColumn: Int, CaseIterable, Sendable {
+    case key, name, configured, presence, backgroundSince, backgroundGrace, badge, appRemind, windowStart, windowEnd
+    case appSilentStart, appSilentUntil, displayStyle, language, oneToOneSound, groupSound, timeZone
+
+    /// How many there are: the conversation's columns follow them.
+    package static let count = allCases.count
+
+    /// The select list of the users table `u`, with the stored counter's expression for `badge`.
+    /// - Parameter badge: the counter's SQL expression (its table's join is the query's).
+    package static func sql(badge: String) -> String {
+        allCases.map { $0 == .badge ? badge : "u." + $0.columnName }.joined(separator: ", ")
+    }
+
+    /// The column's name in the `users` table.
+    package var columnName: String {
+        switch self {
+        case .key: "id"
+        case .name: "name"
+        case .configured: "configured"
+        case .presence: "presence"
+        case .backgroundSince: "background_since"
+        case .backgroundGrace: "background_grace"
+        case .badge: "badge"
+        case .appRemind: "app_remind"
+        case .windowStart: "window_start"
+        case .windowEnd: "window_end"
+        case .appSilentStart: "app_silent_start"
+        case .appSilentUntil: "app_silent_until"
+        case .displayStyle: "display_style"
+        case .language: "language"
+        case .oneToOneSound: "one_to_one_sound"
+        case .groupSound: "group_sound"
+        case .timeZone: "time_zone"
+        }
+    }
+}
+
+/// The conversation settings a decision reads (`remind, silent_start, silent_until` of
+/// `conversation_settings`), selected right after the receiver's columns or on their own.
+package enum ConversationColumn: Int, CaseIterable, Sendable {
+    case remind, silentStart, silentUntil
+}
+
+/// Reads a receiver's row into the core's values: the decoder both stores share.
+package struct ReceiverRow<Row: StoredRow> {
+    /// The row.
+    package let row: Row
+
+    /// - Parameter row: a row whose first columns are ``ReceiverColumn``'s.
+    package init(_ row: Row) { self.row = row }
+
+    /// A receiver column's cell, by name.
+    package func int64(_ column: ReceiverColumn) throws -> Int64 { try row.int64(column.rawValue) }
+    /// A receiver column's cell, by name.
+    package func int(_ column: ReceiverColumn) throws -> Int { try row.int(column.rawValue) }
+    /// A receiver column's cell, by name.
+    package func string(_ column: ReceiverColumn) throws -> String { try row.string(column.rawValue) }
+
+    /// The user's state without devices, conversations, name cards, bound certificate or display name,
+    /// and whether it is configured.
+    /// - Parameters:
+    ///   - timeZone: the user's time zone, read by the store from ``ReceiverColumn/timeZone`` (each
+    ///     store keeps the zones it has made).
+    ///   - badge: the user's counter (the store's, from ``ReceiverColumn/badge`` or its badge log).
+    package func state(timeZone: TimeZone, badge: Int) throws -> (UserState, configured: Bool) {
+        let style: DisplayStyle = try row.int(ReceiverColumn.displayStyle.rawValue) == 1 ? .messageSummary : .simpleBanner
+        var state = UserState(
+            user: try row.string(ReceiverColumn.name.rawValue), displayStyle: style,
+            backgroundGraceSeconds: try row.int64(ReceiverColumn.backgroundGrace.rawValue), timeZone: timeZone)
+        switch try row.int(ReceiverColumn.presence.rawValue) {
+        case 1: state.presence = .online
+        case 2: state.presence = .background(since: Instant(milliseconds: try row.int64(ReceiverColumn.backgroundSince.rawValue)))
+        default: state.presence = .offline
+        }
+        state.badge = badge
+        state.app.remindType = try StoredCodes.decodeRemind(try row.optionalInt(ReceiverColumn.appRemind.rawValue), column: "users.app_remind")
+        if let start = try row.optionalInt(ReceiverColumn.windowStart.rawValue), let end = try row.optionalInt(ReceiverColumn.windowEnd.rawValue) {
+            guard (0..<1440).contains(start), (1...1440).contains(end) else {
+                throw StoreError(.unexpectedValue, "window \(start)–\(end)", context: "users.window_start")
+            }
+            state.app.window = DoNotDisturbWindow(startMinute: start, endMinute: end)
+        }
+        if let start = try row.optionalInt64(ReceiverColumn.appSilentStart.rawValue), let until = try row.optionalInt64(ReceiverColumn.appSilentUntil.rawValue) {
+            state.app.silentPeriod = SilentPeriod(start: Instant(milliseconds: start), until: Instant(milliseconds: until))
+        }
+        state.language = try row.optionalString(ReceiverColumn.language.rawValue)
+        state.oneToOneSound = try row.optionalString(ReceiverColumn.oneToOneSound.rawValue)
+        state.groupSound = try row.optionalString(ReceiverColumn.groupSound.rawValue)
+        return (state, try row.bool(ReceiverColumn.configured.rawValue))
+    }
+
+    /// The conversation's settings, whose columns (``ConversationColumn``) start at `offset`.
+    /// - Parameter offset: the first one's column (``ReceiverColumn/count`` after a receiver's).
+    package func conversation(at offset: Int) throws -> ConversationPushSettings {
+        var settings = ConversationPushSettings()
+        settings.remindType = try StoredCodes.decodeRemind(
+            try row.optionalInt(offset + ConversationColumn.remind.rawValue), column: "conversation_settings.remind")
+        if let start = try row.optionalInt64(offset + ConversationColumn.silentStart.rawValue),
+            let until = try row.optionalInt64(offset + ConversationColumn.silentUntil.rawValue)
+        {
+            settings.silentPeriod = SilentPeriod(start: Instant(milliseconds: start), until: Instant(milliseconds: until))
+        }
+        return settings
+    }
+}
