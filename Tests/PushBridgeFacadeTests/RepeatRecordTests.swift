@@ -168,12 +168,12 @@ struct RepeatRecordTests {
         #expect(numbering.number(of: "k20") == (20, true))
     }
 
-    @Test func aRecordFromVersion010IsStillRead() throws {
+    /// A `PBR2` record (PushBridge 0.10–0.11), built byte by byte from its description: u2 and u3
+    /// pushed (u3's payload a difference from u2's), u4 suppressed.
+    static func version010Record() -> [UInt8] {
         var w = RecordWriter()
         w.bytes = Array("PBR2".utf8)
         w.varint(3)
-        let first = #"{"aps":{"alert":"hi","badge":3}}"#
-        let second = #"{"aps":{"alert":"hi","badge":4}}"#
         func pushed(_ receiver: String, prefix: Int, suffix: Int, middle: String, badge: Int64, newCertificate: Bool) {
             w.string(receiver)
             w.bytes.append(1)
@@ -193,12 +193,18 @@ struct RepeatRecordTests {
             w.signed(Self.bound.milliseconds)
             w.bytes.append(0)
         }
-        pushed("u2", prefix: 0, suffix: 0, middle: first, badge: 3, newCertificate: true)
+        pushed("u2", prefix: 0, suffix: 0, middle: #"{"aps":{"alert":"hi","badge":3}}"#, badge: 3, newCertificate: true)
         pushed("u3", prefix: 29, suffix: 2, middle: "4", badge: 4, newCertificate: false)
         w.string("u4")
         w.bytes.append(0)
         w.string("not-mentioned")
-        let read = try SentMessageRecord.decode(w.bytes, messageID: "old")
+        return w.bytes
+    }
+
+    @Test func aRecordFromVersion010IsStillRead() throws {
+        let first = #"{"aps":{"alert":"hi","badge":3}}"#
+        let second = #"{"aps":{"alert":"hi","badge":4}}"#
+        let read = try SentMessageRecord.decode(Self.version010Record(), messageID: "old")
         let device = Self.device(String(repeating: "a1", count: 32))
         #expect(read == [
             .init(receiver: "u2", decision: .push(APNsRequest(payload: Array(first.utf8), deliveries: [APNsDelivery(device: device)], badgeCounter: 3))),

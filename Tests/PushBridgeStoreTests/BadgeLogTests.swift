@@ -39,6 +39,29 @@ struct BadgeLogTests {
         #expect(BadgeLogEntries.write((1...77_000).map { (UserKey(rawValue: Int64($0)), 5) }).count <= 16 + 77_000 * 2 + 15)
     }
 
+    /// The entries of the golden rows: ids up, down, far apart and at the extremes, any counter.
+    static let goldenEntries: [(Int64, Int)] = [(1, 0), (2, 5), (3, 9), (1_000_003, 300), (7, -1), (Int64.max, Int.min), (Int64.min, Int.max), (0, 64), (-1, -64)]
+
+    /// The two formats in golden files (`Tests/Data/records/badge-log-*`): the varint row written today
+    /// comes out byte for byte, and both golden rows read back into the same entries
+    /// (`PUSHBRIDGE_RECORD_GOLDEN=1` writes them anew).
+    @Test("golden rows: the varint format (since 0.17) written and read, the 16-byte format (0.10–0.16) read")
+    func goldenRows() throws {
+        let varint = BadgeLogEntries.write(Self.goldenEntries.map { (UserKey(rawValue: $0.0), $0.1) })
+        try GoldenFile.check(GoldenFile.hex(varint), against: "records/badge-log-varint.hex")
+        let sixteen = Self.goldenEntries.flatMap { entry in
+            withUnsafeBytes(of: entry.0.littleEndian, Array.init) + withUnsafeBytes(of: Int64(entry.1).littleEndian, Array.init)
+        }
+        try GoldenFile.check(GoldenFile.hex(sixteen), against: "records/badge-log-16-byte.hex")
+        let expected = Self.goldenEntries.map { "\($0.0) \($0.1)" }.joined(separator: "\n") + "\n"
+        try GoldenFile.check(expected, against: "records/badge-log.entries")
+        for name in ["badge-log-varint.hex", "badge-log-16-byte.hex"] {
+            let golden = GoldenFile.bytes(fromHex: try #require(GoldenFile.read("records/\(name)")))
+            let read = try Self.entries(golden).map { "\($0.0) \($0.1)" }.joined(separator: "\n") + "\n"
+            #expect(read == GoldenFile.read("records/badge-log.entries"), "\(name)")
+        }
+    }
+
     @Test("rows of the 16-byte format (0.10–0.16) are still read, before and after varint rows")
     func sixteenByteRowsAreRead() throws {
         let path = temporaryDatabase()
