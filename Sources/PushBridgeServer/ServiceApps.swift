@@ -310,7 +310,7 @@ final class ServiceApps: @unchecked Sendable {
             let key = closings
             closing[key] = Task { [delivery, metrics, logger] in
                 for tenant in retired {
-                    await delivery?.stop(tenant.id)
+                    await delivery?.stop(tenant)
                     await tenant.writer.stop()
                 }
                 metrics.appsClosed(retired.count)

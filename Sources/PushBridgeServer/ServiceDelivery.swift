@@ -14,8 +14,8 @@ final class ServiceDelivery: Sendable {
     /// What ``run()`` is asked to do, in order.
     private enum Command: Sendable {
         case start(AppTenant)
-        /// Stop an app's worker and answer once it has ended.
-        case stop(String, CheckedContinuation<Void, Never>)
+        /// Stop a tenant's worker and answer once it has ended.
+        case stop(AppTenant, CheckedContinuation<Void, Never>)
     }
     let settings: ServiceConfiguration.Delivery
     /// Whether a worker ends every claim at start: only when this process alone uses the store
@@ -71,11 +71,12 @@ final class ServiceDelivery: Sendable {
         commands.continuation.yield(.start(tenant))
     }
 
-    /// Stops an app's worker (its tenant is being closed): returns once it has ended, its in-flight
-    /// deliveries recorded.
-    func stop(_ app: String) async {
+    /// Stops a tenant's worker (the tenant is being closed): returns once it has ended, its in-flight
+    /// deliveries recorded. Keyed by the tenant, not the app: the app may already be open again,
+    /// with a worker of its own that goes on.
+    func stop(_ tenant: AppTenant) async {
         await withCheckedContinuation { (reply: CheckedContinuation<Void, Never>) in
-            if case .terminated = commands.continuation.yield(.stop(app, reply)) { reply.resume() }
+            if case .terminated = commands.continuation.yield(.stop(tenant, reply)) { reply.resume() }
         }
     }
 
@@ -95,25 +96,31 @@ final class ServiceDelivery: Sendable {
         defer { runEnd.reached() }
         await withDiscardingTaskGroup { group in
             if let feedback { group.addTask { await feedback.run() } }
-            var ended: [String: WorkerEnd] = [:]
+            /// Each tenant's worker and its end; a tenant closed and then opened again has two, the
+            /// first one stopping.
+            var running: [ObjectIdentifier: (worker: DeliveryWorker, end: WorkerEnd)] = [:]
             for await command in commands.stream {
                 switch command {
                 case .start(let tenant):
-                    guard ended[tenant.id] == nil else { continue }
+                    guard running[ObjectIdentifier(tenant)] == nil else { continue }
                     let worker = makeWorker(tenant)
                     let end = WorkerEnd()
-                    ended[tenant.id] = end
+                    running[ObjectIdentifier(tenant)] = (worker, end)
                     workers.withLock { $0[tenant.id] = worker }
                     group.addTask {
                         await worker.run()
                         end.reached()
                     }
-                case .stop(let app, let reply):
-                    guard let end = ended.removeValue(forKey: app), let worker = workers.withLock({ $0.removeValue(forKey: app) }) else {
+                case .stop(let tenant, let reply):
+                    guard let (worker, end) = running.removeValue(forKey: ObjectIdentifier(tenant)) else {
                         reply.resume()
                         continue
                     }
                     worker.stop()
+                    // Wakes go to the app's current worker: this one's only while it is the current one.
+                    workers.withLock { workers in
+                        if workers[tenant.id] === worker { workers[tenant.id] = nil }
+                    }
                     group.addTask {
                         await end.wait()
                         reply.resume()

@@ -1,7 +1,10 @@
 import AsyncHTTPClient
 import Foundation
+import Logging
 import PushBridgeAPNsMock
+import PushBridgeFacade
 import PushBridgeJSON
+@testable import PushBridgeServer
 import PushBridgeStore
 import PushBridgeTestSupport
 import Synchronization
@@ -89,6 +92,36 @@ struct AppRegistryTests {
             storage.broken.withLock { $0 = false }
             #expect(try await service.call(.put, "/v1/apps/broken", key: brokenKey, body: config).status == 200)
             #expect(storage.openings(of: "broken") == 2, "a failed opening is not remembered")
+        }
+    }
+
+    /// The registry closed a tenant and opened the app again before the old tenant's worker was
+    /// stopped: the new tenant keeps a worker of its own (workers are the tenant's, not the app id's),
+    /// and what it queues is delivered.
+    @Test func anAppOpenedAgainBeforeItsOldWorkerStoppedKeepsAWorker() async throws {
+        let kit = try DeliveryKit()
+        try await withMockAPNs(kit.mockConfiguration) { mock in
+            var configuration = ServiceConfiguration()
+            try ServiceDeliveryScenario.configure(&configuration, kit: kit, mock: mock)
+            let delivery = try ServiceDelivery(settings: try #require(configuration.delivery), metrics: ServiceMetrics(), logger: Logger(label: "test"))
+            let running = Task { await delivery.run() }
+            let store = MemoryStateStore()
+            let facade = try exampleDeliveryFacade(store)
+            func tenant() -> AppTenant {
+                let writer = GroupCommitWriter(
+                    store: store, sendBatch: { try facade.writing(to: $0).send($1) }, maxBatch: 8, maxWaitMicroseconds: 0, timeout: .seconds(600), name: "a")
+                return AppTenant(id: "a", facade: facade, writer: writer, afterWrite: { delivery.wake("a") }) { throw ServiceError.stopping }
+            }
+            let (old, new) = (tenant(), tenant())
+            delivery.start(old)
+            delivery.start(new)
+            await delivery.stop(old)
+            try await new.write { _ = try $0.sendMessage(try textMessage(id: "m1"), dialect: "agora-silent", now: .now) }
+            let deadline = Date().addingTimeInterval(20)
+            while mock.requests.count < 2 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(mock.requests.count == 2, "u2's two devices, delivered by the new tenant's worker")
+            delivery.finish()
+            await running.value
         }
     }
 
