@@ -155,7 +155,11 @@ final class ServiceDelivery: Sendable {
         let logger = logger
         let (client, warnings) = (client, credentialWarnings)
         let observer = DeliveryObserver(
-            workerError: { app, error in logger.error("delivery worker", metadata: ["app": "\(app)", "error": "\(error)"]) },
+            workerError: { app, error in
+                // A worker whose app was just closed is refused by its tenant: it is ending, not failing.
+                if let refused = error as? ServiceError, refused.code == ServiceError.stopping.code { return }
+                logger.error("delivery worker", metadata: ["app": "\(app)", "error": "\(error)"])
+            },
             settled: { app, outcome, reason, count in
                 metrics.delivered(outcome: outcome, reason: reason, count: count)
                 logger.debug("deliveries recorded", metadata: ["app": "\(app)", "outcome": "\(outcome)", "reason": "\(reason)", "count": "\(count)"])
