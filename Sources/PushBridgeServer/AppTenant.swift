@@ -32,6 +32,9 @@ final class AppTenant: Sendable {
         var emptyOutboxAt: UInt64?
         /// The registry's use counter at the last request (least recently used goes first).
         var lastUse: UInt64 = 0
+        /// When a request last asked for it (`nil`: none has, it was opened to deliver): a tenant
+        /// asked for that recently is not closed, so one just opened serves the request that opened it.
+        var lastUsedAt: ContinuousClock.Instant?
     }
     private let use = Mutex(Use())
 
@@ -102,7 +105,12 @@ final class AppTenant: Sendable {
     // MARK: The registry's view
 
     /// Notes a request for the app (the registry's use counter).
-    func used(at tick: UInt64) { use.withLock { $0.lastUse = tick } }
+    func used(at tick: UInt64) {
+        use.withLock { use in
+            use.lastUse = tick
+            use.lastUsedAt = .now
+        }
+    }
 
     /// The registry's use counter at the last request.
     var lastUse: UInt64 { use.withLock { $0.lastUse } }
@@ -116,13 +124,16 @@ final class AppTenant: Sendable {
         use.withLock { $0.emptyOutboxAt = empty ? writesBefore : nil }
     }
 
-    /// Marks the tenant closed when nobody uses it and (with delivery) its outbox was seen empty
-    /// since its last write; operations that come later go to the app's tenant opened anew.
-    /// - Parameter delivering: whether the service delivers (an outbox with deliveries keeps its app open).
+    /// Marks the tenant closed when nobody uses it, nobody has asked for it since `cutoff`, and (with
+    /// delivery) its outbox was seen empty since its last write; operations that come later go to the
+    /// app's tenant opened anew.
+    /// - Parameters:
+    ///   - delivering: whether the service delivers (an outbox with deliveries keeps its app open).
+    ///   - cutoff: a tenant asked for (or opened) after this is kept.
     /// - Returns: whether it is now retired.
-    func retireIfIdle(delivering: Bool) -> Bool {
+    func retireIfIdle(delivering: Bool, unusedSince cutoff: ContinuousClock.Instant) -> Bool {
         use.withLock { use in
-            guard !use.retired, use.inFlight == 0 else { return false }
+            guard !use.retired, use.inFlight == 0, use.lastUsedAt.map({ $0 <= cutoff }) ?? true else { return false }
             if delivering && use.emptyOutboxAt != use.writes { return false }
             use.retired = true
             return true

@@ -214,17 +214,21 @@ final class ServiceApps: @unchecked Sendable {
     /// the requests for this app, each at most its deadline), and once: requests for an app being
     /// opened await that opening. Opening one more app than ``ServiceConfiguration/maxOpenApps``
     /// closes the least recently used idle ones.
-    func tenant(_ id: String) async throws -> AppTenant {
+    /// - Parameters:
+    ///   - id: the app.
+    ///   - asked: whether a request asks for it (`false`: opened to deliver what its outbox holds,
+    ///     it may be closed as soon as its worker finds nothing to do).
+    func tenant(_ id: String, asked: Bool = true) async throws -> AppTenant {
         enum Found { case open(AppTenant), opening(Task<AppTenant, any Error>) }
         let found: Found = try lock.withLock {
             guard !closed else { throw ServiceError.stopping }
             useTicks &+= 1
             if let tenant = tenants[id] {
-                tenant.used(at: useTicks)
+                if asked { tenant.used(at: useTicks) }
                 return .open(tenant)
             }
             if let task = opening[id] { return .opening(task) }
-            let tick = useTicks
+            let tick: UInt64? = asked ? useTicks : nil
             let task = Task { try await self.open(id, tick: tick) }
             opening[id] = task
             return .opening(task)
@@ -236,7 +240,7 @@ final class ServiceApps: @unchecked Sendable {
     }
 
     /// Opens an app's store on the blocking-I/O pool and enters it in the registry.
-    private func open(_ id: String, tick: UInt64) async throws -> AppTenant {
+    private func open(_ id: String, tick: UInt64?) async throws -> AppTenant {
         let tenant: AppTenant
         do {
             tenant = try await NIOThreadPool.singleton.runIfActive { try self.makeTenant(id) }
@@ -244,7 +248,7 @@ final class ServiceApps: @unchecked Sendable {
             lock.withLock { opening[id] = nil }
             throw error
         }
-        tenant.used(at: tick)
+        if let tick { tenant.used(at: tick) }
         let entered = lock.withLock {
             opening[id] = nil
             guard !closed else { return false }
@@ -292,12 +296,15 @@ final class ServiceApps: @unchecked Sendable {
     func closeLeastRecentlyUsed() {
         guard !storage.isVolatile else { return }
         let delivering = delivery != nil
+        // A tenant opened or asked for within the last second stays: the request that opened it is
+        // served by it, however busy the other apps are (no closing and opening again in a loop).
+        let cutoff = ContinuousClock.now - .seconds(1)
         let retired: [AppTenant] = lock.withLock {
             let excess = tenants.count - configuration.maxOpenApps
             guard excess > 0, !closed else { return [] }
             var retired: [AppTenant] = []
             for tenant in tenants.values.sorted(by: { $0.lastUse < $1.lastUse }) where retired.count < excess {
-                if tenant.retireIfIdle(delivering: delivering) {
+                if tenant.retireIfIdle(delivering: delivering, unusedSince: cutoff) {
                     tenants[tenant.id] = nil
                     retired.append(tenant)
                 }
@@ -335,7 +342,7 @@ final class ServiceApps: @unchecked Sendable {
     func openAll() async {
         let ids = lock.withLock { Array(known.keys) }
         for id in ids.sorted() {
-            do { _ = try await tenant(id) } catch { logger.error("cannot open app", metadata: ["app": "\(id)", "error": "\(error)"]) }
+            do { _ = try await tenant(id, asked: false) } catch { logger.error("cannot open app", metadata: ["app": "\(id)", "error": "\(error)"]) }
         }
     }
 

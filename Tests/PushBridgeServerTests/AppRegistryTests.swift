@@ -58,6 +58,67 @@ struct AppRegistryTests {
         func openings(of app: String) -> Int { openings.withLock { $0[app] ?? 0 } }
     }
 
+    /// A store whose group commits wait for a gate (or 20 s) once `held` is set: an app busy with a write.
+    final class HeldStore: PushStateStore {
+        let base: SQLiteStateStore
+        let held = Mutex(false)
+        let started = Mutex(false)
+        let gate = DispatchSemaphore(value: 0)
+
+        init(_ base: SQLiteStateStore) { self.base = base }
+
+        func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T { try base.write(body) }
+        func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T { try base.read(body) }
+        func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T { try base.atomically(body) }
+        func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
+            if held.withLock({ $0 }) {
+                started.withLock { $0 = true }
+                _ = gate.wait(timeout: .now() + 20)
+            }
+            try base.writeGroup(writers)
+        }
+    }
+
+    /// With `max-open-apps` 1 and the open app busy, a request for another app is served by the app it
+    /// opens (a tenant just opened is not closed again before it serves: no close-and-reopen loop).
+    @Test func anAppJustOpenedServesItsRequestWhileTheOthersAreBusy() async throws {
+        final class Storage: ServiceStorage {
+            let files: SQLiteServiceStorage
+            let busy = Mutex<HeldStore?>(nil)
+            let openings = Mutex<[String: Int]>([:])
+            init(path: String) { files = SQLiteServiceStorage(path: path) }
+            func openDirectory() throws -> any AppDirectory { try files.openDirectory() }
+            func openStore(forApp app: String) throws -> any PushStateStore {
+                openings.withLock { $0[app, default: 0] += 1 }
+                let store = try files.openStore(forApp: app)
+                guard app == "busy", let sqlite = store as? SQLiteStateStore else { return store }
+                let held = HeldStore(sqlite)
+                busy.withLock { $0 = held }
+                return held
+            }
+        }
+        let storage = Storage(path: temporaryDirectory())
+        try await withLiveService(database: nil, mode: .router, storage: storage, { $0.maxOpenApps = 1 }) { service in
+            let busyKey = try await service.createApp("busy")
+            let otherKey = try await service.createApp("other")
+            let config = try String(contentsOf: Repository.root.appendingPathComponent("Examples/facade/app.json"), encoding: .utf8)
+            #expect(try await service.call(.put, "/v1/apps/busy", key: busyKey, body: config).status == 200)
+            let held = try #require(storage.busy.withLock { $0 })
+            held.held.withLock { $0 = true }
+            let busyWrite = Task { try await service.call(.put, "/v1/apps/busy", key: busyKey, body: config).status }
+            while !held.started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+            // The only open app is busy: the other app opens past the limit and serves its request.
+            let other = Task { try await service.call(.put, "/v1/apps/other", key: otherKey, body: config).status }
+            let deadline = Date().addingTimeInterval(10)
+            while storage.openings.withLock({ $0["other"] ?? 0 }) < 1 && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(storage.openings.withLock { $0["other"] ?? 0 } == 1, "opened once, not closed and opened again in a loop")
+            held.gate.signal()
+            #expect(try await other.value == 200)
+            #expect(try await busyWrite.value == 200)
+        }
+    }
+
     /// Twenty requests for an app whose store is still opening wait for that one opening (single
     /// flight); meanwhile other apps and the health routes answer (no lock is held across it). An
     /// opening that fails is answered 503 and tried again by the next request, which then succeeds.
