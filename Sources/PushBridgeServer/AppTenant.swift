@@ -30,10 +30,9 @@ final class AppTenant: Sendable {
         /// `writes` when the delivery worker last began a look at the outbox that found it empty
         /// (`nil`: not since the tenant opened, or it found deliveries).
         var emptyOutboxAt: UInt64?
-        /// The registry's use counter at the last request (least recently used goes first).
-        var lastUse: UInt64 = 0
-        /// When a request last asked for it (`nil`: none has, it was opened to deliver): a tenant
-        /// asked for that recently is not closed, so one just opened serves the request that opened it.
+        /// When a request last asked for it (`nil`: none has, it was opened to deliver): the least
+        /// recently used is closed first, and one asked for within the last second is not closed, so
+        /// one just opened serves the request that opened it.
         var lastUsedAt: ContinuousClock.Instant?
     }
     private let use = Mutex(Use())
@@ -66,26 +65,23 @@ final class AppTenant: Sendable {
     ///     with the tenant.
     ///   - body: the operation.
     func write<T: Sendable>(waking: Bool = true, rerouting: Bool = true, _ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
-        guard lease() else {
-            guard rerouting else { throw ServiceError.stopping }
-            return try await reopen().write(waking: waking, body)
+        try await leased(writes: true, rerouting: rerouting, elsewhere: { try await $0.write(waking: waking, body) }) {
+            let (registry, window, queues) = (facade.registry, facade.repeatWindowSeconds, facade.queuesDeliveries)
+            let result = try await writer.write { store in
+                try body(PushFacade(store: store, registry: registry, repeatWindowSeconds: window, queuesDeliveries: queues))
+            }
+            if waking { afterWrite?() }
+            return result
         }
-        defer { endLease(wrote: true) }
-        let (registry, window, queues) = (facade.registry, facade.repeatWindowSeconds, facade.queuesDeliveries)
-        let result = try await writer.write { store in
-            try body(PushFacade(store: store, registry: registry, repeatWindowSeconds: window, queuesDeliveries: queues))
-        }
-        if waking { afterWrite?() }
-        return result
     }
 
     /// Sends a prepared message in the app's next group commit (decided with the sends next to it).
     func send(_ message: PushFacade.PreparedMessage) async throws -> PushFacade.SendOutcome {
-        guard lease() else { return try await reopen().send(message) }
-        defer { endLease(wrote: true) }
-        let outcome = try await writer.send(message)
-        afterWrite?()
-        return outcome
+        try await leased(writes: true, rerouting: true, elsewhere: { try await $0.send(message) }) {
+            let outcome = try await writer.send(message)
+            afterWrite?()
+            return outcome
+        }
     }
 
     /// Runs a facade operation that only reads, on a reader connection off the event loops.
@@ -93,27 +89,37 @@ final class AppTenant: Sendable {
     ///   - rerouting: as for ``write(waking:rerouting:_:)``.
     ///   - body: the operation.
     func read<T: Sendable>(rerouting: Bool = true, _ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
+        try await leased(writes: false, rerouting: rerouting, elsewhere: { try await $0.read(body) }) {
+            let facade = facade
+            return try await NIOThreadPool.singleton.runIfActive { try body(facade) }
+        }
+    }
+
+    /// Runs `operation` holding a lease on this tenant; on a closed tenant, runs `elsewhere` on the
+    /// app's tenant opened anew (`rerouting`) or refuses (``ServiceError/stopping``).
+    /// - Parameters:
+    ///   - writes: whether the operation counts as a write (for the outbox's empty look).
+    ///   - rerouting: whether a closed tenant hands the operation on.
+    ///   - elsewhere: the same operation on another tenant.
+    ///   - operation: the operation on this one.
+    private func leased<T>(
+        writes: Bool, rerouting: Bool, elsewhere: (AppTenant) async throws -> T, _ operation: () async throws -> T
+    ) async throws -> T {
         guard lease() else {
             guard rerouting else { throw ServiceError.stopping }
-            return try await reopen().read(body)
+            return try await elsewhere(try await reopen())
         }
-        defer { endLease(wrote: false) }
-        let facade = facade
-        return try await NIOThreadPool.singleton.runIfActive { try body(facade) }
+        defer { endLease(wrote: writes) }
+        return try await operation()
     }
 
     // MARK: The registry's view
 
-    /// Notes a request for the app (the registry's use counter).
-    func used(at tick: UInt64) {
-        use.withLock { use in
-            use.lastUse = tick
-            use.lastUsedAt = .now
-        }
-    }
+    /// Notes a request for the app.
+    func used() { use.withLock { $0.lastUsedAt = .now } }
 
-    /// The registry's use counter at the last request.
-    var lastUse: UInt64 { use.withLock { $0.lastUse } }
+    /// When a request last asked for the app (`nil`: none has).
+    var lastUsedAt: ContinuousClock.Instant? { use.withLock { $0.lastUsedAt } }
 
     /// Before the delivery worker looks at the outbox: the writes so far.
     func writesBeforeOutboxLook() -> UInt64 { use.withLock { $0.writes } }

@@ -30,8 +30,6 @@ final class ServiceApps: @unchecked Sendable {
     private var tenants: [String: AppTenant] = [:]
     /// The apps being opened: every request for one awaits the same opening (single flight).
     private var opening: [String: Task<AppTenant, any Error>] = [:]
-    /// Counts requests for apps: a tenant's last value orders the least recently used.
-    private var useTicks: UInt64 = 0
     /// Tenants being closed (their writer finishing, their worker stopping): `close()` awaits them.
     private var closing: [UInt64: Task<Void, Never>] = [:]
     private var closings: UInt64 = 0
@@ -222,14 +220,12 @@ final class ServiceApps: @unchecked Sendable {
         enum Found { case open(AppTenant), opening(Task<AppTenant, any Error>) }
         let found: Found = try lock.withLock {
             guard !closed else { throw ServiceError.stopping }
-            useTicks &+= 1
             if let tenant = tenants[id] {
-                if asked { tenant.used(at: useTicks) }
+                if asked { tenant.used() }
                 return .open(tenant)
             }
             if let task = opening[id] { return .opening(task) }
-            let tick: UInt64? = asked ? useTicks : nil
-            let task = Task { try await self.open(id, tick: tick) }
+            let task = Task { try await self.open(id, asked: asked) }
             opening[id] = task
             return .opening(task)
         }
@@ -240,7 +236,7 @@ final class ServiceApps: @unchecked Sendable {
     }
 
     /// Opens an app's store on the blocking-I/O pool and enters it in the registry.
-    private func open(_ id: String, tick: UInt64?) async throws -> AppTenant {
+    private func open(_ id: String, asked: Bool) async throws -> AppTenant {
         let tenant: AppTenant
         do {
             tenant = try await NIOThreadPool.singleton.runIfActive { try self.makeTenant(id) }
@@ -248,7 +244,7 @@ final class ServiceApps: @unchecked Sendable {
             lock.withLock { opening[id] = nil }
             throw error
         }
-        if let tick { tenant.used(at: tick) }
+        if asked { tenant.used() }
         let entered = lock.withLock {
             opening[id] = nil
             guard !closed else { return false }
@@ -303,7 +299,12 @@ final class ServiceApps: @unchecked Sendable {
             let excess = tenants.count - configuration.maxOpenApps
             guard excess > 0, !closed else { return [] }
             var retired: [AppTenant] = []
-            for tenant in tenants.values.sorted(by: { $0.lastUse < $1.lastUse }) where retired.count < excess {
+            // Never asked for (opened to deliver) first, then the least recently used.
+            let byUse = tenants.values.map { ($0, $0.lastUsedAt) }.sorted { a, b in
+                guard let later = b.1 else { return false }
+                return a.1.map { $0 < later } ?? true
+            }
+            for (tenant, _) in byUse where retired.count < excess {
                 if tenant.retireIfIdle(delivering: delivering, unusedSince: cutoff) {
                     tenants[tenant.id] = nil
                     retired.append(tenant)

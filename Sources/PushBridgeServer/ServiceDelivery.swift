@@ -89,10 +89,7 @@ final class ServiceDelivery: Sendable {
     /// with the feedback poster beside them; then closes the APNs connections. A delivery in flight
     /// when the task is cancelled is sent again after a restart (the same `apns-id`).
     func run() async {
-        guard ran.withLock({ ran in
-            defer { ran = true }
-            return !ran
-        }) else { return }
+        guard claimsTheRun() else { return }
         defer { runEnd.reached() }
         await withDiscardingTaskGroup { group in
             if let feedback { group.addTask { await feedback.run() } }
@@ -142,11 +139,16 @@ final class ServiceDelivery: Sendable {
     /// run as an application: closes them itself when ``run()`` never ran).
     func finishAndWait() async {
         finish()
-        let neverRan = ran.withLock { ran in
+        if claimsTheRun() { await client.shutdown() } else { await runEnd.wait() }
+    }
+
+    /// Whether the caller is the first to take the run (``run()`` runs once; after ``finishAndWait()``,
+    /// not at all).
+    private func claimsTheRun() -> Bool {
+        ran.withLock { ran in
             defer { ran = true }
             return !ran
         }
-        if neverRan { await client.shutdown() } else { await runEnd.wait() }
     }
 
     /// Makes the worker of an app.

@@ -36,13 +36,14 @@ struct AppRegistryTests {
     }
 
     /// A storage twin: SQLite files in a data directory, each app's opening counted; an app named
-    /// `slow…` opens only once the gate is opened (or after 20 s), and `broken…` cannot be opened
-    /// while `broken` is set (the database unreachable).
+    /// `slow…` opens only once the gate is opened (or after 20 s), `broken…` cannot be opened while
+    /// `broken` is set (the database unreachable), and `busy`'s store is a ``HeldStore`` (kept in `busy`).
     final class CountingStorage: ServiceStorage {
         let files: SQLiteServiceStorage
         let openings = Mutex<[String: Int]>([:])
         let gate = DispatchSemaphore(value: 0)
         let broken = Mutex(true)
+        let busy = Mutex<HeldStore?>(nil)
 
         init(path: String) { files = SQLiteServiceStorage(path: path) }
 
@@ -52,7 +53,11 @@ struct AppRegistryTests {
             openings.withLock { $0[app, default: 0] += 1 }
             if app.hasPrefix("slow") { _ = gate.wait(timeout: .now() + 20) }
             if app.hasPrefix("broken") && broken.withLock({ $0 }) { throw StoreError(.unreachable, "the test's database is down") }
-            return try files.openStore(forApp: app)
+            let store = try files.openStore(forApp: app)
+            guard app == "busy", let sqlite = store as? SQLiteStateStore else { return store }
+            let held = HeldStore(sqlite)
+            busy.withLock { $0 = held }
+            return held
         }
 
         func openings(of app: String) -> Int { openings.withLock { $0[app] ?? 0 } }
@@ -82,22 +87,7 @@ struct AppRegistryTests {
     /// With `max-open-apps` 1 and the open app busy, a request for another app is served by the app it
     /// opens (a tenant just opened is not closed again before it serves: no close-and-reopen loop).
     @Test func anAppJustOpenedServesItsRequestWhileTheOthersAreBusy() async throws {
-        final class Storage: ServiceStorage {
-            let files: SQLiteServiceStorage
-            let busy = Mutex<HeldStore?>(nil)
-            let openings = Mutex<[String: Int]>([:])
-            init(path: String) { files = SQLiteServiceStorage(path: path) }
-            func openDirectory() throws -> any AppDirectory { try files.openDirectory() }
-            func openStore(forApp app: String) throws -> any PushStateStore {
-                openings.withLock { $0[app, default: 0] += 1 }
-                let store = try files.openStore(forApp: app)
-                guard app == "busy", let sqlite = store as? SQLiteStateStore else { return store }
-                let held = HeldStore(sqlite)
-                busy.withLock { $0 = held }
-                return held
-            }
-        }
-        let storage = Storage(path: temporaryDirectory())
+        let storage = CountingStorage(path: temporaryDirectory())
         try await withLiveService(database: nil, mode: .router, storage: storage, { $0.maxOpenApps = 1 }) { service in
             let busyKey = try await service.createApp("busy")
             let otherKey = try await service.createApp("other")
@@ -110,9 +100,9 @@ struct AppRegistryTests {
             // The only open app is busy: the other app opens past the limit and serves its request.
             let other = Task { try await service.call(.put, "/v1/apps/other", key: otherKey, body: config).status }
             let deadline = Date().addingTimeInterval(10)
-            while storage.openings.withLock({ $0["other"] ?? 0 }) < 1 && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            while storage.openings(of: "other") < 1 && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
             try await Task.sleep(for: .milliseconds(300))
-            #expect(storage.openings.withLock { $0["other"] ?? 0 } == 1, "opened once, not closed and opened again in a loop")
+            #expect(storage.openings(of: "other") == 1, "opened once, not closed and opened again in a loop")
             held.gate.signal()
             #expect(try await other.value == 200)
             #expect(try await busyWrite.value == 200)

@@ -75,12 +75,12 @@ package struct ReceiverRow<Row: StoredRow> {
     /// - Parameter row: a row whose first columns are ``ReceiverColumn``'s.
     package init(_ row: Row) { self.row = row }
 
-    /// A receiver column's cell, by name.
-    package func int64(_ column: ReceiverColumn) throws -> Int64 { try row.int64(column.rawValue) }
-    /// A receiver column's cell, by name.
-    package func int(_ column: ReceiverColumn) throws -> Int { try row.int(column.rawValue) }
-    /// A receiver column's cell, by name.
-    package func string(_ column: ReceiverColumn) throws -> String { try row.string(column.rawValue) }
+    private func int64(_ column: ReceiverColumn) throws -> Int64 { try row.int64(column.rawValue) }
+    private func int(_ column: ReceiverColumn) throws -> Int { try row.int(column.rawValue) }
+    private func string(_ column: ReceiverColumn) throws -> String { try row.string(column.rawValue) }
+    private func optionalInt64(_ column: ReceiverColumn) throws -> Int64? { try row.optionalInt64(column.rawValue) }
+    private func optionalInt(_ column: ReceiverColumn) throws -> Int? { try row.optionalInt(column.rawValue) }
+    private func optionalString(_ column: ReceiverColumn) throws -> String? { try row.optionalString(column.rawValue) }
 
     /// The user's state without devices, conversations, name cards, bound certificate or display name,
     /// and whether it is configured.
@@ -89,29 +89,27 @@ package struct ReceiverRow<Row: StoredRow> {
     ///     store keeps the zones it has made).
     ///   - badge: the user's counter (the store's, from ``ReceiverColumn/badge`` or its badge log).
     package func state(timeZone: TimeZone, badge: Int) throws -> (UserState, configured: Bool) {
-        let style: DisplayStyle = try row.int(ReceiverColumn.displayStyle.rawValue) == 1 ? .messageSummary : .simpleBanner
-        var state = UserState(
-            user: try row.string(ReceiverColumn.name.rawValue), displayStyle: style,
-            backgroundGraceSeconds: try row.int64(ReceiverColumn.backgroundGrace.rawValue), timeZone: timeZone)
-        switch try row.int(ReceiverColumn.presence.rawValue) {
+        let style: DisplayStyle = try int(.displayStyle) == 1 ? .messageSummary : .simpleBanner
+        var state = UserState(user: try string(.name), displayStyle: style, backgroundGraceSeconds: try int64(.backgroundGrace), timeZone: timeZone)
+        switch try int(.presence) {
         case 1: state.presence = .online
-        case 2: state.presence = .background(since: Instant(milliseconds: try row.int64(ReceiverColumn.backgroundSince.rawValue)))
+        case 2: state.presence = .background(since: Instant(milliseconds: try int64(.backgroundSince)))
         default: state.presence = .offline
         }
         state.badge = badge
-        state.app.remindType = try StoredCodes.decodeRemind(try row.optionalInt(ReceiverColumn.appRemind.rawValue), column: "users.app_remind")
-        if let start = try row.optionalInt(ReceiverColumn.windowStart.rawValue), let end = try row.optionalInt(ReceiverColumn.windowEnd.rawValue) {
+        state.app.remindType = try StoredCodes.decodeRemind(try optionalInt(.appRemind), column: "users.app_remind")
+        if let start = try optionalInt(.windowStart), let end = try optionalInt(.windowEnd) {
             guard (0..<1440).contains(start), (1...1440).contains(end) else {
                 throw StoreError(.unexpectedValue, "window \(start)–\(end)", context: "users.window_start")
             }
             state.app.window = DoNotDisturbWindow(startMinute: start, endMinute: end)
         }
-        if let start = try row.optionalInt64(ReceiverColumn.appSilentStart.rawValue), let until = try row.optionalInt64(ReceiverColumn.appSilentUntil.rawValue) {
+        if let start = try optionalInt64(.appSilentStart), let until = try optionalInt64(.appSilentUntil) {
             state.app.silentPeriod = SilentPeriod(start: Instant(milliseconds: start), until: Instant(milliseconds: until))
         }
-        state.language = try row.optionalString(ReceiverColumn.language.rawValue)
-        state.oneToOneSound = try row.optionalString(ReceiverColumn.oneToOneSound.rawValue)
-        state.groupSound = try row.optionalString(ReceiverColumn.groupSound.rawValue)
+        state.language = try optionalString(.language)
+        state.oneToOneSound = try optionalString(.oneToOneSound)
+        state.groupSound = try optionalString(.groupSound)
         return (state, try row.bool(ReceiverColumn.configured.rawValue))
     }
 
