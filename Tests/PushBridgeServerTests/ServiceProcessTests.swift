@@ -156,6 +156,11 @@ struct ServiceProcessTests {
         #expect(!run.stderr.contains("short-secret"))
         run = try runServe(["--check-config"], environment: ["PUSHBRIDGE_LISTN": "x"])
         #expect(run.status == 2 && run.stderr.contains("PUSHBRIDGE_LISTN") && run.stderr.contains("did you mean PUSHBRIDGE_LISTEN?"), "\(run.stderr)")
+        // max-open-apps: printed when valid; 0 refused, naming its source and what was expected.
+        run = try runServe(["--check-config"], environment: ["PUSHBRIDGE_MAX_OPEN_APPS": "32"])
+        #expect(run.status == 0 && run.stdout.contains("max-open-apps: 32\n"), "\(run.stdout)\(run.stderr)")
+        run = try runServe(["--check-config"], environment: ["PUSHBRIDGE_MAX_OPEN_APPS": "0"])
+        #expect(run.status == 2 && run.stderr.contains("environment PUSHBRIDGE_MAX_OPEN_APPS: max-open-apps: expected a number of apps, 1–1000000, found \"0\""), "\(run.stderr)")
         run = try runServe(["--check-config", "--listen", "nowhere"])
         #expect(run.status == 2 && run.stderr.contains("--listen: listen: expected HOST:PORT"), "\(run.stderr)")
         run = try runServe(["--check-config", "--config", dir + "/missing.yaml"])
