@@ -62,9 +62,9 @@ let package = Package(
         // The conformance harness as a library: fixtures, running, strict comparison (json-c), reports.
         // It knows implementations only through the `DecisionProvider` protocol.
         .target(name: "PushBridgeConformance", dependencies: ["CJSONC", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"]),
-        // The parts of PushBridge's stored binary formats (varints, runs, tokens, payload differences),
-        // shared by the facade's sent-message record and the store's badge log. Pure: no dependency.
-        .target(name: "PushBridgeRecordCoding"),
+        // PushBridge's stored binary formats, one versioned codec of the core's values: the sent-message
+        // record (PBR1–PBR4) and its roll (PBL1), the badge log's rows; varints, runs, tokens. Pure: the core only.
+        .target(name: "PushBridgeRecordCoding", dependencies: ["PushBridgeCore", "PushBridgeJSON"]),
         // Canonical push state behind a protocol: SQLite (WAL, migrations) and its in-memory twin; and
         // ServiceStorage, where a service keeps its apps (the executable builds one, tests pass a twin).
         .target(name: "PushBridgeStore", dependencies: ["CSQLite", "PushBridgeRecordCoding", "PushBridgeCore", "PushBridgeJSON"]),
@@ -213,7 +213,7 @@ let package = Package(
         moduleTests("PushBridgeCoreTests", ["PushBridgeConformance", "PushBridgeCore", "PushBridgeDialects", "PushBridgeJSON"]),
         moduleTests("PushBridgeDialectsTests", ["PushBridgeConformance", "PushBridgeCore", "PushBridgeDialects", "PushBridgeJSON"]),
         moduleTests("PushBridgeConformanceTests", ["PushBridgeConformance", "PushBridgeCore", "PushBridgeDialects", "PushBridgeJSON"]),
-        moduleTests("PushBridgeStoreTests", ["PushBridgeCore", "PushBridgeDialects", "PushBridgeFacade", "PushBridgeJSON", "PushBridgeStore"]),
+        moduleTests("PushBridgeStoreTests", ["PushBridgeCore", "PushBridgeDialects", "PushBridgeFacade", "PushBridgeJSON", "PushBridgeRecordCoding", "PushBridgeStore"]),
         moduleTests("PushBridgeFacadeTests", ["CSQLite", "PushBridgeConformance", "PushBridgeCore", "PushBridgeDialects", "PushBridgeFacade", "PushBridgeFacadeConformance", "PushBridgeJSON", "PushBridgePostgres", "PushBridgeRecordCoding", "PushBridgeStore"]),
         moduleTests("PushBridgeVendorRESTTests", ["PushBridgeCore", "PushBridgeJSON", "PushBridgeVendorREST"],
             // Read from the source tree: the UserSig vectors Tencent's generator made, and the script that made them.

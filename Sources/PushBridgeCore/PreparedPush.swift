@@ -106,24 +106,25 @@ public struct PreparedPush: Sendable {
     ///   - badge: the receiver's badge counter before this message.
     ///   - now: the instant the message is sent.
     public mutating func decide(for receiver: UserState, badge: Int, now: Instant) -> PushDecision {
-        decide(for: receiver, badge: badge, now: now, devicesIn: nil)
+        fanOutDecision(for: receiver, badge: badge, now: now, devicesIn: nil).decision
     }
 
-    /// Decides for one kept receiver whose devices a pushed request refers to where they are kept.
+    /// Decides for one receiver of a fan-out, in the fan-out's form: a payload its class shares, and
+    /// (a kept receiver) its devices referred to where they are kept.
     /// - Parameters:
     ///   - receiver: the receiver's state; its own `badge` is not read.
     ///   - badge: the receiver's badge counter before this message.
     ///   - now: the instant the message is sent.
     ///   - devicesIn: the rows that keep the receiver's devices (its `devices`), and its row; `nil`:
     ///     the request holds `receiver.devices` itself.
-    package mutating func decide(for receiver: UserState, badge: Int, now: Instant, devicesIn row: (rows: DeviceRows, row: Int)?) -> PushDecision {
+    package mutating func fanOutDecision(for receiver: UserState, badge: Int, now: Instant, devicesIn row: (rows: DeviceRows, row: Int)?) -> FanOutDecision {
         let suppression = decider.suppression(
             message, receiver: receiver, now: now, hasContent: hasContentInAnyLanguage || message.hasTranslation(forLanguage: receiver.language))
         if let reason = suppression { return .suppressed(reason) }
         guard let (body, counter) = body(for: receiver, badge: badge) else { return .suppressed(.payloadTooLarge) }
-        let targets: APNsRequest.Targets
+        let targets: FanOutRequest.Targets
         if let row { targets = .row(row.rows, row.row) } else { targets = .devices(receiver.devices) }
-        return .push(APNsRequest(body: body, targets: targets, badgeCounter: counter))
+        return .push(FanOutRequest(body: body, targets: targets, badgeCounter: counter))
     }
 
     /// The payload for one receiver, byte for byte what ``PayloadRenderer/render(_:sender:receiver:profile:app:)`` writes.
@@ -136,7 +137,7 @@ public struct PreparedPush: Sendable {
     /// One receiver's payload as its class's template with the receiver's badge and id (or, when that
     /// does not fit, written alone and shortened), and its badge counter; `nil` when even shortened
     /// it does not fit.
-    mutating func body(for receiver: UserState, badge current: Int) -> (APNsRequest.Body, counter: Int)? {
+    mutating func body(for receiver: UserState, badge current: Int) -> (FanOutRequest.Body, counter: Int)? {
         let renderer = decider.renderer
         let counter = message.ignoreBadge ? current : current + 1
         let badge = message.badgeOverride ?? counter

@@ -88,7 +88,7 @@ extension PushFacade {
     static func outbox(_ decisions: [ReceiverDecision], messageID: String, now: Instant) -> [OutboxDelivery] {
         var out: [OutboxDelivery] = []
         for item in decisions {
-            guard case .push(let request) = item.decision else { continue }
+            guard case .push(let request) = item.fanOut else { continue }
             let payload = request.payload  // written out once, shared by the receiver's devices
             for delivery in request.deliveries {
                 out.append(

@@ -1,5 +1,6 @@
 import Foundation
 import PushBridgeCore
+import PushBridgeRecordCoding
 import PushBridgeDialects
 import PushBridgeJSON
 import PushBridgeStore

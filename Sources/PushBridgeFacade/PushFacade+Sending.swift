@@ -1,4 +1,5 @@
 import PushBridgeCore
+import PushBridgeRecordCoding
 import PushBridgeStore
 
 extension PushFacade {
@@ -44,19 +45,19 @@ extension PushFacade {
             var changed: Int?
             if counted, let key { changed = effects.badge(of: key) }
             var badge = changed ?? stored
-            let decision: PushDecision
+            let decision: FanOutDecision
             if receiver.pointee.isConfigured {
-                decision = push.decide(for: receiver.pointee.state, badge: badge, now: now, devicesIn: deviceRows.map { ($0, row) })
+                decision = push.fanOutDecision(for: receiver.pointee.state, badge: badge, now: now, devicesIn: deviceRows.map { ($0, row) })
             } else {  // the dialect's defaults, with the counter an earlier message set
                 let state = adapter.newUser(receiver.pointee.state.user, timeZone: receiver.pointee.state.timeZone)
                 badge = changed ?? state.badge
-                decision = push.decide(for: state, badge: badge, now: now)
+                decision = push.fanOutDecision(for: state, badge: badge, now: now, devicesIn: nil)
             }
             if case .push(let request) = decision, request.badgeCounter != badge, let key {
                 badges.append((key, request.badgeCounter))
             }
             let name = receiver.pointee.state.user
-            decisions.append(ReceiverDecision(receiver: name, decision: decision))
+            decisions.append(ReceiverDecision(receiver: name, fanOut: decision))
             record?.append(decision, receiver: name, row: receiver.pointee.state)
         }
         let deliveries = queuesDeliveries ? Self.outbox(decisions, messageID: canonical.id, now: now) : []

@@ -38,21 +38,8 @@ public struct PushFacade: Sendable {
         self.queuesDeliveries = queuesDeliveries
     }
 
-    /// One receiver's decision for a sent message.
-    public struct ReceiverDecision: Hashable, Sendable {
-        public var receiver: UserID
-        public var decision: PushDecision
-
-        /// `{"receiver":"u2","push":true,…}`: the decision JSON with the receiver first.
-        public var json: [UInt8] {
-            var w = JSONWriter(capacity: 600)
-            w.raw("{\"receiver\":")
-            w.string(receiver)
-            w.raw(",")
-            for b in decision.json.dropFirst() { w.byte(b) }
-            return w.bytes
-        }
-    }
+    /// One receiver's decision for a sent message (``PushBridgeCore/ReceiverDecision``).
+    public typealias ReceiverDecision = PushBridgeCore.ReceiverDecision
 
     /// The dialect adapter for an id, or bad input at `pointer`.
     public func adapter(_ dialect: String, at pointer: JSONPointer = .root) throws -> any DialectAdapter {

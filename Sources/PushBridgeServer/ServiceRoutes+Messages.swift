@@ -32,7 +32,7 @@ extension ServiceRoutes {
             }
             let outcome = try await answering { try await tenant.send(prepared) }
             var outcomes: [String: Int] = [:]
-            for item in outcome.decisions { outcomes[item.decision.outcomeName, default: 0] += 1 }
+            for item in outcome.decisions { outcomes[item.fanOut.outcomeName, default: 0] += 1 }
             metrics.message(dialect: dialect, isRepeat: outcome.isRepeat, outcomes: outcomes)
             if logger.logLevel <= .info { logger.info(
                 "message decided",
@@ -43,7 +43,7 @@ extension ServiceRoutes {
                 ]) }
             if logger.logLevel <= .debug {
                 for item in outcome.decisions {
-                    logger.debug("decision", metadata: ["message": "\(outcome.messageID)", "receiver": "\(item.receiver)", "outcome": "\(item.decision.outcomeName)"])
+                    logger.debug("decision", metadata: ["message": "\(outcome.messageID)", "receiver": "\(item.receiver)", "outcome": "\(item.fanOut.outcomeName)"])
                 }
             }
             let body =
@@ -102,11 +102,11 @@ extension ServiceRoutes {
         w.raw("{\"message\":")
         w.string(id)
         w.raw(",\"decisions\":[")
-        var out = w.bytes
         for (i, item) in decisions.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            out += item.json
+            if i > 0 { w.raw(",") }
+            item.write(to: &w)
         }
+        var out = w.bytes
         out += Array("]".utf8)
         if isRepeat == true { out += Array(",\"repeat\":true".utf8) }
         if isRepeat == nil {
@@ -156,7 +156,7 @@ extension ServiceRoutes {
     }
 }
 
-extension PushDecision {
+extension FanOutDecision {
     /// `push`, or the reason the receiver was not pushed (metrics and logs).
     var outcomeName: String {
         switch self {

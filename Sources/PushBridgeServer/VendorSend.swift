@@ -65,7 +65,7 @@ extension ServiceRoutes {
         for (index, outcome) in sent {
             let message = messages[index]
             var counts: [String: Int] = [:]
-            for item in outcome.decisions { counts[item.decision.outcomeName, default: 0] += 1 }
+            for item in outcome.decisions { counts[item.fanOut.outcomeName, default: 0] += 1 }
             metrics.message(dialect: message.dialect, isRepeat: outcome.isRepeat, outcomes: counts)
             if logger.logLevel <= .info {
                 logger.info(

@@ -1,6 +1,7 @@
 import Foundation
 import PushBridgeCore
 @testable import PushBridgeFacade
+@testable import PushBridgeRecordCoding
 import PushBridgeStore
 import PushBridgeTestSupport
 import Testing

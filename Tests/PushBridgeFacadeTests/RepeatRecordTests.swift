@@ -2,7 +2,7 @@ import Foundation
 import PushBridgeCore
 @testable import PushBridgeFacade
 import PushBridgeJSON
-import PushBridgeRecordCoding
+@testable import PushBridgeRecordCoding
 import PushBridgeStore
 import PushBridgeTestSupport
 import Testing
@@ -28,8 +28,8 @@ struct RepeatRecordTests {
         let agora = PayloadTemplate(bytes: Array(#"{"aps":{"alert":"hi","badge":12}}"#.utf8), badge: 29..<31, receiver: nil)
         let hex = String(repeating: "0f", count: 32)
         var decisions: [PushFacade.ReceiverDecision] = []
-        func push(_ receiver: String, _ body: APNsRequest.Body, _ targets: APNsRequest.Targets, counter: Int) {
-            decisions.append(.init(receiver: receiver, decision: .push(APNsRequest(body: body, targets: targets, badgeCounter: counter))))
+        func push(_ receiver: String, _ body: FanOutRequest.Body, _ targets: FanOutRequest.Targets, counter: Int) {
+            decisions.append(.init(receiver: receiver, fanOut: .push(FanOutRequest(body: body, targets: targets, badgeCounter: counter))))
         }
         push("u1", .patched(easemob, badge: 3, receiver: "u1"), .devices([device(hex)]), counter: 3)
         push("u2", .patched(agora, badge: 12, receiver: "u2"), .devices([device(hex), device("ab" + hex, tim, boundAt: Instant(milliseconds: -5))]), counter: 12)
@@ -119,8 +119,8 @@ struct RepeatRecordTests {
             var state = UserState(user: "member-\(i)", displayStyle: .simpleBanner, backgroundGraceSeconds: 0)
             state.devices = [Self.device(String(format: "%064x", i))]
             rows.append(StoredReceiver(key: nil, state: state, isConfigured: true))
-            plain.append(.init(receiver: state.user, decision: i % 4 == 0 ? .suppressed(.online)
-                : .push(APNsRequest(body: .patched(template, badge: i % 9 + 1, receiver: state.user), targets: .devices(state.devices), badgeCounter: i % 9 + 1))))
+            plain.append(.init(receiver: state.user, fanOut: i % 4 == 0 ? .suppressed(.online)
+                : .push(FanOutRequest(body: .patched(template, badge: i % 9 + 1, receiver: state.user), targets: .devices(state.devices), badgeCounter: i % 9 + 1))))
         }
         let compact = SentMessageRecord.encode(plain, roll: .init(id: 1, rows: rows, skipped: nil))
         let full = SentMessageRecord.encode(plain)

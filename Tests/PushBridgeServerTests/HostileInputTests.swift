@@ -221,20 +221,21 @@ struct HostileInputTests {
             }
             // A bad chunk size: 400 in each route's own shape, and the connection closes.
             let native = try await Self.exchange(service.port, chunkedZZ("/v1/apps/demo/messages?dialect=agora-silent", auth: key))
-            #expect(native.status == 400 && native.body.contains(#""code":"malformed-http""#) && native.closed, "\(native.text)")
+            #expect(native.status == 400 && native.body.contains(#""code":"malformed-http""#) && native.closed, "(\(native.timing)) \(native.text)")
             let easemob = try await Self.exchange(service.port, chunkedZZ("\(e.prefix)/messages/users", auth: e.token))
-            #expect(easemob.status == 400 && easemob.body.contains(#""error":"illegal_argument""#) && easemob.closed, "\(easemob.text)")
+            #expect(easemob.status == 400 && easemob.body.contains(#""error":"illegal_argument""#) && easemob.closed, "(\(easemob.timing)) \(easemob.text)")
             let tencent = try await Self.exchange(service.port, chunkedZZ("/v4/openim/sendmsg?" + t.query(), auth: nil))
-            #expect(tencent.status == 200 && tencent.body.contains(#""ErrorCode":60008"#) && tencent.closed, "\(tencent.text)")
+            #expect(tencent.status == 200 && tencent.body.contains(#""ErrorCode":60008"#) && tencent.closed, "(\(tencent.timing)) \(tencent.text)")
             // What the parser refuses before any route: the error body, then the connection closes.
             for request in ["FOO / HTTP/1.1\r\nHost: x\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 100_000))\r\n\r\n",
                 "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nBAD\u{1}LINE\r\n\r\n"] {
                 let reply = try await Self.exchange(service.port, request)
-                #expect(reply.text.hasSuffix(#""}}"#) && reply.body.contains(#""code":"malformed-http""#) && reply.closed, "\(reply.text.prefix(300))")
+                #expect(reply.text.hasSuffix(#""}}"#) && reply.body.contains(#""code":"malformed-http""#) && reply.closed,
+                    "\(request.prefix(40).debugDescription) (\(reply.timing)): \(reply.text.prefix(300))")
             }
             // CONNECT: 405, and the connection closes at once instead of waiting out the idle timeout.
             let connect = try await Self.exchange(service.port, "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com\r\n\r\n")
-            #expect(connect.status == 405 && connect.closed, "\(connect.text)")
+            #expect(connect.status == 405 && connect.closed, "(\(connect.timing)) \(connect.text)")
             // A client that hangs up mid-body: a client abort (499), never a 500.
             let hangUp = "POST /v1/apps/demo/messages?dialect=agora-silent HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"id\":"
             let port = service.port
@@ -467,6 +468,8 @@ struct HostileInputTests {
     struct RawReply {
         var text: String
         var closed: Bool
+        /// When the answer was whole and when the exchange ended, from its start (for failure messages).
+        var timing = ""
         var status: Int { Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0 }
         var body: String { text.range(of: "\r\n\r\n").map { String(text[$0.upperBound...]) } ?? "" }
         /// The head and as many body bytes as its Content-Length says (none given: the head alone).
@@ -493,15 +496,21 @@ struct HostileInputTests {
         try connection.send(request)
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        var deadline = ContinuousClock.now + .seconds(15)
+        let start = ContinuousClock.now
+        var deadline = start + .seconds(15)
+        var completeAt: Duration?
         var closed = false
         var complete = false
-        while ContinuousClock.now < deadline {
+        while true {
+            // The deadline is checked after a look, never instead of one: a test thread starved past the
+            // deadline on a loaded machine (this test once took 152 s) still reads a close already queued.
+            let late = ContinuousClock.now >= deadline
             var poller = pollfd(fd: connection.fd, events: Int16(POLLIN), revents: 0)
             // EINTR is not the server's doing: other suites spawn and stop processes (SIGCHLD).
-            let ready = poll(&poller, 1, 50)
+            let ready = poll(&poller, 1, late ? 0 : 50)
             if ready < 0 && errno == EINTR { continue }
             guard ready >= 0 else { break }
+            if poller.revents == 0 && late { break }
             if poller.revents != 0 {
                 let n = read(connection.fd, &buffer, buffer.count)
                 if n < 0 && errno == EINTR { continue }
@@ -516,11 +525,13 @@ struct HostileInputTests {
                 // test itself taking 130 s).
                 if !complete, let reply = Optional(RawReply(text: String(decoding: bytes, as: UTF8.self), closed: false)), reply.isComplete {
                     complete = true
+                    completeAt = ContinuousClock.now - start
                     deadline = ContinuousClock.now + .seconds(15)
                 }
             }
         }
-        return RawReply(text: String(decoding: bytes, as: UTF8.self), closed: closed)
+        let timing = "whole after \(completeAt.map { "\($0)" } ?? "never"), ended after \(ContinuousClock.now - start)"
+        return RawReply(text: String(decoding: bytes, as: UTF8.self), closed: closed, timing: timing)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import PushBridgeCore
 import PushBridgeFacade
+import PushBridgeRecordCoding
 @testable import PushBridgeStore
 import PushBridgeTestSupport
 import Testing

@@ -190,7 +190,7 @@ struct ReceiverCacheTests {
                 "a reader after \(what)")
             sent.append(("r\(round)", try Self.sendMatchesFullDecide(facade, path: path, id: "r\(round)", sender: sender)))
             // The kept group's requests refer to their rows' devices; equal to full decides all the same.
-            let requests = sent.last!.decisions.compactMap(\.decision.request)
+            let requests = sent.last!.decisions.compactMap { if case .push(let request) = $0.fanOut { request } else { nil } }
             #expect(!requests.isEmpty && requests.allSatisfy { if case .row = $0.targets { true } else { false } }, "after \(what)")
             #expect(try Self.kept(store, sender: sender) == Self.fresh(path, sender: sender), "after \(what) and a send")
             for (id, decisions) in sent {
@@ -348,7 +348,7 @@ struct ReceiverCacheTests {
         let store = try SQLiteStateStore(path: path, options: .init(keptReceivers: 10))
         let facade = PushFacade(store: store)
         try Self.sendMatchesFullDecide(facade, path: path, id: "a")
-        let requests = try Self.sendMatchesFullDecide(facade, path: path, id: "b").compactMap(\.decision.request)
+        let requests = try Self.sendMatchesFullDecide(facade, path: path, id: "b").compactMap { if case .push(let request) = $0.fanOut { request } else { nil } }
         // Rows not kept are not referred to: each request holds its devices.
         #expect(!requests.isEmpty && requests.allSatisfy { if case .devices = $0.targets { true } else { false } })
         #expect(try Self.kept(store) == Self.fresh(path))

@@ -86,8 +86,9 @@ struct ModuleGraphTests {
         ("PushBridgeTesting", ["PushBridgeConformance", "PushBridgeFacadeConformance", "PushBridgeServiceConformance", "PushBridgeAPNsMock", "CJSONC"],
             "the test service is the service under test: it knows no harness and no mock"),
         ("PushBridgeRecordCoding", [
-            "PushBridgeJSON", "PushBridgeCore", "PushBridgeStore", "PushBridgeFacade", "CSQLite", "CJSONC",
-        ], "the record coding is bytes only: the formats' owners bring their own types"),
+            "PushBridgeDialects", "PushBridgeStore", "PushBridgeFacade", "PushBridgePostgres", "PushBridgeServer", "PushBridgeDelivery",
+            "PushBridgeConformance", "CSQLite", "CJSONC",
+        ], "the stored formats are one pure codec of the core's values: no store, no facade, no I/O"),
     ]
 
     /// Third-party products a library may use, for libraries that need one (and no more).
@@ -120,6 +121,17 @@ struct ModuleGraphTests {
         #expect(reached.allSatisfy { targets[$0]?.type != "system" }, "the core must build without json-c or sqlite headers")
     }
 
+    /// The stored formats (sent-message records, rolls, badge log rows) are one module that reaches
+    /// the core and nothing else of PushBridge's, and no system library.
+    @Test func theStoredFormatsNeedOnlyTheCore() throws {
+        let targets = try Self.targets.get()
+        let reached = Self.closure(of: "PushBridgeRecordCoding", in: targets)
+        #expect(reached == ["PushBridgeCore", "PushBridgeJSON"], "PushBridgeRecordCoding reaches \(reached.sorted())")
+        for owner in ["PushBridgeStore", "PushBridgeFacade"] {
+            #expect(targets[owner]?.dependencies.contains("PushBridgeRecordCoding") == true, "\(owner) reads its formats through the codec")
+        }
+    }
+
     @Test func noForbiddenEdge() throws {
         let targets = try Self.targets.get()
         #expect(targets.count >= 10, "dump-package gave \(targets.count) targets")
@@ -150,14 +162,38 @@ struct ModuleGraphTests {
     /// the `ServiceStorage` it is given (only the configuration's factory names a concrete store or
     /// directory), and no module of the service's runtime starts a thread or blocks on a semaphore or
     /// condition (an idle app costs no thread; async code never waits on a lock held across I/O).
-    @Test func theServiceRuntimeOpensStoresThroughItsStorageAndStartsNoThread() throws {
-        func sources(_ module: String) throws -> [(name: String, text: String)] {
-            let folder = Repository.root.appendingPathComponent("Sources/\(module)")
-            let names = try #require(FileManager.default.enumerator(atPath: folder.path)?.allObjects as? [String])
-            return try names.filter { $0.hasSuffix(".swift") }.sorted().map { name in
-                (name, try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8))
-            }
+    /// A module's Swift sources, by path inside it.
+    static func sources(_ module: String) throws -> [(name: String, text: String)] {
+        let folder = Repository.root.appendingPathComponent("Sources/\(module)")
+        let names = try #require(FileManager.default.enumerator(atPath: folder.path)?.allObjects as? [String])
+        return try names.filter { $0.hasSuffix(".swift") }.sorted().map { name in
+            (name, try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8))
         }
+    }
+
+    /// The core's public model is plain values: the fan-out's own form (shared payload templates,
+    /// references to a store's rows) is declared in `FanOut/`, where nothing is public; `APNsRequest`
+    /// stores its payload and deliveries, and the public decision types use no unsafe type.
+    @Test func theCoresPublicModelIsPlainValues() throws {
+        let core = try Self.sources("PushBridgeCore")
+        let fanOut = core.filter { $0.name.hasPrefix("FanOut/") }
+        #expect(fanOut.count >= 2, "FanOut/ holds the fan-out's form")
+        for (name, text) in fanOut {
+            let declarations = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(!declarations.contains { $0.hasPrefix("public ") || $0.hasPrefix("open ") }, "PushBridgeCore/\(name) makes the fan-out's form public")
+        }
+        for name in ["PushDecision.swift", "ReceiverDecision.swift"] {
+            let text = try #require(core.first { $0.name == name }?.text, "PushBridgeCore/\(name)")
+            #expect(!text.contains("Unsafe") && !text.contains("unsafe"), "PushBridgeCore/\(name) uses an unsafe type")
+        }
+        let request = try #require(core.first { $0.name == "PushDecision.swift" }?.text)
+        for field in ["public var payload: [UInt8]\n", "public var deliveries: [APNsDelivery]\n", "public var badgeCounter: Int\n"] {
+            #expect(request.contains(field), "APNsRequest stores \(field)")
+        }
+    }
+
+    @Test func theServiceRuntimeOpensStoresThroughItsStorageAndStartsNoThread() throws {
+        let sources = Self.sources
         let concrete = ["SQLiteStateStore(", "PostgresStateStore(", "MemoryStateStore(", "SQLiteAppDirectory(", "PostgresAppDirectory(", "MemoryAppDirectory("]
         for (name, text) in try sources("PushBridgeServer") where name != "ServiceConfiguration+Storage.swift" {
             for type in concrete { #expect(!text.contains(type), "PushBridgeServer/\(name) opens \(type)…): stores come from the ServiceStorage") }

@@ -38,75 +38,20 @@ struct BadgeOverlay {
     }
 }
 
-/// The bytes of one badge log row (`badge_log.entries`, whose length the schema keeps a multiple of 16).
-///
-/// Written since 0.17 as varints (``Varint``, shared with the sent-message record): a 16-byte header (row id `-1`, which no user row has, then the
-/// number of entries, both 8 bytes little-endian), then per entry the zigzag varint of its row id
-/// less the previous entry's and the zigzag varint of its counter, then zeros to a multiple of 16.
-/// A group send's rows come in order, so an entry is mostly 2 bytes instead of 16 (1.2 MB less
-/// written to the WAL for 77,000 counters). Rows of 0.10–0.16 (each entry the row id and the counter,
-/// 8 bytes little-endian each) are still read.
-enum BadgeLogEntries {
-    /// The row id of the header entry that marks varint entries.
-    static let varintMark: Int64 = -1
-
-    /// The entries of `badges`, as varints.
+extension BadgeLogEntries {
+    /// The entries of `badges`, as varints (``BadgeLogEntries/write(count:_:)``).
     static func write(_ badges: [(key: UserKey, badge: Int)]) -> [UInt8] {
-        let capacity = 16 + badges.count * 20 + 16
-        return [UInt8](unsafeUninitializedCapacity: capacity) { out, written in
-            let raw = UnsafeMutableRawBufferPointer(out)
-            raw.storeBytes(of: varintMark.littleEndian, toByteOffset: 0, as: Int64.self)
-            raw.storeBytes(of: Int64(badges.count).littleEndian, toByteOffset: 8, as: Int64.self)
-            var at = 16
-            var previous: Int64 = 0
-            badges.withUnsafeBufferPointer { badges in
-                for entry in badges {
-                    Varint.write(Varint.zigzag(entry.key.rawValue &- previous), into: out, at: &at)
-                    Varint.write(Varint.zigzag(Int64(entry.badge)), into: out, at: &at)
-                    previous = entry.key.rawValue
-                }
-            }
-            while at % 16 != 0 {
-                out[at] = 0
-                at += 1
-            }
-            written = at
-        }
+        badges.withUnsafeBufferPointer { badges in write(count: badges.count) { (badges[$0].key.rawValue, badges[$0].badge) } }
     }
 
-    /// Reads one row's entries in order.
-    /// - Parameters:
-    ///   - blob: the row's bytes.
-    ///   - entry: called with each entry's row id and counter.
-    /// - Returns: the number of entries.
-    /// - Throws: ``StoreError`` when the bytes are not entries PushBridge wrote.
+    /// Reads one row's entries in order (``BadgeLogEntries/entries(in:_:)``).
+    /// - Throws: ``StoreError`` `unexpected-value` when the bytes are not entries PushBridge wrote.
     static func read(_ blob: UnsafeRawBufferPointer, _ entry: (Int64, Int) -> Void) throws -> Int {
-        func damaged(_ what: String) -> StoreError {
-            StoreError(.unexpectedValue, "a badge log row of \(blob.count) bytes: \(what)", context: "badge_log.entries")
+        do {
+            return try entries(in: blob, entry)
+        } catch {
+            throw StoreError(.unexpectedValue, "a badge log row of \(blob.count) bytes: \(error.what)", context: "badge_log.entries")
         }
-        guard blob.count % 16 == 0 else { throw damaged("not a multiple of 16") }
-        guard blob.count >= 16, Int64(littleEndian: blob.loadUnaligned(fromByteOffset: 0, as: Int64.self)) == varintMark else {
-            let count = blob.count / 16
-            for i in 0..<count {
-                entry(Int64(littleEndian: blob.loadUnaligned(fromByteOffset: i * 16, as: Int64.self)),
-                    Int(Int64(littleEndian: blob.loadUnaligned(fromByteOffset: i * 16 + 8, as: Int64.self))))
-            }
-            return count
-        }
-        let count = Int64(littleEndian: blob.loadUnaligned(fromByteOffset: 8, as: Int64.self))
-        guard count >= 0, count <= (blob.count - 16) / 2 else { throw damaged("\(count) entries") }
-        var at = 16
-        func varint() throws -> Int64 {
-            guard let bits = Varint.read(from: blob, at: &at) else { throw damaged("an entry runs past its end") }
-            return Varint.unzigzag(bits)
-        }
-        var key: Int64 = 0
-        for _ in 0..<count {
-            key &+= try varint()
-            entry(key, Int(try varint()))
-        }
-        guard blob.count - at < 16, blob[at...].allSatisfy({ $0 == 0 }) else { throw damaged("bytes after the last entry") }
-        return Int(count)
     }
 }
 

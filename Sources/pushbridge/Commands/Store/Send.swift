@@ -67,10 +67,10 @@ struct Send: ParsableCommand {
         var pushed = 0
         var deliveries = 0
         for item in decisions {
-            switch item.decision {
+            switch item.fanOut {
             case .push(let request):
                 pushed += 1
-                deliveries += request.deliveries.count
+                deliveries += request.deliveryCount
             case .suppressed(let reason): reasons[reason.rawValue, default: 0] += 1
             }
         }

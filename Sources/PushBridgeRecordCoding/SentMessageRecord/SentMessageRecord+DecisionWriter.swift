@@ -1,17 +1,15 @@
 import PushBridgeCore
 import PushBridgeJSON
-import PushBridgeRecordCoding
-import PushBridgeStore
 
 extension SentMessageRecord {
     /// Writes a record's decisions one by one, as they are made: a group send writes each
     /// receiver's while its row is at hand, rather than reading all the rows again afterwards.
-    struct DecisionWriter {
+    package struct DecisionWriter {
         /// `PBR4` (decisions are a roll's rows, written without their receivers) or `PBR3`.
-        let version4: Bool
+        package let version4: Bool
         /// Whether every decision appended to a `PBR4` record was its row's receiver's: the record
         /// is right only then (else nothing more is written, and the record is to be `PBR3`).
-        private(set) var matchesRows = true
+        package private(set) var matchesRows = true
         private var out = RecordWriter()
         private var previous: [UInt8] = []
         private var templates = Numbering<ObjectIdentifier>()
@@ -26,7 +24,7 @@ extension SentMessageRecord {
         ///   - capacity: the number of decisions expected.
         ///   - rowTargetsAreRows: whether a decision that refers to a kept row's devices is appended
         ///     with that row (its devices are then the row's without comparing them).
-        init(version4: Bool, capacity: Int, rowTargetsAreRows: Bool = false) {
+        package init(version4: Bool, capacity: Int, rowTargetsAreRows: Bool = false) {
             self.version4 = version4
             self.rowTargetsAreRows = rowTargetsAreRows
             out.bytes.reserveCapacity(capacity * (version4 ? 6 : 48))
@@ -39,7 +37,7 @@ extension SentMessageRecord {
         ///   - row: in a `PBR4` record, the state of the decision's row: its name must be the
         ///     receiver's, and the decision's devices are written only when they differ from its
         ///     devices; `nil` in `PBR3`.
-        mutating func append(_ decision: PushDecision, receiver: String, row: UserState?) {
+        package mutating func append(_ decision: FanOutDecision, receiver: String, row: UserState?) {
             if version4 {
                 guard matchesRows, let row, row.user == receiver else { return matchesRows = false }
             } else {
@@ -118,7 +116,7 @@ extension SentMessageRecord {
         /// - Parameters:
         ///   - count: the number of decisions appended.
         ///   - roll: for `PBR4`, the stored roll's id and the row left out, if any.
-        func record(count: Int, roll: (id: Int64, skipped: Int?)?) -> [UInt8] {
+        package func record(count: Int, roll: (id: Int64, skipped: Int?)?) -> [UInt8] {
             var header = RecordWriter()
             if version4, let roll {
                 header.bytes += magicVersion4

@@ -1,7 +1,5 @@
 import PushBridgeCore
 import PushBridgeJSON
-import PushBridgeRecordCoding
-import PushBridgeStore
 /// The record a sent message leaves behind, so that a repeated send returns the same decisions
 /// byte for byte and changes no counter (SPEC §10).
 ///
@@ -34,7 +32,7 @@ import PushBridgeStore
 /// `PBR2` (0.10–0.11: every
 /// payload as a difference, tokens as text, reasons as words) and `PBR1` (0.9: fixed widths,
 /// every payload and header in full) records are still read.
-enum SentMessageRecord {
+package enum SentMessageRecord {
     static let magic: [UInt8] = Array("PBR3".utf8)
     static let magicVersion4: [UInt8] = Array("PBR4".utf8)
     static let rollMagic: [UInt8] = Array("PBL1".utf8)
@@ -46,17 +44,27 @@ enum SentMessageRecord {
     ]
 
     /// A stored roll that a record's decisions are the rows of.
-    struct RollReference {
+    package struct RollReference {
         /// The stored roll's id.
-        var id: Int64
+        package var id: Int64
         /// Every row of the roll, the one left out too.
-        var rows: [StoredReceiver]
+        package var rows: [UserState]
         /// The row left out (the sender), if any.
-        var skipped: Int?
+        package var skipped: Int?
+
+        /// - Parameters:
+        ///   - id: the stored roll's id.
+        ///   - rows: every row of the roll, the one left out too.
+        ///   - skipped: the row left out (the sender), if any.
+        package init(id: Int64, rows: [UserState], skipped: Int?) {
+            self.id = id
+            self.rows = rows
+            self.skipped = skipped
+        }
     }
 
     /// The `PBL1` bytes of a roll's rows: each row's name and devices.
-    static func encodeRoll(_ rows: [StoredReceiver]) -> [UInt8] {
+    package static func encodeRoll(_ rows: [UserState]) -> [UInt8] {
         var out = RecordWriter()
         out.bytes.reserveCapacity(16 + rows.count * 56)
         out.bytes += rollMagic
@@ -64,9 +72,9 @@ enum SentMessageRecord {
         var certificates = Numbering<Certificate>()
         rows.withUnsafeBufferPointer { rows in
             for row in rows.indices {
-                out.string(rows[row].state.user)
-                out.varint(UInt64(rows[row].state.devices.count))
-                rows[row].state.devices.withUnsafeBufferPointer { devices in
+                out.string(rows[row].user)
+                out.varint(UInt64(rows[row].devices.count))
+                rows[row].devices.withUnsafeBufferPointer { devices in
                     for i in devices.indices { out.device(devices[i], certificates: &certificates) }
                 }
             }
@@ -76,17 +84,17 @@ enum SentMessageRecord {
 
     /// A record of decisions: `PBR4`, referring to `roll` for the receivers' names and devices,
     /// when given and every decision's receiver is its row's; else `PBR3`.
-    static func encode(_ decisions: [PushFacade.ReceiverDecision], roll: RollReference? = nil) -> [UInt8] {
+    package static func encode(_ decisions: [ReceiverDecision], roll: RollReference? = nil) -> [UInt8] {
         if let roll, decisions.count == roll.rows.count - (roll.skipped == nil ? 0 : 1) {
             var writer = DecisionWriter(version4: true, capacity: decisions.count)
             let skipped = roll.skipped ?? Int.max
             for index in decisions.indices {
-                writer.append(decisions[index].decision, receiver: decisions[index].receiver, row: roll.rows[index < skipped ? index : index + 1].state)
+                writer.append(decisions[index].fanOut, receiver: decisions[index].receiver, row: roll.rows[index < skipped ? index : index + 1])
             }
             if writer.matchesRows { return writer.record(count: decisions.count, roll: (roll.id, roll.skipped)) }
         }
         var writer = DecisionWriter(version4: false, capacity: decisions.count)
-        for index in decisions.indices { writer.append(decisions[index].decision, receiver: decisions[index].receiver, row: nil) }
+        for index in decisions.indices { writer.append(decisions[index].fanOut, receiver: decisions[index].receiver, row: nil) }
         return writer.record(count: decisions.count, roll: nil)
     }
 

@@ -1,5 +1,4 @@
 import PushBridgeCore
-import PushBridgeRecordCoding
 
 // The parts of a sent-message record that are the core's values: devices with their
 // certificates, and suppression reasons written as words (`PBR1`, `PBR2`).
@@ -22,9 +21,9 @@ extension RecordWriter {
 
 extension RecordReader {
     /// A suppressed decision, its reason word read.
-    func suppressed(_ receiver: String, reason word: String) throws(RecordDamage) -> PushFacade.ReceiverDecision {
+    func suppressed(_ receiver: String, reason word: String) throws(RecordDamage) -> ReceiverDecision {
         guard let reason = SuppressionReason(rawValue: word) else { throw damage("reason \"\(word)\" of \(receiver)") }
-        return PushFacade.ReceiverDecision(receiver: receiver, decision: .suppressed(reason))
+        return ReceiverDecision(receiver: receiver, decision: .suppressed(reason))
     }
 
     /// The rest of a device written by ``RecordWriter/device(_:certificates:)``, its token read.

@@ -1,29 +1,14 @@
 import PushBridgeCore
 import PushBridgeJSON
-import PushBridgeRecordCoding
-import PushBridgeStore
 
 extension SentMessageRecord {
-    /// Reads a record back; a record PushBridge did not write is a store failure.
+    /// Reads a record back.
     /// - Parameters:
     ///   - bytes: the record.
-    ///   - messageID: its message id (for errors).
     ///   - roll: a stored roll's bytes by id, for a `PBR4` record (`nil`: no such roll).
-    static func decode(_ bytes: [UInt8], messageID: String, roll: (Int64) throws -> [UInt8]? = { _ in nil }) throws -> [PushFacade.ReceiverDecision] {
-        do {
-            return try decodeRecord(bytes, messageID: messageID, roll: roll)
-        } catch let damage as RecordDamage {
-            throw damaged(damage, messageID: messageID)
-        }
-    }
-
-    /// The store failure that damaged record bytes are.
-    static func damaged(_ damage: RecordDamage, messageID: String) -> StoreError {
-        StoreError(.unexpectedValue, "the sent-message record of \"\(messageID)\" is damaged: \(damage.what)", context: "sent_messages.decisions")
-    }
-
-    /// ``decode(_:messageID:roll:)``, damage thrown as found.
-    private static func decodeRecord(_ bytes: [UInt8], messageID: String, roll: (Int64) throws -> [UInt8]?) throws -> [PushFacade.ReceiverDecision] {
+    /// - Throws: ``RecordDamage`` when the bytes are not a record PushBridge wrote (or refer to a
+    ///   roll that is not stored or damaged); what `roll` throws.
+    package static func decode(_ bytes: [UInt8], roll: (Int64) throws -> [UInt8]? = { _ in nil }) throws -> [ReceiverDecision] {
         var r = RecordReader(bytes: bytes)
         if bytes.starts(with: magicVersion1) { return try decodeVersion1(&r) }
         let version4 = bytes.starts(with: magicVersion4)
@@ -44,7 +29,7 @@ extension SentMessageRecord {
         }
         let count = try r.count(of: r.varint())
         if version4 && count != rows.count - (skipped == Int.max ? 0 : 1) { throw r.damage("\(count) decisions for a roll of \(rows.count) rows") }
-        var out: [PushFacade.ReceiverDecision] = []
+        var out: [ReceiverDecision] = []
         out.reserveCapacity(count)
         var previous: [UInt8] = []
         var certificates: [Certificate] = []
@@ -52,12 +37,12 @@ extension SentMessageRecord {
         for index in 0..<count {
             let row = index < skipped ? index : index + 1
             let receiver = version4 ? rows[row].name : try r.string(length: r.varint())
-            let body: APNsRequest.Body
+            let body: FanOutRequest.Body
             switch (try r.byte(), version3) {
             case (0, true):
                 let code = Int(try r.byte())
                 guard code < reasons.count else { throw r.damage("reason \(code) of \(receiver)") }
-                out.append(PushFacade.ReceiverDecision(receiver: receiver, decision: .suppressed(reasons[code])))
+                out.append(ReceiverDecision(receiver: receiver, decision: .suppressed(reasons[code])))
                 continue
             case (0, false):
                 out.append(try r.suppressed(receiver, reason: r.string(length: r.varint())))
@@ -87,8 +72,8 @@ extension SentMessageRecord {
             var deliveryCount = try r.count(of: r.varint())
             if version4 {
                 if deliveryCount == 0 {  // the row's own devices
-                    out.append(PushFacade.ReceiverDecision(
-                        receiver: receiver, decision: .push(APNsRequest(body: body, targets: .devices(rows[row].devices), badgeCounter: badge))))
+                    out.append(ReceiverDecision(
+                        receiver: receiver, fanOut: .push(FanOutRequest(body: body, targets: .devices(rows[row].devices), badgeCounter: badge))))
                     continue
                 }
                 deliveryCount -= 1
@@ -112,15 +97,15 @@ extension SentMessageRecord {
                 default: throw r.damage("a headers marker of \(receiver)")
                 }
             }
-            let targets: APNsRequest.Targets = deliveries.map { .deliveries($0) } ?? .devices(devices)
-            out.append(PushFacade.ReceiverDecision(receiver: receiver, decision: .push(APNsRequest(body: body, targets: targets, badgeCounter: badge))))
+            let targets: FanOutRequest.Targets = deliveries.map { .deliveries($0) } ?? .devices(devices)
+            out.append(ReceiverDecision(receiver: receiver, fanOut: .push(FanOutRequest(body: body, targets: targets, badgeCounter: badge))))
         }
         guard r.offset == bytes.count else { throw r.damage("bytes after the last decision") }
         return out
     }
 
     /// Reads a `PBL1` roll: each row's name and devices.
-    static func decodeRoll(_ bytes: [UInt8], id: UInt64) throws(RecordDamage) -> [(name: String, devices: [Device])] {
+    package static func decodeRoll(_ bytes: [UInt8], id: UInt64) throws(RecordDamage) -> [(name: String, devices: [Device])] {
         var r = RecordReader(bytes: bytes)
         guard bytes.starts(with: rollMagic) else { throw r.damage("its receiver roll \(id) is not a PushBridge roll") }
         r.offset = rollMagic.count
@@ -144,10 +129,10 @@ extension SentMessageRecord {
     }
 
     /// Reads a `PBR1` record (fixed-width integers, payloads and headers in full).
-    private static func decodeVersion1(_ r: inout RecordReader) throws(RecordDamage) -> [PushFacade.ReceiverDecision] {
+    private static func decodeVersion1(_ r: inout RecordReader) throws(RecordDamage) -> [ReceiverDecision] {
         r.offset = magicVersion1.count
         let count = try r.count(of: r.fixed())
-        var out: [PushFacade.ReceiverDecision] = []
+        var out: [ReceiverDecision] = []
         out.reserveCapacity(count)
         for _ in 0..<count {
             let receiver = try r.string(length: r.length32())
@@ -171,7 +156,7 @@ extension SentMessageRecord {
                     for _ in 0..<(try r.count(of: r.fixed())) { headers.append((try r.string(length: r.length32()), try r.string(length: r.length32()))) }
                     deliveries.append(APNsDelivery(device: device, headers: headers))
                 }
-                out.append(PushFacade.ReceiverDecision(receiver: receiver, decision: .push(APNsRequest(payload: payload, deliveries: deliveries, badgeCounter: badge))))
+                out.append(ReceiverDecision(receiver: receiver, decision: .push(APNsRequest(payload: payload, deliveries: deliveries, badgeCounter: badge))))
             default:
                 throw r.damage("a decision of \(receiver) that is neither pushed nor suppressed")
             }
