@@ -64,10 +64,7 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
 
     public func apps() throws -> [RegisteredApp] {
         try lock.withLock { try link.use { session in
-            try session.query("SELECT id, key_sha256, created_at FROM apps ORDER BY created_at, id").map { row in
-                let cells = Cells(row)
-                return RegisteredApp(id: try cells.string(0), keyHash: try cells.bytes(1), createdAt: Instant(milliseconds: try cells.int64(2)))
-            }
+            try session.query("SELECT \(unescaped: RegisteredAppColumn.sql) FROM apps ORDER BY created_at, id").map { try DirectoryRow(Cells($0)).app() }
         } }
     }
 
@@ -81,15 +78,8 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
 
     public func vendorBindings() throws -> [VendorBinding] {
         try lock.withLock { try link.use { session in
-            try session.query(
-                "SELECT app, vendor, key, account, secret, signing_key, token_seconds, bound_at FROM vendor_bindings ORDER BY app, vendor"
-            ).compactMap { row in
-                let cells = Cells(row)
-                guard let vendor = VendorBinding.Vendor(rawValue: try cells.string(1)) else { return nil }
-                return VendorBinding(
-                    app: try cells.string(0), vendor: vendor, key: try cells.string(2), account: try cells.string(3), secret: try cells.bytes(4),
-                    signingKey: try cells.bytes(5), tokenSeconds: try cells.int64(6), boundAt: Instant(milliseconds: try cells.int64(7)))
-            }
+            try session.query("SELECT \(unescaped: VendorBindingColumn.sql) FROM vendor_bindings ORDER BY app, vendor")
+                .compactMap { try DirectoryRow(Cells($0)).binding() }
         } }
     }
 

@@ -32,19 +32,9 @@ extension PostgresStateStore.Transaction {
             WHERE id IN (
                 SELECT id FROM deliveries WHERE state = 0 AND due_at <= \(now.milliseconds) AND claimed_until <= \(now.milliseconds)
                 ORDER BY due_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
-            RETURNING id, message_id, receiver, token, environment, bound_at, headers, payload, queued_at, attempts
+            RETURNING \(unescaped: ClaimedDeliveryColumn.sql)
             """)
-        var out: [OutboxDelivery] = []
-        for row in claimed {
-            guard let environment = APNsEnvironment(rawValue: try row.string(4)) else {
-                throw StoreError(.unexpectedValue, "environment \"\(try row.string(4))\"", context: "deliveries.environment")
-            }
-            out.append(
-                OutboxDelivery(
-                    id: try row.int64(0), messageID: try row.string(1), receiver: try row.string(2), token: try row.string(3), environment: environment,
-                    boundAt: Instant(milliseconds: try row.int64(5)), headers: try OutboxDelivery.decode(try row.bytes(6)), payload: try row.bytes(7),
-                    queuedAt: Instant(milliseconds: try row.int64(8)), attempts: try row.int(9)))
-        }
+        var out = try claimed.map { try DeliveryRow($0).claimed() }
         out.sort { $0.id < $1.id }
         return out
     }
@@ -78,13 +68,8 @@ extension PostgresStateStore.Transaction {
 
     func deliveries(ofMessage id: String) throws -> [DeliveryRecord] {
         try rows(
-            "SELECT id, receiver, token, state, attempts, status, reason, updated_at, device_removed FROM deliveries WHERE message_id = \(id) ORDER BY id"
-        ).map { row in
-            DeliveryRecord(
-                id: try row.int64(0), receiver: try row.string(1), token: try row.string(2), state: try StoredCodes.deliveryState(try row.int(3)),
-                attempts: try row.int(4), status: try row.optionalInt(5), reason: try row.optionalString(6),
-                updatedAt: Instant(milliseconds: try row.int64(7)), deviceRemoved: try row.bool(8))
-        }
+            "SELECT \(unescaped: DeliveryRecordColumn.sql) FROM deliveries WHERE message_id = \(id) ORDER BY id"
+        ).map { try DeliveryRow($0).record() }
     }
 
     func pruneDeliveries(settledBefore cutoff: Instant) throws -> Int {

@@ -9,8 +9,7 @@ import PushBridgeStore
 extension PostgresStateStore.Transaction {
     /// Reads ``deviceColumns`` starting at `offset`; `nil` for the NULLs of a receiver without devices.
     func device(_ row: Cells, offset: Int) throws -> Device? {
-        guard !row.isNull(offset), let certificate = try certificate(try row.int64(offset + 1), column: "devices.certificate_id") else { return nil }
-        return Device(token: try row.string(offset), certificate: certificate, boundAt: Instant(milliseconds: try row.int64(offset + 2)))
+        try DeliveryRow(row).device(at: offset) { try certificate($0, column: "devices.certificate_id") }
     }
 
     func receiver(_ row: Cells, conversation: ConversationKey) throws -> StoredReceiver {

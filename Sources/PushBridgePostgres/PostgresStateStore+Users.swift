@@ -12,18 +12,20 @@ extension PostgresStateStore.Transaction {
     static let receiverColumnCount = ReceiverColumn.count
     static let badgeJoin = "LEFT JOIN badge_counters b ON b.user_id = u.id"
     /// The `devices` columns read by ``device(_:offset:)``.
-    static let deviceColumns = "d.token, d.certificate_id, d.bound_at"
+    static let deviceColumns = DeviceColumn.sql
 
     func user(_ id: UserID) throws -> UserRecord? {
         let found = try rows(
             PostgresQuery(
-                unsafeSQL: "SELECT \(Self.receiverColumns), u.bound_certificate, u.display_name FROM users u \(Self.badgeJoin) WHERE u.name = $1",
+                unsafeSQL: "SELECT \(Self.receiverColumns), \(UserDetailColumn.sql) FROM users u \(Self.badgeJoin) WHERE u.name = $1",
                 binds: try binds(id)))
         guard let row = found.first else { return nil }
-        let key = try row.int64(0)
+        let stored = ReceiverRow(row)
+        let key = try stored.key()
         var (state, configured) = try readReceiver(row)
-        state.boundCertificate = try certificate(try row.optionalInt64(17), column: "users.bound_certificate")
-        state.displayName = try row.optionalString(18)
+        let details = try stored.details()
+        state.boundCertificate = try certificate(details.boundCertificate, column: "users.bound_certificate")
+        state.displayName = details.displayName
         for device in try rows(
             PostgresQuery(
                 unsafeSQL: "SELECT \(Self.deviceColumns) FROM devices d WHERE d.user_id = $1 ORDER BY d.sequence DESC", binds: try binds(key)))

@@ -20,6 +20,8 @@ package protocol StoredRow {
     func optionalInt(_ column: Int) throws -> Int?
     /// A text cell that may be NULL.
     func optionalString(_ column: Int) throws -> String?
+    /// A blob (SQLite) or `bytea` (PostgreSQL) cell.
+    func bytes(_ column: Int) throws -> [UInt8]
 }
 
 /// The `users` columns a decision reads of a receiver, by name, in the order every store selects
@@ -59,6 +61,17 @@ package enum ReceiverColumn: Int, CaseIterable, Sendable {
         case .timeZone: "time_zone"
         }
     }
+}
+
+/// The `users` columns only a whole user's read selects, right after ``ReceiverColumn``'s.
+package enum UserDetailColumn: Int, CaseIterable, Sendable {
+    case boundCertificate, displayName
+
+    /// The select list of the users table `u`.
+    package static let sql = "u.bound_certificate, u.display_name"
+
+    /// The column's place in a row that starts with ``ReceiverColumn``'s.
+    package var column: Int { ReceiverColumn.count + rawValue }
 }
 
 /// The conversation settings a decision reads (`remind, silent_start, silent_until` of
@@ -111,6 +124,14 @@ package struct ReceiverRow<Row: StoredRow> {
         state.oneToOneSound = try optionalString(.oneToOneSound)
         state.groupSound = try optionalString(.groupSound)
         return (state, try row.bool(ReceiverColumn.configured.rawValue))
+    }
+
+    /// The user's row id (``ReceiverColumn/key``).
+    package func key() throws -> Int64 { try int64(.key) }
+
+    /// The bound certificate's id and the display name (``UserDetailColumn``'s, after the receiver's).
+    package func details() throws -> (boundCertificate: Int64?, displayName: String?) {
+        (try row.optionalInt64(UserDetailColumn.boundCertificate.column), try row.optionalString(UserDetailColumn.displayName.column))
     }
 
     /// The conversation's settings, whose columns (``ConversationColumn``) start at `offset`.

@@ -47,12 +47,10 @@ public final class SQLiteAppDirectory: AppDirectory, @unchecked Sendable {
 
     public func apps() throws -> [RegisteredApp] {
         try lock.withLock {
-            let list = try connection.statement("SELECT id, key_sha256, created_at FROM apps ORDER BY created_at, id")
+            let list = try connection.statement("SELECT \(RegisteredAppColumn.sql) FROM apps ORDER BY created_at, id")
             defer { list.reset() }
             var out: [RegisteredApp] = []
-            while try list.step() {
-                out.append(RegisteredApp(id: list.string(0), keyHash: list.bytes(1), createdAt: Instant(milliseconds: list.int64(2))))
-            }
+            while try list.step() { out.append(try DirectoryRow(SQLiteRow(list)).app()) }
             return out
         }
     }
@@ -67,17 +65,10 @@ public final class SQLiteAppDirectory: AppDirectory, @unchecked Sendable {
 
     public func vendorBindings() throws -> [VendorBinding] {
         try lock.withLock {
-            let list = try connection.statement(
-                "SELECT app, vendor, key, account, secret, signing_key, token_seconds, bound_at FROM vendor_bindings ORDER BY app, vendor")
+            let list = try connection.statement("SELECT \(VendorBindingColumn.sql) FROM vendor_bindings ORDER BY app, vendor")
             defer { list.reset() }
             var out: [VendorBinding] = []
-            while try list.step() {
-                guard let vendor = VendorBinding.Vendor(rawValue: list.string(1)) else { continue }
-                out.append(
-                    VendorBinding(
-                        app: list.string(0), vendor: vendor, key: list.string(2), account: list.string(3), secret: list.bytes(4),
-                        signingKey: list.bytes(5), tokenSeconds: list.int64(6), boundAt: Instant(milliseconds: list.int64(7))))
-            }
+            while try list.step() { if let binding = try DirectoryRow(SQLiteRow(list)).binding() { out.append(binding) } }
             return out
         }
     }

@@ -83,13 +83,12 @@ extension SQLiteStateStore.Transaction {
         }
     }
 
-    /// The `devices` columns read by ``device(_:offset:)``.
-    static let deviceColumns = "d.token, d.certificate_id, d.bound_at"
+    /// The `devices` columns read by ``device(_:offset:)`` (``DeviceColumn``).
+    static let deviceColumns = DeviceColumn.sql
 
     /// Reads ``deviceColumns`` starting at `offset`; `nil` for the NULLs of a receiver without devices.
     func device(_ row: Statement, offset: Int32) throws -> Device? {
-        guard !row.isNull(offset), let certificate = try certificate(row.int64(offset + 1), column: "devices.certificate_id") else { return nil }
-        return Device(token: row.string(offset), certificate: certificate, boundAt: Instant(milliseconds: row.int64(offset + 2)))
+        try DeliveryRow(SQLiteRow(row)).device(at: Int(offset)) { try certificate($0, column: "devices.certificate_id") }
     }
 
     func setBadges(_ badges: [(key: UserKey, badge: Int)]) throws {

@@ -27,20 +27,11 @@ extension SQLiteStateStore.Transaction {
             """
             UPDATE deliveries SET claimed_until = ?1
             WHERE id IN (SELECT id FROM deliveries WHERE state = 0 AND due_at <= ?2 AND claimed_until <= ?2 ORDER BY due_at, id LIMIT ?3)
-            RETURNING id, message_id, receiver, token, environment, bound_at, headers, payload, queued_at, attempts
+            RETURNING \(ClaimedDeliveryColumn.sql)
             """)
         claim.bind(1, claimUntil.milliseconds).bind(2, now.milliseconds).bind(3, limit)
         var out: [OutboxDelivery] = []
-        while try claim.step() {
-            guard let environment = APNsEnvironment(rawValue: claim.string(4)) else {
-                throw StoreError(.unexpectedValue, "environment \"\(claim.string(4))\"", context: "deliveries.environment")
-            }
-            out.append(
-                OutboxDelivery(
-                    id: claim.int64(0), messageID: claim.string(1), receiver: claim.string(2), token: claim.string(3), environment: environment,
-                    boundAt: Instant(milliseconds: claim.int64(5)), headers: try OutboxDelivery.decode(claim.bytes(6)), payload: claim.bytes(7),
-                    queuedAt: Instant(milliseconds: claim.int64(8)), attempts: claim.int(9)))
-        }
+        while try claim.step() { out.append(try DeliveryRow(SQLiteRow(claim)).claimed()) }
         out.sort { $0.id < $1.id }
         return out
     }
@@ -72,15 +63,11 @@ extension SQLiteStateStore.Transaction {
 
     func deliveries(ofMessage id: String) throws -> [DeliveryRecord] {
         let rows = try connection.statement(
-            "SELECT id, receiver, token, state, attempts, status, reason, updated_at, device_removed FROM deliveries WHERE message_id = ? ORDER BY id")
+            "SELECT \(DeliveryRecordColumn.sql) FROM deliveries WHERE message_id = ? ORDER BY id")
         rows.bind(1, id)
         var out: [DeliveryRecord] = []
         while try rows.step() {
-            out.append(
-                DeliveryRecord(
-                    id: rows.int64(0), receiver: rows.string(1), token: rows.string(2), state: try StoredCodes.deliveryState(rows.int(3)),
-                    attempts: rows.int(4), status: rows.optionalInt(5), reason: rows.optionalString(6),
-                    updatedAt: Instant(milliseconds: rows.int64(7)), deviceRemoved: rows.int(8) == 1))
+            out.append(try DeliveryRow(SQLiteRow(rows)).record())
         }
         return out
     }

@@ -61,4 +61,5 @@ struct SQLiteRow: StoredRow {
     func optionalInt64(_ column: Int) -> Int64? { statement.optionalInt64(Int32(column)) }
     func optionalInt(_ column: Int) -> Int? { statement.optionalInt(Int32(column)) }
     func optionalString(_ column: Int) -> String? { statement.optionalString(Int32(column)) }
+    func bytes(_ column: Int) -> [UInt8] { statement.bytes(Int32(column)) }
 }

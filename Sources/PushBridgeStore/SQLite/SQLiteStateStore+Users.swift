@@ -39,7 +39,7 @@ extension SQLiteStateStore.Transaction {
     static let listedReceiversQuery = receiverQuery(
         from: "json_each(?1) j LEFT JOIN users u ON u.name = j.value", extra: ", j.key, j.value", order: "j.key, d.sequence DESC")
     /// One user's row by name, with what only ``user(_:)`` reads.
-    static let userQuery = "SELECT \(receiverColumns), u.bound_certificate, u.display_name FROM users u \(badgeJoin) WHERE u.name = ?"
+    static let userQuery = "SELECT \(receiverColumns), \(UserDetailColumn.sql) FROM users u \(badgeJoin) WHERE u.name = ?"
     /// One user by row id (`?1`).
     static let oneReceiverQuery = receiverQuery(from: "users u", filter: "WHERE u.id = ?1", order: "d.sequence DESC")
 
@@ -61,10 +61,12 @@ extension SQLiteStateStore.Transaction {
         let row = try connection.statement(Self.userQuery)
         row.bind(1, id)
         guard try row.step() else { return nil }
-        let key = row.int64(0)
+        let stored = ReceiverRow(SQLiteRow(row))
+        let key = try stored.key()
         var (state, configured) = try readReceiver(row, overlay: try badgeOverlay())
-        state.boundCertificate = try certificate(row.optionalInt64(17), column: "users.bound_certificate")
-        state.displayName = row.optionalString(18)
+        let details = try stored.details()
+        state.boundCertificate = try certificate(details.boundCertificate, column: "users.bound_certificate")
+        state.displayName = details.displayName
         let devices = try connection.statement("SELECT \(Self.deviceColumns) FROM devices d WHERE d.user_id = ? ORDER BY d.sequence DESC")
         devices.bind(1, key)
         while try devices.step() { if let device = try device(devices, offset: 0) { state.devices.append(device) } }
