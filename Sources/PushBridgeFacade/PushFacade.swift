@@ -38,7 +38,7 @@ public struct PushFacade: Sendable {
         self.queuesDeliveries = queuesDeliveries
     }
 
-    /// One receiver's decision for a sent message (``PushBridgeCore/ReceiverDecision``).
+    /// One receiver's decision for a sent message: the core's `ReceiverDecision` (PushBridgeCore).
     public typealias ReceiverDecision = PushBridgeCore.ReceiverDecision
 
     /// The dialect adapter for an id, or bad input at `pointer`.

@@ -356,4 +356,21 @@ struct ReceiverCacheTests {
         #expect(try Self.rollID(store, of: "a") == nil)
         #expect(try Self.rollID(store, of: "b") == nil)
     }
+
+    @Test("the store keeps one receiver cache, its writer's: a group read on a reader is loaded anew each time and kept by no reader")
+    func readersKeepNoReceivers() throws {
+        let (path, _, _) = try Self.populated()
+        let store = try SQLiteStateStore(path: path)
+        func receivers(_ transaction: any PushStateTransaction) throws -> StoredReceivers {
+            try transaction.receivers(of: .group(Self.group), excluding: "m0", conversation: Self.conversation)
+        }
+        // Readers: each read loads the rows and keeps no table (a kept table's rows come with its roll).
+        for _ in 0..<3 { #expect(try store.read { try receivers($0).roll } == nil) }
+        // The writer keeps the group within the store's budget: its second read is the kept table.
+        #expect(try store.write { try receivers($0).roll } != nil)
+        let kept = try store.write { try receivers($0).roll }
+        let again = try store.write { try receivers($0).roll }
+        #expect(kept != nil && kept === again, "the writer's kept table is read again")
+        #expect(try store.read { try receivers($0).roll } == nil, "still none on a reader")
+    }
 }

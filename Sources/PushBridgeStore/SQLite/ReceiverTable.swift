@@ -79,15 +79,3 @@ final class ReceiverTable {
         badges[position] = row.state.badge
     }
 }
-
-extension SQLiteConnection {
-    /// Keeps a group's receivers, within ``receiverCacheLimit`` rows across groups (a table that
-    /// would pass it drops the others; one bigger than the limit is not kept).
-    /// - Returns: whether the table is kept.
-    func keep(_ table: ReceiverTable, for key: ReceiverTable.Key) -> Bool {
-        guard table.rows.count <= receiverCacheLimit else { return false }
-        if receiverTables.values.reduce(table.rows.count, { $0 + $1.rows.count }) > receiverCacheLimit { receiverTables.removeAll() }
-        receiverTables[key] = table
-        return true
-    }
-}

@@ -93,13 +93,9 @@ final class SQLiteConnection {
         return zone
     }
     var sharedCertificates: [Int64: Certificate]?
-    /// Groups' receivers (``ReceiverTable``), kept under the same rule.
-    var receiverTables: [ReceiverTable.Key: ReceiverTable] = [:]
-    /// One-to-one receivers and senders (``KeptUsers``), kept under the same rule.
-    let keptUsers = KeptUsers()
-    /// The most receiver rows kept across groups (``SQLiteStateStore/Options/keptReceivers``); a
-    /// quarter of it is the most one-to-one users kept.
-    var receiverCacheLimit = 0
+    /// The store's receiver cache on its writer (``ReceiverCache``), dropped under the same rule; a
+    /// reader's keeps nothing.
+    var receivers = ReceiverCache.none
     /// The badge log as the latest counter per user row (`nil`: not read yet), and how far it is read.
     var badgeOverlay: BadgeOverlay?
     /// Past this many entries the badge log is folded (``SQLiteStateStore/Options/badgeLogLimit``).
@@ -126,8 +122,7 @@ final class SQLiteConnection {
     func dropSharedState(readingBadgeLogOn: Bool = false) {
         sharedApp = nil
         sharedCertificates = nil
-        receiverTables.removeAll()
-        keptUsers.removeAll()
+        receivers.removeAll()
         if readingBadgeLogOn { badgeOverlay?.isStale = true } else { badgeOverlay = nil }
     }
 

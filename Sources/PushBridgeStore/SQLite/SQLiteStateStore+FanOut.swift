@@ -11,12 +11,12 @@ extension SQLiteStateStore.Transaction {
         switch audience {
         case .group(let group):
             let tableKey = ReceiverTable.Key(group: group, conversation: conversation)
-            if let table = connection.receiverTables[tableKey] { return table.receivers(excluding: sender) }
+            if let table = connection.receivers.tables[tableKey] { return table.receivers(excluding: sender) }
             // One row per member and device (a member without devices has one row with NULLs),
             // newest binding first: members in position order, each one's devices by index.
             let table = ReceiverTable(rows: try groupReceivers(group, conversation: conversation))
             // A table not kept has no stored roll to share with the next send: no roll.
-            return table.receivers(excluding: sender, asRoll: connection.keep(table, for: tableKey))
+            return table.receivers(excluding: sender, asRoll: connection.receivers.keep(table, for: tableKey))
         case .users(let users):
             let wanted: [UserID]
             if users.count == 1 {  // one-to-one: nothing to deduplicate
@@ -26,7 +26,7 @@ extension SQLiteStateStore.Transaction {
                 wanted = users.filter { $0 != sender && seen.insert($0).inserted }
             }
             guard !wanted.isEmpty else { return StoredReceivers([]) }
-            if connection.receiverCacheLimit > 0 {  // each user's whole state, kept for the next message
+            if connection.receivers.limit > 0 {  // each user's whole state, kept for the next message
                 return StoredReceivers(try wanted.map { name in
                     try keptUser(name)?.receiver(in: conversation)
                         ?? StoredReceiver(key: nil, state: UserRecord.placeholder(name).state, isConfigured: false)
@@ -70,13 +70,13 @@ extension SQLiteStateStore.Transaction {
 
     /// Reads one user's row again into the kept receiver tables that hold it (after a change).
     func refreshKeptReceiver(_ key: Int64) throws {
-        connection.keptUsers.forget(key)
-        for (tableKey, table) in connection.receiverTables {
+        connection.receivers.users.forget(key)
+        for (tableKey, table) in connection.receivers.tables {
             guard let position = table.position(of: key) else { continue }
             let rows = try connection.statement(Self.oneReceiverQuery)
             rows.bind(1, key).bind(2, tableKey.conversation.kind == .group ? 1 : 0).bind(3, tableKey.conversation.id)
             guard let row = try receivers(rows, conversation: tableKey.conversation).first else {
-                connection.receiverTables[tableKey] = nil
+                connection.receivers.tables[tableKey] = nil
                 continue
             }
             table.replace(row, at: position)
@@ -101,9 +101,9 @@ extension SQLiteStateStore.Transaction {
         } else {
             try writeCounters(badges.lazy.map { ($0.key.rawValue, $0.badge) }, skippingForgottenUsers: false)
         }
-        for table in connection.receiverTables.values {
+        for table in connection.receivers.tables.values {
             for (key, badge) in badges { if let position = table.position(of: key.rawValue) { table.setBadge(badge, at: position) } }
         }
-        connection.keptUsers.setBadges(badges)
+        connection.receivers.users.setBadges(badges)
     }
 }

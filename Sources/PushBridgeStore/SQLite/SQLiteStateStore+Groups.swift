@@ -17,7 +17,7 @@ extension SQLiteStateStore.Transaction {
 
     func setMembers(_ members: [UserID], of group: String) throws {
         try checkWritable()
-        connection.receiverTables = connection.receiverTables.filter { $0.key.group != group }
+        connection.receivers.tables = connection.receivers.tables.filter { $0.key.group != group }
         try connection.statement("DELETE FROM members WHERE group_id = ?").bind(1, group).run()
         guard !members.isEmpty else { return }
         let names = Self.jsonArray(members)

@@ -14,7 +14,7 @@ extension SQLiteStateStore.Transaction {
 
     func storeRoll(_ roll: ReceiverRoll, usedAt: Instant, encoded: () -> [UInt8]) throws -> Int64 {
         try checkWritable()
-        let table = connection.receiverTables.values.first { $0.roll === roll }
+        let table = connection.receivers.tables.values.first { $0.roll === roll }
         if let id = table?.rollID {
             try connection.statement("UPDATE receiver_rolls SET used_at = max(used_at, ?) WHERE id = ?").bind(1, usedAt.milliseconds).bind(2, id).run()
             if connection.changes == 1 { return id }  // else pruned since: stored again

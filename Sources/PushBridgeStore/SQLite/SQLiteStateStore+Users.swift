@@ -50,9 +50,9 @@ extension SQLiteStateStore.Transaction {
     /// A user's whole stored state and its row, kept for one-to-one messages (``KeptUsers``)
     /// when the connection keeps receivers; `nil` when the store has no such user.
     func keptUser(_ id: UserID) throws -> KeptUsers.User? {
-        if let kept = connection.keptUsers[id] { return kept }
+        if let kept = connection.receivers.users[id] { return kept }
         guard let user = try storedUser(id) else { return nil }
-        connection.keptUsers.keep(user, limit: connection.receiverCacheLimit / 4)
+        connection.receivers.keep(user)
         return user
     }
 
@@ -85,7 +85,7 @@ extension SQLiteStateStore.Transaction {
     }
 
     func sender(_ id: UserID, group: String?) throws -> UserState? {
-        if connection.receiverCacheLimit > 0 { return try keptUser(id)?.sender(group: group) }
+        if connection.receivers.limit > 0 { return try keptUser(id)?.sender(group: group) }
         let row = try connection.statement("SELECT u.id, u.display_name FROM users u WHERE u.name = ?")
         row.bind(1, id)
         guard try row.step() else { return nil }
@@ -134,7 +134,7 @@ extension SQLiteStateStore.Transaction {
         // moves to this one (the token is the key).
         var movedFrom: [Int64] = []
         if previous?.devices != state.devices {
-            if !connection.receiverTables.isEmpty || connection.keptUsers.count > 0 {  // their rows are read again below
+            if !connection.receivers.tables.isEmpty || connection.receivers.users.count > 0 {  // their rows are read again below
                 let owner = try connection.statement("SELECT user_id FROM devices WHERE token = ? AND user_id <> ?")
                 for device in state.devices {
                     owner.reset()
@@ -193,8 +193,8 @@ extension SQLiteStateStore.Transaction {
         guard try row.step() else { return false }
         let key = row.int64(0)
         row.reset()
-        connection.receiverTables = connection.receiverTables.filter { $0.value.position(of: key) == nil }
-        connection.keptUsers.forget(key)
+        connection.receivers.tables = connection.receivers.tables.filter { $0.value.position(of: key) == nil }
+        connection.receivers.users.forget(key)
         if try badgeOverlay().counters[key] != nil { try logBadges([(UserKey(rawValue: key), 0)]) }  // a row id used again starts at 0
         for table in ["devices", "badge_counters", "conversation_settings", "name_cards", "members"] {
             try connection.statement("DELETE FROM \(table) WHERE user_id = ?").bind(1, key).run()

@@ -25,9 +25,11 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         public var busyTimeoutMilliseconds: Int32
         /// How many more times a write is attempted after the busy timeout expires.
         public var busyRetries: Int
-        /// How many group members' rows the writer keeps between sends, across groups (about 1 KB
-        /// each): a warm group send reads none of them. A group with more members is loaded anew
-        /// for every send; 0 keeps none.
+        /// How many group members' rows the store keeps between sends, across groups, in its one
+        /// receiver cache (about 1 KB each; a quarter of it is the most one-to-one users kept): a
+        /// warm group send reads none of them. The writer uses it; readers keep none, so this is the
+        /// store's whole budget for receivers. A group with more members is loaded anew for every
+        /// send; 0 keeps none.
         public var keptReceivers: Int
         /// How many counters the badge log holds before the send that passes it folds it into the
         /// counters table (16 bytes each; a fold writes each user once, however many sends it holds).
@@ -81,7 +83,7 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         self.options = options
         readsOnWriter = path.isEmpty || path == ":memory:" || path.hasPrefix("file::memory:")
         connection = try SQLiteConnection(path: path)
-        connection.receiverCacheLimit = options.keptReceivers
+        connection.receivers = ReceiverCache(limit: options.keptReceivers)
         connection.badgeLogLimit = options.badgeLogLimit
         connection.groupLoad = options.groupLoad
         sqlite3_busy_timeout(connection.handle, options.busyTimeoutMilliseconds)
@@ -155,7 +157,6 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
     private func takeReader() throws -> SQLiteConnection {
         if let reader = readerLock.withLock({ idleReaders.popLast() }) { return reader }
         let reader = try SQLiteConnection(path: connection.path)
-        reader.receiverCacheLimit = options.keptReceivers
         reader.groupLoad = options.groupLoad
         sqlite3_busy_timeout(reader.handle, options.busyTimeoutMilliseconds)
         try reader.execute("PRAGMA query_only = ON")
