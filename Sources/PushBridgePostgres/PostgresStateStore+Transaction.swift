@@ -35,8 +35,8 @@ extension PostgresStateStore {
                 }
                 app.certificates.append(certificate)
             }
-            for row in try rows("SELECT name, title_pattern, content_pattern FROM app_templates ORDER BY position") {
-                app.templates.append(PushTemplate(name: try row.string(0), titlePattern: try row.optionalString(1), contentPattern: try row.optionalString(2)))
+            for row in try rows("SELECT \(unescaped: TemplateColumn.sql) FROM app_templates ORDER BY position") {
+                app.templates.append(try AppRow(row).template())
             }
             return app
         }
@@ -59,12 +59,9 @@ extension PostgresStateStore {
         func certificatesByID() throws -> [Int64: Certificate] {
             if let certificates { return certificates }
             var out: [Int64: Certificate] = [:]
-            for row in try rows("SELECT id, name, busi_id, bundle_id, environment FROM certificates") {
-                guard let environment = APNsEnvironment(rawValue: try row.string(4)) else {
-                    throw StoreError(.unexpectedValue, "environment \"\(try row.string(4))\"", context: "certificates.environment")
-                }
-                out[try row.int64(0)] = Certificate(
-                    name: try row.optionalString(1), busiId: try row.optionalString(2), bundleId: try row.string(3), environment: environment)
+            for row in try rows("SELECT \(unescaped: CertificateColumn.sql) FROM certificates") {
+                let (id, certificate) = try AppRow(row).certificate()
+                out[id] = certificate
             }
             certificates = out
             return out

@@ -31,11 +31,8 @@ extension SQLiteStateStore {
                 }
                 app.certificates.append(certificate)
             }
-            let templates = try connection.statement("SELECT name, title_pattern, content_pattern FROM app_templates ORDER BY position")
-            while try templates.step() {
-                app.templates.append(
-                    PushTemplate(name: templates.string(0), titlePattern: templates.optionalString(1), contentPattern: templates.optionalString(2)))
-            }
+            let templates = try connection.statement("SELECT \(TemplateColumn.sql) FROM app_templates ORDER BY position")
+            while try templates.step() { app.templates.append(try AppRow(SQLiteRow(templates)).template()) }
             connection.sharedApp = app
             return app
         }
@@ -57,13 +54,10 @@ extension SQLiteStateStore {
         func certificatesByID() throws -> [Int64: Certificate] {
             if let shared = connection.sharedCertificates { return shared }
             var out: [Int64: Certificate] = [:]
-            let all = try connection.statement("SELECT id, name, busi_id, bundle_id, environment FROM certificates")
+            let all = try connection.statement("SELECT \(CertificateColumn.sql) FROM certificates")
             while try all.step() {
-                guard let environment = APNsEnvironment(rawValue: all.string(4)) else {
-                    throw StoreError(.unexpectedValue, "environment \"\(all.string(4))\"", context: "certificates.environment")
-                }
-                out[all.int64(0)] = Certificate(
-                    name: all.optionalString(1), busiId: all.optionalString(2), bundleId: all.string(3), environment: environment)
+                let (id, certificate) = try AppRow(SQLiteRow(all)).certificate()
+                out[id] = certificate
             }
             connection.sharedCertificates = out
             return out
