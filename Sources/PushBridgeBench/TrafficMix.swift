@@ -145,7 +145,8 @@ func decide(_ messages: [TrafficMessage], keeping: Bool = false) -> MixTally {
         let now = messages[m].now
         for r in messages[m].receivers.indices {
             tally.decisions += 1
-            switch push.decide(for: messages[m].receivers[r], now: now) {
+            // The facade's form (`FanOutDecision`), as the facade decides; each payload is written out.
+            switch push.fanOutDecision(for: messages[m].receivers[r], badge: messages[m].receivers[r].badge, now: now, devicesIn: nil) {
             case .push(let request):
                 tally.pushed += 1
                 tally.payloadBytes &+= request.payload.count
