@@ -64,7 +64,7 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
 
     public func apps() throws -> [RegisteredApp] {
         try lock.withLock { try link.use { session in
-            try session.query("SELECT \(unescaped: RegisteredAppColumn.sql) FROM apps ORDER BY created_at, id").map { try DirectoryRow(Cells($0)).app() }
+            try session.query("SELECT \(unescaped: RegisteredAppColumn.sql) FROM apps ORDER BY created_at, id").map { try Cells($0).registeredApp() }
         } }
     }
 
@@ -79,7 +79,7 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
     public func vendorBindings() throws -> [VendorBinding] {
         try lock.withLock { try link.use { session in
             try session.query("SELECT \(unescaped: VendorBindingColumn.sql) FROM vendor_bindings ORDER BY app, vendor")
-                .compactMap { try DirectoryRow(Cells($0)).binding() }
+                .compactMap { try Cells($0).vendorBinding() }
         } }
     }
 

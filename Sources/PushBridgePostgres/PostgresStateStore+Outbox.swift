@@ -34,7 +34,7 @@ extension PostgresStateStore.Transaction {
                 ORDER BY due_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
             RETURNING \(unescaped: ClaimedDeliveryColumn.sql)
             """)
-        var out = try claimed.map { try DeliveryRow($0).claimed() }
+        var out = try claimed.map { try $0.claimedDelivery() }
         out.sort { $0.id < $1.id }
         return out
     }
@@ -69,7 +69,7 @@ extension PostgresStateStore.Transaction {
     func deliveries(ofMessage id: String) throws -> [DeliveryRecord] {
         try rows(
             "SELECT \(unescaped: DeliveryRecordColumn.sql) FROM deliveries WHERE message_id = \(id) ORDER BY id"
-        ).map { try DeliveryRow($0).record() }
+        ).map { try $0.deliveryRecord() }
     }
 
     func pruneDeliveries(settledBefore cutoff: Instant) throws -> Int {

@@ -9,7 +9,7 @@ import PushBridgeStore
 extension PostgresStateStore.Transaction {
     /// Reads ``deviceColumns`` starting at `offset`; `nil` for the NULLs of a receiver without devices.
     func device(_ row: Cells, offset: Int) throws -> Device? {
-        try DeliveryRow(row).device(at: offset) { try certificate($0, column: "devices.certificate_id") }
+        try row.device(at: offset) { try certificate($0, column: "devices.certificate_id") }
     }
 
     func receiver(_ row: Cells, conversation: ConversationKey) throws -> StoredReceiver {

@@ -36,7 +36,7 @@ extension PostgresStateStore {
                 app.certificates.append(certificate)
             }
             for row in try rows("SELECT \(unescaped: TemplateColumn.sql) FROM app_templates ORDER BY position") {
-                app.templates.append(try AppRow(row).template())
+                app.templates.append(try row.pushTemplate())
             }
             return app
         }
@@ -60,7 +60,7 @@ extension PostgresStateStore {
             if let certificates { return certificates }
             var out: [Int64: Certificate] = [:]
             for row in try rows("SELECT \(unescaped: CertificateColumn.sql) FROM certificates") {
-                let (id, certificate) = try AppRow(row).certificate()
+                let (id, certificate) = try row.storedCertificate()
                 out[id] = certificate
             }
             certificates = out

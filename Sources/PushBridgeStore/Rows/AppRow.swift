@@ -1,12 +1,10 @@
 import PushBridgeCore
 
-/// The `certificates` columns, by name, in the order every store selects them (``sql``) and
-/// ``AppRow/certificate()`` reads them.
-package enum CertificateColumn: Int, CaseIterable, Sendable {
+/// The `certificates` columns, by name, in the order every store selects them (``StoredColumn/sql``) and
+/// ``StoredRow/storedCertificate()`` reads them.
+package enum CertificateColumn: Int, StoredColumn, Sendable {
     case id, name, busiId, bundleId, environment
 
-    /// The select list.
-    package static let sql = allCases.map(\.columnName).joined(separator: ", ")
 
     /// The column's name in the `certificates` table.
     package var columnName: String {
@@ -20,13 +18,11 @@ package enum CertificateColumn: Int, CaseIterable, Sendable {
     }
 }
 
-/// The `app_templates` columns, by name, in the order every store selects them (``sql``) and
-/// ``AppRow/template()`` reads them.
-package enum TemplateColumn: Int, CaseIterable, Sendable {
+/// The `app_templates` columns, by name, in the order every store selects them (``StoredColumn/sql``) and
+/// ``StoredRow/pushTemplate()`` reads them.
+package enum TemplateColumn: Int, StoredColumn, Sendable {
     case name, titlePattern, contentPattern
 
-    /// The select list.
-    package static let sql = allCases.map(\.columnName).joined(separator: ", ")
 
     /// The column's name in the `app_templates` table.
     package var columnName: String {
@@ -38,32 +34,26 @@ package enum TemplateColumn: Int, CaseIterable, Sendable {
     }
 }
 
-/// Reads the app configuration's rows into the core's values: the decoder both stores share.
-package struct AppRow<Row: StoredRow> {
-    /// The row.
-    package let row: Row
-
-    /// - Parameter row: a row selected with the columns of the value read.
-    package init(_ row: Row) { self.row = row }
-
+// Reading the app configuration's rows into the core's values: the decoders both stores share.
+extension StoredRow {
     /// A certificate and its row id, from ``CertificateColumn``'s columns.
     /// - Throws: ``StoreError`` `unexpected-value` for an environment PushBridge did not write.
-    package func certificate() throws -> (id: Int64, certificate: Certificate) {
+    package func storedCertificate() throws -> (id: Int64, certificate: Certificate) {
         func column(_ c: CertificateColumn) -> Int { c.rawValue }
-        let word = try row.string(column(.environment))
+        let word = try string(column(.environment))
         guard let environment = APNsEnvironment(rawValue: word) else {
             throw StoreError(.unexpectedValue, "environment \"\(word)\"", context: "certificates.environment")
         }
         return (
-            try row.int64(column(.id)),
-            Certificate(name: try row.optionalString(column(.name)), busiId: try row.optionalString(column(.busiId)), bundleId: try row.string(column(.bundleId)), environment: environment)
+            try int64(column(.id)),
+            Certificate(name: try optionalString(column(.name)), busiId: try optionalString(column(.busiId)), bundleId: try string(column(.bundleId)), environment: environment)
         )
     }
 
     /// A push template, from ``TemplateColumn``'s columns.
-    package func template() throws -> PushTemplate {
+    package func pushTemplate() throws -> PushTemplate {
         PushTemplate(
-            name: try row.string(TemplateColumn.name.rawValue), titlePattern: try row.optionalString(TemplateColumn.titlePattern.rawValue),
-            contentPattern: try row.optionalString(TemplateColumn.contentPattern.rawValue))
+            name: try string(TemplateColumn.name.rawValue), titlePattern: try optionalString(TemplateColumn.titlePattern.rawValue),
+            contentPattern: try optionalString(TemplateColumn.contentPattern.rawValue))
     }
 }

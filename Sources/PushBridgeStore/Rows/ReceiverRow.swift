@@ -24,6 +24,18 @@ package protocol StoredRow {
     func bytes(_ column: Int) throws -> [UInt8]
 }
 
+/// A table's columns, by name, in the order a store selects them: the enum's cases are the row's
+/// columns, so a column's place and its reader cannot drift apart.
+package protocol StoredColumn: CaseIterable, RawRepresentable<Int> {
+    /// The column's name in its table.
+    var columnName: String { get }
+}
+
+extension StoredColumn {
+    /// The select (or `RETURNING`) list, every column in order.
+    package static var sql: String { allCases.map(\.columnName).joined(separator: ", ") }
+}
+
 /// The `users` columns a decision reads of a receiver, by name, in the order every store selects
 /// them (``sql(badge:)``) and ``ReceiverRow`` reads them.
 package enum ReceiverColumn: Int, CaseIterable, Sendable {

@@ -50,7 +50,7 @@ public final class SQLiteAppDirectory: AppDirectory, @unchecked Sendable {
             let list = try connection.statement("SELECT \(RegisteredAppColumn.sql) FROM apps ORDER BY created_at, id")
             defer { list.reset() }
             var out: [RegisteredApp] = []
-            while try list.step() { out.append(try DirectoryRow(SQLiteRow(list)).app()) }
+            while try list.step() { out.append(try SQLiteRow(list).registeredApp()) }
             return out
         }
     }
@@ -68,7 +68,7 @@ public final class SQLiteAppDirectory: AppDirectory, @unchecked Sendable {
             let list = try connection.statement("SELECT \(VendorBindingColumn.sql) FROM vendor_bindings ORDER BY app, vendor")
             defer { list.reset() }
             var out: [VendorBinding] = []
-            while try list.step() { if let binding = try DirectoryRow(SQLiteRow(list)).binding() { out.append(binding) } }
+            while try list.step() { if let binding = try SQLiteRow(list).vendorBinding() { out.append(binding) } }
             return out
         }
     }

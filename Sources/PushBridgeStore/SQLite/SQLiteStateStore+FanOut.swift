@@ -88,7 +88,7 @@ extension SQLiteStateStore.Transaction {
 
     /// Reads ``deviceColumns`` starting at `offset`; `nil` for the NULLs of a receiver without devices.
     func device(_ row: Statement, offset: Int32) throws -> Device? {
-        try DeliveryRow(SQLiteRow(row)).device(at: Int(offset)) { try certificate($0, column: "devices.certificate_id") }
+        try SQLiteRow(row).device(at: Int(offset)) { try certificate($0, column: "devices.certificate_id") }
     }
 
     func setBadges(_ badges: [(key: UserKey, badge: Int)]) throws {

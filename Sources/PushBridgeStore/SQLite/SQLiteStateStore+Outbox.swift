@@ -31,7 +31,7 @@ extension SQLiteStateStore.Transaction {
             """)
         claim.bind(1, claimUntil.milliseconds).bind(2, now.milliseconds).bind(3, limit)
         var out: [OutboxDelivery] = []
-        while try claim.step() { out.append(try DeliveryRow(SQLiteRow(claim)).claimed()) }
+        while try claim.step() { out.append(try SQLiteRow(claim).claimedDelivery()) }
         out.sort { $0.id < $1.id }
         return out
     }
@@ -67,7 +67,7 @@ extension SQLiteStateStore.Transaction {
         rows.bind(1, id)
         var out: [DeliveryRecord] = []
         while try rows.step() {
-            out.append(try DeliveryRow(SQLiteRow(rows)).record())
+            out.append(try SQLiteRow(rows).deliveryRecord())
         }
         return out
     }

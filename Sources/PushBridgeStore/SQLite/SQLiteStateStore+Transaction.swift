@@ -32,7 +32,7 @@ extension SQLiteStateStore {
                 app.certificates.append(certificate)
             }
             let templates = try connection.statement("SELECT \(TemplateColumn.sql) FROM app_templates ORDER BY position")
-            while try templates.step() { app.templates.append(try AppRow(SQLiteRow(templates)).template()) }
+            while try templates.step() { app.templates.append(try SQLiteRow(templates).pushTemplate()) }
             connection.sharedApp = app
             return app
         }
@@ -56,7 +56,7 @@ extension SQLiteStateStore {
             var out: [Int64: Certificate] = [:]
             let all = try connection.statement("SELECT \(CertificateColumn.sql) FROM certificates")
             while try all.step() {
-                let (id, certificate) = try AppRow(SQLiteRow(all)).certificate()
+                let (id, certificate) = try SQLiteRow(all).storedCertificate()
                 out[id] = certificate
             }
             connection.sharedCertificates = out
