@@ -132,22 +132,25 @@ public enum PushDecision: Hashable, Sendable {
 
     /// Writes the decision JSON.
     public func write(to w: inout JSONWriter) {
+        w.raw("{")
         switch self {
         case .suppressed(let reason): Self.writeSuppressed(reason, to: &w)
         case .push(let request): Self.writePush(payload: { $0.raw(request.payload) }, deliveries: request.deliveries, to: &w)
         }
     }
 
-    /// `{"push":false,"reason":…}`.
+    /// The fields of a suppressed decision after the object's opening brace: `"push":false,"reason":…}`
+    /// (a caller may write its own fields first, as ``ReceiverDecision`` writes the receiver).
     package static func writeSuppressed(_ reason: SuppressionReason, to w: inout JSONWriter) {
-        w.raw("{\"push\":false,\"reason\":")
+        w.raw("\"push\":false,\"reason\":")
         w.string(reason.rawValue)
         w.raw("}")
     }
 
-    /// `{"push":true,"payload":…,"deliveries":[…]}`, the payload written by `payload`.
+    /// The fields of a push after the object's opening brace: `"push":true,"payload":…,"deliveries":[…]}`,
+    /// the payload written by `payload`.
     package static func writePush(payload: (inout JSONWriter) -> Void, deliveries: [APNsDelivery], to w: inout JSONWriter) {
-        w.raw("{\"push\":true,\"payload\":")
+        w.raw("\"push\":true,\"payload\":")
         payload(&w)
         w.raw(",\"deliveries\":[")
         for (i, delivery) in deliveries.enumerated() {

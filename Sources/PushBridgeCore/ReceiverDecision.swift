@@ -45,9 +45,7 @@ public struct ReceiverDecision: Hashable, Sendable {
         w.raw("{\"receiver\":")
         w.string(receiver)
         w.raw(",")
-        var decision = JSONWriter(capacity: 512)
-        fanOut.write(to: &decision)
-        w.raw(decision.bytes[1...])
+        fanOut.writeFields(to: &w)
     }
 
     public static func == (lhs: ReceiverDecision, rhs: ReceiverDecision) -> Bool {

@@ -27,14 +27,9 @@ package enum FanOutDecision: Sendable {
         }
     }
 
-    /// Whether the receiver is pushed.
-    package var isPush: Bool {
-        if case .push = self { return true }
-        return false
-    }
-
-    /// Writes ``PushDecision/json``'s bytes, a patched payload directly.
-    package func write(to w: inout JSONWriter) {
+    /// Writes ``PushDecision/json``'s fields after its opening brace (`"push":…}`), a patched
+    /// payload directly.
+    package func writeFields(to w: inout JSONWriter) {
         switch self {
         case .suppressed(let reason): PushDecision.writeSuppressed(reason, to: &w)
         case .push(let request): PushDecision.writePush(payload: { request.writePayload(into: &$0) }, deliveries: request.deliveries, to: &w)
