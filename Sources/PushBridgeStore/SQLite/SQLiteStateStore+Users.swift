@@ -134,7 +134,7 @@ extension SQLiteStateStore.Transaction {
         // moves to this one (the token is the key).
         var movedFrom: [Int64] = []
         if previous?.devices != state.devices {
-            if !connection.receivers.tables.isEmpty || connection.receivers.users.count > 0 {  // their rows are read again below
+            if !connection.receivers.isEmpty {  // their rows are read again below
                 let owner = try connection.statement("SELECT user_id FROM devices WHERE token = ? AND user_id <> ?")
                 for device in state.devices {
                     owner.reset()
