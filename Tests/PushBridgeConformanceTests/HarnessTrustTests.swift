@@ -1,5 +1,5 @@
 import Foundation
-import PushBridgeConformance
+@testable import PushBridgeConformance
 import PushBridgeCore
 import PushBridgeJSON
 import PushBridgeTestSupport
@@ -17,6 +17,22 @@ struct HarnessTrustTests {
         #expect(run.status == 1)
         let count = Repository.fixtureFiles(under: "tencent-tim").count
         #expect(run.stdout.hasSuffix("0 passed, \(count) failed\n"), "\(run.stdout.suffix(300))")
+    }
+
+    /// A child the harness or the tests start keeps none of this process's descriptors: before, a
+    /// PostgreSQL server started with `pg_ctl start` held the in-process service's HTTP connections,
+    /// so a client waited for a close the service had made (the framing test's 15 s flake).
+    @Test func spawnedChildrenInheritOnlyTheStandardDescriptors() throws {
+        let held = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)  // not close-on-exec, as NIO's accepted sockets
+        defer { close(held) }
+        let name = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(held)")
+        let list = ["/bin/sh", "-c", "ls -l /proc/$$/fd"]
+        let provider = String(decoding: try ChildProcess.run(list, timeout: 30).stdout, as: UTF8.self)
+        #expect(provider.contains(" 1 -> ") && !provider.contains(name), "a provider's shell holds \(name): \(provider)")
+        let output = temporaryDirectory() + "/fd.txt"
+        #expect(try spawnAndWait(list, output: output) == 0)
+        let tool = try String(contentsOfFile: output, encoding: .utf8)
+        #expect(tool.contains(" 1 -> ") && !tool.contains(name), "a tool's shell holds \(name): \(tool)")
     }
 
     @Test func whatTheImplementationGetsHasNoExpectation() throws {

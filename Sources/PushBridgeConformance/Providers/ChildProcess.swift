@@ -36,7 +36,9 @@ struct ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-        for fd in [outPipe[0], outPipe[1], errPipe[0], errPipe[1]] { posix_spawn_file_actions_addclose(&actions, fd) }
+        // The pipes' own ends and every other descriptor of this process (another child's pipe, a
+        // server's sockets) are closed in the child.
+        InheritedDescriptors.closeAll(in: &actions)
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -93,6 +95,32 @@ struct ChildProcess {
         let exited = status & 0x7f == 0
         return Outcome(
             status: exited ? (status >> 8) & 0xff : nil, signal: exited ? nil : status & 0x7f, stdout: out, stderr: err, timedOut: timedOut)
+    }
+}
+
+/// What a spawned child must not keep of its parent: every descriptor but its standard three.
+///
+/// `posix_spawn` hands a child every descriptor not marked close-on-exec, and NIO's accepted
+/// sockets and `pipe()`'s ends are not. A child that outlives its parent's use of one keeps it open:
+/// a server started by `pg_ctl start` held an HTTP connection the service had closed, so its client
+/// saw no end of it until the server stopped; a provider's grandchild holding another run's pipe
+/// would keep that run reading until its deadline.
+package enum InheritedDescriptors {
+    /// Adds to `actions` the closing of every descriptor from 3 up, after the actions added before
+    /// it (so add it after the `dup2`s onto 0, 1 and 2).
+    /// - Parameter actions: a spawn's file actions.
+    package static func closeAll(in actions: inout posix_spawn_file_actions_t) {
+        #if os(Linux)
+        // glibc ≥ 2.34 has posix_spawn_file_actions_addclosefrom_np; Swift's Glibc module does not
+        // declare it, so it is looked up by name.
+        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let program = dlopen(nil, RTLD_NOW), let symbol = dlsym(program, "posix_spawn_file_actions_addclosefrom_np") {
+            if unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, 3) == 0 { return }
+        }
+        #endif
+        // Elsewhere, the descriptors open now (one closed meanwhile is no error: POSIX ignores it).
+        let listing = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? (try? FileManager.default.contentsOfDirectory(atPath: "/dev/fd")) ?? []
+        for fd in listing.compactMap({ Int32($0) }) where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
     }
 }
 
