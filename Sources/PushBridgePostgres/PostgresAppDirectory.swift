@@ -35,56 +35,87 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
 
     /// Where it is (no password).
     public let location: PostgresLocation
-    /// Its connection, reconnected by itself; the migrations run on the first that connects.
-    private let link: PostgresLink
-    private let lock = NSLock()
+    /// The node's connections (shared with its apps' stores when the service opened it).
+    private let pool: PostgresPool
+    private let schema: String
+    /// Whether the schema has been brought up to date (done on the first use that connects).
+    private var isPrepared = false
+    /// Guards ``isPrepared``; held while the migrations run, the first time only.
+    private let preparing = NSLock()
 
-    /// Connects, creates the schema when missing and brings it up to date. A server that cannot be
-    /// reached now is no error: every call tries again (and says `unreachable` until it answers), so a
-    /// node can start while its database is down.
+    /// Connects (a pool of its own, at most two connections), creates the schema when missing and
+    /// brings it up to date. A server that cannot be reached now is no error: every call tries again
+    /// (and says `unreachable` until it answers), so a node can start while its database is down.
     /// - Parameters:
     ///   - location: the server and database (its schema, or `pushbridge_service`).
     ///   - logger: postgres-nio's logger.
     /// - Throws: `StoreError` (`newer-schema`, `postgres`).
-    public init(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
+    public convenience init(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
+        try self.init(location: location, pool: PostgresPool(location: location, limit: 2, logger: logger))
+    }
+
+    /// The directory on a node's pool (see ``init(location:logger:)``).
+    init(location: PostgresLocation, pool: PostgresPool) throws {
         let location = location.schema == nil ? try location.inSchema("pushbridge_service") : location
         self.location = location
-        link = PostgresLink(location: location, logger: logger) { try PostgresStateStore.prepare($0, location, migrations: Self.migrations) }
+        self.pool = pool
+        schema = location.schema ?? "pushbridge_service"
         do {
-            try lock.withLock { try link.use { _ in } }
-        } catch let error as StoreError where error.code == .unreachable {
+            try use { _ in }
+        } catch let error as StoreError where error.code == .unreachable || error.code == .busy {
             // Tried again on the next call.
+        }
+    }
+
+    /// Runs `body` on one of the pool's connections in the directory's schema, bringing the schema
+    /// up to date first the first time. No lock is held while `body` runs.
+    private func use<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+        try pool.use(schema: schema) { session in
+            if !preparing.withLock({ isPrepared }) {
+                try preparing.withLock {
+                    guard !isPrepared else { return }
+                    try PostgresStateStore.prepare(session, location, migrations: Self.migrations)
+                    isPrepared = true
+                }
+            }
+            return try body(session)
         }
     }
 
     /// Whether the database answers a trivial statement now (`/readyz`).
     public func isReachable() -> Bool {
-        lock.withLock { (try? link.use { try $0.query("SELECT 1") }) != nil }
+        (try? use { try $0.query("SELECT 1") }) != nil
     }
 
     public func apps() throws -> [RegisteredApp] {
-        try lock.withLock { try link.use { session in
+        try use { session in
             try session.query("SELECT \(unescaped: RegisteredAppColumn.sql) FROM apps ORDER BY created_at, id").map { try Cells($0).registeredApp() }
-        } }
+        }
+    }
+
+    public func app(_ id: String) throws -> RegisteredApp? {
+        try use { session in
+            try session.query("SELECT \(unescaped: RegisteredAppColumn.sql) FROM apps WHERE id = \(id)").first.map { try Cells($0).registeredApp() }
+        }
     }
 
     public func register(_ app: RegisteredApp) throws -> Bool {
-        try lock.withLock { try link.use { session in
+        try use { session in
             !(try session.query(
                 "INSERT INTO apps (id, key_sha256, created_at) VALUES (\(app.id), \(ByteBuffer(bytes: app.keyHash)), \(app.createdAt.milliseconds)) ON CONFLICT DO NOTHING RETURNING 1"
             ).isEmpty)
-        } }
+        }
     }
 
     public func vendorBindings() throws -> [VendorBinding] {
-        try lock.withLock { try link.use { session in
+        try use { session in
             try session.query("SELECT \(unescaped: VendorBindingColumn.sql) FROM vendor_bindings ORDER BY app, vendor")
                 .compactMap { try Cells($0).vendorBinding() }
-        } }
+        }
     }
 
     public func bind(_ binding: VendorBinding) throws -> Bool {
-        try lock.withLock { try link.use { session in
+        try use { session in
             try PostgresStateStore.transaction(session) {
                 // One binder at a time, on every node: the key check and the upsert are one step.
                 try session.query("SELECT pg_advisory_xact_lock(\(PostgresStateStore.writeLock), hashtext(\(location.schema ?? "")))")
@@ -101,12 +132,12 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
                     """)
                 return true
             }
-        } }
+        }
     }
 
     public func unbind(app: String, vendor: VendorBinding.Vendor) throws -> Bool {
-        try lock.withLock { try link.use { session in
+        try use { session in
             !(try session.query("DELETE FROM vendor_bindings WHERE app = \(app) AND vendor = \(vendor.rawValue) RETURNING 1").isEmpty)
-        } }
+        }
     }
 }

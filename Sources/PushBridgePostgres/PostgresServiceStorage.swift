@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Logging
 import PushBridgeStore
 
 /// The service's apps on one PostgreSQL database that several nodes share: the directory in schema
@@ -7,22 +8,32 @@ import PushBridgeStore
 public struct PostgresServiceStorage: ServiceStorage {
     /// The server and database, with the deadline of one statement or connection attempt.
     public let location: PostgresLocation
+    /// The most connections this node opens to the database, for every app and the directory together.
+    public var connections: Int { pool.limit }
+    private let pool: PostgresPool
     private let directory: PostgresAppDirectory
 
     /// Connects the directory (a database that cannot be reached now is no error: a node may start
     /// while its database is down, and every call tries again).
-    /// - Parameter location: the server and database; its `deadline` bounds each statement.
+    /// - Parameters:
+    ///   - location: the server and database; its `deadline` bounds each statement, each connection
+    ///     attempt and each wait for a free connection.
+    ///   - connections: the most connections this node opens, however many apps it serves (at least 1).
     /// - Throws: `StoreError` (`newer-schema`, `postgres`).
-    public init(location: PostgresLocation) throws {
+    public init(location: PostgresLocation, connections: Int = 16) throws {
         self.location = location
-        directory = try PostgresAppDirectory(location: location)
+        pool = PostgresPool(location: location, limit: connections, logger: Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() }))
+        directory = try PostgresAppDirectory(location: location, pool: pool)
     }
 
     public func openDirectory() throws -> any AppDirectory { directory }
 
     public func openStore(forApp app: String) throws -> any PushStateStore {
-        try PostgresStateStore(location: try location.inSchema(Self.schema(ofApp: app)))
+        try PostgresStateStore(location: try location.inSchema(Self.schema(ofApp: app)), pool: pool)
     }
+
+    /// Connections open now (idle, in use or being made), for tests and metrics.
+    public var openConnections: Int { pool.openCount }
 
     public var isShared: Bool { true }
 

@@ -15,6 +15,8 @@ final class PostgresSession: @unchecked Sendable {
     let target: String
     /// How long one statement may take; past it the connection is closed and the call fails as `unreachable`.
     let deadline: TimeAmount
+    /// The schema its `search_path` names (set by ``PostgresPool``; `nil`: none set, or unknown).
+    var schema: String?
 
     /// Connects.
     /// - Parameters:
@@ -42,13 +44,16 @@ final class PostgresSession: @unchecked Sendable {
     /// Closes the connection without waiting (a broken session is dropped); the connection is
     /// kept until its channel has closed.
     func closeNow() {
+        isDiscarded = true
         let connection = connection
         connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
     }
 
     /// Whether the connection is gone (the server closed it, or a deadline passed): a broken
     /// session is never used again.
-    var isBroken: Bool { connection.isClosed }
+    var isBroken: Bool { isDiscarded || connection.isClosed }
+    /// Closed here (a failed rollback, a dropped connection): never used again.
+    private(set) var isDiscarded = false
 
     /// Runs a statement and returns its rows; at most ``deadline``, after which the connection is
     /// closed and the call throws `unreachable`.

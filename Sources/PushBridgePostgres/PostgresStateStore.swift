@@ -13,26 +13,32 @@ import PushBridgeStore
 public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// Where it is (no password).
     public let location: PostgresLocation
-    /// The writer's connection, reconnected by itself after the server closed it or a deadline passed.
-    let writer: PostgresLink
+    /// The node's connections (shared with its other apps' stores when the service opened it).
+    let pool: PostgresPool
+    /// The schema of its tables; also the scope of its advisory lock, so apps sharing a database do
+    /// not wait for each other.
+    let schema: String
+    /// One writer of this store at a time on this node (the advisory lock orders the nodes).
     let lock = NSLock()
-    let logger: Logger
-    private let readerLock = NSLock()
-    private var idleReaders: [PostgresSession] = []
-    /// The schema: advisory locks are per schema, so apps sharing a database do not wait for each other.
-    let lockScope: String
 
-    /// Connects and brings the schema up to date.
+    /// Connects (a pool of its own, at most four connections) and brings the schema up to date.
     /// - Parameters:
     ///   - location: the server and database.
     ///   - logger: postgres-nio's logger (quiet by default).
     /// - Throws: `StoreError` (`unreachable` when the server cannot be reached; `newer-schema`).
-    public init(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
+    public convenience init(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
+        try self.init(location: location, pool: PostgresPool(location: location, limit: 4, logger: logger))
+    }
+
+    /// Opens the store on a node's pool and brings its schema up to date.
+    /// - Parameters:
+    ///   - location: the server, database and schema.
+    ///   - pool: the node's connections to that server and database.
+    init(location: PostgresLocation, pool: PostgresPool) throws {
         self.location = location
-        self.logger = logger
-        writer = PostgresLink(location: location, logger: logger) { try Self.prepare($0, location, migrations: Self.migrations) }
-        lockScope = location.schema ?? "public"
-        try lock.withLock { try writer.use { _ in } }  // connects and migrates now: a bad database fails here
+        self.pool = pool
+        schema = location.schema ?? "public"
+        try pool.use(schema: schema) { try Self.prepare($0, location, migrations: Self.migrations) }  // a bad database fails here
     }
 
     /// The first key of the advisory lock every write takes ("PBWR"); the second is the schema's hash.
@@ -42,49 +48,31 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
 
     public func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
         try lock.withLock {
-            try writer.use { session in
+            try pool.use(schema: schema) { session in
                 try Self.transaction(session) {
-                    try session.query("SELECT pg_advisory_xact_lock(\(Self.writeLock), hashtext(\(lockScope)))")
+                    try session.query("SELECT pg_advisory_xact_lock(\(Self.writeLock), hashtext(\(schema)))")
                     return try body(Transaction(session, writable: true))
                 }
             }
         }
     }
 
-    /// Reads run on connections of their own, so they never wait for a write: a snapshot
-    /// (repeatable read, read only) on an idle reader, or on a new one.
+    /// Reads run on a connection of their own, so they never wait for a write: a snapshot
+    /// (repeatable read, read only).
     public func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
-        let reader = try takeReader()
-        do {
-            let result = try Self.transaction(reader, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
-                try body(Transaction(reader, writable: false))
+        try pool.use(schema: schema) { session in
+            try Self.transaction(session, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+                try body(Transaction(session, writable: false))
             }
-            readerLock.withLock { idleReaders.append(reader) }
-            return result
-        } catch let error as StoreError where error.code == .unreachable {
-            throw error  // a broken connection is not kept
-        } catch {
-            readerLock.withLock { idleReaders.append(reader) }
-            throw error
         }
-    }
-
-    /// An idle reader connection, or a new one (in the store's schema, already migrated).
-    private func takeReader() throws -> PostgresSession {
-        while let reader = readerLock.withLock({ idleReaders.popLast() }) {
-            if !reader.isBroken { return reader }  // one the server closed is dropped
-        }
-        let reader = try PostgresSession(configuration: location.configuration, target: location.description, logger: logger)
-        if let schema = location.schema { try reader.execute("SET search_path TO \(schema)") }
-        return reader
     }
 
     /// Group commit: one transaction around all writers, each in a savepoint.
     public func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
         try lock.withLock {
-            try writer.use { session in
+            try pool.use(schema: schema) { session in
                 try Self.transaction(session) {
-                    try session.query("SELECT pg_advisory_xact_lock(\(Self.writeLock), hashtext(\(lockScope)))")
+                    try session.query("SELECT pg_advisory_xact_lock(\(Self.writeLock), hashtext(\(schema)))")
                     let savepoints = PostgresSavepointStore(session)
                     for writer in writers { writer(savepoints) }
                 }
@@ -100,7 +88,8 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
             try session.execute("COMMIT")
             return result
         } catch {
-            try? session.execute("ROLLBACK")
+            // A connection left inside a transaction is never given back.
+            do { try session.execute("ROLLBACK") } catch { session.closeNow() }
             throw error
         }
     }
@@ -122,10 +111,8 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
 
     /// The identifiers of the migrations the database has, in the order applied.
     public func appliedMigrations() throws -> [String] {
-        try lock.withLock {
-            try writer.use { session in
-                try session.query("SELECT identifier FROM pushbridge_migrations ORDER BY position").map { try $0.decode(String.self) }
-            }
+        try pool.use(schema: schema) { session in
+            try session.query("SELECT identifier FROM pushbridge_migrations ORDER BY position").map { try $0.decode(String.self) }
         }
     }
 }

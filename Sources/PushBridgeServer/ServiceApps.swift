@@ -108,6 +108,27 @@ final class ServiceApps: @unchecked Sendable {
         }
     }
 
+    /// On a shared directory (PostgreSQL), reads the one app this node does not know (another node
+    /// may have just created it): on every miss, one row by its key, on the blocking-I/O pool with no
+    /// lock held. A request for an app created on another node a moment ago is served at once.
+    /// - Returns: whether the app is known now; `nil` when the directory could not be read.
+    private func lookUpShared(_ id: String) async -> Bool? {
+        guard storage.isShared else { return lock.withLock { known[id] != nil } }
+        do {
+            let directory = directory
+            let found = try await NIOThreadPool.singleton.runIfActive { try directory.app(id) }
+            return lock.withLock {
+                directoryReachable = true
+                if let found { known[id] = found }
+                return known[id] != nil
+            }
+        } catch {
+            lock.withLock { directoryReachable = false }
+            logger.warning("reading the shared app directory failed", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
     /// Whether the last read of the shared directory worked.
     private var directoryReachable = true
 
@@ -164,11 +185,8 @@ final class ServiceApps: @unchecked Sendable {
     ///   directory cannot be read (it may exist: the answer is 503, not 404).
     func exists(_ id: String) async throws -> Bool {
         if lock.withLock({ known[id] != nil }) { return true }
-        await refreshShared()
-        return try lock.withLock {
-            if known[id] == nil && !directoryReachable { throw ServiceError.storeUnavailable }
-            return known[id] != nil
-        }
+        guard let known = await lookUpShared(id) else { throw ServiceError.storeUnavailable }
+        return known
     }
 
     /// Whether the service's stores answer (`/readyz`): the shared directory on PostgreSQL; files always.
@@ -179,6 +197,11 @@ final class ServiceApps: @unchecked Sendable {
         guard let key, !key.isEmpty else { return .unauthenticated }
         let hash = AccessKey.hash(key)
         if lock.withLock({ known[id].map { AccessKey.matches($0.keyHash, hash) } ?? false }) { return .granted }
+        if lock.withLock({ known[id] == nil }), await lookUpShared(id) == true,
+            lock.withLock({ known[id].map { AccessKey.matches($0.keyHash, hash) } ?? false })
+        {
+            return .granted
+        }
         await refreshShared()
         return lock.withLock {
             if let app = known[id], AccessKey.matches(app.keyHash, hash) { return .granted }

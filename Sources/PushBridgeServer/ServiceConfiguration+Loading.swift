@@ -34,7 +34,7 @@ extension ServiceConfiguration {
     /// Every key the service reads.
     public static let keys: [Key] = [
         "listen", "db", "synchronous", "body-limit-bytes", "request-timeout-seconds", "group-commit-max-batch",
-        "group-commit-wait-microseconds", "max-open-apps", "repeat-window-seconds", "log-level", "admin-key-sha256",
+        "group-commit-wait-microseconds", "max-open-apps", "postgres-connections", "repeat-window-seconds", "log-level", "admin-key-sha256",
         "apns-credentials-file", "apns-url", "apns-ca-file", "apns-request-timeout-seconds", "delivery-max-age-seconds",
         "delivery-retry-base-milliseconds", "delivery-concurrency", "apns-connections", "delivery-retention-seconds", "delivery-lease-seconds", "feedback-url",
     ].map { Key(name: $0, isSecret: false) } + [Key(name: "admin-key", isSecret: true), Key(name: "store", isSecret: true)]
@@ -143,6 +143,7 @@ extension ServiceConfiguration {
         if let n = try integer("group-commit-max-batch", 1...10_000, "a number of writes, 1–10000") { c.groupCommitMaxBatch = n }
         if let n = try integer("group-commit-wait-microseconds", 0...100_000, "microseconds, 0–100000") { c.groupCommitWaitMicroseconds = n }
         if let n = try integer("max-open-apps", 1...1_000_000, "a number of apps, 1–1000000") { c.maxOpenApps = n }
+        if let n = try integer("postgres-connections", 1...1_000, "a number of connections, 1–1000") { c.postgresConnections = n }
         if let n = try integer("repeat-window-seconds", 86_400...(3_650 * 86_400), "seconds, at least 86400 (24 hours)") {
             c.repeatWindowSeconds = Int64(n)
         }
@@ -211,6 +212,7 @@ extension ServiceConfiguration {
         listen: \(host):\(port)
         store: \(postgres.map { "\($0) (apps in schema pushbridge_service, each app's state in app_…)" } ?? "sqlite")
         db: \(database)\(postgres == nil ? "" : " (unused with PostgreSQL)")
+        postgres-connections: \(postgresConnections)\(postgres == nil ? " (unused with SQLite)" : " (this node's, for every app)")
         synchronous: \(synchronous.rawValue.lowercased())
         body-limit-bytes: \(bodyLimitBytes)
         request-timeout-seconds: \(requestTimeoutSeconds)

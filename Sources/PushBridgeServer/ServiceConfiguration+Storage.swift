@@ -7,7 +7,7 @@ extension ServiceConfiguration {
     /// - Throws: a store error when PostgreSQL's directory cannot be prepared (an unreachable
     ///   server is no error: the node starts and says 503 until it answers).
     public func storage() throws -> any ServiceStorage {
-        if let postgres = postgresWithDeadline { return try PostgresServiceStorage(location: postgres) }
+        if let postgres = postgresWithDeadline { return try PostgresServiceStorage(location: postgres, connections: postgresConnections) }
         if isInMemory { return MemoryServiceStorage() }
         return SQLiteServiceStorage(path: database, synchronous: synchronous)
     }

@@ -42,6 +42,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// The state on PostgreSQL, shared by several nodes (`store: postgres://…`); `nil`: SQLite
     /// files in ``database``.
     public var postgres: PostgresLocation?
+    /// The most connections this node opens to PostgreSQL, for every app and the directory
+    /// together (`postgres-connections`); a use waits for a free one at most the statement deadline.
+    public var postgresConnections: Int = 16
 
     /// Delivery settings: the credentials file and how deliveries are paced and retried.
     public struct Delivery: Sendable, Equatable {

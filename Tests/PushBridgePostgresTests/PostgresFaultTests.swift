@@ -153,6 +153,64 @@ struct PostgresFaultTests {
     }
 }
 
+extension PostgresFaultTests {
+    /// Issue 39, item 3: a node's connections do not grow with its apps. Before, each open app held a
+    /// writer connection and its readers on every node, so 200 apps on two nodes needed 400 and more
+    /// of the cluster's 100 (PostgreSQL's default `max_connections`, set here explicitly).
+    @Test("200 apps on two nodes against max_connections 100: every app answers on both, each node within postgres-connections")
+    func manyAppsOnTwoNodesStayWithinTheirConnections() async throws {
+        guard let cluster = try await TestCluster.start() else { return }
+        defer { cluster.remove() }
+        let apps = 200
+        let perNode = 16
+        var location = cluster.location
+        location.deadline = .seconds(5)
+        let nodeA = try PostgresServiceStorage(location: location, connections: perNode)
+        let nodeB = try PostgresServiceStorage(location: location, connections: perNode)
+        let configure: @Sendable (inout ServiceConfiguration) -> Void = { $0.postgres = cluster.location; $0.requestTimeoutSeconds = 10 }
+        try await withLiveService(database: temporaryDirectory(), storage: nodeA, configure) { a in
+            try await withLiveService(database: temporaryDirectory(), storage: nodeB, configure) { b in
+                try await withHTTPClient(connectionPerRequest: false) { http in
+                    let (baseA, baseB) = ("http://127.0.0.1:\(a.port)", "http://127.0.0.1:\(b.port)")
+                    // Eight clients at once: each creates apps on A, sends on A, reads the send back on B
+                    // and sends again on B, so both nodes hold every app open.
+                    let failures = try await withThrowingTaskGroup(of: [String].self) { group in
+                        for client in 0..<8 {
+                            group.addTask {
+                                var failures: [String] = []
+                                for n in stride(from: client, to: apps, by: 8) {
+                                    let app = "many-\(n)"
+                                    let created = try await http.call(.POST, baseA + "/v1/apps", key: testAdminKey, body: #"{"app":"\#(app)"}"#)
+                                    guard created.status == 201, let key = created.json?["key"]?.stringValue else {
+                                        failures.append("\(app) create: \(created.status) \(created.text.prefix(200))")
+                                        continue
+                                    }
+                                    let path = "/v1/apps/\(app)/messages"
+                                    let onA = try await http.call(.POST, baseA + path + "?dialect=agora-silent", key: key, body: ProcessScenario.message("a-\(n)"))
+                                    let readOnB = try await http.call(.GET, baseB + path + "/a-\(n)", key: key)
+                                    let onB = try await http.call(.POST, baseB + path + "?dialect=agora-silent", key: key, body: ProcessScenario.message("b-\(n)"))
+                                    for (what, reply, status) in [("send on A", onA, 201), ("read on B", readOnB, 200), ("send on B", onB, 201)] where reply.status != status {
+                                        failures.append("\(app) \(what): \(reply.status) \(reply.text.prefix(200))")
+                                    }
+                                }
+                                return failures
+                            }
+                        }
+                        var all: [String] = []
+                        for try await failures in group { all += failures }
+                        return all
+                    }
+                    #expect(failures.count == 0, "\(failures.count) failures, first: \(failures.prefix(5))")
+                    #expect(nodeA.openConnections <= perNode && nodeB.openConnections <= perNode, "open: A \(nodeA.openConnections), B \(nodeB.openConnections)")
+                    let clients = try await cluster.psql("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
+                    #expect((Int(clients) ?? .max) <= 2 * perNode + 1, "client connections at the server: \(clients) (psql's own included)")
+                    #expect(try await http.call(.GET, baseA + "/readyz", key: nil).status == 200)
+                }
+            }
+        }
+    }
+}
+
 /// The answers of a load, from its clients.
 final class Answers: Sendable {
     private let answers = Mutex<[PostgresFaultTests.Answer]>([])
@@ -211,7 +269,7 @@ final class TestCluster: Sendable {
 
     func start() async throws {
         let run = try await run(bin + "/pg_ctl", [
-            "-D", directory + "/data", "-o", "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off", "-l", directory + "/server.log", "-w", "-t", "30", "start",
+            "-D", directory + "/data", "-o", "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100", "-l", directory + "/server.log", "-w", "-t", "30", "start",
         ])
         try #require(run.status == 0, "pg_ctl start: \(run.stderr)")
     }
@@ -224,6 +282,13 @@ final class TestCluster: Sendable {
     func restart() async throws {
         let run = try await run(bin + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "-t", "30", "restart"])
         try #require(run.status == 0, "pg_ctl restart: \(run.stderr)")
+    }
+
+    /// One statement's result through `psql`, as text (rows on lines, columns split by `|`).
+    func psql(_ statement: String) async throws -> String {
+        let run = try await run(bin + "/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", "pb", "-d", "postgres", "-Atc", statement])
+        try #require(run.status == 0, "psql: \(run.stderr)")
+        return run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Ends every other backend, as `pg_terminate_backend` does for an operator.

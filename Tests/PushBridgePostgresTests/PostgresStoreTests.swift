@@ -1,5 +1,5 @@
 import Foundation
-import PushBridgePostgres
+@testable import PushBridgePostgres
 import PushBridgeStore
 import PushBridgeTestSupport
 import Testing
@@ -19,6 +19,43 @@ struct PostgresStoreTests {
         #expect(named.schema == "app_demo" && named.description.hasSuffix("?schema=app_demo"))
         #expect(throws: PostgresLocationError.self) { try PostgresLocation(url: url + "?schema=Bad-Name") }
         #expect(throws: PostgresLocationError.self) { try PostgresLocation(url: url + "?sslmode=require") }
+    }
+
+    @Test("A node's pool: apps in several schemas share its connections; a use that finds none free within the deadline is busy, then works")
+    func onePoolServesSeveralSchemasWithinItsLimit() async throws {
+        guard let url = testPostgresURL() else { return }
+        var location = try PostgresLocation(url: url)
+        location.deadline = .seconds(1)
+        let pool = PostgresPool(location: location, limit: 1, logger: .init(label: "test"))
+        let a = try PostgresStateStore(location: try freshPostgresSchema(url), pool: pool)
+        let b = try PostgresStateStore(location: try freshPostgresSchema(url), pool: pool)
+        // One connection moves between the two schemas: each store still sees only its own rows.
+        for round in 0..<3 {
+            try a.write { try $0.setMembers(["a\(round)"], of: "g") }
+            try b.write { try $0.setMembers(["b\(round)"], of: "g") }
+            #expect(try a.read { try $0.members(of: "g") } == ["a\(round)"])
+            #expect(try b.read { try $0.members(of: "g") } == ["b\(round)"])
+        }
+        #expect(pool.openCount == 1)
+        // While a write holds the only connection, a read waits at most the deadline and is busy.
+        let gate = DispatchSemaphore(value: 0)
+        // (Blocking calls run on dispatch threads: the concurrency pool has two threads here.)
+        let holding = Task { try await offPool { try a.write { _ in gate.wait() } } }
+        try await Task.sleep(for: .milliseconds(200))
+        let start = ContinuousClock.now
+        let refused = await offPool { () -> StoreError? in
+            do { _ = try b.read { try $0.members(of: "g") }; return nil } catch let error as StoreError { return error } catch { return nil }
+        }
+        let waited = ContinuousClock.now - start
+        #expect(refused?.code == .busy && "\(refused.map { "\($0)" } ?? "")".contains("all 1 connections"), "\(String(describing: refused))")
+        #expect(waited >= .milliseconds(900) && waited < .seconds(3), "waited \(waited)")
+        // A waiter is handed the connection when it comes back.
+        let handed = Task { try await offPool { try b.read { try $0.members(of: "g") } } }
+        try await Task.sleep(for: .milliseconds(100))
+        gate.signal()
+        try await holding.value
+        #expect(try await handed.value == ["b2"])
+        #expect(pool.openCount == 1)
     }
 
     @Test("Migrations apply once, also when two stores open a new database together")

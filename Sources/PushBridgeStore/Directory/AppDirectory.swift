@@ -39,6 +39,15 @@ public protocol AppDirectory: AnyObject, Sendable {
     /// Removes an app's binding for a vendor.
     /// - Returns: whether there was one.
     func unbind(app: String, vendor: VendorBinding.Vendor) throws -> Bool
+    /// One registered app, read by its id (a node that does not know an app another node created
+    /// reads that one row, not the whole directory).
+    /// - Parameter id: the app id.
+    /// - Returns: the app, or `nil` when none has that id.
+    func app(_ id: String) throws -> RegisteredApp?
+}
+
+extension AppDirectory {
+    public func app(_ id: String) throws -> RegisteredApp? { try apps().first { $0.id == id } }
 }
 
 /// The in-memory twin of ``SQLiteAppDirectory``.

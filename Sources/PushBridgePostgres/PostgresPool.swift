@@ -1,0 +1,196 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import PushBridgeStore
+
+/// The connections one node keeps to one PostgreSQL database, shared by every app's store and the
+/// directory on it: at most ``limit`` however many apps are open, each transaction on a connection
+/// set to its app's schema.
+///
+/// - A use takes an idle connection (one already in the wanted schema first; another is moved with
+///   `SET search_path`), or connects a new one below the limit, or waits for one to be given back —
+///   at most the location's deadline, then fails as `busy` (503 with `Retry-After`).
+/// - A connection the server closed (a restart, `pg_terminate_backend`) or whose statement passed
+///   its deadline is dropped, never used again, and its place is free for a new one.
+/// - A failed connection attempt is retried after a backoff (100 ms, doubling, at most 2 s); until
+///   then a use that needs a new connection fails at once as `unreachable`, so a request gets its
+///   503 without waiting for a connection that cannot be made, and writes resume within about 2 s
+///   of the server coming back.
+///
+/// Waits are bounded futures on NIO's event loops (no thread of its own); callers are the stores'
+/// callers, never an event loop.
+final class PostgresPool: @unchecked Sendable {
+    /// The server and database (the schema is each use's).
+    let location: PostgresLocation
+    /// The most connections open at once.
+    let limit: Int
+    let logger: Logger
+    private let lock = NSLock()
+    private var idle: [PostgresSession] = []
+    /// Connections that exist or are being made (idle, in use, connecting).
+    private var open = 0
+    /// Uses waiting for a connection, first come first served: handed an idle connection, or `nil`
+    /// (a place to connect a new one).
+    private var waiters: [(id: Int, promise: EventLoopPromise<PostgresSession?>)] = []
+    private var nextWaiter = 0
+    private var retryAt = ContinuousClock.now
+    private var backoff: Duration = .zero
+    static let firstBackoff: Duration = .milliseconds(100)
+    static let maximumBackoff: Duration = .seconds(2)
+
+    /// - Parameters:
+    ///   - location: the server and database; its deadline bounds a connection attempt, a statement and a wait for a connection.
+    ///   - limit: the most connections open at once (at least 1).
+    ///   - logger: postgres-nio's logger.
+    init(location: PostgresLocation, limit: Int, logger: Logger) {
+        var location = location
+        location.schema = nil
+        self.location = location
+        self.limit = max(1, limit)
+        self.logger = logger
+    }
+
+    deinit {
+        for session in idle { session.closeNow() }
+    }
+
+    /// Runs `body` on a connection whose `search_path` is `schema`; gives the connection back after,
+    /// or drops it when it broke.
+    /// - Parameters:
+    ///   - schema: the schema unqualified names mean (checked by `PostgresLocation.checkSchema`).
+    ///   - body: the statements.
+    /// - Throws: `StoreError` — `unreachable` (no connection can be made now), `busy` (every connection
+    ///   stayed in use past the deadline) — or what `body` throws.
+    func use<T>(schema: String, _ body: (PostgresSession) throws -> T) throws -> T {
+        let session = try checkOut(preferring: schema)
+        do {
+            if session.schema != schema {
+                session.schema = nil  // unknown until the SET succeeds
+                try session.execute("SET search_path TO \(schema)")
+                session.schema = schema
+            }
+            let result = try body(session)
+            checkIn(session)
+            return result
+        } catch {
+            if session.isBroken || (error as? StoreError)?.code == .unreachable {
+                drop(session)
+            } else {
+                checkIn(session)
+            }
+            throw error
+        }
+    }
+
+    /// Connections open now (idle, in use or being made).
+    var openCount: Int { lock.withLock { open } }
+
+    private enum Step {
+        case use(PostgresSession)
+        case connect
+        case wait(Int, EventLoopPromise<PostgresSession?>)
+    }
+
+    private func checkOut(preferring schema: String) throws -> PostgresSession {
+        let step: Step = try lock.withLock {
+            if let index = idle.lastIndex(where: { $0.schema == schema }) {
+                let session = idle.remove(at: index)
+                if !session.isBroken { return .use(session) }
+                open -= 1
+                session.closeNow()
+            }
+            while let session = idle.popLast() {
+                if !session.isBroken { return .use(session) }
+                open -= 1
+                session.closeNow()
+            }
+            if open < limit {
+                guard ContinuousClock.now >= retryAt else {
+                    throw StoreError(.unreachable, "PostgreSQL at \(location.description) is unreachable (retrying)", context: location.description)
+                }
+                open += 1
+                return .connect
+            }
+            nextWaiter += 1
+            let promise = MultiThreadedEventLoopGroup.singleton.next().makePromise(of: PostgresSession?.self)
+            waiters.append((nextWaiter, promise))
+            return .wait(nextWaiter, promise)
+        }
+        switch step {
+        case .use(let session): return session
+        case .connect: return try connect()
+        case .wait(let id, let promise):
+            let deadline = location.deadline
+            let timer = promise.futureResult.eventLoop.scheduleTask(in: deadline) { [self] in
+                // Still waiting: leave the queue. (A waiter already handed a connection is not failed.)
+                let waiting = lock.withLock {
+                    guard let index = waiters.firstIndex(where: { $0.id == id }) else { return false }
+                    waiters.remove(at: index)
+                    return true
+                }
+                if waiting { promise.fail(PostgresSession.DeadlinePassed(seconds: Double(deadline.nanoseconds) / 1e9)) }
+            }
+            defer { timer.cancel() }
+            let handed: PostgresSession?
+            do {
+                handed = try promise.futureResult.wait()
+            } catch {
+                throw StoreError(.busy, "all \(limit) connections to PostgreSQL at \(location.description) stayed in use for \(Double(deadline.nanoseconds) / 1e9) s", context: location.description)
+            }
+            if let handed { return handed }
+            // A place freed by a dropped connection: connect in it, unless the server failed just now.
+            if lock.withLock({ ContinuousClock.now < retryAt }) {
+                release()
+                throw StoreError(.unreachable, "PostgreSQL at \(location.description) is unreachable (retrying)", context: location.description)
+            }
+            return try connect()
+        }
+    }
+
+    /// Connects one new connection in a place already counted in ``open``.
+    private func connect() throws -> PostgresSession {
+        do {
+            let session = try PostgresSession(configuration: location.configuration, target: location.description, logger: logger)
+            lock.withLock { backoff = .zero }
+            return session
+        } catch {
+            lock.withLock {
+                backoff = backoff == .zero ? Self.firstBackoff : min(backoff * 2, Self.maximumBackoff)
+                retryAt = ContinuousClock.now + backoff
+            }
+            release()
+            throw error
+        }
+    }
+
+    private func checkIn(_ session: PostgresSession) {
+        if session.isBroken { return drop(session) }
+        let waiter: EventLoopPromise<PostgresSession?>? = lock.withLock {
+            if waiters.isEmpty {
+                idle.append(session)
+                return nil
+            }
+            return waiters.removeFirst().promise
+        }
+        waiter?.succeed(session)
+    }
+
+    private func drop(_ session: PostgresSession) {
+        session.closeNow()
+        release()
+    }
+
+    /// A place is free: the first waiter may connect in it.
+    private func release() {
+        let waiter: EventLoopPromise<PostgresSession?>? = lock.withLock {
+            if waiters.isEmpty {
+                open -= 1
+                return nil
+            }
+            return waiters.removeFirst().promise
+        }
+        waiter?.succeed(nil)
+    }
+}
