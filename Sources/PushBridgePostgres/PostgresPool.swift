@@ -27,6 +27,8 @@ final class PostgresPool: @unchecked Sendable {
     /// The most connections open at once.
     let limit: Int
     let logger: Logger
+    /// Every statement its connections sent.
+    let statements = StatementCounter()
     private let lock = NSLock()
     private var idle: [PostgresSession] = []
     /// Connections that exist or are being made (idle, in use, connecting).
@@ -153,6 +155,7 @@ final class PostgresPool: @unchecked Sendable {
     private func connect() throws -> PostgresSession {
         do {
             let session = try PostgresSession(configuration: location.configuration, target: location.description, logger: logger)
+            session.counter = statements
             lock.withLock { backoff = .zero }
             return session
         } catch {

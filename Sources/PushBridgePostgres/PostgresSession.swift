@@ -4,6 +4,15 @@ import NIOCore
 import NIOPosix
 import PostgresNIO
 import PushBridgeStore
+import Synchronization
+
+/// Statements sent to the server, each a round trip: what the round-trip budget of a send is
+/// measured by (`PostgresRoundTripTests`).
+final class StatementCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    func add() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}
 
 /// One PostgreSQL connection used synchronously: the store protocol is synchronous (SQLite's
 /// shape), so each call waits for postgres-nio's future on the calling thread, which is never an
@@ -15,6 +24,8 @@ final class PostgresSession: @unchecked Sendable {
     let target: String
     /// How long one statement may take; past it the connection is closed and the call fails as `unreachable`.
     let deadline: TimeAmount
+    /// Counts the statements sent (a pool's, shared by its connections), or `nil`.
+    var counter: StatementCounter?
     /// The schema its `search_path` names (set by ``PostgresPool``; `nil`: none set, or unknown).
     var schema: String?
 
@@ -63,6 +74,7 @@ final class PostgresSession: @unchecked Sendable {
         guard !connection.isClosed else {
             throw StoreError(.unreachable, "PostgreSQL at \(target): the connection is closed", context: target)
         }
+        counter?.add()
         do {
             let connection = connection
             let result = try Self.wait(connection.query(query, logger: logger), deadline: deadline) { connection.close().whenComplete { _ in withExtendedLifetime(connection) {} } }

@@ -120,6 +120,20 @@ extension PostgresStateStore {
                 CREATE INDEX deliveries_by_message ON deliveries (message_id);
                 CREATE INDEX deliveries_settled ON deliveries (updated_at) WHERE state <> 0;
                 """),
+        // A node keeps the app's configuration between sends and reads this one row with the write
+        // lock to know it is still current (issue 39: round trips). The function takes the lock and
+        // then reads the version in one round trip; as a volatile PL/pgSQL function its read takes a
+        // snapshot after the lock is held (one SELECT would read the version as of before the wait).
+        Migration(
+            identifier: "2026-11-26-postgres-app-version",
+            sql: """
+                CREATE TABLE app_version (
+                    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+                    version bigint NOT NULL
+                );
+                INSERT INTO app_version (singleton, version) VALUES (true, 0);
+                CREATE FUNCTION pushbridge_write_lock(scope text) RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$ BEGIN PERFORM pg_advisory_xact_lock(1346524994, hashtext(scope)); RETURN (SELECT version FROM app_version); END $$;
+                """),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.

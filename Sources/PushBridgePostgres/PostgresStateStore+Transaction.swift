@@ -5,16 +5,53 @@ import PushBridgeCore
 import PushBridgeStore
 
 extension PostgresStateStore {
+    /// What the writers of one database transaction share: the store, the app configuration's
+    /// version read with the write lock (`nil` in a read, and once a writer changed the
+    /// configuration), and whether this node's writer lock is held.
+    final class TransactionContext {
+        let store: PostgresStateStore?
+        var appVersion: Int64?
+        let holdsWriteLock: Bool
+        var kept: AppConfigurationCache? { store?.keptApp }
+
+        init(store: PostgresStateStore? = nil, appVersion: Int64? = nil, holdsWriteLock: Bool = false) {
+            self.store = store
+            self.appVersion = appVersion
+            self.holdsWriteLock = holdsWriteLock
+        }
+    }
+
+    /// The app's configuration as a write last read it, with the `app_version` it had: a send reads
+    /// the version with its write lock (one statement it makes anyway) and the tables only when the
+    /// version moved (another node, or this one, changed the configuration).
+    final class AppConfigurationCache: @unchecked Sendable {
+        private let lock = NSLock()
+        private var kept: (version: Int64, app: AppConfiguration)?
+
+        func app(at version: Int64) -> AppConfiguration? {
+            lock.withLock { kept.flatMap { $0.version == version ? $0.app : nil } }
+        }
+
+        func keep(_ app: AppConfiguration, at version: Int64) { lock.withLock { kept = (version, app) } }
+
+        func forget() { lock.withLock { kept = nil } }
+    }
+
     /// One transaction's view of the database; lives only inside ``PostgresStateStore/write(_:)`` or ``read(_:)``.
     final class Transaction: PushStateTransaction {
         let session: PostgresSession
         let writable: Bool
+        /// What the writers of one database transaction share (a group commit's savepoints).
+        let context: TransactionContext
         var timeZones: [String: TimeZone] = [:]
         var certificates: [Int64: Certificate]?
+        /// The app's configuration as this transaction last read or wrote it.
+        var appConfiguration: AppConfiguration?
 
-        init(_ session: PostgresSession, writable: Bool) {
+        init(_ session: PostgresSession, writable: Bool, context: TransactionContext = TransactionContext()) {
             self.session = session
             self.writable = writable
+            self.context = context
         }
 
         func checkWritable() throws {
@@ -26,10 +63,24 @@ extension PostgresStateStore {
         // MARK: App configuration
 
         func app() throws -> AppConfiguration {
+            if let appConfiguration { return appConfiguration }
+            if let version = context.appVersion, let kept = context.kept?.app(at: version) {
+                appConfiguration = kept
+                return kept
+            }
+            let app = try readApp()
+            appConfiguration = app
+            if let version = context.appVersion { context.kept?.keep(app, at: version) }
+            return app
+        }
+
+        /// The app's configuration from its tables (three statements).
+        private func readApp() throws -> AppConfiguration {
             var app = AppConfiguration()
-            let certificates = try certificatesByID()
+            var certificates = try certificatesByID()
             for row in try rows("SELECT certificate_id FROM app_certificates ORDER BY position") {
                 let id = try row.int64(0)
+                if certificates[id] == nil { certificates = try readCertificates() }  // interned by another node since
                 guard let certificate = certificates[id] else {
                     throw StoreError(.unexpectedValue, "app certificate \(id) does not exist", context: "app_certificates")
                 }
@@ -43,6 +94,11 @@ extension PostgresStateStore {
 
         func setApp(_ app: AppConfiguration) throws {
             try checkWritable()
+            // The version moves with the change; until this transaction ends no kept copy is used or made.
+            context.appVersion = nil
+            context.kept?.forget()
+            try session.query("UPDATE app_version SET version = version + 1")
+            defer { appConfiguration = app }
             try session.query("DELETE FROM app_certificates")
             try session.query("DELETE FROM app_templates")
             for (position, certificate) in app.certificates.enumerated() {
@@ -56,33 +112,50 @@ extension PostgresStateStore {
             }
         }
 
+        /// The certificates by row id: the store's known ones (rows are interned and never changed,
+        /// and a row id is never used twice), read from the table when none are known yet.
         func certificatesByID() throws -> [Int64: Certificate] {
             if let certificates { return certificates }
+            if let known = context.store?.knownCertificates.withLock({ $0 }), !known.isEmpty {
+                certificates = known
+                return known
+            }
+            return try readCertificates()
+        }
+
+        /// Every certificate row, also kept by the store for the next transactions.
+        @discardableResult
+        func readCertificates() throws -> [Int64: Certificate] {
             var out: [Int64: Certificate] = [:]
             for row in try rows("SELECT \(unescaped: CertificateColumn.sql) FROM certificates") {
                 let (id, certificate) = try row.storedCertificate()
                 out[id] = certificate
             }
             certificates = out
+            context.store?.knownCertificates.withLock { $0.merge(out) { _, read in read } }
             return out
         }
 
         /// The row id of a certificate, inserting it when new (certificates are interned, never changed).
         func certificateID(_ certificate: Certificate) throws -> Int64 {
-            // No other node can intern one meanwhile: every write holds the schema's write lock.
+            // No other node can intern one meanwhile: every write holds the schema's write lock. One
+            // interned by another node since this node last read the table is found by reading it again.
             if let (id, _) = try certificatesByID().first(where: { $0.value == certificate }) { return id }
+            if let (id, _) = try readCertificates().first(where: { $0.value == certificate }) { return id }
             let row = try rows(
                 "INSERT INTO certificates (name, busi_id, bundle_id, environment) VALUES (\(certificate.name), \(certificate.busiId), \(certificate.bundleId), \(certificate.environment.rawValue)) RETURNING id"
             )
             let id = try row[0].int64(0)
             certificates?[id] = certificate
+            context.store?.knownCertificates.withLock { $0[id] = certificate }
             return id
         }
 
         func certificate(_ id: Int64?, column: String) throws -> Certificate? {
             guard let id else { return nil }
-            // The rows and the certificates come from one snapshot (or from under the write lock).
-            guard let certificate = try certificatesByID()[id] else {
+            // A row id is never reused, so a known one is current; one this node has not seen yet
+            // (another node interned it) is read with the table.
+            guard let certificate = try certificatesByID()[id] ?? readCertificates()[id] else {
                 throw StoreError(.unexpectedValue, "certificate \(id) does not exist", context: column)
             }
             return certificate

@@ -1,7 +1,9 @@
 import Foundation
 import Logging
 import PostgresNIO
+import PushBridgeCore
 import PushBridgeStore
+import Synchronization
 
 /// Push state in PostgreSQL, shared by several service nodes (issue 19, work in progress).
 ///
@@ -20,6 +22,12 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     let schema: String
     /// One writer of this store at a time on this node (the advisory lock orders the nodes).
     let lock = NSLock()
+    /// The app's configuration between writes, checked by its version.
+    let keptApp = AppConfigurationCache()
+    /// Certificate rows by id as this node has read or interned them (rows never change).
+    let knownCertificates = Mutex<[Int64: Certificate]>([:])
+    /// Sent-message records older than this (epoch ms) were last pruned; writes only (under ``lock``).
+    var sentMessagesPrunedBefore: Int64 = .min
 
     /// Connects (a pool of its own, at most four connections) and brings the schema up to date.
     /// - Parameters:
@@ -50,8 +58,8 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
         try lock.withLock {
             try pool.use(schema: schema) { session in
                 try Self.transaction(session) {
-                    try session.query("SELECT pg_advisory_xact_lock(\(Self.writeLock), hashtext(\(schema)))")
-                    return try body(Transaction(session, writable: true))
+                    let context = try lockForWriting(session)
+                    return try body(Transaction(session, writable: true, context: context))
                 }
             }
         }
@@ -62,7 +70,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     public func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
         try pool.use(schema: schema) { session in
             try Self.transaction(session, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
-                try body(Transaction(session, writable: false))
+                try body(Transaction(session, writable: false, context: TransactionContext(store: self)))
             }
         }
     }
@@ -72,12 +80,19 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
         try lock.withLock {
             try pool.use(schema: schema) { session in
                 try Self.transaction(session) {
-                    try session.query("SELECT pg_advisory_xact_lock(\(Self.writeLock), hashtext(\(schema)))")
-                    let savepoints = PostgresSavepointStore(session)
+                    let savepoints = PostgresSavepointStore(session, context: try lockForWriting(session))
                     for writer in writers { writer(savepoints) }
                 }
             }
         }
+    }
+
+    /// Takes the schema's write lock (``writeLock``) and then reads the app configuration's version,
+    /// in one round trip (the schema's function `pushbridge_write_lock`).
+    private func lockForWriting(_ session: PostgresSession) throws -> TransactionContext {
+        let row = try session.query("SELECT pushbridge_write_lock(\(schema))")
+        let version = try row.first.map { try Cells($0).int64(0) }
+        return TransactionContext(store: self, appVersion: version, holdsWriteLock: true)
     }
 
     /// Runs `body` between `begin` and `COMMIT`; rolls back when either throws.
@@ -121,15 +136,19 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
 /// transaction, rolled back alone when its body throws.
 final class PostgresSavepointStore: PushStateStore, @unchecked Sendable {
     let session: PostgresSession
+    let context: PostgresStateStore.TransactionContext
 
-    init(_ session: PostgresSession) { self.session = session }
+    init(_ session: PostgresSession, context: PostgresStateStore.TransactionContext) {
+        self.session = session
+        self.context = context
+    }
 
     func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
-        try savepoint("pushbridge_write") { try body(PostgresStateStore.Transaction(session, writable: true)) }
+        try savepoint("pushbridge_write") { try body(PostgresStateStore.Transaction(session, writable: true, context: context)) }
     }
 
     func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
-        try body(PostgresStateStore.Transaction(session, writable: false))
+        try body(PostgresStateStore.Transaction(session, writable: false, context: context))
     }
 
     func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T {

@@ -1,0 +1,100 @@
+import Foundation
+import PushBridgeCore
+import PushBridgeFacade
+import PushBridgeJSON
+@testable import PushBridgePostgres
+import PushBridgeStore
+import PushBridgeTestSupport
+import Testing
+
+/// Issue 39, item 2: how many statements (each a round trip to the server) a send costs on
+/// PostgreSQL, counted by the pool, so a change that adds round trips fails here and not only in a
+/// benchmark on a quiet machine.
+@Suite("PostgreSQL round trips")
+struct PostgresRoundTripTests {
+    /// A facade on a store of a new schema with its own pool; u1 and u2 each with a device.
+    static func scenario() throws -> (PushFacade, PostgresStateStore)? {
+        guard let url = testPostgresURL() else { return nil }
+        let location = try freshPostgresSchema(url)
+        let store = try PostgresStateStore(location: location, pool: PostgresPool(location: location, limit: 4, logger: .init(label: "test")))
+        let facade = PushFacade(store: store, queuesDeliveries: true)
+        try facade.configure(FacadeScenario.app)
+        for user in ["u1", "u2"] { try FacadeScenario.register(user, in: facade) }
+        return (facade, store)
+    }
+
+    static func oneToOne(_ id: String) -> JSONValue {
+        FacadeScenario.json(#"{"id":"\#(id)","conversationId":"u2","from":"u1","to":"u2","chatType":"Chat","body":{"type":"text","text":"hi"}}"#)
+    }
+
+    /// Statements sent while `body` runs.
+    static func statements(_ store: PostgresStateStore, _ body: () throws -> Void) rethrows -> Int {
+        let before = store.pool.statements.value
+        try body()
+        return store.pool.statements.value - before
+    }
+
+    @Test("a one-to-one send's round trips: alone, in a group commit of one, and per message in a group commit of eight")
+    func oneToOneSendRoundTrips() throws {
+        guard let (facade, store) = try Self.scenario() else { return }
+        let prepare = { (id: String) in try facade.prepare(Self.oneToOne(id), dialect: "agora-silent", now: FacadeScenario.now) }
+        _ = try facade.send(try prepare("warm"))
+        let alone = try Self.statements(store) { _ = try facade.send(try prepare("alone")) }
+        let one = try prepare("one")
+        let groupOfOne = try Self.statements(store) {
+            try store.writeGroup([{ _ = try? facade.writing(to: $0).send([one]) }])
+        }
+        let eight = try (0..<8).map { try prepare("eight-\($0)") }
+        let groupOfEight = try Self.statements(store) {
+            try store.writeGroup([{ _ = try? facade.writing(to: $0).send(eight) }])
+        }
+        // 0.23.0: 13, 15 and 64. Now: BEGIN, the lock with the app's version, the repeat check, the
+        // sender, the receiver, the certificates (once per store), the badge, the outbox, the record,
+        // COMMIT; a group adds its savepoint and release, and each more message its sender and receiver.
+        #expect(alone <= 9, "a one-to-one send alone: \(alone) statements")
+        #expect(groupOfOne <= 11, "in a group commit of one: \(groupOfOne) statements")
+        #expect(groupOfEight <= 25, "a group commit of eight: \(groupOfEight) statements")
+        #expect(try facade.user("u2")?.state.badge == 11)
+    }
+
+    /// The app's configuration a node keeps between sends is checked by its version: a change made on
+    /// another node is used by this node's next send, and one rolled back is not.
+    @Test("a configuration changed on another node is used by the next send; one rolled back is not")
+    func keptConfigurationFollowsOtherNodes() throws {
+        guard let url = testPostgresURL() else { return }
+        let location = try freshPostgresSchema(url)
+        let a = PushFacade(store: try PostgresStateStore(location: location))
+        let bStore = try PostgresStateStore(location: location)
+        let b = PushFacade(store: bStore)
+        func configure(_ facade: PushFacade, _ pattern: String) throws {
+            var app = FacadeScenario.app
+            app.templates = [PushTemplate(name: "plain", titlePattern: nil, contentPattern: pattern)]
+            try facade.configure(app)
+        }
+        try configure(a, "Old {0}")
+        for user in ["u1", "u2"] { try FacadeScenario.register(user, in: a) }
+        func body(_ id: String) throws -> String {
+            let message = FacadeScenario.json(
+                #"{"id":"\#(id)","conversationId":"u2","from":"u1","to":"u2","chatType":"Chat","body":{"type":"text","text":"hi"},"ext":{"em_push_template":{"name":"plain","content_args":["Ann"]}}}"#)
+            let decisions = try b.send(message, dialect: "agora-silent", now: FacadeScenario.now)
+            return decisions.first?.decision.request?.payloadText ?? "no push"
+        }
+        #expect(try body("m1").contains("Old Ann"))
+        #expect(try body("m2").contains("Old Ann"))  // kept: no template read (counted below)
+        let kept = try Self.statements(bStore) { _ = try body("m3") }
+        try configure(a, "New {0}")
+        #expect(try body("m4").contains("New Ann"), "node b uses node a's change")
+        // A change rolled back on node b itself leaves the configuration as it was.
+        struct Abandoned: Error {}
+        #expect(throws: Abandoned.self) {
+            try bStore.write { transaction in
+                var app = FacadeScenario.app
+                app.templates = [PushTemplate(name: "plain", titlePattern: nil, contentPattern: "Abandoned {0}")]
+                try transaction.setApp(app)
+                throw Abandoned()
+            }
+        }
+        #expect(try body("m5").contains("New Ann"))
+        #expect(kept <= 9, "a send with the configuration kept: \(kept) statements")
+    }
+}
