@@ -74,68 +74,151 @@ func runPostgresBench(seconds runSeconds: Int, members: Int) async throws {
         sqliteMilliseconds.append(seconds(ContinuousClock.now - start) * 1000)
     }
 
-    // 2. One-to-one messages through one node, then through two nodes at once.
-    let key = AccessKey.generate()
-    var configuration = ServiceConfiguration(host: "127.0.0.1", port: 0, database: folder.path, logLevel: .warning)
+    // 2. One-to-one messages, 16 clients in all, each wrk run in the same process and minute: one
+    //    SQLite node; then PostgreSQL with one node and with two, for one app and for eight apps.
+    let clients = 16
+    let adminKey = AccessKey.generate()
+    var sqliteConfiguration = ServiceConfiguration(host: "127.0.0.1", port: 0, database: folder.appendingPathComponent("sqlite-node").path, logLevel: .warning)
+    sqliteConfiguration.adminKeyHash = AccessKey.hash(adminKey)
+    sqliteConfiguration.requestTimeoutSeconds = 30
+    var configuration = sqliteConfiguration
+    configuration.database = folder.path
     configuration.postgres = try base.inSchema("bench_service")
-    configuration.requestTimeoutSeconds = 30
-    _ = try PostgresAppDirectory(location: try base.inSchema("bench_service")).register(
-        RegisteredApp(id: "bench", keyHash: AccessKey.hash(key), createdAt: Instant(milliseconds: 0)))
     var nodes: [(PortBox, ServiceGroup)] = []
-    for _ in 0..<2 {
+    for node in [sqliteConfiguration, configuration, configuration] {
         let port = PortBox()
-        let service = try PushBridgeService(configuration: configuration)
+        let service = try PushBridgeService(configuration: node)
         nodes.append((port, try await start(service.application { port.set($0.localAddress?.port ?? 0) }, port: port)))
     }
-    // The receiver u1 with a device, registered through node 1 (u0 sends to u1).
+    let (sqliteNode, nodeA, nodeB) = (nodes[0].0.value, nodes[1].0.value, nodes[2].0.value)
     let client = HTTPClient(eventLoopGroupProvider: .singleton)
-    for (method, path, body) in [
-        (HTTPMethod.PUT, "", #"{"certificates":[{"name":"agoraTest","bundleId":"io.agora.chatdemo","environment":"production"}]}"#),
-        (.POST, "/users/u1/calls?dialect=agora-silent",
-         #"[{"call":"initializeSDK","appkey":"1#1","apnsCertName":"agoraTest"},{"call":"registerForRemoteNotificationsWithDeviceToken","deviceToken":"0badc0de0badc0de0badc0de0badc0de0badc0de0badc0de0badc0de0badc0de"}]"#),
-    ] {
-        var request = HTTPClientRequest(url: "http://127.0.0.1:\(nodes[0].0.value)/v1/apps/bench" + path)
-        request.method = method
-        request.headers.add(name: "Authorization", value: "Bearer \(key)")
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: body))
-        let answer = try await client.execute(request, timeout: .seconds(30))
-        if answer.status.code != 200 { fail("setting up the benchmark's app: \(method) \(path) answered \(answer.status)") }
+    /// Creates an app on a node with the receiver u1 and its device (u0 sends to u1); returns its key.
+    func setUpApp(_ app: String, on port: Int) async throws -> String {
+        var key = adminKey
+        for (method, path, body) in [
+            (HTTPMethod.POST, "/v1/apps", #"{"app":"\#(app)"}"#),
+            (.PUT, "/v1/apps/\(app)", #"{"certificates":[{"name":"agoraTest","bundleId":"io.agora.chatdemo","environment":"production"}]}"#),
+            (.POST, "/v1/apps/\(app)/users/u1/calls?dialect=agora-silent",
+             #"[{"call":"initializeSDK","appkey":"1#1","apnsCertName":"agoraTest"},{"call":"registerForRemoteNotificationsWithDeviceToken","deviceToken":"0badc0de0badc0de0badc0de0badc0de0badc0de0badc0de0badc0de0badc0de"}]"#),
+        ] {
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)" + path)
+            request.method = method
+            request.headers.add(name: "Authorization", value: "Bearer \(key)")
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: body))
+            let answer = try await client.execute(request, timeout: .seconds(30))
+            let text = String(buffer: try await answer.body.collect(upTo: 1 << 20))
+            if !(200...201).contains(answer.status.code) { fail("setting up the benchmark's app \(app): \(method) \(path) answered \(answer.status) \(text)") }
+            if method == .POST && path == "/v1/apps", let created = try? JSONParser.parse(text)["key"]?.stringValue { key = created }
+        }
+        return key
     }
+    let apps = (0..<8).map { "bench\($0)" }
+    let sqliteKey = try await setUpApp(apps[0], on: sqliteNode)
+    var keys: [String] = []
+    for app in apps { keys.append(try await setUpApp(app, on: nodeA)) }
     try await client.shutdown()
     let oneToOne = #"{"id":"%ID%","conversationId":"u1","from":"u0","to":"u1","chatType":"Chat","body":{"type":"text","text":"hello"}}"#
-    func messages(_ node: Int) -> String { "http://127.0.0.1:\(nodes[node].0.value)/v1/apps/bench/messages?dialect=agora-silent" }
-    _ = wrk(url: messages(0), body: oneToOne, connections: 8, seconds: 1, key: key)  // warm-up
-    let single = wrk(url: messages(0), body: oneToOne, connections: 32, seconds: runSeconds, key: key)
-    let (url0, url1) = (messages(0), messages(1))
-    // wrk blocks its thread while it runs: give each its own thread, not one of the (two, on two
-    // cores) cooperative threads the nodes' request handlers need.
-    func wrkOnItsOwnThread(_ url: String) async -> WrkFigures {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: wrk(url: url, body: oneToOne, connections: 32, seconds: runSeconds, key: key)) }
+    func messages(_ port: Int, _ app: String) -> String { "http://127.0.0.1:\(port)/v1/apps/\(app)/messages?dialect=agora-silent" }
+    /// Several wrk runs at once, each on a thread of its own (wrk blocks its thread; the nodes'
+    /// handlers need the cooperative threads), with the CPU time PostgreSQL's processes and this
+    /// process (both nodes) spent meanwhile.
+    func load(_ runs: [(url: String, key: String, connections: Int)]) async -> (figures: [WrkFigures], load: CPULoad) {
+        let before = CPULoad.sample()
+        let figures = await withTaskGroup(of: (Int, WrkFigures).self) { group in
+            for (i, run) in runs.enumerated() {
+                group.addTask {
+                    await withCheckedContinuation { continuation in
+                        Thread.detachNewThread { continuation.resume(returning: (i, wrk(url: run.url, body: oneToOne, connections: run.connections, seconds: runSeconds, key: run.key))) }
+                    }
+                }
+            }
+            var out = [WrkFigures?](repeating: nil, count: runs.count)
+            for await (i, figures) in group { out[i] = figures }
+            return out.map { $0! }
         }
+        return (figures, CPULoad.sample().since(before))
     }
-    async let first = wrkOnItsOwnThread(url0)
-    async let second = wrkOnItsOwnThread(url1)
-    let (x, y) = await (first, second)
+    _ = await load([(messages(sqliteNode, apps[0]), sqliteKey, 4)])  // warm-up
+    _ = await load([(messages(nodeA, apps[0]), keys[0], 4), (messages(nodeB, apps[0]), keys[0], 4)])
+    let sqliteRun = await load([(messages(sqliteNode, apps[0]), sqliteKey, clients)])
+    let oneNode = await load([(messages(nodeA, apps[0]), keys[0], clients)])
+    let twoNodes = await load([(messages(nodeA, apps[0]), keys[0], clients / 2), (messages(nodeB, apps[0]), keys[0], clients / 2)])
+    let oneNodeEight = await load(apps.indices.map { (messages(nodeA, apps[$0]), keys[$0], clients / 8) })
+    let twoNodesEight = await load(apps.indices.map { (messages($0 % 2 == 0 ? nodeA : nodeB, apps[$0]), keys[$0], clients / 8) })
     for (_, group) in nodes { await group.triggerGracefulShutdown() }
-    let non2xx = single.non2xx + x.non2xx + y.non2xx
-    let both = x.requestsPerSecond + y.requestsPerSecond
+    func total(_ run: (figures: [WrkFigures], load: CPULoad)) -> Double { run.figures.map(\.requestsPerSecond).reduce(0, +) }
+    func p99(_ run: (figures: [WrkFigures], load: CPULoad)) -> Double { run.figures.map(\.p99ms).max() ?? .nan }
+    let runs = [sqliteRun, oneNode, twoNodes, oneNodeEight, twoNodesEight]
+    let non2xx = runs.flatMap(\.figures).map { $0.non2xx + $0.errors }.reduce(0, +)
 
     func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-    print("pushbridge-bench --postgres: PostgreSQL (throwaway cluster, fsync off, loopback) and SQLite on this machine, one run")
+    let fanoutRatio = median(Array(postgresMilliseconds.dropFirst())) / median(Array(sqliteMilliseconds.dropFirst()))
+    print("pushbridge-bench --postgres: PostgreSQL (throwaway cluster, fsync off, loopback) and SQLite, one run; \(clients) wrk connections in all; \(ProcessInfo.processInfo.activeProcessorCount) cores shared by PostgreSQL, the nodes and wrk")
     print(String(format: "fan-out to %d members, PostgreSQL: first %.0f ms, then %.0f / %.0f ms", members, postgresMilliseconds[0], postgresMilliseconds[1], postgresMilliseconds[2]))
-    print(String(format: "fan-out to %d members, SQLite:     first %.0f ms, then %.0f / %.0f ms (PostgreSQL takes %.1f× as long, warm median)", members,
-        sqliteMilliseconds[0], sqliteMilliseconds[1], sqliteMilliseconds[2], median(Array(postgresMilliseconds.dropFirst())) / median(Array(sqliteMilliseconds.dropFirst()))))
-    print(String(format: "one-to-one messages, one node (32 connections):   %8.0f/s  p99 %6.2f ms", single.requestsPerSecond, single.p99ms))
-    print(String(format: "one-to-one messages, two nodes (32 connections each): %8.0f/s  p99 %6.2f / %6.2f ms (%.2f× one node; writes to one app are serialised)",
-        both, x.p99ms, y.p99ms, both / single.requestsPerSecond))
+    print(String(format: "fan-out to %d members, SQLite:     first %.0f ms, then %.0f / %.0f ms", members, sqliteMilliseconds[0], sqliteMilliseconds[1], sqliteMilliseconds[2]))
+    for (name, run) in [("SQLite, one node, one app", sqliteRun), ("PostgreSQL, one node, one app", oneNode), ("PostgreSQL, two nodes, one app", twoNodes),
+                        ("PostgreSQL, one node, 8 apps", oneNodeEight), ("PostgreSQL, two nodes, 8 apps", twoNodesEight)] {
+        let rps = total(run)
+        print(String(format: "one-to-one, %-31@ %7.0f/s  p99 %7.2f ms   CPU a message: nodes %.2f ms, PostgreSQL %.2f ms; machine %3.0f%% busy",
+            name as NSString, rps, p99(run), run.load.ownMilliseconds / (rps * Double(runSeconds)), run.load.postgresMilliseconds / (rps * Double(runSeconds)), run.load.busyPercent))
+    }
+    func target(_ text: String, _ value: Double, _ met: Bool, _ format: String) {
+        print("target  \(text): " + String(format: format, value) + (met ? "  met" : "  NOT MET"))
+    }
+    target("PostgreSQL one node ≥ 0.40 of one SQLite node (one app)", total(oneNode) / total(sqliteRun), total(oneNode) / total(sqliteRun) >= 0.40, "%.2f")
+    target("two nodes ≥ 1.6× one node, 8 apps", total(twoNodesEight) / total(oneNodeEight), total(twoNodesEight) / total(oneNodeEight) >= 1.6, "%.2f×")
+    target("two nodes ≥ 1.2× one node, one app", total(twoNodes) / total(oneNode), total(twoNodes) / total(oneNode) >= 1.2, "%.2f×")
+    target("warm \(members)-member fan-out on PostgreSQL ≤ 2× SQLite's warm", fanoutRatio, fanoutRatio <= 2, "%.2f×")
+    target("p99 of one-to-one on PostgreSQL ≤ 50 ms (one node, one app)", p99(oneNode), p99(oneNode) <= 50, "%.1f ms")
     var w = JSONWriter()
     w.write(.object(JSONObject([
         ("fanout_members", .int(Int64(members))),
         ("postgres_fanout_ms", .array(postgresMilliseconds.map { .double($0.rounded()) })), ("sqlite_fanout_ms", .array(sqliteMilliseconds.map { .double($0.rounded()) })),
-        ("one_node_rps", .double(single.requestsPerSecond.rounded())), ("two_nodes_rps", .double(both.rounded())), ("non_2xx", .int(Int64(non2xx))),
+        ("sqlite_one_node_rps", .double(total(sqliteRun).rounded())), ("one_node_rps", .double(total(oneNode).rounded())), ("two_nodes_rps", .double(total(twoNodes).rounded())),
+        ("one_node_8_apps_rps", .double(total(oneNodeEight).rounded())), ("two_nodes_8_apps_rps", .double(total(twoNodesEight).rounded())),
+        ("one_node_p99_ms", .double(p99(oneNode))), ("non_2xx", .int(Int64(non2xx))),
     ])))
     print(w.string)
-    if non2xx > 0 { fail("the nodes answered non-2xx responses under load") }
+    if non2xx > 0 { fail("the nodes answered non-2xx responses or dropped connections under load") }
+}
+
+/// CPU time spent by PostgreSQL's processes and by this process (the nodes) over a span, and how
+/// busy the machine was: where a message's time goes (from /proc; zeros elsewhere).
+struct CPULoad {
+    var postgresMilliseconds = 0.0
+    var ownMilliseconds = 0.0
+    var machineBusy = 0.0
+    var machineTotal = 0.0
+    var busyPercent: Double { machineTotal > 0 ? 100 * machineBusy / machineTotal : .nan }
+
+    static func sample() -> CPULoad {
+        let tick = 1000 / Double(sysconf(Int32(_SC_CLK_TCK)))
+        func times(_ stat: String) -> Double? {
+            // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+            guard let close = stat.lastIndex(of: ")") else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+            return (user + system) * tick
+        }
+        var load = CPULoad()
+        load.ownMilliseconds = (try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8)).flatMap(times) ?? 0
+        for pid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int(pid) != nil {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), stat.contains("(postgres)") else { continue }
+            load.postgresMilliseconds += times(stat) ?? 0
+        }
+        if let cpu = (try? String(contentsOfFile: "/proc/stat", encoding: .utf8))?.split(separator: "\n").first {
+            let values = cpu.split(separator: " ").dropFirst().compactMap { Double($0) }
+            if values.count >= 5 {
+                load.machineTotal = values.reduce(0, +)
+                load.machineBusy = load.machineTotal - values[3] - values[4]  // idle and iowait
+            }
+        }
+        return load
+    }
+
+    func since(_ earlier: CPULoad) -> CPULoad {
+        CPULoad(postgresMilliseconds: postgresMilliseconds - earlier.postgresMilliseconds, ownMilliseconds: ownMilliseconds - earlier.ownMilliseconds,
+            machineBusy: machineBusy - earlier.machineBusy, machineTotal: machineTotal - earlier.machineTotal)
+    }
 }
