@@ -84,6 +84,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int) async throws {
     var configuration = sqliteConfiguration
     configuration.database = folder.path
     configuration.postgres = try base.inSchema("bench_service")
+    if let level = ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) { configuration.logLevel = level }
     var nodes: [(PortBox, ServiceGroup)] = []
     for node in [sqliteConfiguration, configuration, configuration] {
         let port = PortBox()
@@ -123,13 +124,19 @@ func runPostgresBench(seconds runSeconds: Int, members: Int) async throws {
     /// Several wrk runs at once, each on a thread of its own (wrk blocks its thread; the nodes'
     /// handlers need the cooperative threads), with the CPU time PostgreSQL's processes and this
     /// process (both nodes) spent meanwhile.
-    func load(_ runs: [(url: String, key: String, connections: Int)]) async -> (figures: [WrkFigures], load: CPULoad) {
+    var runNumber = 0
+    func load(_ runs: [(url: String, key: String, connections: Int)], seconds: Int = runSeconds) async -> (figures: [WrkFigures], load: CPULoad) {
+        runNumber += 1
+        let runNumber = runNumber
         let before = CPULoad.sample()
         let figures = await withTaskGroup(of: (Int, WrkFigures).self) { group in
             for (i, run) in runs.enumerated() {
                 group.addTask {
                     await withCheckedContinuation { continuation in
-                        Thread.detachNewThread { continuation.resume(returning: (i, wrk(url: run.url, body: oneToOne, connections: run.connections, seconds: runSeconds, key: run.key))) }
+                        // Ids unique per run and client (two clients of one app on two nodes would repeat each other's).
+                        Thread.detachNewThread {
+                            continuation.resume(returning: (i, wrk(url: run.url, body: oneToOne, connections: run.connections, seconds: seconds, key: run.key, idPrefix: "r\(runNumber)c\(i)w")))
+                        }
                     }
                 }
             }
@@ -139,8 +146,9 @@ func runPostgresBench(seconds runSeconds: Int, members: Int) async throws {
         }
         return (figures, CPULoad.sample().since(before))
     }
-    _ = await load([(messages(sqliteNode, apps[0]), sqliteKey, 4)])  // warm-up
-    _ = await load([(messages(nodeA, apps[0]), keys[0], 4), (messages(nodeB, apps[0]), keys[0], 4)])
+    // Warm-up: every app opened on both nodes (an app's first request on a node opens its store).
+    _ = await load([(messages(sqliteNode, apps[0]), sqliteKey, 4)], seconds: 2)
+    _ = await load(apps.indices.flatMap { [(messages(nodeA, apps[$0]), keys[$0], 1), (messages(nodeB, apps[$0]), keys[$0], 1)] }, seconds: 2)
     let sqliteRun = await load([(messages(sqliteNode, apps[0]), sqliteKey, clients)])
     let oneNode = await load([(messages(nodeA, apps[0]), keys[0], clients)])
     let twoNodes = await load([(messages(nodeA, apps[0]), keys[0], clients / 2), (messages(nodeB, apps[0]), keys[0], clients / 2)])
@@ -160,8 +168,10 @@ func runPostgresBench(seconds runSeconds: Int, members: Int) async throws {
     for (name, run) in [("SQLite, one node, one app", sqliteRun), ("PostgreSQL, one node, one app", oneNode), ("PostgreSQL, two nodes, one app", twoNodes),
                         ("PostgreSQL, one node, 8 apps", oneNodeEight), ("PostgreSQL, two nodes, 8 apps", twoNodesEight)] {
         let rps = total(run)
-        print(String(format: "one-to-one, %-31@ %7.0f/s  p99 %7.2f ms   CPU a message: nodes %.2f ms, PostgreSQL %.2f ms; machine %3.0f%% busy",
-            name as NSString, rps, p99(run), run.load.ownMilliseconds / (rps * Double(runSeconds)), run.load.postgresMilliseconds / (rps * Double(runSeconds)), run.load.busyPercent))
+        let failed = run.figures.map { $0.non2xx + $0.errors }.reduce(0, +)
+        print(String(format: "one-to-one, %-31@ %7.0f/s  p50 %6.2f ms  p99 %7.2f ms   CPU a message: nodes %.2f ms, PostgreSQL %.2f ms; machine %3.0f%% busy",
+            name as NSString, rps, run.figures.map(\.p50ms).max() ?? .nan, p99(run), run.load.ownMilliseconds / (rps * Double(runSeconds)),
+            run.load.postgresMilliseconds / (rps * Double(runSeconds)), run.load.busyPercent) + (failed > 0 ? "  (\(failed) non-2xx or errors)" : ""))
     }
     func target(_ text: String, _ value: Double, _ met: Bool, _ format: String) {
         print("target  \(text): " + String(format: format, value) + (met ? "  met" : "  NOT MET"))

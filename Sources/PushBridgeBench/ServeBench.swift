@@ -24,7 +24,7 @@ struct WrkFigures {
 
 /// Runs wrk with a Lua script that posts `body` (with `%ID%` replaced by a unique id per request, and
 /// `%N%` by a unique 32-bit number from `numbers` on: Tencent's `MsgRandom`).
-func wrk(url: String, body: String, connections: Int, seconds: Int, key: String?, numbers: Int = 0) -> WrkFigures {
+func wrk(url: String, body: String, connections: Int, seconds: Int, key: String?, numbers: Int = 0, idPrefix: String = "w") -> WrkFigures {
     let script = FileManager.default.temporaryDirectory.appendingPathComponent("pushbridge-wrk-\(UUID().uuidString).lua").path
     let escaped = body.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
     let lua = """
@@ -37,7 +37,7 @@ func wrk(url: String, body: String, connections: Int, seconds: Int, key: String?
         \(key.map { "wrk.headers[\"Authorization\"] = \"Bearer \($0)\"" } ?? "")
         function request()
           counter = counter + 1
-          local id = "w" .. tid .. "-" .. counter .. "-" .. os.time()
+          local id = "\(idPrefix)" .. tid .. "-" .. counter .. "-" .. os.time()
           local n = string.format("%d", \(numbers) + tid * 100000000 + counter)
           return wrk.format(nil, nil, nil, (string.gsub((string.gsub(template, "%%ID%%", id)), "%%N%%", n)))
         end
