@@ -133,9 +133,11 @@ func runPostgresBench(seconds runSeconds: Int, members: Int) async throws {
             for (i, run) in runs.enumerated() {
                 group.addTask {
                     await withCheckedContinuation { continuation in
-                        // Ids unique per run and client (two clients of one app on two nodes would repeat each other's).
+                        // Ids unique per run and client (two clients of one app on two nodes would repeat each other's);
+                        // an answer counts until the service's own request timeout (wrk's default gives up after 2 s).
                         Thread.detachNewThread {
-                            continuation.resume(returning: (i, wrk(url: run.url, body: oneToOne, connections: run.connections, seconds: seconds, key: run.key, idPrefix: "r\(runNumber)c\(i)w")))
+                            continuation.resume(returning: (i, wrk(url: run.url, body: oneToOne, connections: run.connections, seconds: seconds, key: run.key, idPrefix: "r\(runNumber)c\(i)w",
+                                timeoutSeconds: 30)))
                         }
                     }
                 }

@@ -24,7 +24,7 @@ struct WrkFigures {
 
 /// Runs wrk with a Lua script that posts `body` (with `%ID%` replaced by a unique id per request, and
 /// `%N%` by a unique 32-bit number from `numbers` on: Tencent's `MsgRandom`).
-func wrk(url: String, body: String, connections: Int, seconds: Int, key: String?, numbers: Int = 0, idPrefix: String = "w") -> WrkFigures {
+func wrk(url: String, body: String, connections: Int, seconds: Int, key: String?, numbers: Int = 0, idPrefix: String = "w", timeoutSeconds: Int = 2) -> WrkFigures {
     let script = FileManager.default.temporaryDirectory.appendingPathComponent("pushbridge-wrk-\(UUID().uuidString).lua").path
     let escaped = body.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
     let lua = """
@@ -45,7 +45,7 @@ func wrk(url: String, body: String, connections: Int, seconds: Int, key: String?
     FileManager.default.createFile(atPath: script, contents: Data(lua.utf8))
     defer { try? FileManager.default.removeItem(atPath: script) }
     let output = runLoadTool(
-        ["wrk", "-t", String(min(2, connections)), "-c", String(connections), "-d", "\(seconds)s", "--latency", "-s", script, url], package: "wrk")
+        ["wrk", "-t", String(min(2, connections)), "-c", String(connections), "-d", "\(seconds)s", "--timeout", "\(timeoutSeconds)s", "--latency", "-s", script, url], package: "wrk")
     func milliseconds(_ text: Substring) -> Double {
         let units: [(String, Double)] = [("us", 0.001), ("ms", 1), ("s", 1000), ("m", 60_000)]
         for (unit, factor) in units where text.hasSuffix(unit) { return (Double(text.dropLast(unit.count)) ?? .nan) * factor }
