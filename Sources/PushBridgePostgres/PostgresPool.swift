@@ -29,6 +29,8 @@ final class PostgresPool: @unchecked Sendable {
     let logger: Logger
     /// Every statement its connections sent.
     let statements = StatementCounter()
+    /// Uses that waited for a connection past the deadline.
+    let exhausted = StatementCounter()
     private let lock = NSLock()
     private var idle: [PostgresSession] = []
     /// Connections that exist or are being made (idle, in use, connecting).
@@ -139,6 +141,7 @@ final class PostgresPool: @unchecked Sendable {
             do {
                 handed = try promise.futureResult.wait()
             } catch {
+                exhausted.add()
                 throw StoreError(.busy, "all \(limit) connections to PostgreSQL at \(location.description) stayed in use for \(Double(deadline.nanoseconds) / 1e9) s", context: location.description)
             }
             if let handed { return handed }

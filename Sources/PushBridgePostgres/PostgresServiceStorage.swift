@@ -9,7 +9,7 @@ public struct PostgresServiceStorage: ServiceStorage {
     /// The server and database, with the deadline of one statement or connection attempt.
     public let location: PostgresLocation
     /// The most connections this node opens to the database, for every app and the directory together.
-    public var connections: Int { pool.limit }
+    public var maxConnections: Int { pool.limit }
     private let pool: PostgresPool
     private let directory: PostgresAppDirectory
 
@@ -34,6 +34,10 @@ public struct PostgresServiceStorage: ServiceStorage {
 
     /// Connections open now (idle, in use or being made), for tests and metrics.
     public var openConnections: Int { pool.openCount }
+
+    public func connections() -> StorageConnections? {
+        StorageConnections(open: pool.openCount, limit: pool.limit, statements: pool.statements.value, exhausted: pool.exhausted.value)
+    }
 
     public var isShared: Bool { true }
 

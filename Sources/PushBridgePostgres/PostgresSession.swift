@@ -6,8 +6,8 @@ import PostgresNIO
 import PushBridgeStore
 import Synchronization
 
-/// Statements sent to the server, each a round trip: what the round-trip budget of a send is
-/// measured by (`PostgresRoundTripTests`).
+/// A count shared by threads: statements sent to the server (each a round trip: what the round-trip
+/// budget of a send is measured by, `PostgresRoundTripTests`), waits that passed their deadline.
 final class StatementCounter: Sendable {
     private let count = Atomic<Int>(0)
     func add() { count.add(1, ordering: .relaxed) }

@@ -192,6 +192,9 @@ final class ServiceApps: @unchecked Sendable {
     /// Whether the service's stores answer (`/readyz`): the shared directory on PostgreSQL; files always.
     func storeIsReachable() -> Bool { storage.isReachable() }
 
+    /// The storage's connections to its database server (`/metrics`), when it has any.
+    func storageConnections() -> StorageConnections? { storage.connections() }
+
     /// What a bearer key may do on an app.
     func access(to id: String, key: String?) async -> Access {
         guard let key, !key.isEmpty else { return .unauthenticated }

@@ -1,6 +1,7 @@
 import Foundation
 import Metrics
 import Prometheus
+import PushBridgeStore
 
 /// The service's Prometheus metrics (`GET /metrics`), through swift-metrics with a factory of the
 /// service's own: no process-wide metrics system is bootstrapped, so several services (tests) keep
@@ -15,6 +16,9 @@ import Prometheus
 /// - `pushbridge_deliveries_total{outcome,reason}`: APNs attempts by outcome (`delivered`, `retried`,
 ///   `failed`, `device-removed`) and reason (`DeliveryReason`: APNs's reasons, transport kinds, `none`)
 /// - `pushbridge_delivery_queue_depth{app}`: deliveries waiting in an app's outbox
+/// - on PostgreSQL: `pushbridge_database_connections_open`, `pushbridge_database_connections_limit`
+///   (`postgres-connections`), `pushbridge_database_statements_total` (each a round trip) and
+///   `pushbridge_database_connections_exhausted_total` (uses answered 503 `busy`: no connection free in time)
 public struct ServiceMetrics: Sendable {
     /// The registry `/metrics` prints.
     public let registry: PrometheusCollectorRegistry
@@ -34,6 +38,17 @@ public struct ServiceMetrics: Sendable {
                 let handle = make()
                 made[key] = handle
                 return handle
+            }
+        }
+
+        /// The storage's totals at the last scrape (``ServiceMetrics/storage(_:)``).
+        private var storageTotals = (statements: 0, exhausted: 0)
+
+        /// Keeps the storage's totals now and returns what was added since the last call.
+        func storageIncrements(statements: Int, exhausted: Int) -> (statements: Int, exhausted: Int) {
+            lock.withLock {
+                defer { storageTotals = (statements, exhausted) }
+                return (statements - storageTotals.statements, exhausted - storageTotals.exhausted)
             }
         }
     }
@@ -89,6 +104,17 @@ public struct ServiceMetrics: Sendable {
     func appsOpen(_ count: Int) {
         let factory = factory
         handles.handle("apps open") { Gauge(label: "pushbridge_apps_open", factory: factory) }.record(count)
+    }
+
+    /// The storage's connections to its database server (PostgreSQL), read when `/metrics` is asked for.
+    func storage(_ connections: StorageConnections) {
+        let factory = factory
+        handles.handle("db open") { Gauge(label: "pushbridge_database_connections_open", factory: factory) }.record(connections.open)
+        handles.handle("db limit") { Gauge(label: "pushbridge_database_connections_limit", factory: factory) }.record(connections.limit)
+        // Totals kept by the storage: the counters move by what was added since the last scrape.
+        let (statements, exhausted) = handles.storageIncrements(statements: connections.statements, exhausted: connections.exhausted)
+        handles.handle("db statements") { Metrics.Counter(label: "pushbridge_database_statements_total", factory: factory) }.increment(by: max(0, statements))
+        handles.handle("db exhausted") { Metrics.Counter(label: "pushbridge_database_connections_exhausted_total", factory: factory) }.increment(by: max(0, exhausted))
     }
 
     func delivered(outcome: String, reason: String, count: Int) {

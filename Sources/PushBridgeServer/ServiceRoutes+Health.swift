@@ -12,7 +12,8 @@ extension ServiceRoutes {
             return json(Array(#"{"status":"ready"}"#.utf8))
         }
         router.get("/metrics") { _, _ in
-            Response(
+            if let connections = apps.storageConnections() { metrics.storage(connections) }
+            return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
         }

@@ -205,6 +205,16 @@ extension PostgresFaultTests {
                     let clients = try await cluster.psql("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
                     #expect((Int(clients) ?? .max) <= 2 * perNode + 1, "client connections at the server: \(clients) (psql's own included)")
                     #expect(try await http.call(.GET, baseA + "/readyz", key: nil).status == 200)
+                    // What an operator sees of the pool.
+                    let metrics = try await http.call(.GET, baseB + "/metrics", key: nil).text
+                    #expect(metrics.contains("pushbridge_database_connections_limit 16"), "\(metrics.suffix(2000))")
+                    let open = metrics.split(separator: "\n").first { $0.hasPrefix("pushbridge_database_connections_open ") }
+                        .flatMap { Double($0.split(separator: " ").last ?? "") }
+                    #expect(open.map { $0 >= 1 && $0 <= Double(perNode) } == true, "open connections: \(String(describing: open))")
+                    let statements = metrics.split(separator: "\n").first { $0.hasPrefix("pushbridge_database_statements_total ") }
+                        .flatMap { Double($0.split(separator: " ").last ?? "") }
+                    #expect((statements ?? 0) >= Double(2 * apps), "statements: \(String(describing: statements))")
+                    #expect(metrics.contains("pushbridge_database_connections_exhausted_total 0"), "no use waited past its deadline")
                 }
             }
         }

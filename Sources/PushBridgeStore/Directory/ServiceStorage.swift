@@ -30,12 +30,35 @@ public protocol ServiceStorage: Sendable {
 
     /// Whether the storage answers now (`/readyz`).
     func isReachable() -> Bool
+
+    /// Its connections to a database server now (`/metrics`), or `nil` when it has none (files, memory).
+    func connections() -> StorageConnections?
 }
 
 extension ServiceStorage {
     public var isShared: Bool { false }
     public var isVolatile: Bool { false }
     public func isReachable() -> Bool { true }
+    public func connections() -> StorageConnections? { nil }
+}
+
+/// A node's connections to its database server, for `/metrics`.
+public struct StorageConnections: Sendable, Hashable {
+    /// Connections open now (idle, in use or being made).
+    public var open: Int
+    /// The most it opens.
+    public var limit: Int
+    /// Statements sent since the node started (each a round trip).
+    public var statements: Int
+    /// Uses that found every connection busy for the deadline (each answered 503 `busy`).
+    public var exhausted: Int
+
+    public init(open: Int, limit: Int, statements: Int, exhausted: Int) {
+        self.open = open
+        self.limit = limit
+        self.statements = statements
+        self.exhausted = exhausted
+    }
 }
 
 /// One SQLite file per app (`apps/<app>.sqlite`) and the directory in `service.sqlite`, in one data
