@@ -91,6 +91,9 @@ final class PostgresPool: @unchecked Sendable {
     /// Connections open now (idle, in use or being made).
     var openCount: Int { lock.withLock { open } }
 
+    /// Uses waiting for a connection now.
+    var waitingCount: Int { lock.withLock { waiters.count } }
+
     private enum Step {
         case use(PostgresSession)
         case connect

@@ -25,7 +25,7 @@ struct PostgresStoreTests {
     func onePoolServesSeveralSchemasWithinItsLimit() async throws {
         guard let url = testPostgresURL() else { return }
         var location = try PostgresLocation(url: url)
-        location.deadline = .seconds(1)
+        location.deadline = .seconds(3)
         let pool = PostgresPool(location: location, limit: 1, logger: .init(label: "test"))
         let a = try PostgresStateStore(location: try freshPostgresSchema(url), pool: pool)
         let b = try PostgresStateStore(location: try freshPostgresSchema(url), pool: pool)
@@ -39,19 +39,20 @@ struct PostgresStoreTests {
         #expect(pool.openCount == 1)
         // While a write holds the only connection, a read waits at most the deadline and is busy.
         let gate = DispatchSemaphore(value: 0)
+        let holds = DispatchSemaphore(value: 0)
         // (Blocking calls run on dispatch threads: the concurrency pool has two threads here.)
-        let holding = Task { try await offPool { try a.write { _ in gate.wait() } } }
-        try await Task.sleep(for: .milliseconds(200))
+        let holding = Task { try await offPool { try a.write { _ in holds.signal(); gate.wait() } } }
+        await offPool { holds.wait() }  // the write holds the connection now (a sleep was not enough on a loaded machine)
         let start = ContinuousClock.now
         let refused = await offPool { () -> StoreError? in
             do { _ = try b.read { try $0.members(of: "g") }; return nil } catch let error as StoreError { return error } catch { return nil }
         }
         let waited = ContinuousClock.now - start
         #expect(refused?.code == .busy && "\(refused.map { "\($0)" } ?? "")".contains("all 1 connections"), "\(String(describing: refused))")
-        #expect(waited >= .milliseconds(900) && waited < .seconds(3), "waited \(waited)")
+        #expect(waited >= .milliseconds(2_900) && waited < .seconds(60), "waited \(waited): the deadline, and not unbounded")
         // A waiter is handed the connection when it comes back.
         let handed = Task { try await offPool { try b.read { try $0.members(of: "g") } } }
-        try await Task.sleep(for: .milliseconds(100))
+        while pool.waitingCount == 0 { try await Task.sleep(for: .milliseconds(10)) }  // it waits now
         gate.signal()
         try await holding.value
         #expect(try await handed.value == ["b2"])
