@@ -52,7 +52,8 @@ struct PostgresStoreTests {
         #expect(waited >= .milliseconds(2_900) && waited < .seconds(60), "waited \(waited): the deadline, and not unbounded")
         // A waiter is handed the connection when it comes back.
         let handed = Task { try await offPool { try b.read { try $0.members(of: "g") } } }
-        while pool.waitingCount == 0 { try await Task.sleep(for: .milliseconds(10)) }  // it waits now
+        let asked = ContinuousClock.now
+        while pool.waitingCount == 0 && ContinuousClock.now - asked < .seconds(30) { try await Task.sleep(for: .milliseconds(10)) }  // it waits now
         gate.signal()
         try await holding.value
         #expect(try await handed.value == ["b2"])
