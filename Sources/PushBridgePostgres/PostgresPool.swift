@@ -102,12 +102,8 @@ final class PostgresPool: @unchecked Sendable {
 
     private func checkOut(preferring schema: String) throws -> PostgresSession {
         let step: Step = try lock.withLock {
-            if let index = idle.lastIndex(where: { $0.schema == schema }) {
-                let session = idle.remove(at: index)
-                if !session.isBroken { return .use(session) }
-                open -= 1
-                session.closeNow()
-            }
+            // One already in the schema is taken first.
+            if let index = idle.lastIndex(where: { $0.schema == schema }) { idle.append(idle.remove(at: index)) }
             while let session = idle.popLast() {
                 if !session.isBroken { return .use(session) }
                 open -= 1

@@ -30,13 +30,10 @@ extension PostgresStateStore.Transaction {
     /// is only for space (as SQLite's store does).
     func recordSentMessages(_ messages: [SentMessage], forgettingBefore cutoff: Instant) throws {
         try checkWritable()
-        if context.holdsWriteLock, let writer = context.store {
-            if cutoff.milliseconds >= writer.sentMessagesPrunedBefore &+ 1_000 {
-                try session.query("DELETE FROM sent_messages WHERE sent_at < \(cutoff.milliseconds)")
-                writer.sentMessagesPrunedBefore = cutoff.milliseconds
-            }
-        } else {
+        let writer = context.holdsWriteLock ? context.store : nil  // its pruning time is kept under the write lock
+        if cutoff.milliseconds >= (writer?.sentMessagesPrunedBefore ?? .min) &+ 1_000 {
             try session.query("DELETE FROM sent_messages WHERE sent_at < \(cutoff.milliseconds)")
+            writer?.sentMessagesPrunedBefore = cutoff.milliseconds
         }
         guard !messages.isEmpty else { return }
         // A later record with the same id replaces an earlier one (one row may change once per statement).

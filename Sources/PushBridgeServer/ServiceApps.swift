@@ -199,12 +199,9 @@ final class ServiceApps: @unchecked Sendable {
     func access(to id: String, key: String?) async -> Access {
         guard let key, !key.isEmpty else { return .unauthenticated }
         let hash = AccessKey.hash(key)
-        if lock.withLock({ known[id].map { AccessKey.matches($0.keyHash, hash) } ?? false }) { return .granted }
-        if lock.withLock({ known[id] == nil }), await lookUpShared(id) == true,
-            lock.withLock({ known[id].map { AccessKey.matches($0.keyHash, hash) } ?? false })
-        {
-            return .granted
-        }
+        let granted = { self.lock.withLock { self.known[id].map { AccessKey.matches($0.keyHash, hash) } ?? false } }
+        if granted() { return .granted }
+        if lock.withLock({ known[id] == nil }), await lookUpShared(id) == true, granted() { return .granted }
         await refreshShared()
         return lock.withLock {
             if let app = known[id], AccessKey.matches(app.keyHash, hash) { return .granted }
