@@ -101,7 +101,7 @@ let package = Package(
         .target(
             name: "PushBridgePostgres",
             dependencies: [
-                "PushBridgeStore", "PushBridgeCore", "PushBridgeJSON",
+                "PushBridgeStore", "PushBridgeRecordCoding", "PushBridgeCore", "PushBridgeJSON",
                 .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -21,7 +21,7 @@ func psql(_ url: String, _ sql: String) {
 }
 
 /// The whole PostgreSQL benchmark; prints a table and one JSON line.
-func runPostgresBench(seconds runSeconds: Int, members: Int) async throws {
+func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = false) async throws {
     guard let url = ProcessInfo.processInfo.environment["PUSHBRIDGE_TEST_POSTGRES_URL"] else {
         fail("no PostgreSQL: run it as `make bench-postgres` (Tests/Scripts/with-postgres.sh starts a throwaway cluster)")
     }
@@ -72,6 +72,13 @@ func runPostgresBench(seconds runSeconds: Int, members: Int) async throws {
         let start = ContinuousClock.now
         _ = try sqliteFacade.send(try group("s\(round)"), dialect: "agora-silent", now: now)
         sqliteMilliseconds.append(seconds(ContinuousClock.now - start) * 1000)
+    }
+    if onlyFanOut {  // `--only-fanout`: the fan-out's lines alone
+        let ratio = postgresMilliseconds.dropFirst().sorted()[0] / sqliteMilliseconds.dropFirst().sorted()[0]
+        print(String(format: "fan-out to %d members, PostgreSQL: first %.0f ms, then %.0f / %.0f ms", members, postgresMilliseconds[0], postgresMilliseconds[1], postgresMilliseconds[2]))
+        print(String(format: "fan-out to %d members, SQLite:     first %.0f ms, then %.0f / %.0f ms", members, sqliteMilliseconds[0], sqliteMilliseconds[1], sqliteMilliseconds[2]))
+        print(String(format: "warm fan-out, PostgreSQL / SQLite (best of two each): %.2f×", ratio))
+        return
     }
 
     // 2. One-to-one messages, 16 clients in all, each wrk run in the same process and minute: one

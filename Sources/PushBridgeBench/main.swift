@@ -60,7 +60,7 @@ if arguments.contains("--serve") {  // `make bench-serve`: the HTTP service unde
 if arguments.contains("--postgres") {  // `make bench-postgres`: several nodes on one PostgreSQL
     let seconds = arguments.firstIndex(of: "--seconds").map { Int(arguments[$0 + 1]) ?? 10 } ?? 10
     let members = arguments.firstIndex(of: "--members").map { Int(arguments[$0 + 1]) ?? 100_000 } ?? 100_000
-    runToCompletion { try await runPostgresBench(seconds: seconds, members: members) }
+    runToCompletion { try await runPostgresBench(seconds: seconds, members: members, onlyFanOut: arguments.contains("--only-fanout")) }
 }
 
 if arguments.contains("--deliver") {  // `make bench-deliver`: the service into the mock APNs, beside h2load

@@ -5,30 +5,22 @@ import PushBridgeCore
 import PushBridgeStore
 
 // A send's receivers (a group's members or listed users, with their devices and settings), and
-// their badge counters written back.
+// their badge counters written back; a group's kept between this node's writes (``PostgresStateStore/KeptData``).
 
 extension PostgresStateStore.Transaction {
     func receivers(of audience: Audience, excluding sender: UserID, conversation: ConversationKey) throws -> StoredReceivers {
         let deviceOffset = Self.receiverColumnCount + 3
         switch audience {
         case .group(let group):
-            let found = try rows(
-                PostgresQuery(
-                    unsafeSQL: """
-                        SELECT \(Self.receiverColumns), c.remind, c.silent_start, c.silent_until, \(Self.deviceColumns)
-                        FROM members m JOIN users u ON u.id = m.user_id \(Self.badgeJoin)
-                        LEFT JOIN conversation_settings c ON c.user_id = m.user_id AND c.group_chat = $2 AND c.conversation = $3
-                        LEFT JOIN devices d ON d.user_id = m.user_id
-                        WHERE m.group_id = $1 AND u.name <> $4 ORDER BY m.position, d.sequence DESC
-                        """,
-                    binds: try binds(group, conversation.kind == .group, conversation.id, sender)))
-            var out: [StoredReceiver] = []
-            for row in found {
-                let key = try row.int64(0)
-                if out.last?.key?.rawValue != key { out.append(try receiver(row, conversation: conversation)) }
-                if let device = try device(row, offset: deviceOffset) { out[out.count - 1].state.devices.append(device) }
+            guard let kept = context.keptData else {  // a read: the sender left out by the query
+                return StoredReceivers(try groupReceivers(group, conversation: conversation, filter: "u.name <> $4", binds: try binds(group, conversation.kind == .group, conversation.id, sender)))
             }
-            return StoredReceivers(out)
+            // A write: every member, kept for the next sends while this node's writes keep it true.
+            let tableKey = ReceiverTable.Key(group: group, conversation: conversation)
+            if let table = kept.receivers.tables[tableKey] { return table.receivers(excluding: sender) }
+            let table = ReceiverTable(rows: try groupReceivers(group, conversation: conversation, filter: nil, binds: try binds(group, conversation.kind == .group, conversation.id)))
+            // A table not kept has no stored roll to share with the next send: no roll.
+            return table.receivers(excluding: sender, asRoll: kept.receivers.keep(table, for: tableKey))
         case .users(let users):
             var seen = Set<UserID>()
             let wanted = users.filter { $0 != sender && seen.insert($0).inserted }
@@ -43,6 +35,7 @@ extension PostgresStateStore.Transaction {
                         ORDER BY j.position, d.sequence DESC
                         """,
                     binds: try binds(wanted, conversation.kind == .group, conversation.id)))
+            let overlay = try badgeOverlay()
             var out: [StoredReceiver] = []
             var lastPosition: Int64 = -1
             for row in found {
@@ -53,7 +46,7 @@ extension PostgresStateStore.Transaction {
                         let placeholder = UserRecord.placeholder(try row.string(deviceOffset + 4))
                         out.append(StoredReceiver(key: nil, state: placeholder.state, isConfigured: false))
                     } else {
-                        out.append(try receiver(row, conversation: conversation))
+                        out.append(try receiver(row, conversation: conversation, overlay: overlay))
                     }
                 }
                 if let device = try device(row, offset: deviceOffset) { out[out.count - 1].state.devices.append(device) }
@@ -62,14 +55,72 @@ extension PostgresStateStore.Transaction {
         }
     }
 
+    /// A group's members as receivers in membership order, each with its devices newest first,
+    /// the badge log's counters applied.
+    /// - Parameters:
+    ///   - filter: a condition on the members (`u`), with parameters from `$4`, if any.
+    ///   - binds: the group, whether the conversation is a group's, its id, then the filter's.
+    func groupReceivers(_ group: String, conversation: ConversationKey, filter: String?, binds: PostgresBindings) throws -> [StoredReceiver] {
+        let found = try rows(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT \(Self.receiverColumns), c.remind, c.silent_start, c.silent_until, \(Self.deviceColumns)
+                    FROM members m JOIN users u ON u.id = m.user_id \(Self.badgeJoin)
+                    LEFT JOIN conversation_settings c ON c.user_id = m.user_id AND c.group_chat = $2 AND c.conversation = $3
+                    LEFT JOIN devices d ON d.user_id = m.user_id
+                    WHERE m.group_id = $1\(filter.map { " AND " + $0 } ?? "") ORDER BY m.position, d.sequence DESC
+                    """,
+                binds: binds))
+        let overlay = try badgeOverlay()
+        let deviceOffset = Self.receiverColumnCount + 3
+        var out: [StoredReceiver] = []
+        out.reserveCapacity(found.count)
+        for row in found {
+            let key = try row.int64(0)
+            if out.last?.key?.rawValue != key { out.append(try receiver(row, conversation: conversation, overlay: overlay)) }
+            if let device = try device(row, offset: deviceOffset) { out[out.count - 1].state.devices.append(device) }
+        }
+        return out
+    }
+
+    /// Reads one user's row again into the kept receiver tables that hold it (after a change to it).
+    func refreshKeptReceiver(_ key: Int64) throws {
+        guard let kept = context.keptData else { return }
+        kept.receivers.users.forget(key)
+        for (tableKey, table) in kept.receivers.tables {
+            guard let position = table.position(of: key) else { continue }
+            let conversation = tableKey.conversation
+            let found = try groupReceivers(
+                tableKey.group, conversation: conversation, filter: "u.id = $4", binds: try binds(tableKey.group, conversation.kind == .group, conversation.id, key))
+            guard let row = found.first else {
+                kept.receivers.tables[tableKey] = nil
+                continue
+            }
+            table.replace(row, at: position)
+        }
+    }
+
     func setBadges(_ badges: [(key: UserKey, badge: Int)]) throws {
         try checkWritable()
         guard !badges.isEmpty else { return }
-        // One statement for the whole fan-out: two arrays, unnested together.
-        try session.query(
-            """
-            INSERT INTO badge_counters (user_id, badge) SELECT * FROM unnest(\(badges.map(\.key.rawValue))::bigint[], \(badges.map { Int64($0.badge) })::bigint[])
-            ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge
-            """)
+        if try logs(badges) {
+            // A group send: one row in the badge log, not one update each (SPEC §10's counters
+            // either way); folded into badge_counters past the limit.
+            try logBadges(badges)
+            if try badgeOverlay().entries > (context.store?.badgeLogLimit ?? .max) { try foldBadgeLog() }
+        } else {
+            // One statement for the counters: two arrays, unnested together.
+            try session.query(
+                """
+                \(unescaped: context.bumping())INSERT INTO badge_counters (user_id, badge)
+                SELECT * FROM unnest(\(badges.map(\.key.rawValue))::bigint[], \(badges.map { Int64($0.badge) })::bigint[])
+                ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge
+                """)
+        }
+        guard let kept = context.keptData else { return }
+        for table in kept.receivers.tables.values {
+            for (key, badge) in badges { if let position = table.position(of: key.rawValue) { table.setBadge(badge, at: position) } }
+        }
+        kept.receivers.users.setBadges(badges)
     }
 }

@@ -12,11 +12,14 @@ extension PostgresStateStore.Transaction {
         try row.device(at: offset) { try certificate($0, column: "devices.certificate_id") }
     }
 
-    func receiver(_ row: Cells, conversation: ConversationKey) throws -> StoredReceiver {
+    /// A receiver's row, its counter the badge log's when it has one.
+    func receiver(_ row: Cells, conversation: ConversationKey, overlay: BadgeOverlay) throws -> StoredReceiver {
         var (state, configured) = try readReceiver(row)
+        let key = try row.int64(ReceiverColumn.key.rawValue)
+        state.badge = badge(of: key, stored: state.badge, in: overlay)
         let settings = try readConversation(row, offset: Self.receiverColumnCount)
         if !settings.isEmpty { state.conversations[conversation] = settings }
-        return StoredReceiver(key: UserKey(rawValue: try row.int64(ReceiverColumn.key.rawValue)), state: state, isConfigured: configured)
+        return StoredReceiver(key: UserKey(rawValue: key), state: state, isConfigured: configured)
     }
 
     /// Reads `ReceiverColumn`'s columns (from column 0) into a state without devices,

@@ -134,6 +134,30 @@ extension PostgresStateStore {
                 INSERT INTO app_version (singleton, version) VALUES (true, 0);
                 CREATE FUNCTION pushbridge_write_lock(scope text) RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$ BEGIN PERFORM pg_advisory_xact_lock(1346524994, hashtext(scope)); RETURN (SELECT version FROM app_version); END $$;
                 """),
+        // A node keeps a group's receivers and the badge log between its writes (issue 39: the
+        // receiver cache). Every write that changes what a node keeps moves `data_version` (once per
+        // transaction); the lock function now also answers it and the badge log's first and last row,
+        // so a node knows in the statement it makes anyway whether what it keeps is still true. A
+        // group send logs its badge counters as one row (as SQLite's store does), and its record
+        // refers to one stored roll of the group's names and devices.
+        Migration(
+            identifier: "2026-11-27-postgres-receiver-cache",
+            sql: """
+                ALTER TABLE app_version ADD COLUMN data_version bigint NOT NULL DEFAULT 0;
+                CREATE TABLE badge_log (
+                    id bigserial PRIMARY KEY,
+                    entries bytea NOT NULL
+                );
+                CREATE TABLE receiver_rolls (
+                    id bigserial PRIMARY KEY,
+                    used_at bigint NOT NULL,
+                    rows bytea NOT NULL
+                );
+                CREATE INDEX receiver_rolls_by_time ON receiver_rolls (used_at);
+                DROP FUNCTION pushbridge_write_lock(text);
+                CREATE FUNCTION pushbridge_write_lock(scope text) RETURNS TABLE (configuration bigint, data bigint, first_log bigint, last_log bigint)
+                    LANGUAGE plpgsql VOLATILE AS $$ BEGIN PERFORM pg_advisory_xact_lock(1346524994, hashtext(scope)); RETURN QUERY SELECT a.version, a.data_version, (SELECT min(id) FROM badge_log), (SELECT max(id) FROM badge_log) FROM app_version a; END $$;
+                """),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.

@@ -4,7 +4,7 @@ import PostgresNIO
 import PushBridgeCore
 import PushBridgeStore
 
-// Sent-message records (a repeated send's decisions).
+// Sent-message records (a repeated send's decisions) and the receiver rolls they refer to.
 
 extension PostgresStateStore.Transaction {
     func sentMessage(_ id: String, since cutoff: Instant) throws -> [UInt8]? {
@@ -21,6 +21,25 @@ extension PostgresStateStore.Transaction {
         return ids.map { id, cutoff in found[id].flatMap { $0.sentAt >= cutoff.milliseconds ? $0.decisions : nil } }
     }
 
+    /// A kept group's roll is stored once and its time moved on by each send that refers to it.
+    func storeRoll(_ roll: ReceiverRoll, usedAt: Instant, encoded: () -> [UInt8]) throws -> Int64 {
+        try checkWritable()
+        let table = context.keptData?.receivers.tables.values.first { $0.roll === roll }
+        if let id = table?.rollID,
+            let found = try rows("UPDATE receiver_rolls SET used_at = greatest(used_at, \(usedAt.milliseconds)) WHERE id = \(id) RETURNING id").first
+        {
+            return try found.int64(0)  // else pruned since: stored again
+        }
+        let row = try rows("INSERT INTO receiver_rolls (used_at, rows) VALUES (\(usedAt.milliseconds), \(ByteBuffer(bytes: encoded()))) RETURNING id")
+        let id = try row[0].int64(0)
+        table?.rollID = id
+        return id
+    }
+
+    func roll(_ id: Int64) throws -> [UInt8]? {
+        try rows("SELECT rows FROM receiver_rolls WHERE id = \(id)").first?.bytes(0)
+    }
+
     func recordSentMessage(_ id: String, at instant: Instant, decisions: [UInt8], forgettingBefore cutoff: Instant) throws {
         try recordSentMessages([SentMessage(id: id, sentAt: instant, decisions: decisions)], forgettingBefore: cutoff)
     }
@@ -32,7 +51,9 @@ extension PostgresStateStore.Transaction {
         try checkWritable()
         let writer = context.holdsWriteLock ? context.store : nil  // its pruning time is kept under the write lock
         if cutoff.milliseconds >= (writer?.sentMessagesPrunedBefore ?? .min) &+ 1_000 {
-            try session.query("DELETE FROM sent_messages WHERE sent_at < \(cutoff.milliseconds)")
+            // Each roll's time is its latest record's: the rolls of the records just forgotten go too.
+            try session.query(
+                "WITH rolls AS (DELETE FROM receiver_rolls WHERE used_at < \(cutoff.milliseconds)) DELETE FROM sent_messages WHERE sent_at < \(cutoff.milliseconds)")
             writer?.sentMessagesPrunedBefore = cutoff.milliseconds
         }
         guard !messages.isEmpty else { return }

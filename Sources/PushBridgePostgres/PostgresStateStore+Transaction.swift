@@ -7,17 +7,53 @@ import PushBridgeStore
 extension PostgresStateStore {
     /// What the writers of one database transaction share: the store, the app configuration's
     /// version read with the write lock (`nil` in a read, and once a writer changed the
-    /// configuration), and whether this node's writer lock is held.
+    /// configuration), the data version read with it, and whether this node's writer lock is held.
     final class TransactionContext {
         let store: PostgresStateStore?
         var appVersion: Int64?
         let holdsWriteLock: Bool
-        var kept: AppConfigurationCache? { store?.keptApp }
+        /// `app_version.data_version` as the write lock read it (`nil` in a read).
+        let dataVersion: Int64?
+        /// Whether a statement of this transaction moved the data version.
+        private(set) var movedDataVersion = false
+        /// A savepoint was rolled back: what the data version is after the commit is not known here.
+        var versionIsUncertain = false
+        /// The badge log as this transaction read it, when the node keeps none for it (a read).
+        var badges: BadgeOverlay?
+        var keptApp: AppConfigurationCache? { store?.keptApp }
+        /// What the node keeps between writes, while this transaction holds the write lock.
+        var keptData: PostgresStateStore.KeptData? { holdsWriteLock ? store?.kept : nil }
 
-        init(store: PostgresStateStore? = nil, appVersion: Int64? = nil, holdsWriteLock: Bool = false) {
+        init(store: PostgresStateStore? = nil, appVersion: Int64? = nil, dataVersion: Int64? = nil, holdsWriteLock: Bool = false) {
             self.store = store
             self.appVersion = appVersion
+            self.dataVersion = dataVersion
             self.holdsWriteLock = holdsWriteLock
+        }
+
+        /// The common table expression that moves the data version, the first time this
+        /// transaction changes kept data (`nil` after: once is enough).
+        func bumpingCTE() -> String? {
+            guard !movedDataVersion else { return nil }
+            movedDataVersion = true
+            return "pushbridge_data AS (UPDATE app_version SET data_version = data_version + 1)"
+        }
+
+        /// ``bumpingCTE()`` as the `WITH` clause that starts a statement, or nothing.
+        func bumping() -> String { bumpingCTE().map { "WITH \($0) " } ?? "" }
+
+        /// A savepoint was rolled back: its statements, a data version move among them, are undone,
+        /// and so may be changes already made to what the node keeps.
+        func savepointRolledBack() {
+            movedDataVersion = false
+            versionIsUncertain = true
+            keptData?.forget()
+        }
+
+        /// The data version once this transaction commits, when known.
+        var committedDataVersion: Int64? {
+            guard let dataVersion, !versionIsUncertain else { return nil }
+            return movedDataVersion ? dataVersion + 1 : dataVersion
         }
     }
 
@@ -64,13 +100,13 @@ extension PostgresStateStore {
 
         func app() throws -> AppConfiguration {
             if let appConfiguration { return appConfiguration }
-            if let version = context.appVersion, let kept = context.kept?.app(at: version) {
+            if let version = context.appVersion, let kept = context.keptApp?.app(at: version) {
                 appConfiguration = kept
                 return kept
             }
             let app = try readApp()
             appConfiguration = app
-            if let version = context.appVersion { context.kept?.keep(app, at: version) }
+            if let version = context.appVersion { context.keptApp?.keep(app, at: version) }
             return app
         }
 
@@ -96,7 +132,7 @@ extension PostgresStateStore {
             try checkWritable()
             // The version moves with the change; until this transaction ends no kept copy is used or made.
             context.appVersion = nil
-            context.kept?.forget()
+            context.keptApp?.forget()
             try session.query("UPDATE app_version SET version = version + 1")
             defer { appConfiguration = app }
             try session.query("DELETE FROM app_certificates")

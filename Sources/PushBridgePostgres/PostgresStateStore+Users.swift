@@ -23,6 +23,7 @@ extension PostgresStateStore.Transaction {
         let stored = ReceiverRow(row)
         let key = try stored.key()
         var (state, configured) = try readReceiver(row)
+        state.badge = badge(of: key, stored: state.badge, in: try badgeOverlay())
         let details = try stored.details()
         state.boundCertificate = try certificate(details.boundCertificate, column: "users.bound_certificate")
         state.displayName = details.displayName
@@ -57,6 +58,7 @@ extension PostgresStateStore.Transaction {
 
     func save(_ state: UserState, replacing previous: UserState?) throws {
         try checkWritable()
+        try dataChanges()
         let bound = try state.boundCertificate.map { try certificateID($0) }
         let (presence, since) = StoredCodes.encode(state.presence)
         let remind = state.app.remindType.map(StoredCodes.encode)
@@ -81,10 +83,16 @@ extension PostgresStateStore.Transaction {
         guard let key = try upserted.first?.int64(0) else { throw StoreError(.postgres, "the user upsert returned no id", context: "users") }
         try session.query(
             "INSERT INTO badge_counters (user_id, badge) VALUES (\(key), \(state.badge)) ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge")
+        if try badgeOverlay().counters[key] != nil { try logBadges([(UserKey(rawValue: key), state.badge)]) }  // the log's entry would win
 
         // Devices: rewritten in binding order when they changed. A token another user had moves
         // to this one (the token is the key); each binding takes the next sequence number.
+        var movedFrom: [Int64] = []
         if previous?.devices != state.devices {
+            if let kept = context.keptData, !kept.receivers.isEmpty {  // their rows are read again below
+                movedFrom = try rows("SELECT DISTINCT user_id FROM devices WHERE token = ANY(\(state.devices.map(\.token))::text[]) AND user_id <> \(key)")
+                    .map { try $0.int64(0) }
+            }
             try session.query("DELETE FROM devices WHERE user_id = \(key)")
             for device in state.devices.reversed() {  // oldest first: the newest gets the highest sequence
                 let certificate = try certificateID(device.certificate)
@@ -124,11 +132,17 @@ extension PostgresStateStore.Transaction {
                 "INSERT INTO name_cards (user_id, group_id, card) VALUES (\(key), \(group), \(card)) ON CONFLICT (user_id, group_id) DO UPDATE SET card = excluded.card"
             )
         }
+        for changed in [key] + movedFrom { try refreshKeptReceiver(changed) }
     }
 
     func removeUser(_ id: UserID) throws -> Bool {
         try checkWritable()
         guard let key = try rows("SELECT id FROM users WHERE name = \(id)").first?.int64(0) else { return false }
+        try dataChanges()
+        if let kept = context.keptData {
+            kept.receivers.tables = kept.receivers.tables.filter { $0.value.position(of: key) == nil }
+            kept.receivers.users.forget(key)
+        }
         for table in ["devices", "badge_counters", "conversation_settings", "name_cards", "members"] {
             try session.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE user_id = $1", binds: try binds(key)))
         }

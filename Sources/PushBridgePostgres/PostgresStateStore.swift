@@ -28,6 +28,11 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     let knownCertificates = Mutex<[Int64: Certificate]>([:])
     /// Sent-message records older than this (epoch ms) were last pruned; writes only (under ``lock``).
     var sentMessagesPrunedBefore: Int64 = .min
+    /// Groups' receivers and the badge log between this node's writes (``KeptData``).
+    let kept: KeptData
+    /// Past this many entries the badge log is folded into the counters (as SQLite's store's
+    /// ``SQLiteStateStore/Options/badgeLogLimit``).
+    let badgeLogLimit: Int
 
     /// Connects (a pool of its own, at most four connections) and brings the schema up to date.
     /// - Parameters:
@@ -42,9 +47,13 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// - Parameters:
     ///   - location: the server, database and schema.
     ///   - pool: the node's connections to that server and database.
-    init(location: PostgresLocation, pool: PostgresPool) throws {
+    ///   - keptReceivers: group members' rows kept between sends (SQLite's store's default).
+    ///   - badgeLogLimit: badge counters logged before the log is folded.
+    init(location: PostgresLocation, pool: PostgresPool, keptReceivers: Int = 400_000, badgeLogLimit: Int = 1_000_000) throws {
         self.location = location
         self.pool = pool
+        kept = KeptData(limit: keptReceivers)
+        self.badgeLogLimit = badgeLogLimit
         schema = location.schema ?? "public"
         try pool.use(schema: schema) { try Self.prepare($0, location, migrations: Self.migrations) }  // a bad database fails here
     }
@@ -57,11 +66,27 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     public func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
         try lock.withLock {
             try pool.use(schema: schema) { session in
-                try Self.transaction(session) {
-                    let context = try lockForWriting(session)
-                    return try body(Transaction(session, writable: true, context: context))
-                }
+                try writing(session) { try body(Transaction(session, writable: true, context: $0)) }
             }
+        }
+    }
+
+    /// One write transaction under the write lock: what the node keeps is checked against the data
+    /// version when the lock is held, and is true at the version the commit leaves (dropped when
+    /// anything fails). Under ``lock``.
+    private func writing<T>(_ session: PostgresSession, _ body: (TransactionContext) throws -> T) throws -> T {
+        var context: TransactionContext?
+        do {
+            let result = try Self.transaction(session) {
+                let locked = try lockForWriting(session)
+                context = locked
+                return try body(locked)
+            }
+            kept.committed(at: context?.committedDataVersion)
+            return result
+        } catch {
+            kept.forget()
+            throw error
         }
     }
 
@@ -79,8 +104,8 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     public func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
         try lock.withLock {
             try pool.use(schema: schema) { session in
-                try Self.transaction(session) {
-                    let savepoints = PostgresSavepointStore(session, context: try lockForWriting(session))
+                try writing(session) { context in
+                    let savepoints = PostgresSavepointStore(session, context: context)
                     for writer in writers { writer(savepoints) }
                 }
             }
@@ -88,11 +113,15 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     }
 
     /// Takes the schema's write lock (``writeLock``) and then reads the app configuration's version,
-    /// in one round trip (the schema's function `pushbridge_write_lock`).
+    /// the data version and where the badge log starts and ends, in one round trip (the schema's
+    /// function `pushbridge_write_lock`); drops what the node keeps that another node changed.
     private func lockForWriting(_ session: PostgresSession) throws -> TransactionContext {
-        let row = try session.query("SELECT pushbridge_write_lock(\(schema))")
-        let version = try row.first.map { try Cells($0).int64(0) }
-        return TransactionContext(store: self, appVersion: version, holdsWriteLock: true)
+        guard let row = try session.query("SELECT * FROM pushbridge_write_lock(\(schema))").first.map(Cells.init) else {
+            throw StoreError(.postgres, "the write lock returned no row", context: "pushbridge_write_lock")
+        }
+        let data = try row.int64(1)
+        kept.check(version: data, firstLog: try row.optionalInt64(2), lastLog: try row.optionalInt64(3))
+        return TransactionContext(store: self, appVersion: try row.int64(0), dataVersion: data, holdsWriteLock: true)
     }
 
     /// Runs `body` between `begin` and `COMMIT`; rolls back when either throws.
@@ -164,6 +193,7 @@ final class PostgresSavepointStore: PushStateStore, @unchecked Sendable {
         } catch {
             try? session.execute("ROLLBACK TO " + name)
             try? session.execute("RELEASE " + name)
+            context.savepointRolledBack()
             throw error
         }
     }

@@ -2,59 +2,6 @@ import CSQLite
 import PushBridgeCore
 import PushBridgeRecordCoding
 
-/// The badge log read on a connection: each user row's latest logged counter.
-struct BadgeOverlay {
-    /// The latest logged counter per user row.
-    var counters = UserRowMap()
-    /// How many entries the log holds (counting repeats of a user).
-    var entries = 0
-    /// The first and last log rows read (`0`: none).
-    var firstID: Int64 = 0
-    var lastID: Int64 = 0
-    /// Another connection committed since: rows after `lastID` may have been added, or the log folded.
-    var isStale = false
-
-    /// Adds one log row's entries, latest last.
-    /// - Parameters:
-    ///   - blob: the row's `entries`, in either format (``BadgeLogEntries``).
-    ///   - id: the row's id.
-    /// - Throws: ``StoreError`` when the bytes are not entries PushBridge wrote.
-    mutating func add(_ blob: UnsafeRawBufferPointer, id: Int64) throws {
-        entries += try BadgeLogEntries.read(blob) { key, badge in counters.set(badge, for: key) }
-        read(id)
-    }
-
-    /// Adds the entries of a row just written.
-    mutating func add(_ badges: [(key: UserKey, badge: Int)], id: Int64) {
-        for entry in badges { counters.set(entry.badge, for: entry.key.rawValue) }
-        entries += badges.count
-        read(id)
-    }
-
-    /// Notes that log row `id` is read.
-    private mutating func read(_ id: Int64) {
-        if firstID == 0 { firstID = id }
-        lastID = id
-    }
-}
-
-extension BadgeLogEntries {
-    /// The entries of `badges`, as varints (``BadgeLogEntries/write(count:_:)``).
-    static func write(_ badges: [(key: UserKey, badge: Int)]) -> [UInt8] {
-        badges.withUnsafeBufferPointer { badges in write(count: badges.count) { (badges[$0].key.rawValue, badges[$0].badge) } }
-    }
-
-    /// Reads one row's entries in order (``BadgeLogEntries/entries(in:_:)``).
-    /// - Throws: ``StoreError`` `unexpected-value` when the bytes are not entries PushBridge wrote.
-    static func read(_ blob: UnsafeRawBufferPointer, _ entry: (Int64, Int) -> Void) throws -> Int {
-        do {
-            return try entries(in: blob, entry)
-        } catch {
-            throw StoreError(.unexpectedValue, "a badge log row of \(blob.count) bytes: \(error.what)", context: "badge_log.entries")
-        }
-    }
-}
-
 extension SQLiteStateStore.Transaction {
     /// Counters written at once from this many up go to the badge log as one row (a group send);
     /// fewer are updated in place (while the log holds none of them).

@@ -2,7 +2,7 @@
 /// kept group's row positions. SQLite gives row ids in order, so they are mostly close together:
 /// ids from `first` up to a bound that grows with the entries index an array (a group send sets or
 /// finds 100,000 of them without hashing); any other id is in a dictionary.
-struct UserRowMap {
+package struct UserRowMap {
     /// The id the array's first slot stands for.
     private var first: Int64 = 0
     private var dense: [Int] = []
@@ -10,12 +10,12 @@ struct UserRowMap {
     private static let none = Int.min
 
     /// An empty map, its array starting at id 0 (ids added one by one).
-    init() {}
+    package init() {}
 
     /// Each row's position, by its key: the array starts at the smallest key (the rows' ids may all
     /// be far from 0).
     /// - Parameter rows: rows in order; those without a key are left out.
-    init(positionsOf rows: [StoredReceiver]) {
+    package init(positionsOf rows: [StoredReceiver]) {
         first = rows.lazy.compactMap { $0.key?.rawValue }.min() ?? 0
         for (position, row) in rows.enumerated() { if let key = row.key { set(position, for: key.rawValue) } }
     }
@@ -28,7 +28,7 @@ struct UserRowMap {
     }
 
     /// A row's value, if set.
-    subscript(key: Int64) -> Int? {
+    package subscript(key: Int64) -> Int? {
         if let slot = slot(of: key), slot < Int64(dense.count) {
             let value = dense[Int(slot)]
             return value == Self.none ? nil : value
@@ -37,7 +37,7 @@ struct UserRowMap {
     }
 
     /// Sets a row's value.
-    mutating func set(_ value: Int, for key: Int64) {
+    package mutating func set(_ value: Int, for key: Int64) {
         guard let slot = slot(of: key), slot < Int64(max(65_536, 4 * (dense.count + sparse.count))) else {
             sparse[key] = value
             return
@@ -55,7 +55,7 @@ struct UserRowMap {
     }
 
     /// Every row set and its value, by row id.
-    func sorted() -> [(key: Int64, value: Int)] {
+    package func sorted() -> [(key: Int64, value: Int)] {
         var all: [(key: Int64, value: Int)] = []
         for (slot, value) in dense.enumerated() where value != Self.none { all.append((first + Int64(slot), value)) }
         guard !sparse.isEmpty else { return all }

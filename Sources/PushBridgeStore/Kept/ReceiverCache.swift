@@ -8,29 +8,29 @@
 /// connections keep none (``none``): a read sees its own snapshot's rows, and the memory a store
 /// spends on receivers is one budget however many readers it has opened (it was a budget per
 /// connection, readers included). Not thread-safe: the writer's lock serialises its use.
-final class ReceiverCache {
+package final class ReceiverCache {
     /// Groups' receivers, by group and conversation.
-    var tables: [ReceiverTable.Key: ReceiverTable] = [:]
+    package var tables: [ReceiverTable.Key: ReceiverTable] = [:]
     /// One-to-one receivers and senders.
-    let users = KeptUsers()
+    package let users = KeptUsers()
     /// The most receiver rows kept across groups (`0`: nothing is kept).
-    let limit: Int
+    package let limit: Int
 
     /// - Parameter limit: the most receiver rows kept across groups; a quarter of it is the most users kept.
-    init(limit: Int) {
+    package init(limit: Int) {
         self.limit = limit
     }
 
     /// A reader connection's: keeps nothing.
-    static var none: ReceiverCache { ReceiverCache(limit: 0) }
+    package static var none: ReceiverCache { ReceiverCache(limit: 0) }
 
     /// Whether anything is kept.
-    var isEmpty: Bool { tables.isEmpty && users.count == 0 }
+    package var isEmpty: Bool { tables.isEmpty && users.count == 0 }
 
     /// Keeps a group's receivers, within ``limit`` rows across groups (a table that would pass it
     /// drops the others; one bigger than the limit is not kept).
     /// - Returns: whether the table is kept.
-    func keep(_ table: ReceiverTable, for key: ReceiverTable.Key) -> Bool {
+    package func keep(_ table: ReceiverTable, for key: ReceiverTable.Key) -> Bool {
         guard table.rows.count <= limit else { return false }
         if tables.values.reduce(table.rows.count, { $0 + $1.rows.count }) > limit { tables.removeAll() }
         tables[key] = table
@@ -38,12 +38,12 @@ final class ReceiverCache {
     }
 
     /// Keeps a user for one-to-one messages, within a quarter of ``limit`` users.
-    func keep(_ user: KeptUsers.User) {
+    package func keep(_ user: KeptUsers.User) {
         users.keep(user, limit: limit / 4)
     }
 
     /// Forgets everything kept.
-    func removeAll() {
+    package func removeAll() {
         tables.removeAll()
         users.removeAll()
     }

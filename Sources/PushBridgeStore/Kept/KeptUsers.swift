@@ -8,24 +8,24 @@ import PushBridgeCore
 /// removed user is forgotten (so are the previous owners of a device token that moved), a counted
 /// badge is set in place, and everything is dropped when another connection commits
 /// (`PRAGMA data_version`) or a transaction rolls back.
-final class KeptUsers {
+package final class KeptUsers {
     /// One user's stored state and its row.
-    struct User {
-        var key: UserKey
-        var record: UserRecord
+    package struct User {
+        package var key: UserKey
+        package var record: UserRecord
     }
 
     private var byName: [UserID: User] = [:]
     private var names: [Int64: UserID] = [:]
 
     /// How many users are kept.
-    var count: Int { byName.count }
+    package var count: Int { byName.count }
 
     /// The kept user with this name, if any.
-    subscript(name: UserID) -> User? { byName[name] }
+    package subscript(name: UserID) -> User? { byName[name] }
 
     /// Keeps a user; past `limit` users, the others are forgotten first (0 keeps none).
-    func keep(_ user: User, limit: Int) {
+    package func keep(_ user: User, limit: Int) {
         guard limit > 0 else { return }
         if byName.count >= limit { removeAll() }
         byName[user.record.state.user] = user
@@ -33,19 +33,19 @@ final class KeptUsers {
     }
 
     /// Forgets the user of a row (after a change to it).
-    func forget(_ key: Int64) {
+    package func forget(_ key: Int64) {
         if let name = names.removeValue(forKey: key) { byName[name] = nil }
     }
 
     /// Sets the badge counter of a row's user, when kept.
-    func setBadge(_ badge: Int, of key: Int64) {
+    package func setBadge(_ badge: Int, of key: Int64) {
         if let name = names[key] { byName[name]?.record.state.badge = badge }
     }
 
     /// Sets the counters of the kept users among `badges` (the last one given for a user wins).
     /// A group send counts many users and few of them are kept: their keys are compared while few,
     /// rather than every counted user looked up.
-    func setBadges(_ badges: [(key: UserKey, badge: Int)]) {
+    package func setBadges(_ badges: [(key: UserKey, badge: Int)]) {
         guard !names.isEmpty else { return }
         guard names.count <= 8 else {
             for (key, badge) in badges { setBadge(badge, of: key.rawValue) }
@@ -59,7 +59,7 @@ final class KeptUsers {
         for (key, badge) in latest { setBadge(badge, of: key) }
     }
 
-    func removeAll() {
+    package func removeAll() {
         byName.removeAll()
         names.removeAll()
     }
@@ -68,7 +68,7 @@ final class KeptUsers {
 extension KeptUsers.User {
     /// The user as a receiver of a message in `conversation`: the state a receiver query reads
     /// (only that conversation's settings; no name cards, bound certificate or display name).
-    func receiver(in conversation: ConversationKey) -> StoredReceiver {
+    package func receiver(in conversation: ConversationKey) -> StoredReceiver {
         var state = record.state
         let settings = state.conversations[conversation]
         state.conversations = [:]
@@ -81,7 +81,7 @@ extension KeptUsers.User {
 
     /// The user as the sender of a message (in `group`, when it is a group's): the display name and
     /// that group's name card, as ``UserTable/sender(_:group:)`` reads them.
-    func sender(group: String?) -> UserState {
+    package func sender(group: String?) -> UserState {
         var state = UserState(user: record.state.user, displayStyle: .simpleBanner, backgroundGraceSeconds: 0)
         state.displayName = record.state.displayName
         if let group, let card = record.state.nameCards[group] { state.nameCards[group] = card }

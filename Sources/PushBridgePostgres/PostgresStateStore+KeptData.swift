@@ -1,0 +1,174 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import PushBridgeCore
+import PushBridgeRecordCoding
+import PushBridgeStore
+import Synchronization
+
+// What a node keeps of one app's data between its writes: groups' receivers (``ReceiverCache``) and
+// the badge log as each user row's latest counter (``BadgeOverlay``), true at one `data_version`.
+
+extension PostgresStateStore {
+    /// One app's receivers and badge log as this node's writes last left them (issue 39: a warm
+    /// group send reads no member rows).
+    ///
+    /// Kept true by the node's own writes (as SQLite's store keeps its writer's): a saved user's row
+    /// is read again, a counted badge is set in place, a membership change drops its group. Every
+    /// write that changes what is kept moves `app_version.data_version` once per transaction; the
+    /// write lock answers it (``PostgresStateStore/lockForWriting(_:)``), and when it is not the
+    /// version this node's last commit left, another node wrote: the receivers are dropped, and the
+    /// badge log is read on from where it was (it only grows until a fold). A rollback, a failed
+    /// commit or a savepoint rolled back drops everything. Used under the store's `lock`, except
+    /// ``published``.
+    final class KeptData: @unchecked Sendable {
+        /// Groups' receivers, within the store's budget of rows.
+        let receivers: ReceiverCache
+        /// The badge log as read (`nil`: not read); `isStale` when another node may have appended to it.
+        var badges: BadgeOverlay?
+        /// `data_version` as this node's last committed write left it (`nil`: unknown).
+        var dataVersion: Int64?
+        /// The badge log as of a data version, for reads, which take no `lock` and see their own
+        /// snapshot: they use it when their snapshot is at that version.
+        let published = Mutex<(version: Int64, badges: BadgeOverlay)?>(nil)
+
+        /// - Parameter limit: the most receiver rows kept across groups.
+        init(limit: Int) {
+            receivers = ReceiverCache(limit: limit)
+        }
+
+        /// Drops what another node may have changed, as the write lock found the data: at `version`,
+        /// the badge log from `firstLog` to `lastLog` (`nil`: empty).
+        func check(version: Int64, firstLog: Int64?, lastLog: Int64?) {
+            if version != dataVersion { receivers.removeAll() }
+            if let overlay = badges {
+                if overlay.firstID == (firstLog ?? 0) && overlay.lastID == (lastLog ?? 0) {
+                    badges?.isStale = false  // as read
+                } else if overlay.firstID == 0 || overlay.firstID == firstLog {
+                    badges?.isStale = true  // appended to since: read on
+                } else {
+                    badges = nil  // folded since
+                }
+            }
+            if badges == nil && firstLog == nil { badges = BadgeOverlay() }  // empty: known without reading it
+        }
+
+        /// Notes a committed write: what is kept is true at `version` (`nil`: unknown, dropped).
+        func committed(at version: Int64?) {
+            guard let version else { return forget() }
+            dataVersion = version
+            if let badges, !badges.isStale { published.withLock { $0 = (version, badges) } }
+        }
+
+        /// Forgets everything kept (a rollback, a failed commit, a savepoint rolled back).
+        func forget() {
+            receivers.removeAll()
+            badges = nil
+            dataVersion = nil
+        }
+    }
+}
+
+extension PostgresStateStore.Transaction {
+    /// Counters written at once from this many up go to the badge log as one row (a group send),
+    /// as in SQLite's store; fewer are updated in place (while the log holds none of them).
+    static let badgeLogThreshold = 64
+
+    /// The badge log as each user row's latest counter. A write reads the rows the node has not
+    /// read yet (usually none: the write lock said where the log ends); a read uses the node's when
+    /// its snapshot is at the version the node published, else reads its snapshot's log on from it.
+    func badgeOverlay() throws -> BadgeOverlay {
+        if let kept = context.keptData {
+            if let overlay = kept.badges, !overlay.isStale { return overlay }
+            var overlay = kept.badges ?? BadgeOverlay()
+            kept.badges = nil  // one owner while it is read on
+            for row in try rows("SELECT id, entries FROM badge_log WHERE id > \(overlay.lastID) ORDER BY id") {
+                try overlay.add(row, id: try row.int64(0))
+            }
+            overlay.isStale = false
+            kept.badges = overlay
+            return overlay
+        }
+        if let overlay = context.badges { return overlay }
+        let published = context.store?.kept.published.withLock { $0 }
+        let from = published?.badges ?? BadgeOverlay()
+        let found = try rows(
+            """
+            SELECT a.data_version, l.id, CASE WHEN l.id > \(from.lastID) THEN l.entries END
+            FROM app_version a LEFT JOIN badge_log l ON a.data_version IS DISTINCT FROM \(published?.version) ORDER BY l.id
+            """)
+        var overlay: BadgeOverlay
+        if let published, try found.first?.int64(0) == published.version {
+            overlay = published.badges
+        } else if found.allSatisfy({ $0.isNull(1) }) {
+            overlay = BadgeOverlay()
+        } else {
+            let ids = try found.map { try $0.int64(1) }
+            if from.firstID == 0 || (ids.first == from.firstID && ids.contains(from.lastID)) {
+                overlay = from  // the same log, appended to: read on
+                for row in found where !row.isNull(2) { try overlay.add(row, id: try row.int64(1), column: 2) }
+            } else {  // folded since, or a snapshot older than the node's: all of it
+                overlay = BadgeOverlay()
+                for row in try rows("SELECT id, entries FROM badge_log ORDER BY id") { try overlay.add(row, id: try row.int64(0)) }
+            }
+        }
+        context.badges = overlay
+        return overlay
+    }
+
+    /// A user row's badge counter: its latest log entry, else `stored` (badge_counters').
+    func badge(of key: Int64, stored: Int, in overlay: BadgeOverlay) -> Int {
+        overlay.entries == 0 ? stored : overlay.counters[key] ?? stored
+    }
+
+    /// Whether counters go to the badge log: many at once, or any of a user the log already has.
+    func logs(_ badges: [(key: UserKey, badge: Int)]) throws -> Bool {
+        if badges.count >= Self.badgeLogThreshold { return true }
+        let overlay = try badgeOverlay()
+        return overlay.entries > 0 && badges.contains { overlay.counters[$0.key.rawValue] != nil }
+    }
+
+    /// Appends counters to the badge log as one row (one statement, the data version moved with
+    /// it), and to the node's read of it.
+    func logBadges(_ badges: [(key: UserKey, badge: Int)]) throws {
+        _ = try badgeOverlay()
+        let entries = ByteBuffer(bytes: BadgeLogEntries.write(badges))
+        let row = try rows("\(unescaped: context.bumping())INSERT INTO badge_log (entries) VALUES (\(entries)) RETURNING id")
+        let id = try row[0].int64(0)
+        if let kept = context.keptData { kept.badges?.add(badges, id: id) } else { context.badges?.add(badges, id: id) }
+    }
+
+    /// Folds the badge log into badge_counters (each user's latest counter, once; users forgotten
+    /// since are skipped) and empties it: one statement.
+    func foldBadgeLog() throws {
+        try checkWritable()
+        let overlay = try badgeOverlay()
+        guard overlay.entries > 0 else { return }
+        let counters = overlay.counters.sorted()
+        try session.query(
+            """
+            WITH \(unescaped: context.bumpingCTE().map { $0 + ", " } ?? "")folded AS (
+                INSERT INTO badge_counters (user_id, badge)
+                SELECT x.k, x.b FROM unnest(\(counters.map(\.key))::bigint[], \(counters.map { Int64($0.value) })::bigint[]) AS x(k, b)
+                WHERE EXISTS (SELECT 1 FROM users WHERE id = x.k)
+                ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge)
+            DELETE FROM badge_log
+            """)
+        if let kept = context.keptData { kept.badges = BadgeOverlay() } else { context.badges = BadgeOverlay() }
+    }
+
+    /// Moves the data version now (a change to users, devices, settings or members), unless this
+    /// transaction already did.
+    func dataChanges() throws {
+        if let bump = context.bumpingCTE() { try session.query("WITH \(unescaped: bump) SELECT 1") }
+    }
+}
+
+extension BadgeOverlay {
+    /// Adds one log row's entries (``BadgeLogEntries``) from a column of `row`.
+    mutating func add(_ row: Cells, id: Int64, column: Int = 1) throws {
+        var buffer = try row.row[column].decode(ByteBuffer.self)
+        try buffer.withUnsafeReadableBytes { try add($0, id: id) }
+        buffer.moveReaderIndex(to: buffer.writerIndex)
+    }
+}

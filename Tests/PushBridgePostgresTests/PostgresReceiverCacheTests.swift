@@ -1,0 +1,222 @@
+import Foundation
+import PushBridgeCore
+import PushBridgeFacade
+import PushBridgeJSON
+import PostgresNIO
+@testable import PushBridgePostgres
+import PushBridgeStore
+import PushBridgeTestSupport
+import Testing
+
+/// Issue 39, item 4: a node keeps a group's receivers and the badge log between its writes, kept
+/// true by its own writes and dropped when another node's write moves the data version; group sends
+/// log their counters as one row, folded past the limit; records refer to one stored roll.
+@Suite("PostgreSQL receiver cache")
+struct PostgresReceiverCacheTests {
+    /// Members of the test group: more than the badge log's threshold (64), so group sends log.
+    static let members = (0..<80).map { "m\($0)" }
+
+    /// Two nodes' stores on one new schema with the example app and group g1 of ``members``.
+    static func twoNodes(badgeLogLimitA: Int = 1_000_000) throws -> (a: PostgresStateStore, b: PostgresStateStore)? {
+        guard let url = testPostgresURL() else { return nil }
+        let location = try freshPostgresSchema(url)
+        let a = try PostgresStateStore(location: location, pool: PostgresPool(location: location, limit: 2, logger: .init(label: "a")), badgeLogLimit: badgeLogLimitA)
+        let b = try PostgresStateStore(location: location, pool: PostgresPool(location: location, limit: 2, logger: .init(label: "b")))
+        let facade = PushFacade(store: a)
+        try facade.configure(FacadeScenario.app)
+        for user in members { try FacadeScenario.register(user, in: facade) }
+        try facade.setMembers(members, of: "g1")
+        return (a, b)
+    }
+
+    static func send(_ store: PostgresStateStore, _ id: String, from sender: UserID = "m0") throws -> [ReceiverDecision] {
+        try PushFacade(store: store).send(FacadeScenario.groupMessage(from: sender, to: "g1", id: id), dialect: "agora-silent", now: FacadeScenario.now)
+    }
+
+    /// Each receiver's device tokens, by name (empty: not pushed).
+    static func tokens(_ decisions: [ReceiverDecision]) -> [UserID: [String]] {
+        Dictionary(uniqueKeysWithValues: decisions.map { ($0.receiver, $0.decision.request?.deliveries.map(\.device.token) ?? []) })
+    }
+
+    /// Runs SQL on the store's schema behind every node's back (it moves no data version).
+    static func behindTheNodesBack(_ store: PostgresStateStore, _ sql: String) throws {
+        try store.pool.use(schema: store.schema) { try $0.execute(sql) }
+    }
+
+    static func count(_ store: PostgresStateStore, _ sql: String) throws -> Int64 {
+        try store.pool.use(schema: store.schema) { try Cells(try #require($0.query(PostgresQuery(unsafeSQL: sql)).first)).int64(0) }
+    }
+
+    @Test("a warm group send uses the node's kept receivers until another node's write moves the data version")
+    func keptReceiversFollowOtherNodes() throws {
+        guard let (a, b) = try Self.twoNodes() else { return }
+        #expect(Self.tokens(try Self.send(a, "x1"))["m5"] == [FacadeScenario.token(of: "m5")])
+        // Changed without moving the version: node A's kept table still has m5's device, so its
+        // next send pushes it (this is what shows the table is kept, not read again).
+        try Self.behindTheNodesBack(a, "DELETE FROM devices WHERE user_id = (SELECT id FROM users WHERE name = 'm5')")
+        #expect(Self.tokens(try Self.send(a, "x2"))["m5"] == [FacadeScenario.token(of: "m5")], "node A's warm send reads no member rows")
+        // Node B reads the rows (its first send) and its write moves the version: A reads them again.
+        #expect(Self.tokens(try Self.send(b, "x3"))["m5"] == [])
+        #expect(Self.tokens(try Self.send(a, "x4"))["m5"] == [], "node A's next send after node B's write")
+        // Counters went on across the nodes: four pushes each for the others, three for m5.
+        let facade = PushFacade(store: b)
+        #expect(try facade.user("m1")?.state.badge == 4)
+        #expect(try facade.user("m5")?.state.badge == 2)
+        #expect(try PushFacade(store: a).user("m79")?.state.badge == 4)
+    }
+
+    @Test("the node's own writes keep its kept receivers true: settings, a device that moves, a removed user, members")
+    func ownWritesKeepTheTableTrue() throws {
+        guard let (a, b) = try Self.twoNodes() else { return }
+        let facade = PushFacade(store: a)
+        _ = try Self.send(a, "y1")  // kept
+        // m7 binds m6's device (the token moves to m7); m8 turns this group's pushes off; m9 is removed.
+        _ = try facade.apply(
+            [.init(FacadeScenario.json(#"{"call":"registerForRemoteNotificationsWithDeviceToken","deviceToken":"\#(FacadeScenario.token(of: "m6"))"}"#), at: FacadeScenario.now, pointer: .root / 0)],
+            dialect: "agora-silent", user: "m7")
+        _ = try facade.apply(
+            [.init(FacadeScenario.json(#"{"call":"setSilentModeForConversation","conversationId":"g1","conversationType":"GroupChat","remindType":"None"}"#), at: FacadeScenario.now, pointer: .root / 0)],
+            dialect: "agora-silent", user: "m8")
+        let kept = try Self.send(a, "y2")
+        // The same send decided from the rows (node B keeps nothing yet): the same receivers and devices.
+        let read = try Self.send(b, "y3")
+        #expect(Self.tokens(kept) == Self.tokens(read))
+        #expect(Self.tokens(kept)["m6"] == [], "m6's device moved to m7")
+        #expect(Self.tokens(kept)["m7"] == [FacadeScenario.token(of: "m6"), FacadeScenario.token(of: "m7")])
+        #expect(Self.tokens(kept)["m8"] == [], "m8 turned the group's pushes off")
+        try facade.removeUser("m9")
+        #expect(try Self.send(a, "y4").first { $0.receiver == "m9" } == nil, "a removed user is no member")
+        // A membership change on node A itself.
+        try facade.setMembers(["m0", "m1", "m2"], of: "g1")
+        #expect(try Self.send(a, "y5").map(\.receiver) == ["m1", "m2"])
+    }
+
+    /// A receiver as the store hands it out, comparable.
+    struct Row: Equatable {
+        var key: Int64?
+        var state: UserState
+        var configured: Bool
+    }
+
+    /// Group g1's receivers for a message from m0: node A's in a write (kept), node B's in a read (never kept).
+    static func receivers(_ store: PostgresStateStore, kept: Bool) throws -> [Row] {
+        let body = { (transaction: any PushStateTransaction) in
+            try transaction.receivers(of: .group("g1"), excluding: "m0", conversation: ConversationKey(.group, "g1"))
+                .map { Row(key: $0.key?.rawValue, state: $0.state, configured: $0.isConfigured) }
+        }
+        return kept ? try store.write(body) : try store.read(body)
+    }
+
+    @Test("kept receivers equal a fresh read after every kind of change, on this node and on the other")
+    func keptReceiversEqualAFreshRead() throws {
+        guard let (a, b) = try Self.twoNodes() else { return }
+        let facade = PushFacade(store: a)
+        let other = PushFacade(store: b)
+        try facade.addMembers(["x1"], to: "g1")  // known by name only
+        var round = 0
+        func check(_ what: String) throws {
+            round += 1
+            _ = try Self.send(a, "c\(round)")  // kept, counted in the log and in the table
+            #expect(try Self.receivers(a, kept: true) == Self.receivers(b, kept: false), "after \(what)")
+        }
+        try check("the first load")
+        try check("a warm send")
+        try facade.apply(FacadeScenario.json(#"{"call":"setSilentModeForConversation","conversationId":"g1","conversationType":"GroupChat","remindType":"None"}"#),
+            dialect: "agora-silent", user: "m3", at: FacadeScenario.now)
+        try check("a conversation setting")
+        try facade.setPresence(.online, of: "m17", dialect: "agora-silent")
+        try check("a presence change")
+        try facade.updateUser("m22", dialect: "agora-silent") { $0.badge = 7 }  // the log has m22: the saved counter is logged too
+        try check("a counter set")
+        try facade.updateUser("m11", dialect: "agora-silent") { $0.devices.insert(Device(token: FacadeScenario.token(of: "m12"), certificate: FacadeScenario.app.certificates[0]), at: 0) }
+        try check("a device moving from one member to another")
+        try facade.register("x1", dialect: "agora-silent")
+        try check("an unconfigured member registering")
+        try facade.addMembers(["late"], to: "g1")
+        try check("a member added")
+        try facade.removeMember("m13", from: "g1")
+        try check("a member removed")
+        try facade.removeUser("m14")
+        try check("a user forgotten")
+        try facade.removeDevice(token: FacadeScenario.token(of: "m15"))
+        try check("a device removed")
+        try other.updateUser("m16", dialect: "agora-silent") { $0.badge = 40; $0.language = "fr" }
+        try check("the other node's change")
+        _ = try other.send(FacadeScenario.groupMessage(from: "m1", to: "g1", id: "other"), dialect: "agora-silent", now: FacadeScenario.now)
+        try check("the other node's send")
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try a.write { transaction in
+                _ = try transaction.receivers(of: .group("g1"), excluding: "m0", conversation: ConversationKey(.group, "g1"))
+                var state = try #require(try transaction.user("m17")).state
+                state.presence = .background(since: FacadeScenario.now)
+                try transaction.save(state, replacing: nil)
+                throw Refused()
+            }
+        }
+        try check("a rolled-back write")
+        try a.writeGroup([
+            { scoped in _ = try? PushFacade(store: scoped).send(FacadeScenario.groupMessage(from: "m2", to: "g1", id: "g-a"), dialect: "agora-silent", now: FacadeScenario.now) },
+            { scoped in _ = try? scoped.write { transaction -> Void in
+                try transaction.setBadges([(try #require(transaction.receivers(of: .group("g1"), excluding: "m0", conversation: ConversationKey(.group, "g1")).first?.key), 77)])
+                throw Refused()
+            } },
+        ])
+        try check("a group commit with a refused writer")
+    }
+
+    @Test("group sends log their counters as one row; reads and the other node see them; past the limit the log is folded")
+    func badgeLogAcrossNodes() throws {
+        guard let (a, b) = try Self.twoNodes(badgeLogLimitA: 200) else { return }
+        _ = try Self.send(a, "z1")
+        _ = try Self.send(a, "z2")
+        #expect(try Self.count(a, "SELECT count(*) FROM badge_log") == 2, "one row a group send")
+        #expect(try Self.count(a, "SELECT count(*) FROM badge_counters WHERE badge > 0") == 0, "the counters are in the log")
+        #expect(try PushFacade(store: a).user("m3")?.state.badge == 2, "a read on node A")
+        #expect(try PushFacade(store: b).user("m3")?.state.badge == 2, "a read on node B")
+        let fromB = try Self.send(b, "z3")
+        #expect(fromB.first { $0.receiver == "m3" }?.decision.request?.badgeCounter == 3)
+        // 4 × 79 entries pass node A's limit of 200: its send folds the log into the counters.
+        let fromA = try Self.send(a, "z4")
+        #expect(fromA.first { $0.receiver == "m3" }?.decision.request?.badgeCounter == 4)
+        #expect(try Self.count(a, "SELECT count(*) FROM badge_log") == 0, "folded")
+        #expect(try Self.count(a, "SELECT count(*) FROM badge_counters WHERE badge = 4") == 79)
+        // A one-to-one send on node B after the fold counts on from 4; so does the next group send.
+        let oneToOne = FacadeScenario.json(#"{"id":"o1","conversationId":"m3","from":"m0","to":"m3","chatType":"Chat","body":{"type":"text","text":"hi"}}"#)
+        #expect(try PushFacade(store: b).send(oneToOne, dialect: "agora-silent", now: FacadeScenario.now).first?.decision.request?.badgeCounter == 5)
+        let last = try Self.send(a, "z5", from: "m1")
+        #expect(last.first { $0.receiver == "m3" }?.decision.request?.badgeCounter == 6)
+        #expect(last.first { $0.receiver == "m0" }?.decision.request?.badgeCounter == 1, "m0 sent the others: its first push")
+    }
+
+    @Test("a group message's record refers to one stored roll: repeats answer the first decisions on either node")
+    func recordsReferToOneRoll() throws {
+        guard let (a, b) = try Self.twoNodes() else { return }
+        let first = try Self.send(a, "r1")
+        _ = try Self.send(a, "r2")
+        #expect(try Self.count(a, "SELECT count(*) FROM receiver_rolls") == 1, "the sends to the kept group share one roll")
+        let facade = PushFacade(store: a)
+        let repeated = try facade.send(FacadeScenario.groupMessage(from: "m0", to: "g1", id: "r1"), dialect: "agora-silent", now: FacadeScenario.now)
+        #expect(repeated == first, "a repeat on node A")
+        #expect(try PushFacade(store: b).sentMessage("r1", now: FacadeScenario.now) == first, "the record read on node B")
+    }
+
+    @Test("a write rolled back, or a group commit's writer rolled back to its savepoint, leaves nothing kept that the database does not hold")
+    func rollbacksDropWhatIsKept() throws {
+        guard let (a, _) = try Self.twoNodes() else { return }
+        struct Refused: Error {}
+        _ = try Self.send(a, "k1")  // kept, every counter 1
+        func countEveryone(to badge: Int) -> (any PushStateTransaction) throws -> Void {
+            return { transaction in
+                let receivers = try transaction.receivers(of: .group("g1"), excluding: "m0", conversation: ConversationKey(.group, "g1"))
+                try transaction.setBadges(receivers.compactMap { $0.key.map { ($0, badge) } })
+                throw Refused()
+            }
+        }
+        #expect(throws: Refused.self) { try a.write(countEveryone(to: 50)) }
+        try a.writeGroup([{ store in _ = try? store.write(countEveryone(to: 70)) }])
+        let next = try Self.send(a, "k2")
+        #expect(next.first { $0.receiver == "m3" }?.decision.request?.badgeCounter == 2, "counted on from the database's 1")
+        #expect(try PushFacade(store: a).user("m3")?.state.badge == 2)
+    }
+}
