@@ -163,9 +163,7 @@ struct SendEffects {
     }
 
     /// Writes the effects: counters, outbox rows, records (in that order, as one send always has).
-    func write(to transaction: any UserTable & OutboxTable & SentMessageTable) throws {
-        if !badges.isEmpty { try transaction.setBadges(badges) }
-        if !deliveries.isEmpty { try transaction.enqueueDeliveries(deliveries) }
-        if !records.isEmpty { try transaction.recordSentMessages(records, forgettingBefore: cutoff) }
+    func write(to transaction: any PushStateTransaction) throws {
+        try transaction.writeSendEffects(badges: badges, deliveries: deliveries, records: records, forgettingBefore: cutoff)
     }
 }

@@ -25,6 +25,11 @@ extension PostgresStateStore.Transaction {
             var seen = Set<UserID>()
             let wanted = users.filter { $0 != sender && seen.insert($0).inserted }
             guard !wanted.isEmpty else { return StoredReceivers([]) }
+            let kept = context.keptData?.users
+            if let kept {
+                let known = wanted.compactMap { kept.receivers[.init(name: $0, conversation: conversation)] }
+                if known.count == wanted.count { return StoredReceivers(known) }
+            }
             let found = try rows(
                 PostgresQuery(
                     unsafeSQL: """
@@ -51,6 +56,7 @@ extension PostgresStateStore.Transaction {
                 }
                 if let device = try device(row, offset: deviceOffset) { out[out.count - 1].state.devices.append(device) }
             }
+            if let kept { for receiver in out { kept.keep(receiver, in: conversation) } }
             return StoredReceivers(out)
         }
     }
@@ -86,7 +92,6 @@ extension PostgresStateStore.Transaction {
     /// Reads one user's row again into the kept receiver tables that hold it (after a change to it).
     func refreshKeptReceiver(_ key: Int64) throws {
         guard let kept = context.keptData else { return }
-        kept.receivers.users.forget(key)
         for (tableKey, table) in kept.receivers.tables {
             guard let position = table.position(of: key) else { continue }
             let conversation = tableKey.conversation
@@ -98,29 +103,5 @@ extension PostgresStateStore.Transaction {
             }
             table.replace(row, at: position)
         }
-    }
-
-    func setBadges(_ badges: [(key: UserKey, badge: Int)]) throws {
-        try checkWritable()
-        guard !badges.isEmpty else { return }
-        if try logs(badges) {
-            // A group send: one row in the badge log, not one update each (SPEC §10's counters
-            // either way); folded into badge_counters past the limit.
-            try logBadges(badges)
-            if try badgeOverlay().entries > (context.store?.badgeLogLimit ?? .max) { try foldBadgeLog() }
-        } else {
-            // One statement for the counters: two arrays, unnested together.
-            try session.query(
-                """
-                \(unescaped: context.bumping())INSERT INTO badge_counters (user_id, badge)
-                SELECT * FROM unnest(\(badges.map(\.key.rawValue))::bigint[], \(badges.map { Int64($0.badge) })::bigint[])
-                ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge
-                """)
-        }
-        guard let kept = context.keptData else { return }
-        for table in kept.receivers.tables.values {
-            for (key, badge) in badges { if let position = table.position(of: key.rawValue) { table.setBadge(badge, at: position) } }
-        }
-        kept.receivers.users.setBadges(badges)
     }
 }

@@ -14,7 +14,10 @@ extension PostgresStateStore.Transaction {
     func setMembers(_ members: [UserID], of group: String) throws {
         try checkWritable()
         try dataChanges()
-        if let kept = context.keptData { kept.receivers.tables = kept.receivers.tables.filter { $0.key.group != group } }
+        if let kept = context.keptData {
+            kept.receivers.tables = kept.receivers.tables.filter { $0.key.group != group }
+            kept.users.removeAll()  // a one-to-one receiver kept unknown may be made a user here
+        }
         try session.query("DELETE FROM members WHERE group_id = \(group)")
         guard !members.isEmpty else { return }
         // Unknown users are created unconfigured; then one insert for the whole list, in order.

@@ -26,6 +26,8 @@ extension PostgresStateStore {
         let receivers: ReceiverCache
         /// The badge log as read (`nil`: not read); `isStale` when another node may have appended to it.
         var badges: BadgeOverlay?
+        /// One-to-one receivers and senders as read for sends.
+        let users = KeptOneToOne()
         /// `data_version` as this node's last committed write left it (`nil`: unknown).
         var dataVersion: Int64?
         /// The badge log as of a data version, for reads, which take no `lock` and see their own
@@ -40,7 +42,10 @@ extension PostgresStateStore {
         /// Drops what another node may have changed, as the write lock found the data: at `version`,
         /// the badge log from `firstLog` to `lastLog` (`nil`: empty).
         func check(version: Int64, firstLog: Int64?, lastLog: Int64?) {
-            if version != dataVersion { receivers.removeAll() }
+            if version != dataVersion {
+                receivers.removeAll()
+                users.removeAll()
+            }
             if let overlay = badges {
                 if overlay.firstID == (firstLog ?? 0) && overlay.lastID == (lastLog ?? 0) {
                     badges?.isStale = false  // as read
@@ -63,8 +68,70 @@ extension PostgresStateStore {
         /// Forgets everything kept (a rollback, a failed commit, a savepoint rolled back).
         func forget() {
             receivers.removeAll()
+            users.removeAll()
             badges = nil
             dataVersion = nil
+        }
+    }
+}
+
+extension PostgresStateStore {
+    /// One-to-one receivers (as a receiver query reads them: one conversation's settings) and
+    /// senders (display name and one group's name card), kept between a node's writes under the
+    /// rule of ``KeptData``, so that a warm one-to-one send reads no user rows. A user saved or
+    /// removed on this node is forgotten (everyone, when a device moved between users); a counted
+    /// badge is set in place.
+    final class KeptOneToOne {
+        struct ReceiverKey: Hashable {
+            var name: UserID
+            var conversation: ConversationKey
+        }
+        struct SenderKey: Hashable {
+            var name: UserID
+            var group: String?
+        }
+        /// Past this many entries of either kind, the others are forgotten first.
+        static let limit = 10_000
+        private(set) var receivers: [ReceiverKey: StoredReceiver] = [:]
+        /// A sender's state; `nil` for a name the store does not know.
+        private(set) var senders: [SenderKey: UserState?] = [:]
+        /// The receiver entries of each kept user row.
+        private var byKey: [Int64: [ReceiverKey]] = [:]
+
+        var isEmpty: Bool { receivers.isEmpty && senders.isEmpty }
+
+        func keep(_ receiver: StoredReceiver, in conversation: ConversationKey) {
+            if receivers.count >= Self.limit { removeAll() }
+            let key = ReceiverKey(name: receiver.state.user, conversation: conversation)
+            if receivers.updateValue(receiver, forKey: key) == nil, let row = receiver.key?.rawValue { byKey[row, default: []].append(key) }
+        }
+
+        func keep(sender: UserState?, _ key: SenderKey) {
+            if senders.count >= Self.limit { senders.removeAll() }
+            senders[key] = .some(sender)
+        }
+
+        /// Sets the counters of the kept receivers among `badges`.
+        func setBadges(_ badges: [(key: UserKey, badge: Int)]) {
+            guard !byKey.isEmpty else { return }
+            for (key, badge) in badges {
+                for entry in byKey[key.rawValue] ?? [] { receivers[entry]?.state.badge = badge }
+            }
+        }
+
+        /// Forgets a user by name (after a change to it).
+        func forget(_ name: UserID) {
+            for (key, receiver) in receivers where key.name == name {
+                receivers[key] = nil
+                if let row = receiver.key?.rawValue { byKey[row] = nil }
+            }
+            for key in senders.keys where key.name == name { senders[key] = nil }
+        }
+
+        func removeAll() {
+            receivers.removeAll()
+            senders.removeAll()
+            byKey.removeAll()
         }
     }
 }
@@ -126,16 +193,6 @@ extension PostgresStateStore.Transaction {
         if badges.count >= Self.badgeLogThreshold { return true }
         let overlay = try badgeOverlay()
         return overlay.entries > 0 && badges.contains { overlay.counters[$0.key.rawValue] != nil }
-    }
-
-    /// Appends counters to the badge log as one row (one statement, the data version moved with
-    /// it), and to the node's read of it.
-    func logBadges(_ badges: [(key: UserKey, badge: Int)]) throws {
-        _ = try badgeOverlay()
-        let entries = ByteBuffer(bytes: BadgeLogEntries.write(badges))
-        let row = try rows("\(unescaped: context.bumping())INSERT INTO badge_log (entries) VALUES (\(entries)) RETURNING id")
-        let id = try row[0].int64(0)
-        if let kept = context.keptData { kept.badges?.add(badges, id: id) } else { context.badges?.add(badges, id: id) }
     }
 
     /// Folds the badge log into badge_counters (each user's latest counter, once; users forgotten

@@ -4,25 +4,9 @@ import PostgresNIO
 import PushBridgeCore
 import PushBridgeStore
 
-// The delivery outbox: enqueue, claim, settle, release, prune, count.
+// The delivery outbox: claim, settle, release, prune, count (enqueued with a send's effects, +SendEffects).
 
 extension PostgresStateStore.Transaction {
-    func enqueueDeliveries(_ deliveries: [OutboxDelivery]) throws {
-        try checkWritable()
-        guard !deliveries.isEmpty else { return }
-        // Arrays per column, unnested together: one statement however many deliveries.
-        try session.query(
-            """
-            INSERT INTO deliveries (message_id, receiver, token, environment, bound_at, headers, payload, queued_at, due_at, updated_at)
-            SELECT m, r, t, e, b, h, p, q, q, q FROM unnest(
-                \(deliveries.map(\.messageID))::text[], \(deliveries.map(\.receiver))::text[], \(deliveries.map(\.token))::text[],
-                \(deliveries.map(\.environment.rawValue))::text[], \(deliveries.map(\.boundAt.milliseconds))::bigint[],
-                \(deliveries.map { ByteBuffer(bytes: OutboxDelivery.encode($0.headers)) })::bytea[],
-                \(deliveries.map { ByteBuffer(bytes: $0.payload) })::bytea[], \(deliveries.map(\.queuedAt.milliseconds))::bigint[]
-            ) AS x(m, r, t, e, b, h, p, q)
-            """)
-    }
-
     /// Claims due deliveries; rows another node holds locked are skipped, not waited for.
     func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) throws -> [OutboxDelivery] {
         try checkWritable()

@@ -39,33 +39,4 @@ extension PostgresStateStore.Transaction {
     func roll(_ id: Int64) throws -> [UInt8]? {
         try rows("SELECT rows FROM receiver_rolls WHERE id = \(id)").first?.bytes(0)
     }
-
-    func recordSentMessage(_ id: String, at instant: Instant, decisions: [UInt8], forgettingBefore cutoff: Instant) throws {
-        try recordSentMessages([SentMessage(id: id, sentAt: instant, decisions: decisions)], forgettingBefore: cutoff)
-    }
-
-    /// One statement for the records (arrays unnested), and the pruning at most once per second of
-    /// message time per store on this node: reads skip records older than their cutoff, so pruning
-    /// is only for space (as SQLite's store does).
-    func recordSentMessages(_ messages: [SentMessage], forgettingBefore cutoff: Instant) throws {
-        try checkWritable()
-        let writer = context.holdsWriteLock ? context.store : nil  // its pruning time is kept under the write lock
-        if cutoff.milliseconds >= (writer?.sentMessagesPrunedBefore ?? .min) &+ 1_000 {
-            // Each roll's time is its latest record's: the rolls of the records just forgotten go too.
-            try session.query(
-                "WITH rolls AS (DELETE FROM receiver_rolls WHERE used_at < \(cutoff.milliseconds)) DELETE FROM sent_messages WHERE sent_at < \(cutoff.milliseconds)")
-            writer?.sentMessagesPrunedBefore = cutoff.milliseconds
-        }
-        guard !messages.isEmpty else { return }
-        // A later record with the same id replaces an earlier one (one row may change once per statement).
-        var last: [String: Int] = [:]
-        for (i, message) in messages.enumerated() { last[message.id] = i }
-        let kept = messages.indices.filter { last[messages[$0].id] == $0 }.map { messages[$0] }
-        try session.query(
-            """
-            INSERT INTO sent_messages (message_id, sent_at, decisions)
-            SELECT * FROM unnest(\(kept.map(\.id))::text[], \(kept.map(\.sentAt.milliseconds))::bigint[], \(kept.map { ByteBuffer(bytes: $0.decisions) })::bytea[])
-            ON CONFLICT (message_id) DO UPDATE SET sent_at = excluded.sent_at, decisions = excluded.decisions
-            """)
-    }
 }

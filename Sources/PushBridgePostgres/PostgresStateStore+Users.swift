@@ -46,6 +46,15 @@ extension PostgresStateStore.Transaction {
     }
 
     func sender(_ id: UserID, group: String?) throws -> UserState? {
+        let key = PostgresStateStore.KeptOneToOne.SenderKey(name: id, group: group)
+        if let kept = context.keptData?.users.senders[key] { return kept }
+        let sender = try readSender(id, group: group)
+        context.keptData?.users.keep(sender: sender, key)
+        return sender
+    }
+
+    /// A sender's display name and the group's name card, read now.
+    private func readSender(_ id: UserID, group: String?) throws -> UserState? {
         guard let row = try rows("SELECT id, display_name FROM users WHERE name = \(id)").first else { return nil }
         let key = try row.int64(0)
         var state = UserState(user: id, displayStyle: .simpleBanner, backgroundGraceSeconds: 0)
@@ -59,6 +68,7 @@ extension PostgresStateStore.Transaction {
     func save(_ state: UserState, replacing previous: UserState?) throws {
         try checkWritable()
         try dataChanges()
+        context.keptData?.users.forget(state.user)
         let bound = try state.boundCertificate.map { try certificateID($0) }
         let (presence, since) = StoredCodes.encode(state.presence)
         let remind = state.app.remindType.map(StoredCodes.encode)
@@ -81,9 +91,7 @@ extension PostgresStateStore.Transaction {
             RETURNING id
             """)
         guard let key = try upserted.first?.int64(0) else { throw StoreError(.postgres, "the user upsert returned no id", context: "users") }
-        try session.query(
-            "INSERT INTO badge_counters (user_id, badge) VALUES (\(key), \(state.badge)) ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge")
-        if try badgeOverlay().counters[key] != nil { try logBadges([(UserKey(rawValue: key), state.badge)]) }  // the log's entry would win
+        try setBadges([(UserKey(rawValue: key), state.badge)])  // into the badge log when the log has the user (its entry would win)
 
         // Devices: rewritten in binding order when they changed. A token another user had moves
         // to this one (the token is the key); each binding takes the next sequence number.
@@ -132,6 +140,7 @@ extension PostgresStateStore.Transaction {
                 "INSERT INTO name_cards (user_id, group_id, card) VALUES (\(key), \(group), \(card)) ON CONFLICT (user_id, group_id) DO UPDATE SET card = excluded.card"
             )
         }
+        if !movedFrom.isEmpty { context.keptData?.users.removeAll() }
         for changed in [key] + movedFrom { try refreshKeptReceiver(changed) }
     }
 
@@ -141,7 +150,7 @@ extension PostgresStateStore.Transaction {
         try dataChanges()
         if let kept = context.keptData {
             kept.receivers.tables = kept.receivers.tables.filter { $0.value.position(of: key) == nil }
-            kept.receivers.users.forget(key)
+            kept.users.forget(id)
         }
         for table in ["devices", "badge_counters", "conversation_settings", "name_cards", "members"] {
             try session.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE user_id = $1", binds: try binds(key)))

@@ -228,7 +228,25 @@ public struct UserRecord: Sendable {
 /// boundary is the transaction's entry point (a service runs each app's writes on a serial queue of
 /// its own, as GRDB runs a synchronous body behind an async call). A send costs a bounded number of
 /// queries through them, never one per receiver.
-public protocol PushStateTransaction: AppConfigurationTable, UserTable, GroupTable, SentMessageTable, OutboxTable {}
+public protocol PushStateTransaction: AppConfigurationTable, UserTable, GroupTable, SentMessageTable, OutboxTable {
+    /// Writes what sends decided, together: badge counters, outbox rows, then records. A store that
+    /// can write them in fewer round trips than one call to each table does (PostgreSQL: one statement).
+    /// - Parameters:
+    ///   - badges: counters, one entry per user row (``UserTable/setBadges(_:)``).
+    ///   - deliveries: outbox rows (``OutboxTable/enqueueDeliveries(_:)``).
+    ///   - records: sent-message records (``SentMessageTable/recordSentMessages(_:forgettingBefore:)``).
+    ///   - cutoff: records sent before it may be forgotten.
+    func writeSendEffects(badges: [(key: UserKey, badge: Int)], deliveries: [OutboxDelivery], records: [SentMessage], forgettingBefore cutoff: Instant) throws
+}
+
+extension PushStateTransaction {
+    /// One call to each table: correct for any store.
+    public func writeSendEffects(badges: [(key: UserKey, badge: Int)], deliveries: [OutboxDelivery], records: [SentMessage], forgettingBefore cutoff: Instant) throws {
+        if !badges.isEmpty { try setBadges(badges) }
+        if !deliveries.isEmpty { try enqueueDeliveries(deliveries) }
+        if !records.isEmpty { try recordSentMessages(records, forgettingBefore: cutoff) }
+    }
+}
 
 /// The app configuration: certificates and templates.
 public protocol AppConfigurationTable {

@@ -165,6 +165,25 @@ struct PostgresReceiverCacheTests {
         try check("a group commit with a refused writer")
     }
 
+    @Test("one-to-one receivers kept by a node follow changes on either node, and their counters count on across nodes")
+    func keptOneToOneReceivers() throws {
+        guard let (a, b) = try Self.twoNodes() else { return }
+        let (facade, other) = (PushFacade(store: a), PushFacade(store: b))
+        func send(_ store: PostgresStateStore, _ id: String) throws -> ReceiverDecision? {
+            try PushFacade(store: store).send(
+                FacadeScenario.json(#"{"id":"\#(id)","conversationId":"m1","from":"m0","to":"m1","chatType":"Chat","body":{"type":"text","text":"hi"}}"#),
+                dialect: "agora-silent", now: FacadeScenario.now).first
+        }
+        #expect(try send(a, "o1")?.decision.request?.badgeCounter == 1)
+        #expect(try send(a, "o2")?.decision.request?.badgeCounter == 2, "kept: counted in place")
+        try other.removeDevice(token: FacadeScenario.token(of: "m1"))
+        #expect(try send(a, "o3")?.decision.request == nil, "node B removed m1's only device")
+        try FacadeScenario.register("m1", in: facade)
+        #expect(try send(a, "o4")?.decision.request?.deliveries.map(\.device.token) == [FacadeScenario.token(of: "m1")], "bound again on node A")
+        #expect(try send(b, "o5")?.decision.request?.badgeCounter == 4, "node B counts on")
+        #expect(try send(a, "o6")?.decision.request?.badgeCounter == 5, "and node A after it")
+    }
+
     @Test("group sends log their counters as one row; reads and the other node see them; past the limit the log is folded")
     func badgeLogAcrossNodes() throws {
         guard let (a, b) = try Self.twoNodes(badgeLogLimitA: 200) else { return }

@@ -1,0 +1,123 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import PushBridgeCore
+import PushBridgeRecordCoding
+import PushBridgeStore
+
+// What sends change, written in one statement: the badge counters (or one badge log row), the
+// outbox rows and the sent-message records, each a data-modifying `WITH` of one INSERT (issue 39:
+// round trips). The tables' own methods (`setBadges`, `enqueueDeliveries`, `recordSentMessages`)
+// are this statement with one part.
+
+extension PostgresStateStore.Transaction {
+    func writeSendEffects(badges: [(key: UserKey, badge: Int)], deliveries: [OutboxDelivery], records: [SentMessage], forgettingBefore cutoff: Instant) throws {
+        try checkWritable()
+        if !records.isEmpty { try pruneSentMessages(before: cutoff) }
+        var statement = EffectsStatement()
+        let logged = try !badges.isEmpty && logs(badges)
+        if !badges.isEmpty {
+            // Counters change what nodes keep: the data version moves with them (once a transaction).
+            if let bump = context.bumpingCTE() { statement.parts.append(bump) }
+            if logged {
+                // A group send: one row in the badge log, not one update each (SPEC §10's counters either way).
+                statement.parts.append("logged AS (INSERT INTO badge_log (entries) VALUES (\(try statement.bind(ByteBuffer(bytes: BadgeLogEntries.write(badges))))) RETURNING id)")
+            } else {
+                statement.parts.append(
+                    """
+                    counted AS (INSERT INTO badge_counters (user_id, badge)
+                        SELECT * FROM unnest(\(try statement.bind(badges.map(\.key.rawValue)))::bigint[], \(try statement.bind(badges.map { Int64($0.badge) }))::bigint[])
+                        ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge)
+                    """)
+            }
+        }
+        if !deliveries.isEmpty {
+            statement.parts.append(
+                """
+                queued AS (INSERT INTO deliveries (message_id, receiver, token, environment, bound_at, headers, payload, queued_at, due_at, updated_at)
+                    SELECT m, r, t, e, b, h, p, q, q, q FROM unnest(
+                        \(try statement.bind(deliveries.map(\.messageID)))::text[], \(try statement.bind(deliveries.map(\.receiver)))::text[],
+                        \(try statement.bind(deliveries.map(\.token)))::text[], \(try statement.bind(deliveries.map(\.environment.rawValue)))::text[],
+                        \(try statement.bind(deliveries.map(\.boundAt.milliseconds)))::bigint[],
+                        \(try statement.bind(deliveries.map { ByteBuffer(bytes: OutboxDelivery.encode($0.headers)) }))::bytea[],
+                        \(try statement.bind(deliveries.map { ByteBuffer(bytes: $0.payload) }))::bytea[], \(try statement.bind(deliveries.map(\.queuedAt.milliseconds)))::bigint[]
+                    ) AS x(m, r, t, e, b, h, p, q))
+                """)
+        }
+        if !records.isEmpty {
+            // A later record with the same id replaces an earlier one (one row may change once per statement).
+            var last: [String: Int] = [:]
+            for (i, message) in records.enumerated() { last[message.id] = i }
+            let kept = records.indices.filter { last[records[$0].id] == $0 }.map { records[$0] }
+            statement.parts.append(
+                """
+                recorded AS (INSERT INTO sent_messages (message_id, sent_at, decisions)
+                    SELECT * FROM unnest(\(try statement.bind(kept.map(\.id)))::text[], \(try statement.bind(kept.map(\.sentAt.milliseconds)))::bigint[],
+                        \(try statement.bind(kept.map { ByteBuffer(bytes: $0.decisions) }))::bytea[])
+                    ON CONFLICT (message_id) DO UPDATE SET sent_at = excluded.sent_at, decisions = excluded.decisions)
+                """)
+        }
+        guard !statement.parts.isEmpty else { return }
+        let found = try rows(statement.query(final: logged ? "SELECT id FROM logged" : "SELECT 1"))
+        guard !badges.isEmpty else { return }
+        if logged {
+            let id = try found[0].int64(0)
+            if let kept = context.keptData { kept.badges?.add(badges, id: id) } else { context.badges?.add(badges, id: id) }
+            // Folded into badge_counters past the limit.
+            if try badgeOverlay().entries > (context.store?.badgeLogLimit ?? .max) { try foldBadgeLog() }
+        }
+        guard let kept = context.keptData else { return }
+        for table in kept.receivers.tables.values {
+            for (key, badge) in badges { if let position = table.position(of: key.rawValue) { table.setBadge(badge, at: position) } }
+        }
+        kept.users.setBadges(badges)
+    }
+
+    func setBadges(_ badges: [(key: UserKey, badge: Int)]) throws {
+        try writeSendEffects(badges: badges, deliveries: [], records: [], forgettingBefore: Instant(milliseconds: .min))
+    }
+
+    func enqueueDeliveries(_ deliveries: [OutboxDelivery]) throws {
+        try writeSendEffects(badges: [], deliveries: deliveries, records: [], forgettingBefore: Instant(milliseconds: .min))
+    }
+
+    func recordSentMessage(_ id: String, at instant: Instant, decisions: [UInt8], forgettingBefore cutoff: Instant) throws {
+        try recordSentMessages([SentMessage(id: id, sentAt: instant, decisions: decisions)], forgettingBefore: cutoff)
+    }
+
+    func recordSentMessages(_ messages: [SentMessage], forgettingBefore cutoff: Instant) throws {
+        try checkWritable()
+        try pruneSentMessages(before: cutoff)
+        try writeSendEffects(badges: [], deliveries: [], records: messages, forgettingBefore: cutoff)
+    }
+
+    /// Forgets records sent before `cutoff` and the rolls only they used: at most once per second of
+    /// message time per store on this node (reads skip records older than their cutoff, so pruning is
+    /// only for space, as in SQLite's store).
+    func pruneSentMessages(before cutoff: Instant) throws {
+        let writer = context.holdsWriteLock ? context.store : nil  // its pruning time is kept under the write lock
+        guard cutoff.milliseconds >= (writer?.sentMessagesPrunedBefore ?? .min) &+ 1_000 else { return }
+        // Each roll's time is its latest record's: the rolls of the records just forgotten go too.
+        try session.query(
+            "WITH rolls AS (DELETE FROM receiver_rolls WHERE used_at < \(cutoff.milliseconds)) DELETE FROM sent_messages WHERE sent_at < \(cutoff.milliseconds)")
+        writer?.sentMessagesPrunedBefore = cutoff.milliseconds
+    }
+}
+
+/// One statement of data-modifying `WITH` parts and their parameters.
+struct EffectsStatement {
+    /// `name AS (…)`, in order.
+    var parts: [String] = []
+    private var bindings = PostgresBindings()
+
+    /// Binds a value; returns its placeholder.
+    mutating func bind(_ value: some PostgresThrowingDynamicTypeEncodable) throws -> String {
+        try bindings.append(value)
+        return "$\(bindings.count)"
+    }
+
+    /// The statement: the parts, then `final`.
+    func query(final: String) -> PostgresQuery {
+        PostgresQuery(unsafeSQL: "WITH " + parts.joined(separator: ",\n") + "\n" + final, binds: bindings)
+    }
+}
