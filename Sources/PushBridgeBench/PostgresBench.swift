@@ -125,16 +125,30 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     let sqliteKey = try await setUpApp(apps[0], on: sqliteNode)
     var keys: [String] = []
     for app in apps { keys.append(try await setUpApp(app, on: nodeA)) }
-    try await client.shutdown()
+    /// Statements the PostgreSQL nodes have sent so far (each a round trip; from their `/metrics`).
+    func statementsSent() async -> Double {
+        var total = 0.0
+        for port in [nodeA, nodeB] {
+            guard let answer = try? await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"), timeout: .seconds(10)),
+                let body = try? await answer.body.collect(upTo: 1 << 22)
+            else { continue }
+            for line in String(buffer: body).split(separator: "\n") where line.hasPrefix("pushbridge_database_statements_total") {
+                total += Double(line.split(separator: " ").last ?? "") ?? 0
+            }
+        }
+        return total
+    }
     let oneToOne = #"{"id":"%ID%","conversationId":"u1","from":"u0","to":"u1","chatType":"Chat","body":{"type":"text","text":"hello"}}"#
     func messages(_ port: Int, _ app: String) -> String { "http://127.0.0.1:\(port)/v1/apps/\(app)/messages?dialect=agora-silent" }
     /// Several wrk runs at once, each on a thread of its own (wrk blocks its thread; the nodes'
     /// handlers need the cooperative threads), with the CPU time PostgreSQL's processes and this
     /// process (both nodes) spent meanwhile.
     var runNumber = 0
-    func load(_ runs: [(url: String, key: String, connections: Int)], seconds: Int = runSeconds) async -> (figures: [WrkFigures], load: CPULoad) {
+    typealias Run = (figures: [WrkFigures], load: CPULoad, statements: Double)
+    func load(_ runs: [(url: String, key: String, connections: Int)], seconds: Int = runSeconds) async -> Run {
         runNumber += 1
         let runNumber = runNumber
+        let statementsBefore = await statementsSent()
         let before = CPULoad.sample()
         let figures = await withTaskGroup(of: (Int, WrkFigures).self) { group in
             for (i, run) in runs.enumerated() {
@@ -153,7 +167,8 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
             for await (i, figures) in group { out[i] = figures }
             return out.map { $0! }
         }
-        return (figures, CPULoad.sample().since(before))
+        let load = CPULoad.sample().since(before)
+        return (figures, load, await statementsSent() - statementsBefore)
     }
     // Warm-up: every app opened on both nodes (an app's first request on a node opens its store).
     _ = await load([(messages(sqliteNode, apps[0]), sqliteKey, 4)], seconds: 2)
@@ -163,9 +178,10 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     let twoNodes = await load([(messages(nodeA, apps[0]), keys[0], clients / 2), (messages(nodeB, apps[0]), keys[0], clients / 2)])
     let oneNodeEight = await load(apps.indices.map { (messages(nodeA, apps[$0]), keys[$0], clients / 8) })
     let twoNodesEight = await load(apps.indices.map { (messages($0 % 2 == 0 ? nodeA : nodeB, apps[$0]), keys[$0], clients / 8) })
+    try await client.shutdown()
     for (_, group) in nodes { await group.triggerGracefulShutdown() }
-    func total(_ run: (figures: [WrkFigures], load: CPULoad)) -> Double { run.figures.map(\.requestsPerSecond).reduce(0, +) }
-    func p99(_ run: (figures: [WrkFigures], load: CPULoad)) -> Double { run.figures.map(\.p99ms).max() ?? .nan }
+    func total(_ run: Run) -> Double { run.figures.map(\.requestsPerSecond).reduce(0, +) }
+    func p99(_ run: Run) -> Double { run.figures.map(\.p99ms).max() ?? .nan }
     let runs = [sqliteRun, oneNode, twoNodes, oneNodeEight, twoNodesEight]
     let non2xx = runs.flatMap(\.figures).map { $0.non2xx + $0.errors }.reduce(0, +)
 
@@ -178,9 +194,10 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
                         ("PostgreSQL, one node, 8 apps", oneNodeEight), ("PostgreSQL, two nodes, 8 apps", twoNodesEight)] {
         let rps = total(run)
         let failed = run.figures.map { $0.non2xx + $0.errors }.reduce(0, +)
-        print(String(format: "one-to-one, %-31@ %7.0f/s  p50 %6.2f ms  p99 %7.2f ms   CPU a message: nodes %.2f ms, PostgreSQL %.2f ms; machine %3.0f%% busy",
-            name as NSString, rps, run.figures.map(\.p50ms).max() ?? .nan, p99(run), run.load.ownMilliseconds / (rps * Double(runSeconds)),
-            run.load.postgresMilliseconds / (rps * Double(runSeconds)), run.load.busyPercent) + (failed > 0 ? "  (\(failed) non-2xx or errors)" : ""))
+        let sent = rps * Double(runSeconds)
+        print(String(format: "one-to-one, %-31@ %7.0f/s  p50 %6.2f ms  p99 %7.2f ms   CPU a message: nodes %.2f ms, PostgreSQL %.2f ms; statements a message %.1f; machine %3.0f%% busy",
+            name as NSString, rps, run.figures.map(\.p50ms).max() ?? .nan, p99(run), run.load.ownMilliseconds / sent,
+            run.load.postgresMilliseconds / sent, run.statements / sent, run.load.busyPercent) + (failed > 0 ? "  (\(failed) non-2xx or errors)" : ""))
     }
     func target(_ text: String, _ value: Double, _ met: Bool, _ format: String) {
         print("target  \(text): " + String(format: format, value) + (met ? "  met" : "  NOT MET"))

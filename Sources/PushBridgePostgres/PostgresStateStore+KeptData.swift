@@ -137,10 +137,6 @@ extension PostgresStateStore {
 }
 
 extension PostgresStateStore.Transaction {
-    /// Counters written at once from this many up go to the badge log as one row (a group send),
-    /// as in SQLite's store; fewer are updated in place (while the log holds none of them).
-    static let badgeLogThreshold = 64
-
     /// The badge log as each user row's latest counter. A write reads the rows the node has not
     /// read yet (usually none: the write lock said where the log ends); a read uses the node's when
     /// its snapshot is at the version the node published, else reads its snapshot's log on from it.
@@ -183,16 +179,9 @@ extension PostgresStateStore.Transaction {
         return overlay
     }
 
-    /// A user row's badge counter: its latest log entry, else `stored` (badge_counters').
-    func badge(of key: Int64, stored: Int, in overlay: BadgeOverlay) -> Int {
-        overlay.entries == 0 ? stored : overlay.counters[key] ?? stored
-    }
-
-    /// Whether counters go to the badge log: many at once, or any of a user the log already has.
+    /// Whether counters go to the badge log (``BadgeOverlay/logs(_:overlay:)``).
     func logs(_ badges: [(key: UserKey, badge: Int)]) throws -> Bool {
-        if badges.count >= Self.badgeLogThreshold { return true }
-        let overlay = try badgeOverlay()
-        return overlay.entries > 0 && badges.contains { overlay.counters[$0.key.rawValue] != nil }
+        try BadgeOverlay.logs(badges, overlay: badgeOverlay)
     }
 
     /// Folds the badge log into badge_counters (each user's latest counter, once; users forgotten

@@ -16,7 +16,7 @@ extension PostgresStateStore.Transaction {
     func receiver(_ row: Cells, conversation: ConversationKey, overlay: BadgeOverlay) throws -> StoredReceiver {
         var (state, configured) = try readReceiver(row)
         let key = try row.int64(ReceiverColumn.key.rawValue)
-        state.badge = badge(of: key, stored: state.badge, in: overlay)
+        state.badge = overlay.badge(of: key, stored: state.badge)
         let settings = try readConversation(row, offset: Self.receiverColumnCount)
         if !settings.isEmpty { state.conversations[conversation] = settings }
         return StoredReceiver(key: UserKey(rawValue: key), state: state, isConfigured: configured)

@@ -13,7 +13,12 @@ extension PostgresStateStore {
         var appVersion: Int64?
         let holdsWriteLock: Bool
         /// `app_version.data_version` as the write lock read it (`nil` in a read).
-        let dataVersion: Int64?
+        private(set) var dataVersion: Int64?
+        /// Whether a change was made since the write lock was taken (a write method was called).
+        var hasChanges = false
+        /// Rolls the transaction back and begins it again under the lock (a group commit's), for a
+        /// savepoint taken before any change: see ``PostgresSavepointStore``.
+        var restart: (() throws -> Void)?
         /// Whether a statement of this transaction moved the data version.
         private(set) var movedDataVersion = false
         /// A savepoint was rolled back: what the data version is after the commit is not known here.
@@ -48,6 +53,16 @@ extension PostgresStateStore {
             movedDataVersion = false
             versionIsUncertain = true
             keptData?.forget()
+        }
+
+        /// Takes the versions of a transaction begun again (``restart``): nothing of the first is left.
+        func renew(from fresh: TransactionContext) {
+            appVersion = fresh.appVersion
+            dataVersion = fresh.dataVersion
+            movedDataVersion = false
+            versionIsUncertain = false
+            hasChanges = false
+            badges = nil
         }
 
         /// The data version once this transaction commits, when known.
@@ -92,6 +107,7 @@ extension PostgresStateStore {
 
         func checkWritable() throws {
             guard writable else { throw StoreError(.readOnly, "a change inside a read transaction") }
+            context.hasChanges = true
         }
 
         func rows(_ query: PostgresQuery) throws -> [Cells] { try session.query(query).map(Cells.init) }

@@ -23,7 +23,7 @@ extension PostgresStateStore.Transaction {
         let stored = ReceiverRow(row)
         let key = try stored.key()
         var (state, configured) = try readReceiver(row)
-        state.badge = badge(of: key, stored: state.badge, in: try badgeOverlay())
+        state.badge = try badgeOverlay().badge(of: key, stored: state.badge)
         let details = try stored.details()
         state.boundCertificate = try certificate(details.boundCertificate, column: "users.bound_certificate")
         state.displayName = details.displayName

@@ -105,6 +105,12 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
         try lock.withLock {
             try pool.use(schema: schema) { session in
                 try writing(session) { context in
+                    context.restart = { [unowned self] in
+                        try session.execute("ROLLBACK")
+                        kept.forget()  // what the undone writes changed of it
+                        try session.execute("BEGIN")
+                        context.renew(from: try lockForWriting(session))
+                    }
                     let savepoints = PostgresSavepointStore(session, context: context)
                     for writer in writers { writer(savepoints) }
                 }
@@ -162,7 +168,9 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
 }
 
 /// The store one writer of a group commit sees: its ``write(_:)`` is a savepoint inside the group's
-/// transaction, rolled back alone when its body throws.
+/// transaction, rolled back alone when its body throws. A write made before anything changed in the
+/// transaction takes no savepoint: when it throws, the transaction is rolled back and begun again
+/// under the lock, which undoes the same.
 final class PostgresSavepointStore: PushStateStore, @unchecked Sendable {
     let session: PostgresSession
     let context: PostgresStateStore.TransactionContext
@@ -185,6 +193,17 @@ final class PostgresSavepointStore: PushStateStore, @unchecked Sendable {
     }
 
     private func savepoint<T>(_ name: String, _ body: () throws -> T) throws -> T {
+        if !context.hasChanges, let restart = context.restart {
+            // Nothing changed since the lock: undoing the body is rolling the transaction back and
+            // taking the lock again, so the savepoint and its release (two round trips a group
+            // commit, most of which succeed) are spared.
+            do {
+                return try body()
+            } catch {
+                try restart()
+                throw error
+            }
+        }
         try session.execute("SAVEPOINT " + name)
         do {
             let result = try body()

@@ -40,6 +40,25 @@ package struct BadgeOverlay {
     }
 }
 
+extension BadgeOverlay {
+    /// Counters written at once from this many up go to the badge log as one row (a group send);
+    /// fewer are updated in place (while the log holds none of them).
+    package static let logThreshold = 64
+
+    /// A user row's badge counter: its latest log entry, else `stored` (badge_counters').
+    package func badge(of key: Int64, stored: Int) -> Int {
+        entries == 0 ? stored : counters[key] ?? stored
+    }
+
+    /// Whether counters go to the badge log: many at once, or any of a user the log already has.
+    /// - Parameter overlay: the log as read, asked for only when there are few counters.
+    package static func logs(_ badges: [(key: UserKey, badge: Int)], overlay: () throws -> BadgeOverlay) rethrows -> Bool {
+        if badges.count >= logThreshold { return true }
+        let overlay = try overlay()
+        return overlay.entries > 0 && badges.contains { overlay.counters[$0.key.rawValue] != nil }
+    }
+}
+
 extension BadgeLogEntries {
     /// The entries of `badges`, as varints (``BadgeLogEntries/write(count:_:)``).
     package static func write(_ badges: [(key: UserKey, badge: Int)]) -> [UInt8] {

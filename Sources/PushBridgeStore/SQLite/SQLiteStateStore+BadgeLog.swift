@@ -3,10 +3,6 @@ import PushBridgeCore
 import PushBridgeRecordCoding
 
 extension SQLiteStateStore.Transaction {
-    /// Counters written at once from this many up go to the badge log as one row (a group send);
-    /// fewer are updated in place (while the log holds none of them).
-    static let badgeLogThreshold = 64
-
     /// The badge log as each user row's latest counter: read once per connection, then only
     /// the rows other connections add (all of it again after a fold).
     func badgeOverlay() throws -> BadgeOverlay {
@@ -38,16 +34,9 @@ extension SQLiteStateStore.Transaction {
         }
     }
 
-    /// A user row's badge counter: its latest log entry, else `stored` (badge_counters').
-    func badge(of key: Int64, stored: Int, in overlay: BadgeOverlay) -> Int {
-        overlay.entries == 0 ? stored : overlay.counters[key] ?? stored
-    }
-
-    /// Whether counters go to the badge log: many at once, or any of a user the log already has.
+    /// Whether counters go to the badge log (``BadgeOverlay/logs(_:overlay:)``).
     func logs(_ badges: [(key: UserKey, badge: Int)]) throws -> Bool {
-        if badges.count >= Self.badgeLogThreshold { return true }
-        let overlay = try badgeOverlay()
-        return overlay.entries > 0 && badges.contains { overlay.counters[$0.key.rawValue] != nil }
+        try BadgeOverlay.logs(badges, overlay: badgeOverlay)
     }
 
     /// Appends counters to the badge log as one row, and to this connection's read of it.

@@ -26,7 +26,7 @@ extension SQLiteStateStore.Transaction {
             throw StoreError(.unexpectedValue, "time zone \"\(row.string(zoneColumn))\"", context: "users.time_zone")
         }
         let stored = storedBadge ?? row.int(Int32(ReceiverColumn.badge.rawValue))
-        let badge = badge(of: row.int64(Int32(ReceiverColumn.key.rawValue)), stored: stored, in: overlay)
+        let badge = overlay.badge(of: row.int64(Int32(ReceiverColumn.key.rawValue)), stored: stored)
         return try ReceiverRow(SQLiteRow(row)).state(timeZone: zone, badge: badge)
     }
 
