@@ -170,6 +170,7 @@ let package = Package(
             name: "pushbridge-bench",
             dependencies: [
                 "PushBridgeServer", "PushBridgeVendorREST", "PushBridgeDelivery", "PushBridgeAPNsMock", "PushBridgePostgres", "PushBridgeFacade", "PushBridgeStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 "PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),

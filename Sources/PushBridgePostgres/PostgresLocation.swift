@@ -62,7 +62,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     /// the connection (it is closed, and the next use connects anew): never an unbounded wait.
     public var deadline: TimeAmount = .seconds(5)
 
-    var configuration: PostgresConnection.Configuration {
+    package var configuration: PostgresConnection.Configuration {
         var configuration = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable)
         configuration.options.connectTimeout = deadline
         return configuration

@@ -17,7 +17,7 @@ final class StatementCounter: Sendable {
 /// One PostgreSQL connection used synchronously: the store protocol is synchronous (SQLite's
 /// shape), so each call waits for postgres-nio's future on the calling thread, which is never an
 /// event loop (the service's writer threads and the thread pool).
-final class PostgresSession: @unchecked Sendable {
+package final class PostgresSession: @unchecked Sendable {
     let connection: PostgresConnection
     let logger: Logger
     /// Where it is connected, for errors (no password).
@@ -92,7 +92,7 @@ final class PostgresSession: @unchecked Sendable {
 
     /// Waits for a future at most `deadline` (never on an event loop: callers are writer threads
     /// and the thread pool); past it, runs `onTimeout` and throws ``DeadlinePassed``.
-    static func wait<T: Sendable>(_ future: EventLoopFuture<T>, deadline: TimeAmount, onTimeout: @escaping @Sendable () -> Void) throws -> T {
+    package static func wait<T: Sendable>(_ future: EventLoopFuture<T>, deadline: TimeAmount, onTimeout: @escaping @Sendable () -> Void) throws -> T {
         let promise = future.eventLoop.makePromise(of: T.self)
         future.cascade(to: promise)
         let timer = future.eventLoop.scheduleTask(in: deadline) {
