@@ -2,6 +2,7 @@
 // `make bench` builds it in release and runs it from the repository root. It prints a table and, last,
 // one JSON object. Per core: everything runs on one thread, and each figure is the median of several runs.
 import Foundation
+import PushBridgePostgres
 import PushBridgeConformance
 import PushBridgeCore
 import PushBridgeDialects
@@ -60,6 +61,13 @@ if arguments.contains("--serve") {  // `make bench-serve`: the HTTP service unde
 if arguments.contains("--postgres") {  // `make bench-postgres`: several nodes on one PostgreSQL
     let seconds = arguments.firstIndex(of: "--seconds").map { Int(arguments[$0 + 1]) ?? 10 } ?? 10
     let members = arguments.firstIndex(of: "--members").map { Int(arguments[$0 + 1]) ?? 100_000 } ?? 100_000
+    if arguments.contains("--only-round-trips") {  // one statement's round trip, blocked and async, alone
+        runToCompletion {
+            guard let url = ProcessInfo.processInfo.environment["PUSHBRIDGE_TEST_POSTGRES_URL"] else { fail("no PostgreSQL: run it through Tests/Scripts/with-postgres.sh") }
+            let trips = try await statementRoundTrips(try PostgresLocation(url: url), statements: 20_000)
+            print(String(format: "a statement's round trip: a blocked thread %.0f µs, %.0f µs of CPU; an async task %.0f µs, %.0f µs", trips.blocking.wall, trips.blocking.cpu, trips.async.wall, trips.async.cpu))
+        }
+    }
     runToCompletion { try await runPostgresBench(seconds: seconds, members: members, onlyFanOut: arguments.contains("--only-fanout")) }
 }
 

@@ -71,7 +71,8 @@ package final class PostgresSession: @unchecked Sendable {
     @discardableResult
     func query(_ query: PostgresQuery) throws -> [PostgresRow] {
         // postgres-nio does not fail a query on a closed connection: it would wait for the deadline.
-        guard !connection.isClosed else {
+        // One closed here may not be closed yet: it takes no statement either.
+        guard !isBroken else {
             throw StoreError(.unreachable, "PostgreSQL at \(target): the connection is closed", context: target)
         }
         counter?.add()

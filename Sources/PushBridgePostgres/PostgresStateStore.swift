@@ -106,10 +106,15 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
             try pool.use(schema: schema) { session in
                 try writing(session) { context in
                     context.restart = { [unowned self] in
-                        try session.execute("ROLLBACK")
                         kept.forget()  // what the undone writes changed of it
-                        try session.execute("BEGIN")
-                        context.renew(from: try lockForWriting(session))
+                        do {
+                            try session.execute("ROLLBACK")
+                            try session.execute("BEGIN")
+                            context.renew(from: try lockForWriting(session))
+                        } catch {
+                            session.closeNow()  // no later writer's statement may run outside the transaction and the lock
+                            throw error
+                        }
                     }
                     let savepoints = PostgresSavepointStore(session, context: context)
                     for writer in writers { writer(savepoints) }
