@@ -158,6 +158,16 @@ extension PostgresStateStore {
                 CREATE FUNCTION pushbridge_write_lock(scope text) RETURNS TABLE (configuration bigint, data bigint, first_log bigint, last_log bigint)
                     LANGUAGE plpgsql VOLATILE AS $$ BEGIN PERFORM pg_advisory_xact_lock(1346524994, hashtext(scope)); RETURN QUERY SELECT a.version, a.data_version, (SELECT min(id) FROM badge_log), (SELECT max(id) FROM badge_log) FROM app_version a; END $$;
                 """),
+        // A group commit knows its messages' ids before it locks: the lock's function reads their
+        // sent-message records too, after the lock as the function's own statements do (issue 39:
+        // the repeat check needs no round trip of its own). The first row is the lock's, the others
+        // the records found.
+        Migration(
+            identifier: "2026-11-27-postgres-lock-with-records",
+            sql: """
+                CREATE FUNCTION pushbridge_write_lock(scope text, ids text[]) RETURNS TABLE (configuration bigint, data bigint, first_log bigint, last_log bigint, message_id text, sent_at bigint, decisions bytea)
+                    LANGUAGE plpgsql VOLATILE AS $$ BEGIN PERFORM pg_advisory_xact_lock(1346524994, hashtext(scope)); RETURN QUERY SELECT a.version, a.data_version, (SELECT min(id) FROM badge_log), (SELECT max(id) FROM badge_log), NULL::text, NULL::bigint, NULL::bytea FROM app_version a; RETURN QUERY SELECT NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, s.message_id, s.sent_at, s.decisions FROM sent_messages s WHERE s.message_id = ANY(ids); END $$;
+                """),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.

@@ -59,6 +59,8 @@ extension PostgresStateStore.Transaction {
         }
         guard !statement.parts.isEmpty else { return }
         let found = try rows(statement.query(final: logged ? "SELECT id FROM logged" : "SELECT 1"))
+        // The records read with the write lock stay this transaction's view of them.
+        for record in records where context.records != nil { context.records?[record.id] = .some(PostgresStateStore.StoredSentMessage(sentAt: record.sentAt.milliseconds, decisions: record.decisions)) }
         guard !badges.isEmpty else { return }
         if logged {
             let id = try found[0].int64(0)

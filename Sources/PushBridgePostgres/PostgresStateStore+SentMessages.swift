@@ -8,11 +8,15 @@ import PushBridgeStore
 
 extension PostgresStateStore.Transaction {
     func sentMessage(_ id: String, since cutoff: Instant) throws -> [UInt8]? {
-        try rows("SELECT decisions FROM sent_messages WHERE message_id = \(id) AND sent_at >= \(cutoff.milliseconds)").first?.bytes(0)
+        if let known = context.records?[id] { return known.flatMap { $0.sentAt >= cutoff.milliseconds ? $0.decisions : nil } }
+        return try rows("SELECT decisions FROM sent_messages WHERE message_id = \(id) AND sent_at >= \(cutoff.milliseconds)").first?.bytes(0)
     }
 
     /// One statement for the whole batch (the records are filtered by their cutoffs here).
     func sentMessages(_ ids: [(id: String, since: Instant)]) throws -> [[UInt8]?] {
+        if let known = context.records, ids.allSatisfy({ known[$0.id] != nil }) {  // read with the write lock
+            return ids.map { id, cutoff in known[id]!.flatMap { $0.sentAt >= cutoff.milliseconds ? $0.decisions : nil } }
+        }
         guard ids.count > 1 else { return try ids.map { try sentMessage($0.id, since: $0.since) } }
         var found: [String: (sentAt: Int64, decisions: [UInt8])] = [:]
         for row in try rows("SELECT message_id, sent_at, decisions FROM sent_messages WHERE message_id = ANY(\(ids.map(\.id))::text[])") {

@@ -25,6 +25,10 @@ extension PostgresStateStore {
         var versionIsUncertain = false
         /// The badge log as this transaction read it, when the node keeps none for it (a read).
         var badges: BadgeOverlay?
+        /// The sent-message records of the ids a group commit named, as the write lock read them and
+        /// this transaction's writes changed them (`nil` for an id without one; `nil` in all: none named,
+        /// or dropped by a savepoint rolled back).
+        var records: [String: StoredSentMessage?]?
         var keptApp: AppConfigurationCache? { store?.keptApp }
         /// What the node keeps between writes, while this transaction holds the write lock.
         var keptData: PostgresStateStore.KeptData? { holdsWriteLock ? store?.kept : nil }
@@ -50,6 +54,7 @@ extension PostgresStateStore {
         /// A savepoint was rolled back: its statements, a data version move among them, are undone,
         /// and so may be changes already made to what the node keeps.
         func savepointRolledBack() {
+            records = nil  // may hold records the savepoint's writes made
             movedDataVersion = false
             versionIsUncertain = true
             keptData?.forget()
@@ -63,6 +68,7 @@ extension PostgresStateStore {
             versionIsUncertain = false
             hasChanges = false
             badges = nil
+            records = fresh.records
         }
 
         /// The data version once this transaction commits, when known.
@@ -86,6 +92,12 @@ extension PostgresStateStore {
         func keep(_ app: AppConfiguration, at version: Int64) { lock.withLock { kept = (version, app) } }
 
         func forget() { lock.withLock { kept = nil } }
+    }
+
+    /// A sent-message record as stored.
+    struct StoredSentMessage {
+        var sentAt: Int64
+        var decisions: [UInt8]
     }
 
     /// One transaction's view of the database; lives only inside ``PostgresStateStore/write(_:)`` or ``read(_:)``.

@@ -74,11 +74,11 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// One write transaction under the write lock: what the node keeps is checked against the data
     /// version when the lock is held, and is true at the version the commit leaves (dropped when
     /// anything fails). Under ``lock``.
-    private func writing<T>(_ session: PostgresSession, _ body: (TransactionContext) throws -> T) throws -> T {
+    private func writing<T>(_ session: PostgresSession, readingRecordsOf ids: [String] = [], _ body: (TransactionContext) throws -> T) throws -> T {
         var context: TransactionContext?
         do {
             let result = try Self.transaction(session) {
-                let locked = try lockForWriting(session)
+                let locked = try lockForWriting(session, readingRecordsOf: ids)
                 context = locked
                 return try body(locked)
             }
@@ -102,15 +102,22 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
 
     /// Group commit: one transaction around all writers, each in a savepoint.
     public func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
+        try writeGroup(writers, readingRecordsOf: [])
+    }
+
+    /// Group commit whose write lock reads the records of the messages its writers send, in the
+    /// lock's round trip.
+    public func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String]) throws {
+        let ids = Array(Set(ids.filter { !$0.isEmpty }))
         try lock.withLock {
             try pool.use(schema: schema) { session in
-                try writing(session) { context in
+                try writing(session, readingRecordsOf: ids) { context in
                     context.restart = { [unowned self] in
                         kept.forget()  // what the undone writes changed of it
                         do {
                             try session.execute("ROLLBACK")
                             try session.execute("BEGIN")
-                            context.renew(from: try lockForWriting(session))
+                            context.renew(from: try lockForWriting(session, readingRecordsOf: ids))
                         } catch {
                             session.closeNow()  // no later writer's statement may run outside the transaction and the lock
                             throw error
@@ -124,15 +131,25 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     }
 
     /// Takes the schema's write lock (``writeLock``) and then reads the app configuration's version,
-    /// the data version and where the badge log starts and ends, in one round trip (the schema's
-    /// function `pushbridge_write_lock`); drops what the node keeps that another node changed.
-    private func lockForWriting(_ session: PostgresSession) throws -> TransactionContext {
-        guard let row = try session.query("SELECT * FROM pushbridge_write_lock(\(schema))").first.map(Cells.init) else {
+    /// the data version and where the badge log starts and ends — and the sent-message records of
+    /// `ids`, when given — in one round trip (the schema's function `pushbridge_write_lock`); drops
+    /// what the node keeps that another node changed.
+    private func lockForWriting(_ session: PostgresSession, readingRecordsOf ids: [String] = []) throws -> TransactionContext {
+        let found = try session.query(
+            ids.isEmpty ? "SELECT * FROM pushbridge_write_lock(\(schema))" : "SELECT * FROM pushbridge_write_lock(\(schema), \(ids)::text[])"
+        ).map(Cells.init)
+        guard let row = found.first else {
             throw StoreError(.postgres, "the write lock returned no row", context: "pushbridge_write_lock")
         }
         let data = try row.int64(1)
         kept.check(version: data, firstLog: try row.optionalInt64(2), lastLog: try row.optionalInt64(3))
-        return TransactionContext(store: self, appVersion: try row.int64(0), dataVersion: data, holdsWriteLock: true)
+        let context = TransactionContext(store: self, appVersion: try row.int64(0), dataVersion: data, holdsWriteLock: true)
+        if !ids.isEmpty {
+            var records: [String: StoredSentMessage?] = Dictionary(uniqueKeysWithValues: ids.map { ($0, nil) })
+            for record in found.dropFirst() { records[try record.string(4)] = StoredSentMessage(sentAt: try record.int64(5), decisions: try record.bytes(6)) }
+            context.records = records
+        }
+        return context
     }
 
     /// Runs `body` between `begin` and `COMMIT`; rolls back when either throws.

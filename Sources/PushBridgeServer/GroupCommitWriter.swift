@@ -221,7 +221,7 @@ final class GroupCommitWriter: Sendable {
         if !live.isEmpty {
             var failure: ServiceError?
             do {
-                try store.writeGroup(writers(live))
+                try store.writeGroup(writers(live), readingRecordsOf: live.compactMap { if case .send(let message, _) = $0.work { message.message.id } else { nil } })
             } catch {
                 observer.failed(error)
                 failure = ServiceError.store(error)

@@ -23,6 +23,13 @@ public protocol PushStateStore: AnyObject, Sendable {
     /// - Parameter writers: the writers, run in order, each given the store to write through.
     func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws
 
+    /// ``writeGroup(_:)``, told the message ids whose sent-message records the writers will look up:
+    /// a store that can read them with its write lock does, in the same round trip.
+    /// - Parameters:
+    ///   - writers: the writers, run in order, each given the store to write through.
+    ///   - ids: the ids of the messages the writers send.
+    func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String]) throws
+
     /// Runs `body`, which may make several writes through the store it is given; when `body`
     /// throws, every write it made is undone (a group commit's writer that makes several facade
     /// calls: all of them, or none).
@@ -79,6 +86,11 @@ extension PushStateStore {
     /// Runs each writer on this store: one transaction each (no shared commit).
     public func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
         for writer in writers { writer(self) }
+    }
+
+    /// ``writeGroup(_:)``: the records are read when the writers look them up.
+    public func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String]) throws {
+        try writeGroup(writers)
     }
 }
 

@@ -59,6 +59,40 @@ struct PostgresRoundTripTests {
         #expect(try facade.user("u2")?.state.badge == 11)
     }
 
+    /// A group commit that names its messages' ids reads their records with the write lock: no
+    /// repeat check of its own. The records it writes are its view of them from then on; a savepoint
+    /// rolled back drops that view (the records are read again).
+    @Test("a group commit that names its ids reads their records with the lock: 4 statements; later writers see what earlier ones recorded, not what a savepoint undid")
+    func recordsReadWithTheLock() throws {
+        guard let (facade, store) = try Self.scenario() else { return }
+        struct Refused: Error {}
+        let prepare = { (id: String) in try facade.prepare(Self.oneToOne(id), dialect: "agora-silent", now: FacadeScenario.now) }
+        _ = try facade.send(try prepare("warm"))
+        let one = try prepare("one")
+        let groupOfOne = try Self.statements(store) {
+            try store.writeGroup([{ _ = try? facade.writing(to: $0).send([one]) }], readingRecordsOf: ["one"])
+        }
+        let eight = try (0..<8).map { try prepare("eight-\($0)") }
+        let groupOfEight = try Self.statements(store) {
+            try store.writeGroup([{ _ = try? facade.writing(to: $0).send(eight) }], readingRecordsOf: eight.map(\.message.id))
+        }
+        #expect(groupOfOne <= 4, "a group commit of one: \(groupOfOne) statements")
+        #expect(groupOfEight <= 4, "a group commit of eight: \(groupOfEight) statements")
+        // x sent by the first writer and again by the third; y sent in a savepoint rolled back, then again.
+        let (x, y) = (try prepare("x"), try prepare("y"))
+        var repeats: [Bool] = []
+        try store.writeGroup([
+            { scoped in repeats += (try? facade.writing(to: scoped).send([x]).map { try $0.get().isRepeat }) ?? [] },
+            { scoped in _ = try? scoped.atomically { inner -> Void in
+                repeats += try facade.writing(to: inner).send([y]).map { try $0.get().isRepeat }
+                throw Refused()
+            } },
+            { scoped in repeats += (try? facade.writing(to: scoped).send([x, y]).map { try $0.get().isRepeat }) ?? [] },
+        ], readingRecordsOf: ["x", "y", "x", "y"])
+        #expect(repeats == [false, false, true, false], "x a repeat the second time; y undone, so sent anew")
+        #expect(try facade.user("u2")?.state.badge == 1 + 1 + 8 + 2, "warm, one, eight, then x and y once each")
+    }
+
     /// A group commit's first writer takes no savepoint: when it throws, the transaction begins again
     /// under the lock, and the writers after it are kept; a later writer's savepoint is a real one.
     @Test("a group commit's first writer that throws leaves nothing, the next writers' sends are kept; a later writer rolls back alone")
