@@ -161,6 +161,12 @@ struct ServiceProcessTests {
         #expect(run.status == 0 && run.stdout.contains("max-open-apps: 32\n"), "\(run.stdout)\(run.stderr)")
         run = try runServe(["--check-config"], environment: ["PUSHBRIDGE_MAX_OPEN_APPS": "0"])
         #expect(run.status == 2 && run.stderr.contains("environment PUSHBRIDGE_MAX_OPEN_APPS: max-open-apps: expected a number of apps, 1–1000000, found \"0\""), "\(run.stderr)")
+        // postgres-connections: the same, past its range of 1–1000 (a file's key this time).
+        try "postgres-connections: 1001\n".write(toFile: file, atomically: true, encoding: .utf8)
+        run = try runServe(["--config", file, "--check-config"])
+        #expect(run.status == 2 && run.stderr.contains("\(file): postgres-connections: expected a number of connections, 1–1000, found \"1001\""), "\(run.stderr)")
+        run = try runServe(["--check-config"], environment: ["PUSHBRIDGE_POSTGRES_CONNECTIONS": "8"])
+        #expect(run.status == 0 && run.stdout.contains("postgres-connections: 8 (unused with SQLite)\n"), "\(run.stdout)\(run.stderr)")
         run = try runServe(["--check-config", "--listen", "nowhere"])
         #expect(run.status == 2 && run.stderr.contains("--listen: listen: expected HOST:PORT"), "\(run.stderr)")
         run = try runServe(["--check-config", "--config", dir + "/missing.yaml"])
