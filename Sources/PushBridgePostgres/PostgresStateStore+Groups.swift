@@ -13,12 +13,11 @@ extension PostgresStateStore.Transaction {
 
     func setMembers(_ members: [UserID], of group: String) throws {
         try checkWritable()
-        try dataChanges()
         if let kept = context.keptData {
             kept.receivers.tables = kept.receivers.tables.filter { $0.key.group != group }
             kept.users.removeAll()  // a one-to-one receiver kept unknown may be made a user here
         }
-        try session.query("DELETE FROM members WHERE group_id = \(group)")
+        try session.query("\(unescaped: context.bumping())DELETE FROM members WHERE group_id = \(group)")
         guard !members.isEmpty else { return }
         // Unknown users are created unconfigured; then one insert for the whole list, in order.
         try session.query("INSERT INTO users (name) SELECT unnest(\(members)::text[]) ON CONFLICT (name) DO NOTHING")

@@ -16,7 +16,7 @@ extension PostgresStateStore {
     /// Kept true by the node's own writes (as SQLite's store keeps its writer's): a saved user's row
     /// is read again, a counted badge is set in place, a membership change drops its group. Every
     /// write that changes what is kept moves `app_version.data_version` once per transaction; the
-    /// write lock answers it (``PostgresStateStore/lockForWriting(_:)``), and when it is not the
+    /// write lock answers it (``PostgresStateStore/lockForWriting(_:readingRecordsOf:)``), and when it is not the
     /// version this node's last commit left, another node wrote: the receivers are dropped, and the
     /// badge log is read on from where it was (it only grows until a fold). A rollback, a failed
     /// commit or a savepoint rolled back drops everything. Used under the store's `lock`, except
@@ -202,19 +202,12 @@ extension PostgresStateStore.Transaction {
             """)
         if let kept = context.keptData { kept.badges = BadgeOverlay() } else { context.badges = BadgeOverlay() }
     }
-
-    /// Moves the data version now (a change to users, devices, settings or members), unless this
-    /// transaction already did.
-    func dataChanges() throws {
-        if let bump = context.bumpingCTE() { try session.query("WITH \(unescaped: bump) SELECT 1") }
-    }
 }
 
 extension BadgeOverlay {
     /// Adds one log row's entries (``BadgeLogEntries``) from a column of `row`.
     mutating func add(_ row: Cells, id: Int64, column: Int = 1) throws {
-        var buffer = try row.row[column].decode(ByteBuffer.self)
+        let buffer = try row.row[column].decode(ByteBuffer.self)
         try buffer.withUnsafeReadableBytes { try add($0, id: id) }
-        buffer.moveReaderIndex(to: buffer.writerIndex)
     }
 }

@@ -69,9 +69,7 @@ extension PostgresStateStore.Transaction {
             if try badgeOverlay().entries > (context.store?.badgeLogLimit ?? .max) { try foldBadgeLog() }
         }
         guard let kept = context.keptData else { return }
-        for table in kept.receivers.tables.values {
-            for (key, badge) in badges { if let position = table.position(of: key.rawValue) { table.setBadge(badge, at: position) } }
-        }
+        kept.receivers.setBadges(badges)
         kept.users.setBadges(badges)
     }
 
@@ -89,8 +87,8 @@ extension PostgresStateStore.Transaction {
 
     func recordSentMessages(_ messages: [SentMessage], forgettingBefore cutoff: Instant) throws {
         try checkWritable()
-        try pruneSentMessages(before: cutoff)
-        try writeSendEffects(badges: [], deliveries: [], records: messages, forgettingBefore: cutoff)
+        // With records, the effects' statement prunes; without, pruning is all there is to do.
+        if messages.isEmpty { try pruneSentMessages(before: cutoff) } else { try writeSendEffects(badges: [], deliveries: [], records: messages, forgettingBefore: cutoff) }
     }
 
     /// Forgets records sent before `cutoff` and the rolls only they used: at most once per second of

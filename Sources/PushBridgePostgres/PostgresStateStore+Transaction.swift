@@ -48,7 +48,8 @@ extension PostgresStateStore {
             return "pushbridge_data AS (UPDATE app_version SET data_version = data_version + 1)"
         }
 
-        /// ``bumpingCTE()`` as the `WITH` clause that starts a statement, or nothing.
+        /// ``bumpingCTE()`` as the `WITH` clause that starts a statement (the first of a change to
+        /// users, devices, settings or members), or nothing.
         func bumping() -> String { bumpingCTE().map { "WITH \($0) " } ?? "" }
 
         /// A savepoint was rolled back: its statements, a data version move among them, are undone,

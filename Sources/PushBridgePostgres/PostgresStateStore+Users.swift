@@ -67,7 +67,6 @@ extension PostgresStateStore.Transaction {
 
     func save(_ state: UserState, replacing previous: UserState?) throws {
         try checkWritable()
-        try dataChanges()
         context.keptData?.users.forget(state.user)
         let bound = try state.boundCertificate.map { try certificateID($0) }
         let (presence, since) = StoredCodes.encode(state.presence)
@@ -75,7 +74,7 @@ extension PostgresStateStore.Transaction {
         let style = state.displayStyle == .messageSummary ? 1 : 0
         let upserted = try rows(
             """
-            INSERT INTO users (name, configured, bound_certificate, presence, background_since,
+            \(unescaped: context.bumping())INSERT INTO users (name, configured, bound_certificate, presence, background_since,
                 background_grace, app_remind, window_start, window_end, app_silent_start, app_silent_until, display_style,
                 display_name, language, one_to_one_sound, group_sound, time_zone)
             VALUES (\(state.user), true, \(bound), \(presence), \(since), \(state.backgroundGraceSeconds), \(remind),
@@ -147,13 +146,12 @@ extension PostgresStateStore.Transaction {
     func removeUser(_ id: UserID) throws -> Bool {
         try checkWritable()
         guard let key = try rows("SELECT id FROM users WHERE name = \(id)").first?.int64(0) else { return false }
-        try dataChanges()
         if let kept = context.keptData {
             kept.receivers.tables = kept.receivers.tables.filter { $0.value.position(of: key) == nil }
             kept.users.forget(id)
         }
         for table in ["devices", "badge_counters", "conversation_settings", "name_cards", "members"] {
-            try session.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE user_id = $1", binds: try binds(key)))
+            try session.query(PostgresQuery(unsafeSQL: context.bumping() + "DELETE FROM \(table) WHERE user_id = $1", binds: try binds(key)))  // the first moves the data version
         }
         try session.query("DELETE FROM users WHERE id = \(key)")
         return true

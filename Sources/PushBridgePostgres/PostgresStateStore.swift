@@ -112,7 +112,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
         try lock.withLock {
             try pool.use(schema: schema) { session in
                 try writing(session, readingRecordsOf: ids) { context in
-                    context.restart = { [unowned self] in
+                    context.restart = { [unowned self, unowned context] in  // the context holds it
                         kept.forget()  // what the undone writes changed of it
                         do {
                             try session.execute("ROLLBACK")

@@ -2,7 +2,8 @@
 /// users for one-to-one messages (``KeptUsers``) — within one budget of rows for the whole store
 /// (``SQLiteStateStore/Options/keptReceivers``; a quarter of it is the most users kept).
 ///
-/// Owned by the store and used by its writer only: every send is a write, so the cache follows the
+/// On PostgreSQL a node keeps one per app under the data version (`PostgresStateStore.KeptData`).
+/// On SQLite it is owned by the store and used by its writer only: every send is a write, so the cache follows the
 /// writer's snapshot — kept true by the writer's own writes, dropped when another connection commits
 /// (`PRAGMA data_version`, checked when a transaction begins) or a transaction rolls back. Reader
 /// connections keep none (``none``): a read sees its own snapshot's rows, and the memory a store
@@ -40,6 +41,14 @@ package final class ReceiverCache {
     /// Keeps a user for one-to-one messages, within a quarter of ``limit`` users.
     package func keep(_ user: KeptUsers.User) {
         users.keep(user, limit: limit / 4)
+    }
+
+    /// Sets counted badges in the kept tables and users that hold their rows.
+    package func setBadges(_ badges: [(key: UserKey, badge: Int)]) {
+        for table in tables.values {
+            for (key, badge) in badges { if let position = table.position(of: key.rawValue) { table.setBadge(badge, at: position) } }
+        }
+        users.setBadges(badges)
     }
 
     /// Forgets everything kept.

@@ -101,9 +101,6 @@ extension SQLiteStateStore.Transaction {
         } else {
             try writeCounters(badges.lazy.map { ($0.key.rawValue, $0.badge) }, skippingForgottenUsers: false)
         }
-        for table in connection.receivers.tables.values {
-            for (key, badge) in badges { if let position = table.position(of: key.rawValue) { table.setBadge(badge, at: position) } }
-        }
-        connection.receivers.users.setBadges(badges)
+        connection.receivers.setBadges(badges)
     }
 }
