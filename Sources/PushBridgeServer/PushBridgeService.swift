@@ -29,10 +29,11 @@ public struct PushBridgeService: Sendable {
     }
 
     /// The router with every route of SPEC §11 (and the error body for what matches none).
-    public func router() -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
-        router.add(middleware: ServiceMiddleware(metrics: metrics, logger: logger))
-        ServiceRoutes(apps: apps, configuration: configuration, metrics: metrics, logger: logger).register(on: router)
+    public func router() -> Router<ServiceRequestContext> {
+        let router = Router(context: ServiceRequestContext.self)
+        let table = RouteTable()
+        router.add(middleware: ServiceMiddleware(metrics: metrics, logger: logger, routes: table))
+        ServiceRoutes(apps: apps, configuration: configuration, metrics: metrics, logger: logger).register(on: RecordingRouter(router: router, table: table))
         return router
     }
 
@@ -48,7 +49,7 @@ public struct PushBridgeService: Sendable {
         }
         return Application(
             router: router(),
-            server: .http1(configuration: .init(additionalChannelHandlers: [HTTPFramingHandler(refused: refused)], idleTimeout: timeout)),
+            server: .http1(configuration: .init(additionalChannelHandlers: [HTTPFramingHandler(bodyLimitBytes: configuration.bodyLimitBytes, refused: refused)], idleTimeout: timeout)),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "PushBridge"),
             services: [StoreCloser(apps: apps)],
             onServerRunning: onServerRunning,

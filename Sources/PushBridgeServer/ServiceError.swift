@@ -65,6 +65,8 @@ public struct ServiceError: Error, HTTPResponseError, Sendable, CustomStringConv
     static func reading(_ error: any Error) -> ServiceError? {
         switch error {
         case let error as HTTPParserError: return error == .invalidEOFState ? .clientClosed : .malformedHTTP(error)
+        case let error as HTTPConnectionGuard.ChunkTooLarge:
+            return ServiceError(.contentTooLarge, code: "too-large", expected: "a body of at most \(error.limit) bytes", found: "a chunk of 0x\(error.declared) bytes")
         case is ChannelError, is IOError, is CancellationError: return .clientClosed
         default: return nil
         }

@@ -1,14 +1,18 @@
 import Hummingbird
 import Logging
+import NIOCore
 import NIOHTTP1
+import PushBridgeJSON
 import PushBridgeStore
 
 /// Around every request: turns errors into the JSON error body, writes one log line (app, route,
 /// status, duration) and counts the request. Never logs headers or bodies (keys stay out of logs).
 struct ServiceMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+    typealias Context = ServiceRequestContext
     let metrics: ServiceMetrics
     let logger: Logger
+    /// Every route by path and method: a path that exists without the request's method is 405.
+    let routes: RouteTable
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -18,7 +22,11 @@ struct ServiceMiddleware: RouterMiddleware {
         } catch let error as ServiceError {
             response = try error.response(from: request, context: context)
         } catch let error as HTTPError {
-            response = try Self.serviceError(for: error.status).response(from: request, context: context)
+            if error.status == .notFound, let (methods, family) = routes.methods(for: request.uri.path) {
+                response = Self.methodNotAllowed(request.method, allowed: methods, family: family)
+            } else {
+                response = try Self.serviceError(for: error.status).response(from: request, context: context)
+            }
         } catch let error as StoreError {
             // Opening an app's store or reading the directory (outside a route's own handling).
             logger.warning("store failure", metadata: ["error": "\(error)", "route": "\(context.endpointPath ?? "?")"])
@@ -63,10 +71,33 @@ struct ServiceMiddleware: RouterMiddleware {
     /// The error body for what the router itself refuses.
     static func serviceError(for status: HTTPResponse.Status) -> ServiceError {
         switch status {
-        case .notFound: return ServiceError(.notFound, code: "not-found", expected: "a route of the native API (see README \"Run the service\")")
+        case .notFound: return ServiceError(.notFound, code: "not-found", expected: "a route of the native API (the article Running the service lists them)")
         case .methodNotAllowed: return ServiceError(.methodNotAllowed, code: "method-not-allowed", expected: "a method this route takes")
         case .contentTooLarge: return ServiceError(.contentTooLarge, code: "too-large", expected: "a smaller body")
         default: return ServiceError(status, code: "http-\(status.code)", expected: status.reasonPhrase)
         }
+    }
+
+    /// 405 with `Allow` (RFC 9110 §15.5.6) in the error shape of the path's route family.
+    /// - Parameters:
+    ///   - method: the request's method.
+    ///   - allowed: the methods the path's route takes.
+    ///   - family: the route family of the path.
+    static func methodNotAllowed(_ method: HTTPRequest.Method, allowed: [HTTPRequest.Method], family: RouteTable.Family) -> Response {
+        let allow = allowed.map(\.rawValue).joined(separator: ", ")
+        let expected = "a method this route takes (Allow: \(allow))"
+        var response: Response
+        switch family {
+        case .native:
+            let error = ServiceError(.methodNotAllowed, code: "method-not-allowed", expected: expected, found: JSONWriter.quoted(method.rawValue))
+            response = Response(status: .methodNotAllowed, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: error.body)))
+        case .easemob:
+            response = EasemobFailure(status: .methodNotAllowed, error: "method_not_allowed", description: "\(method.rawValue): expected \(expected)").response()
+        case .tencent:
+            // Tencent answers HTTP 200 with its code; a method it has no command for is 405 here, with its body.
+            response = ServiceRoutes.tencentBody(60008, "HTTP method \(method.rawValue) is not served: expected \(expected)", status: .methodNotAllowed)
+        }
+        response.headers[.allow] = allow
+        return response
     }
 }

@@ -5,8 +5,8 @@ import PushBridgeJSON
 
 extension ServiceRoutes {
     /// `POST /v1/apps` (admin key), `GET` / `PUT /v1/apps/{app}` (the app's key).
-    func registerApps(on router: Router<Context>) {
-        router.post("/v1/apps") { request, _ in
+    func registerApps(on router: RecordingRouter<Context>) {
+        router.post("/v1/apps") { request, context in
             guard apps.isAdmin(request.bearerKey) else {
                 if request.bearerKey == nil || apps.configuration.adminKeyHash == nil {
                     throw ServiceError(.unauthorized, code: "unauthorized",
@@ -15,7 +15,7 @@ extension ServiceRoutes {
                 }
                 throw ServiceError(.forbidden, code: "forbidden", expected: "the admin key (apps are created with it only)")
             }
-            let chosen = try await optionalBody(request).flatMap { body in
+            let chosen = try await optionalBody(request, context).flatMap { body in
                 try checking {
                     let reader = try FieldReader(body, at: .root, what: "{\"app\": id} or nothing")
                     try reader.allowOnly(["app"], context: "a new app")
@@ -40,7 +40,7 @@ extension ServiceRoutes {
         }
         router.put("/v1/apps/:app") { request, context in
             let tenant = try await tenant(request, context)
-            let body = try await body(request)
+            let body = try await body(request, context)
             let app = try await answering { () async throws -> AppConfiguration in
                 let app = try Scenario.app(from: body, at: .root)
                 try await tenant.write { try $0.configure(app) }

@@ -100,10 +100,10 @@ struct EasemobApp: Sendable {
 
 extension ServiceRoutes {
     /// Easemob / Agora Chat server REST (SPEC §12) at the vendor's own paths, `/{org}/{app}/…`.
-    func registerEasemob(on router: Router<Context>) {
+    func registerEasemob(on router: RecordingRouter<Context>) {
         router.post("/:org/:app/token") { request, context in
             try await easemob(request, context, authenticated: false) { app in
-                let body = try await body(request)
+                let body = try await body(request, context)
                 let (seconds, _) = try Self.tokenRequest(body, binding: app.binding)
                 let now = Instant.now
                 let token = AppToken.issue(signingKey: app.binding.signingKey, expiresAt: now.adding(seconds: seconds))
@@ -114,7 +114,7 @@ extension ServiceRoutes {
         // Registration: the user gets the Easemob defaults; a nickname is updatePushDisplayName.
         router.post("/:org/:app/users") { request, context in
             try await easemob(request, context) { app in
-                let registrations = try EasemobREST.registrations(try await body(request))
+                let registrations = try EasemobREST.registrations(try await body(request, context))
                 let now = Instant.now
                 try await answering {
                     try await app.tenant.write { facade in
@@ -158,7 +158,7 @@ extension ServiceRoutes {
         router.put("/:org/:app/users/:username") { request, context in
             try await easemob(request, context) { app in
                 let user = try parameter("username", context)
-                let calls = try Self.easemobCalls(try EasemobREST.userCalls(try await body(request)))
+                let calls = try Self.easemobCalls(try EasemobREST.userCalls(try await body(request, context)))
                 let results = try await answering { try await app.tenant.write { try $0.apply(calls, dialect: "easemob-legacy", user: user) } }
                 return envelope(app, request, action: "put", entities: [EasemobREST.userEntity(user, options: results.last.flatMap { $0 } ?? .null)])
             }
@@ -166,7 +166,7 @@ extension ServiceRoutes {
         router.put("/:org/:app/users/:username/notification/language") { request, context in
             try await easemob(request, context) { app in
                 let user = try parameter("username", context)
-                let calls = try Self.easemobCalls(try EasemobREST.languageCalls(try await body(request)))
+                let calls = try Self.easemobCalls(try EasemobREST.languageCalls(try await body(request, context)))
                 let results = try await answering { try await app.tenant.write { try $0.apply(calls, dialect: "agora-silent", user: user) } }
                 return envelope(app, request, action: "put", data: EasemobREST.languageData(results.last.flatMap { $0 } ?? .null))
             }
@@ -182,7 +182,7 @@ extension ServiceRoutes {
                 let user = try parameter("username", context)
                 let target = try EasemobREST.notificationTarget(
                     chattype: try parameter("chattype", context), key: try parameter("key", context), username: user)
-                let calls = try Self.easemobCalls(try EasemobREST.notificationCalls(try await body(request), target: target))
+                let calls = try Self.easemobCalls(try EasemobREST.notificationCalls(try await body(request, context), target: target))
                 let results = try await answering { try await app.tenant.write { try $0.apply(calls, dialect: "agora-silent", user: user) } }
                 return envelope(app, request, action: "put", data: EasemobREST.notificationData(results.last.flatMap { $0 } ?? .null, target: target))
             }
@@ -198,7 +198,7 @@ extension ServiceRoutes {
         }
         router.post("/:org/:app/notification/template") { request, context in
             try await easemob(request, context) { app in
-                let template = try EasemobREST.template(try await body(request))
+                let template = try EasemobREST.template(try await body(request, context))
                 let now = Instant.now
                 try await answering {
                     try await app.tenant.write { facade in
@@ -237,14 +237,14 @@ extension ServiceRoutes {
         }
         router.post("/:org/:app/messages") { request, context in
             try await easemob(request, context) { app in
-                let messages = try EasemobREST.legacyMessages(try await body(request), newID: try messageIDs(request))
+                let messages = try EasemobREST.legacyMessages(try await body(request, context), newID: try messageIDs(request))
                 return try await easemobSend(messages, app, request) { _, _ in "success" }
             }
         }
         for (path, kind) in [("users", ChatKind.oneToOne), ("chatgroups", ChatKind.group)] {
             router.post("/:org/:app/messages/\(path)") { request, context in
                 try await easemob(request, context) { app in
-                    let messages = try EasemobREST.messages(try await body(request), kind: kind, newID: try messageIDs(request))
+                    let messages = try EasemobREST.messages(try await body(request, context), kind: kind, newID: try messageIDs(request))
                     return try await easemobSend(messages, app, request) { _, id in id }
                 }
             }

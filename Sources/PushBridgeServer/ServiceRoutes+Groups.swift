@@ -5,7 +5,7 @@ import PushBridgeJSON
 
 extension ServiceRoutes {
     /// A group's members: read, replace the whole list, add, remove one.
-    func registerGroups(on router: Router<Context>) {
+    func registerGroups(on router: RecordingRouter<Context>) {
         router.get("/v1/apps/:app/groups/:group/members") { request, context in
             let tenant = try await tenant(request, context)
             let group = try parameter("group", context)
@@ -15,14 +15,14 @@ extension ServiceRoutes {
         router.put("/v1/apps/:app/groups/:group/members") { request, context in
             let tenant = try await tenant(request, context)
             let group = try parameter("group", context)
-            let members = try memberList(try await body(request))
+            let members = try memberList(try await body(request, context))
             try await answering { try await tenant.write { facade in try Self.listed { try facade.setMembers(members, of: group) } } }
             return json(Self.membersBody(group, members))
         }
         router.post("/v1/apps/:app/groups/:group/members") { request, context in
             let tenant = try await tenant(request, context)
             let group = try parameter("group", context)
-            let added = try memberList(try await body(request))
+            let added = try memberList(try await body(request, context))
             let members = try await answering { try await tenant.write { facade in try Self.listed { try facade.addMembers(added, to: group) } } }
             return json(Self.membersBody(group, members))
         }

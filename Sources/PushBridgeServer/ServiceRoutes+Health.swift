@@ -3,7 +3,7 @@ import PushBridgeJSON
 
 extension ServiceRoutes {
     /// `GET /healthz` (the process answers), `GET /readyz` (it takes requests), `GET /metrics`.
-    func registerHealth(on router: Router<Context>) {
+    func registerHealth(on router: RecordingRouter<Context>) {
         router.get("/healthz") { _, _ in json(Array(#"{"status":"ok"}"#.utf8)) }
         router.get("/readyz") { _, _ in
             guard apps.isOpen else { throw ServiceError.stopping }

@@ -8,7 +8,7 @@ import PushBridgeJSON
 
 extension ServiceRoutes {
     /// Sending a dialect message, and reading a sent message back.
-    func registerMessages(on router: Router<Context>) {
+    func registerMessages(on router: RecordingRouter<Context>) {
         // → 201 {"message": id, "decisions": [...]}; a repeated id → 200, the first decisions, "repeat": true.
         // ?answer=summary → {"message": id, "receivers": n, "pushed": n, "suppressed": {reason: n}} instead
         // of one decision per receiver (a large group: the decisions stay readable with GET).
@@ -24,7 +24,7 @@ extension ServiceRoutes {
             }
             let sender = try queryIdentifier("sender", request)
             let answer = try MessageAnswer(query.get("answer"))
-            let message = try await body(request)
+            let message = try await body(request, context)
             let now = Instant.now
             // Read and checked here, in parallel with other requests: bad input never reaches the writer.
             let prepared = try await answering {

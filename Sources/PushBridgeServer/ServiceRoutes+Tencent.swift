@@ -10,7 +10,7 @@ extension ServiceRoutes {
     /// Tencent Cloud IM server REST (SPEC §12) at the vendor's own path,
     /// `POST /v4/{service}/{command}?sdkappid=&identifier=&usersig=&random=&contenttype=json`.
     /// Every answer is HTTP 200 with `ActionStatus`, `ErrorCode` and `ErrorInfo`, as Tencent's.
-    func registerTencent(on router: Router<Context>) {
+    func registerTencent(on router: RecordingRouter<Context>) {
         router.post("/v4/:service/:command") { request, context in
             do {
                 let path = try parameter("service", context) + "/" + parameter("command", context)
@@ -20,7 +20,7 @@ extension ServiceRoutes {
                 let (binding, tenant) = try await tencentAccess(request, command: command)
                 let body: JSONValue
                 do {
-                    body = try await self.body(request)
+                    body = try await self.body(request, context)
                 } catch let error as ServiceError where error.status == .badRequest && error.code != "malformed-http" {
                     throw TencentREST.Failure(code: command.jsonCode, info: EasemobFailure(error).description)
                 }
@@ -159,6 +159,13 @@ extension ServiceRoutes {
     }
 
     func tencentFail(_ code: Int, _ info: String) -> Response {
-        json(.object(JSONObject([("ActionStatus", "FAIL"), ("ErrorInfo", .string(info)), ("ErrorCode", .int(Int64(code)))])))
+        Self.tencentBody(code, info)
+    }
+
+    /// Tencent's failure body (HTTP 200 unless a status is given).
+    static func tencentBody(_ code: Int, _ info: String, status: HTTPResponse.Status = .ok) -> Response {
+        var w = JSONWriter()
+        w.write(.object(JSONObject([("ActionStatus", "FAIL"), ("ErrorInfo", .string(info)), ("ErrorCode", .int(Int64(code)))])))
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: w.bytes)))
     }
 }

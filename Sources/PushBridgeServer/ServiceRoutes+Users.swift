@@ -7,13 +7,13 @@ import PushBridgeStore
 
 extension ServiceRoutes {
     /// Calls, state, presence, devices and removal of one user.
-    func registerUsers(on router: Router<Context>) {
+    func registerUsers(on router: RecordingRouter<Context>) {
         // A user's dialect calls, in one transaction: all applied, or (one rejected) none.
         router.post("/v1/apps/:app/users/:user/calls") { request, context in
             let tenant = try await tenant(request, context)
             let user = try parameter("user", context)
             let dialect = try dialect(request, in: tenant)
-            let body = try await body(request)
+            let body = try await body(request, context)
             let now = Instant.now
             let results = try await answering { () async throws -> [(JSONValue, JSONValue?)] in
                 let calls = try Scenario.calls(from: body, at: .root, now: now).map { PushFacade.DialectCall($0.call, at: $0.at, pointer: $0.pointer) }
@@ -48,7 +48,7 @@ extension ServiceRoutes {
             let tenant = try await tenant(request, context)
             let user = try parameter("user", context)
             let dialect = try dialect(request, in: tenant)
-            let body = try await body(request)
+            let body = try await body(request, context)
             let presence = try checking { try Self.presence(from: body) }
             let record = try await answering(notFoundAt: ["/user"]) { () async throws -> UserRecord in
                 try await tenant.write { facade in

@@ -9,7 +9,7 @@ extension ServiceRoutes {
     /// The vendor credentials an app answers the vendors' REST with (SPEC §12): `PUT` / `DELETE
     /// /v1/apps/{app}/vendors/{easemob|tencent}`, `GET /v1/apps/{app}/vendors`. Secrets go in and
     /// never come out: answers show the client id or administrator only.
-    func registerVendors(on router: Router<Context>) {
+    func registerVendors(on router: RecordingRouter<Context>) {
         router.get("/v1/apps/:app/vendors") { request, context in
             let tenant = try await tenant(request, context)
             return json(.object(JSONObject([("vendors", .array(apps.bindings(of: tenant.id).map(Self.bindingBody)))])))
@@ -17,7 +17,7 @@ extension ServiceRoutes {
         router.put("/v1/apps/:app/vendors/:vendor") { request, context in
             let tenant = try await tenant(request, context)
             let vendor = try self.vendor(context)
-            let body = try await body(request)
+            let body = try await body(request, context)
             let binding = try checking { try Self.binding(body, vendor: vendor, app: tenant.id, now: .now) }
             guard try await apps.bind(binding) else {
                 throw ServiceError(.conflict, code: "conflict", pointer: vendor == .easemob ? "/org" : "/sdkAppId",

@@ -15,9 +15,9 @@ struct ServiceRoutes: Sendable {
     let metrics: ServiceMetrics
     let logger: Logger
 
-    typealias Context = BasicRequestContext
+    typealias Context = ServiceRequestContext
 
-    func register(on router: Router<Context>) {
+    func register(on router: RecordingRouter<Context>) {
         registerHealth(on: router)
         registerApps(on: router)
         registerUsers(on: router)
@@ -85,20 +85,26 @@ struct ServiceRoutes: Sendable {
 
     /// The request body as JSON: at most the configured size (413), `application/json` when a
     /// content type is given (415), well-formed (400 with the pointer).
-    func body(_ request: Request) async throws -> JSONValue {
-        guard let value = try await optionalBody(request) else {
+    func body(_ request: Request, _ context: Context) async throws -> JSONValue {
+        guard let value = try await optionalBody(request, context) else {
             throw ServiceError(.badRequest, code: "missing-key", pointer: "/", expected: "a JSON body")
         }
         return value
     }
 
-    /// The request body as JSON, or `nil` when there is none.
-    func optionalBody(_ request: Request) async throws -> JSONValue? {
+    /// The request body as JSON, or `nil` when there is none. A body declared larger than the
+    /// limit is refused before a byte of it is read (413 at once, also to a client waiting on
+    /// `Expect: 100-continue`, which gets `100 Continue` only here, once the request is accepted).
+    func optionalBody(_ request: Request, _ context: Context) async throws -> JSONValue? {
         if let type = request.headers[.contentType] {
             guard Self.isJSON(mediaType: type) else {
                 throw ServiceError(.unsupportedMediaType, code: "unsupported-media-type", expected: "Content-Type: application/json", found: JSONWriter.quoted(type))
             }
         }
+        if let declared = request.headers[.contentLength], let length = UInt64(declared), length > UInt64(configuration.bodyLimitBytes) {
+            throw ServiceError(.contentTooLarge, code: "too-large", expected: "a body of at most \(configuration.bodyLimitBytes) bytes", found: "Content-Length: \(declared)")
+        }
+        context.continueReadingBody()
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: configuration.bodyLimitBytes)

@@ -50,19 +50,8 @@ public enum AppToken {
         Array(HMAC<SHA256>.authenticationCode(for: Array(body.utf8), using: SymmetricKey(data: key)))
     }
 
-    static func base64URL(_ bytes: [UInt8]) -> String {
-        var text = Data(bytes).base64EncodedString()
-        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        while text.hasSuffix("=") { text.removeLast() }
-        return text
-    }
+    static func base64URL(_ bytes: [UInt8]) -> String { StrictBase64.url.encode(bytes) }
 
-    static func fromBase64URL(_ text: String) -> [UInt8]? {
-        guard text.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) || $0 == 45 || $0 == 95 }) else {
-            return nil
-        }
-        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while standard.utf8.count % 4 != 0 { standard += "=" }
-        return Data(base64Encoded: standard).map(Array.init)
-    }
+    /// Strict: one spelling per value (a token whose last character's spare bits are set is not this token).
+    static func fromBase64URL(_ text: String) -> [UInt8]? { StrictBase64.url.decode(text) }
 }

@@ -73,7 +73,7 @@ public struct UserSig: Hashable, Sendable {
         let (sig, claimed) = try decode(text)
         guard sig.identifier == identifier else { throw .identifierMismatch }
         guard sig.sdkAppID == sdkAppID else { throw .appMismatch }
-        guard let claimedBytes = Data(base64Encoded: claimed).map(Array.init) else { throw .malformed("TLS.sig is not base64") }
+        guard let claimedBytes = StrictBase64.standard.decode(claimed) else { throw .malformed("TLS.sig is not canonical base64") }
         let expected = sig.mac(secretKey: secretKey)
         guard claimedBytes.count == expected.count, zip(claimedBytes, expected).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else {
             throw .badSignature
@@ -96,11 +96,11 @@ public struct UserSig: Hashable, Sendable {
             JSONObject([
                 ("TLS.ver", .string("2.0")), ("TLS.identifier", .string(identifier)), ("TLS.sdkappid", .int(Int64(bitPattern: sdkAppID))),
                 ("TLS.expire", .int(expire)), ("TLS.time", .int(time)),
-                ("TLS.sig", .string(Data(sig.mac(secretKey: secretKey)).base64EncodedString())),
+                ("TLS.sig", .string(StrictBase64.standard.encode(sig.mac(secretKey: secretKey)))),
             ]))
         var w = JSONWriter()
         w.write(json)
-        return urlSafe(Data(Zlib.deflate(w.bytes)).base64EncodedString())
+        return StrictBase64.tencent.encode(Zlib.deflate(w.bytes))
     }
 
     /// HMAC-SHA256 over the documented content, keyed with the secret key's UTF-8 bytes.
@@ -111,30 +111,11 @@ public struct UserSig: Hashable, Sendable {
         return Array(HMAC<SHA256>.authenticationCode(for: Array(content.utf8), using: key))
     }
 
-    /// Tencent's base64 variant: `+`→`*`, `/`→`-`, `=`→`_`.
-    static func urlSafe(_ base64: String) -> String {
-        String(String.UnicodeScalarView(base64.unicodeScalars.map { c -> Unicode.Scalar in
-            switch c {
-            case "+": return "*"
-            case "/": return "-"
-            case "=": return "_"
-            default: return c
-            }
-        }))
-    }
-
     /// The signature's fields and its claimed `TLS.sig`.
     static func decode(_ text: String) throws(Failure) -> (UserSig, String) {
-        let standard = String(String.UnicodeScalarView(text.unicodeScalars.map { c -> Unicode.Scalar in
-            switch c {
-            case "*": return "+"
-            case "-": return "/"
-            case "_": return "="
-            default: return c
-            }
-        }))
-        guard let compressed = Data(base64Encoded: standard) else { throw .malformed("not Tencent's URL-safe base64") }
-        guard let json = Zlib.inflate(Array(compressed)) else { throw .malformed("not a zlib stream") }
+        // Strict: one spelling per signature (spare bits zero, exact padding).
+        guard let compressed = StrictBase64.tencent.decode(text) else { throw .malformed("not Tencent's URL-safe base64") }
+        guard let json = Zlib.inflate(compressed) else { throw .malformed("not a zlib stream") }
         guard case .object(let o)? = try? JSONParser.parse(json) else { throw .malformed("not a JSON object") }
         guard case .string("2.0")? = o["TLS.ver"] else { throw .malformed("TLS.ver is not \"2.0\"") }
         guard case .string(let identifier)? = o["TLS.identifier"] else { throw .malformed("no TLS.identifier") }

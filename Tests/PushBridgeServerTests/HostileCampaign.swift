@@ -144,9 +144,11 @@ struct HostileCampaign {
             let accepted: Bool
             switch route {
             case .tencent where reply.status == 404 || reply.status == 405:
-                // Another method on a vendor path: the router's refusal, with the native error body.
+                // Another method on a vendor path: 405 with Allow, in Tencent's own body (issue 51).
                 accepted = false
-                if reply.errorCode == nil { report.missingErrorBodies.append("\(label) → \(reply.status) \(reply.text.prefix(200))") }
+                if (reply.json?["ErrorCode"]?.intValue ?? 0) == 0 || reply.json?["ErrorInfo"]?.stringValue == nil {
+                    report.missingErrorBodies.append("\(label) → \(reply.status) \(reply.text.prefix(200))")
+                }
             case .tencent:
                 accepted = reply.status == 200 && reply.json?["ErrorCode"] == .int(0)
                 if !accepted && ((reply.json?["ErrorCode"]?.intValue ?? 0) == 0 || reply.json?["ErrorInfo"]?.stringValue == nil) {

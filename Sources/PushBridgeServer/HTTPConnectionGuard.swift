@@ -1,0 +1,299 @@
+import Foundation
+import NIOCore
+
+/// The raw bytes of an HTTP/1.1 connection, before the parser: follows the framing (request
+/// lines, heads, fixed and chunked bodies) to judge what the parser alone would wait on, and closes
+/// the connection without cutting off an answer the client has yet to read.
+///
+/// - A request line without an HTTP version (HTTP/0.9, `GET /`) or a second empty line where a
+///   request line belongs is refused at once (400 `malformed-http`, through ``HTTPFramingHandler``),
+///   where the parser would wait out the idle timeout.
+/// - A chunk whose declared size is over the body limit (`ffffffffffffffff`) fails the body at once
+///   (``ChunkTooLarge``: 413), where the parser would wait for the bytes.
+/// - Whether the request being parsed is a `HEAD` (its refusal then carries no body).
+/// - A lingering close (as servers have long done, RFC 9112 §9.6): a connection closed while the
+///   client may still be sending shuts its output first (the answer, then FIN), reads and discards
+///   what still comes, bounded in bytes and time, and only then closes; closing with unread input
+///   would reset the connection and the client would lose the answer.
+///
+/// Added by ``HTTPFramingHandler`` at the front of the pipeline; runs on the connection's event loop.
+final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// A chunk declared larger than the body limit: the body's error (413 `too-large`).
+    struct ChunkTooLarge: Error, Sendable {
+        /// The chunk size as declared (hex digits).
+        var declared: String
+        /// The body limit it is over.
+        var limit: Int
+    }
+
+    /// How long a lingering close reads what the client still sends, at most.
+    static let lingerTime = TimeAmount.seconds(3)
+    /// How many bytes a lingering close reads away, at most.
+    static let lingerBytes = 32 << 20
+    /// A request line or a head longer than this is left to the parser (which has its own limit).
+    static let headLimit = 96 * 1024
+
+    private enum Phase {
+        /// Before a request line; its bytes are held until the line is whole and judged.
+        case requestLine(emptyLines: Int)
+        /// In a head: the header bytes seen so far (to read Content-Length and Transfer-Encoding).
+        case headers
+        case fixedBody(remaining: UInt64)
+        case chunkSize
+        case chunkData(remaining: UInt64)
+        /// The CRLF after a chunk's data.
+        case chunkEnd
+        /// Trailer lines after the last chunk, until an empty one.
+        case trailers
+        /// Framing this guard does not follow (the parser will refuse it): bytes pass as they are.
+        case untracked
+        /// After a refusal: nothing more reaches the parser.
+        case discarding
+    }
+
+    private let bodyLimitBytes: Int
+    private let refuse: (ServiceError) -> Void
+    private var phase = Phase.requestLine(emptyLines: 0)
+    /// The current line (request line, header block, chunk size or trailer line) as read so far.
+    private var line: [UInt8] = []
+    /// Whether the request being parsed is a `HEAD`.
+    private(set) var requestIsHead = false
+    private var lingering = false
+    private var lingeredBytes = 0
+    private var inputClosed = false
+
+    /// - Parameters:
+    ///   - bodyLimitBytes: the largest body a route reads.
+    ///   - refuse: answers a request refused here (400) and closes.
+    init(bodyLimitBytes: Int, refuse: @escaping (ServiceError) -> Void) {
+        self.bodyLimitBytes = bodyLimitBytes
+        self.refuse = refuse
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        if lingering {
+            lingeredBytes += buffer.readableBytes
+            if lingeredBytes > Self.lingerBytes { context.close(promise: nil) } else { context.read() }
+            return
+        }
+        var out: ByteBuffer? = nil
+        let view = buffer.readableBytesView
+        var index = view.startIndex
+        var forwardFrom = view.startIndex
+        func write(_ bytes: some Sequence<UInt8>) {
+            if out == nil { out = context.channel.allocator.buffer(capacity: buffer.readableBytes + line.count) }
+            out!.writeBytes(bytes)
+        }
+        /// Bytes of `view` from `forwardFrom` up to `end` go on to the parser.
+        func forward(upTo end: Int) {
+            if end > forwardFrom { write(view[forwardFrom..<end]) }
+            forwardFrom = max(forwardFrom, end)
+        }
+        func flush() {
+            if let out { context.fireChannelRead(wrapInboundOut(out)) }
+        }
+        while index < view.endIndex {
+            switch phase {
+            case .untracked:
+                index = view.endIndex
+            case .discarding:
+                forward(upTo: index)
+                forwardFrom = view.endIndex
+                index = view.endIndex
+            case .fixedBody(let remaining):
+                let step = Int(min(remaining, UInt64(view.endIndex - index)))
+                index += step
+                phase = remaining == UInt64(step) ? .requestLine(emptyLines: 0) : .fixedBody(remaining: remaining - UInt64(step))
+            case .chunkData(let remaining):
+                let step = Int(min(remaining, UInt64(view.endIndex - index)))
+                index += step
+                phase = remaining == UInt64(step) ? .chunkEnd : .chunkData(remaining: remaining - UInt64(step))
+            case .requestLine(let emptyLines):
+                // Held back: the parser sees the line only once it is judged.
+                if line.isEmpty { forward(upTo: index) }
+                let byte = view[index]
+                index += 1
+                line.append(byte)
+                guard byte == UInt8(ascii: "\n") else {
+                    if line.count > Self.headLimit {
+                        write(line)
+                        line = []
+                        forwardFrom = index
+                        phase = .untracked
+                    }
+                    continue
+                }
+                let text = line.count >= 2 && line[line.count - 2] == UInt8(ascii: "\r") ? line.dropLast(2) : line.dropLast()
+                if text.isEmpty {
+                    // RFC 9112 §2.2: at least one empty line before a request line is ignored; a second is no request.
+                    line = []
+                    forwardFrom = index
+                    if emptyLines >= 1 {
+                        flush()
+                        refused(found: "an empty request line")
+                        return
+                    }
+                    phase = .requestLine(emptyLines: emptyLines + 1)
+                    continue
+                }
+                requestIsHead = text.starts(with: "HEAD ".utf8)
+                guard Self.hasVersion(Array(text)) else {
+                    flush()
+                    refused(found: "a request line without an HTTP version (HTTP/0.9 is not served)")
+                    return
+                }
+                // Judged: the held line goes on (it may have begun in an earlier read).
+                write(line)
+                line = []
+                forwardFrom = index
+                phase = .headers
+            case .headers:
+                let byte = view[index]
+                index += 1
+                line.append(byte)
+                if line.count > Self.headLimit {
+                    phase = .untracked
+                    line = []
+                } else if byte == UInt8(ascii: "\n") && Self.endsHead(line) {
+                    phase = bodyPhase(afterHead: line)
+                    line = []
+                }
+            case .chunkSize:
+                let byte = view[index]
+                index += 1
+                line.append(byte)
+                guard byte == UInt8(ascii: "\n") else {
+                    if line.count > 4_096 {
+                        phase = .untracked
+                        line = []
+                    }
+                    continue
+                }
+                let digits = line.prefix { Self.hexValue($0) != nil }
+                line = []
+                guard !digits.isEmpty, digits.count <= 16 else {
+                    phase = .untracked  // the parser refuses it
+                    continue
+                }
+                let size = digits.reduce(UInt64(0)) { $0 &* 16 &+ UInt64(Self.hexValue($1)!) }
+                if size > UInt64(bodyLimitBytes) {
+                    // Nothing after it reaches the parser; the route reading the body answers 413.
+                    forward(upTo: index)
+                    phase = .discarding
+                    flush()
+                    context.fireErrorCaught(ChunkTooLarge(declared: String(decoding: digits, as: UTF8.self), limit: bodyLimitBytes))
+                    return
+                }
+                phase = size == 0 ? .trailers : .chunkData(remaining: size)
+            case .chunkEnd:
+                let byte = view[index]
+                index += 1
+                if byte == UInt8(ascii: "\n") {
+                    phase = .chunkSize
+                } else if byte != UInt8(ascii: "\r") {
+                    phase = .untracked
+                }
+            case .trailers:
+                let byte = view[index]
+                index += 1
+                line.append(byte)
+                guard byte == UInt8(ascii: "\n") else { continue }
+                if line == [10] || line == [13, 10] { phase = .requestLine(emptyLines: 0) }
+                line = []
+            }
+        }
+        if case .requestLine = phase, !line.isEmpty {
+            // A line still held: what came before it went on already.
+        } else {
+            forward(upTo: view.endIndex)
+        }
+        flush()
+    }
+
+    private func refused(found: String) {
+        phase = .discarding
+        line = []
+        refuse(ServiceError(.badRequest, code: "malformed-http", expected: "a well-formed HTTP/1.1 request (RFC 9112)", found: found))
+    }
+
+    /// Whether a head's bytes end with its empty line.
+    private static func endsHead(_ head: [UInt8]) -> Bool {
+        head == [10] || head == [13, 10] || head.suffix(2).elementsEqual([10, 10]) || head.suffix(4).elementsEqual([13, 10, 13, 10])
+    }
+
+    /// Where a head's body goes: chunked, a fixed length, or none.
+    private func bodyPhase(afterHead head: [UInt8]) -> Phase {
+        var chunked = false
+        var length: UInt64? = nil
+        for rawLine in head.split(separator: UInt8(ascii: "\n")) {
+            guard let colon = rawLine.firstIndex(of: UInt8(ascii: ":")) else { continue }
+            let name = String(decoding: rawLine[rawLine.startIndex..<colon], as: UTF8.self).lowercased()
+            let value = String(decoding: rawLine[(colon + 1)...], as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: " \t\r"))
+            switch name {
+            case "transfer-encoding":
+                chunked = value.lowercased().split(separator: ",").last.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " \t")) == "chunked" } ?? false
+            case "content-length":
+                guard let n = UInt64(value), length == nil || length == n else { return .untracked }
+                length = n
+            default: break
+            }
+        }
+        if chunked { return length == nil ? .chunkSize : .untracked }
+        if let length, length > 0 { return .fixedBody(remaining: length) }
+        return .requestLine(emptyLines: 0)
+    }
+
+    /// `METHOD SP target SP HTTP/d.d`.
+    private static func hasVersion(_ line: [UInt8]) -> Bool {
+        let parts = line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+        guard parts.count == 3, let version = parts.last, version.count == 8 else { return false }
+        let v = Array(version)
+        return v.starts(with: "HTTP/".utf8) && (48...57).contains(v[5]) && v[6] == UInt8(ascii: ".") && (48...57).contains(v[7])
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: return c - 48
+        case 65...70: return c - 55
+        case 97...102: return c - 87
+        default: return nil
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            inputClosed = true
+            if lingering { context.close(promise: nil) }
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        inputClosed = true
+        context.fireChannelInactive()
+    }
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        guard mode != .input, !lingering, !inputClosed, context.channel.isActive else {
+            context.close(mode: mode, promise: promise)
+            return
+        }
+        // Output first: the answer is flushed, then FIN; what the client still sends is read away.
+        lingering = true
+        phase = .discarding
+        if mode == .output {
+            context.close(mode: .output, promise: promise)
+        } else {
+            context.close(mode: .output, promise: nil)
+            if let promise { context.channel.closeFuture.cascade(to: promise) }
+        }
+        context.eventLoop.scheduleTask(in: Self.lingerTime) { [context] in context.close(promise: nil) }
+        context.read()
+    }
+}

@@ -1,0 +1,252 @@
+import Foundation
+import PushBridgeServer
+import PushBridgeTestSupport
+import PushBridgeVendorREST
+import Testing
+
+/// The HTTP edges a campaign of a million hostile requests found (issue 51), each on a live server
+/// over raw sockets, where a client library would hide what the server writes: one spelling per
+/// token, early answers a client still writing can read, 405 with `Allow`, bodiless `HEAD` answers,
+/// `Expect: 100-continue`, and framing answered at once instead of at the idle timeout.
+@Suite("HTTP edges")
+struct HTTPEdgeTests {
+    typealias Reply = HostileInputTests.RawReply
+
+    /// The header `name` of a raw answer (first one), or `nil`.
+    static func header(_ name: String, _ reply: Reply) -> String? {
+        guard let end = reply.text.range(of: "\r\n\r\n") else { return nil }
+        for line in reply.text[..<end.lowerBound].split(separator: "\r\n").dropFirst() {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == name.lowercased() { return parts[1].trimmingCharacters(in: .whitespaces) }
+        }
+        return nil
+    }
+
+    /// A live service whose idle timeout (300 s) is far from every bound checked here: an answer
+    /// that came "at once" did not come from the timeout.
+    static func withService(_ body: @Sendable (LiveService) async throws -> Void) async throws {
+        try await HostileInputTests.withService("sqlite", body)
+    }
+
+    // MARK: 1. One spelling per token
+
+    @Test func aRespelledTokenOrUserSigIsRefusedOverTheWire() async throws {
+        try await Self.withService { service in
+            let routes = VendorRoutesTests()
+            let e = try await routes.easemobApp(service, "em")
+            let body = #"{"nickname":"Bob"}"#
+            #expect(try await service.call(.put, "\(e.prefix)/users/bob", key: e.token, body: body).status == 200)
+            let siblings = AppTokenTestSupport.siblings(of: e.token, alphabet: .url)
+            #expect(siblings.count == 3)
+            for sibling in siblings {
+                let reply = try await service.call(.put, "\(e.prefix)/users/bob", key: sibling, body: #"{"nickname":"Mallory"}"#)
+                #expect(reply.status == 401 && reply.json?["error"] == "unauthorized", "\(sibling): \(reply.text)")
+            }
+            // Tencent: a UserSig respelled in its last character is not a UserSig.
+            let t = try await routes.tencentApp(service, "tim")
+            let query = t.query()
+            let sig = String(query.split(separator: "&").first { $0.hasPrefix("usersig=") }!.dropFirst("usersig=".count))
+            let send = #"{"To_Account":"bob","MsgRandom":7,"MsgBody":[{"MsgType":"TIMTextElem","MsgContent":{"Text":"x"}}]}"#
+            let good = try await service.call(.post, "/v4/openim/sendmsg?" + query, body: send)
+            #expect(good.json?["ErrorCode"] == 0, "\(good.text)")
+            for sibling in AppTokenTestSupport.siblings(of: sig, alphabet: .tencent) {
+                let reply = try await service.call(.post, "/v4/openim/sendmsg?" + query.replacingOccurrences(of: sig, with: sibling), body: send)
+                #expect(reply.json?["ErrorCode"] == 70003, "\(reply.text)")
+            }
+            // The app's own key is compared whole: a changed character is another key.
+            let changed = String(e.key.dropLast()) + (e.key.hasSuffix("0") ? "1" : "0")
+            #expect(try await service.call(.get, "/v1/apps/em", key: changed).status == 401)
+            #expect(try await service.call(.get, "/v1/apps/em", key: e.key.uppercased()).status == 401)
+        }
+    }
+
+    // MARK: 2. Early answers reach a client still writing
+
+    /// Sends a head and a whole body of `size` bytes before reading anything (as a naive client
+    /// does), then reads the answer: the server must read the body away instead of resetting.
+    static func writeAllThenRead(_ port: Int, head: String, size: Int) async throws -> (reply: Reply, sent: Bool) {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result {
+                    let connection = try RawConnection(port: port)
+                    var timeout = timeval(tv_sec: 20, tv_usec: 0)
+                    setsockopt(connection.fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                    setsockopt(connection.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                    var sent = (try? connection.send(head)) != nil
+                    let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 65_536)
+                    var left = size
+                    while sent && left > 0 {
+                        let n = chunk.withUnsafeBytes { Foundation.send(connection.fd, $0.baseAddress, min(left, chunk.count), Int32(MSG_NOSIGNAL)) }
+                        if n <= 0 { sent = false } else { left -= n }
+                    }
+                    var bytes: [UInt8] = []
+                    var buffer = [UInt8](repeating: 0, count: 65_536)
+                    while true {
+                        let n = read(connection.fd, &buffer, buffer.count)
+                        if n <= 0 { break }
+                        bytes += buffer[..<n]
+                    }
+                    return (Reply(text: String(decoding: bytes, as: UTF8.self), closed: true), sent)
+                })
+            }
+        }
+    }
+
+    @Test func anEarlyAnswerToALargeBodyReachesTheClient() async throws {
+        try await Self.withService { service in
+            let key = try await setUpExampleApp(service, app: "demo")
+            let size = 7_000_000
+            let cases: [(String, Int, String)] = [
+                ("POST /no/such/route/here HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(size)\r\n\r\n", 404, "not-found"),
+                ("POST /v1/apps/demo/messages?dialect=agora-silent HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer \(key)\r\nContent-Type: application/json\r\nContent-Length: \(size)\r\n\r\n", 413, "too-large"),
+                ("POST /v1/apps/demo/messages?dialect=agora-silent HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\nContent-Type: application/json\r\nContent-Length: \(size)\r\n\r\n", 413, "too-large"),
+                ("POST /v1/apps/demo/messages?dialect=agora-silent HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(size)\r\n\r\n", 401, "unauthorized"),
+            ]
+            for (head, status, code) in cases {
+                let (reply, sent) = try await Self.writeAllThenRead(service.port, head: head, size: size)
+                #expect(sent, "\(head.prefix(60).debugDescription): the body could not be sent")
+                #expect(reply.status == status && reply.body.contains(#""code":"\#(code)""#) && reply.isComplete, "\(head.prefix(60).debugDescription): \(reply.text.prefix(300))")
+            }
+            #expect(try await service.call(.get, "/healthz").status == 200)
+        }
+    }
+
+    // MARK: 3. 405 with Allow, in each family's shape
+
+    @Test func aKnownPathWithoutTheMethodIs405WithAllow() async throws {
+        try await Self.withService { service in
+            let key = try await setUpExampleApp(service, app: "demo")
+            let auth = "Authorization: Bearer \(key)\r\n"
+            let cases: [(String, String, String)] = [
+                ("DELETE /v1/apps/demo", "GET, HEAD, PUT", #""code":"method-not-allowed""#),
+                ("PATCH /v1/apps/demo", "GET, HEAD, PUT", #""code":"method-not-allowed""#),
+                ("DELETE /healthz", "GET, HEAD", #""code":"method-not-allowed""#),
+                ("POST /v1/apps/demo/users/u1", "GET, HEAD, DELETE", #""code":"method-not-allowed""#),
+                ("PATCH /v1/apps/demo/groups/g1/members", "GET, HEAD, POST, PUT", #""code":"method-not-allowed""#),
+                ("GET /v4/openim/sendmsg", "POST", #""ErrorCode":60008"#),
+                ("DELETE /acme/app/token", "POST", #""error":"method_not_allowed""#),
+                ("PATCH /acme/app/users/bob", "GET, HEAD, PUT, DELETE", #""error":"method_not_allowed""#),
+            ]
+            for (line, allow, shape) in cases {
+                let reply = try await HostileInputTests.exchange(service.port, "\(line) HTTP/1.1\r\nHost: x\r\n\(auth)Content-Length: 0\r\n\r\n", expectingClose: false)
+                #expect(reply.status == 405 && Self.header("Allow", reply) == allow && reply.body.contains(shape), "\(line): \(reply.text)")
+            }
+            // No route at all is still 404; the native 404 names no document that does not exist.
+            let none = try await HostileInputTests.exchange(service.port, "GET /v1/nothing HTTP/1.1\r\nHost: x\r\n\r\n", expectingClose: false)
+            #expect(none.status == 404 && !none.body.contains("README"), "\(none.text)")
+            let metrics = try await service.call(.get, "/metrics").text
+            #expect(metrics.contains(#"status="405""#) && !metrics.contains(#"status="500""#))
+        }
+    }
+
+    // MARK: 4. HEAD answers carry no body
+
+    @Test func headAnswersCarryNoBody() async throws {
+        try await Self.withService { service in
+            let key = try await setUpExampleApp(service, app: "demo")
+            // HEAD of a GET route: the GET's status and headers (its Content-Length), no body.
+            let get = try await HostileInputTests.exchange(service.port, "GET /v1/apps/demo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\n\r\n", expectingClose: false)
+            let head = try await HostileInputTests.exchange(service.port, "HEAD /v1/apps/demo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\nConnection: close\r\n\r\n")
+            #expect(head.status == 200 && head.body.isEmpty && Self.header("Content-Length", head) == Self.header("Content-Length", get), "\(head.text)")
+            // Refused by a route, by the router, by the parser: never a body.
+            let requests = [
+                "HEAD /v1/apps/demo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",  // 401
+                "HEAD /v1/nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",  // 404
+                "HEAD /v1/apps/demo/messages HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",  // 405
+                "HEAD /healthz HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 100_000))\r\n\r\n",  // the parser: header block too large
+                "HEAD /healthz HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n",  // the parser: a header line without a colon
+                "HEAD /\r\n",  // HTTP/0.9
+            ]
+            for (i, request) in requests.enumerated() {
+                let reply = try await HostileInputTests.exchange(service.port, request)
+                #expect(reply.status >= 400 && reply.body.isEmpty && reply.closed, "\(i): (\(reply.timing)) \(reply.text.prefix(300))")
+            }
+        }
+    }
+
+    // MARK: 5. Expect: 100-continue
+
+    @Test func expectContinueIsAnswered() async throws {
+        try await Self.withService { service in
+            let key = try await setUpExampleApp(service, app: "demo")
+            let port = service.port
+            let message = #"{"id":"m-continue","conversationId":"u1","from":"u2","to":"u1","chatType":"Chat","body":{"type":"text","text":"hi"}}"#
+            // Accepted: 100 Continue first, then the final answer once the body is sent.
+            let accepted: (String, String) = try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global().async {
+                    continuation.resume(with: Result {
+                        let connection = try RawConnection(port: port)
+                        try connection.send(
+                            "POST /v1/apps/demo/messages?dialect=agora-silent HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\nContent-Type: application/json\r\n"
+                                + "Content-Length: \(message.utf8.count)\r\nExpect: 100-continue\r\n\r\n")
+                        let interim = Self.readAvailable(connection.fd, until: "\r\n\r\n", limit: .seconds(5))
+                        try connection.send(message)
+                        let final = Self.readAvailable(connection.fd, until: "}]}", limit: .seconds(10))
+                        return (interim, final)
+                    })
+                }
+            }
+            #expect(accepted.0 == "HTTP/1.1 100 Continue\r\n\r\n", "\(accepted.0)")
+            #expect(accepted.1.hasPrefix("HTTP/1.1 201"), "\(accepted.1)")
+            // Refused before the body: the final status at once (no 100), and the connection closes.
+            let refusals: [(String, Int)] = [
+                ("POST /v1/apps/demo/messages?dialect=agora-silent HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n", 401),
+                ("POST /v1/apps/demo/messages?dialect=agora-silent HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong-key\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n", 401),
+                ("POST /v1/apps/demo/messages?dialect=agora-silent HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\nContent-Length: 50000000\r\nExpect: 100-continue\r\n\r\n", 413),
+            ]
+            for (request, status) in refusals {
+                let reply = try await HostileInputTests.exchange(port, request)
+                #expect(reply.status == status && !reply.text.contains("100 Continue") && reply.closed, "(\(reply.timing)) \(reply.text)")
+            }
+        }
+    }
+
+    /// Reads until `marker` appears or the limit passes; what was read.
+    static func readAvailable(_ fd: Int32, until marker: String, limit: Duration) -> String {
+        let start = ContinuousClock.now
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        while ContinuousClock.now - start < limit {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, 50)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready >= 0 else { break }
+            if poller.revents != 0 {
+                let n = read(fd, &buffer, buffer.count)
+                if n <= 0 { break }
+                bytes += buffer[..<n]
+                if String(decoding: bytes, as: UTF8.self).contains(marker) { break }
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    // MARK: 6. Framing judged at once
+
+    @Test func framingThatCanBeJudgedIsAnsweredAtOnce() async throws {
+        try await Self.withService { service in
+            let key = try await setUpExampleApp(service, app: "demo")
+            let post = "POST /v1/apps/demo/messages?dialect=agora-silent HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\nContent-Type: application/json\r\n"
+            let cases: [(String, String, Int, String)] = [
+                ("a chunk of 2^64-1 bytes", post + "Transfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\nabc", 413, "too-large"),
+                ("a chunk over the body limit", post + "Transfer-Encoding: chunked\r\n\r\n200000\r\nabc", 413, "too-large"),
+                ("an HTTP/0.9 request line", "GET /healthz\r\n", 400, "malformed-http"),
+                ("an empty request line", "\r\n\r\n", 400, "malformed-http"),
+                ("a declared 10 GB body", post + "Content-Length: 10000000000\r\n\r\n{", 413, "too-large"),
+            ]
+            for (what, request, status, code) in cases {
+                let start = ContinuousClock.now
+                let reply = try await HostileInputTests.exchange(service.port, request)
+                let took = ContinuousClock.now - start
+                #expect(reply.status == status && reply.body.contains(#""code":"\#(code)""#) && reply.closed, "\(what): (\(reply.timing)) \(reply.text)")
+                #expect(took < .seconds(5), "\(what): answered after \(took), not at once")
+            }
+            // A chunked body within the limit and one empty line before a request line are fine.
+            let chunked = try await HostileInputTests.exchange(
+                service.port, "\r\n" + post + "Transfer-Encoding: chunked\r\n\r\n10\r\n{\"id\":\"m-chunk\",\r\n61\r\n\"conversationId\":\"u1\",\"from\":\"u2\",\"to\":\"u1\",\"chatType\":\"Chat\",\"body\":{\"type\":\"text\",\"text\":\"hi\"}}\r\n0\r\n\r\n",
+                expectingClose: false)
+            #expect(chunked.status == 201, "\(chunked.text)")
+            #expect(try await service.call(.get, "/healthz").status == 200)
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import PushBridgeCore
+import PushBridgeJSON
+@testable import PushBridgeVendorREST
+import PushBridgeTestSupport
+import Testing
+
+/// One spelling per secret (issue 51, item 1): a campaign found an app token accepted with its last
+/// character changed (`…m3BTA` issued, `…m3BTB` accepted), since the base64 decoder ignored the last
+/// character's spare bits. Every decoder that reads a signature now refuses every other spelling.
+@Suite("Strict encodings")
+struct StrictEncodingTests {
+    static let alphabets: [(String, StrictBase64)] = [("standard", .standard), ("url", .url), ("tencent", .tencent)]
+
+    static func siblings(of text: String, alphabet: StrictBase64) -> [String] { AppTokenTestSupport.siblings(of: text, alphabet: alphabet) }
+
+    @Test("round trips, and agrees with Foundation on canonical text", arguments: 0..<48)
+    func roundTrips(_ length: Int) {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        for (name, alphabet) in Self.alphabets {
+            let text = alphabet.encode(bytes)
+            #expect(alphabet.decode(text) == bytes, "\(name) \(length)")
+        }
+        #expect(StrictBase64.standard.encode(bytes) == Data(bytes).base64EncodedString())
+    }
+
+    @Test("a changed spare bit, wrong padding, white space: refused")
+    func otherSpellingsAreRefused() {
+        for length in 1...40 where length % 3 != 0 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 * 37 + 11) }
+            for (name, alphabet) in Self.alphabets {
+                let text = alphabet.encode(bytes)
+                let siblings = Self.siblings(of: text, alphabet: alphabet)
+                #expect(siblings.count == (length % 3 == 1 ? 15 : 3), "\(name) \(length)")
+                for sibling in siblings {
+                    #expect(alphabet.decode(sibling) == nil, "\(name): \(sibling) is another spelling of \(text)")
+                    // What the campaign found: the lenient decoder took them.
+                    if name == "standard" { #expect(Data(base64Encoded: sibling).map(Array.init) == bytes) }
+                }
+                if let padding = alphabet.padding {
+                    let bare = String(text.utf8.prefix { $0 != padding })!
+                    #expect(alphabet.decode(bare) == nil, "\(name): unpadded")
+                    #expect(alphabet.decode(text + String(UnicodeScalar(padding))) == nil, "\(name): padded twice")
+                } else {
+                    #expect(alphabet.decode(text + "=") == nil)
+                }
+                #expect(alphabet.decode(" " + text) == nil && alphabet.decode(text + "\n") == nil)
+            }
+        }
+        #expect(StrictBase64.url.decode("A") == nil && StrictBase64.standard.decode("A===") == nil)
+        #expect(StrictBase64.standard.decode("") == [] && StrictBase64.url.decode("") == [])
+    }
+
+    @Test func anAppTokenHasOneSpelling() {
+        let key = Array("0123456789abcdef0123456789abcdef".utf8)
+        let now = Instant(milliseconds: 0)
+        for expiry in [1_000, 2_000, 12_345_678_901, 1_764_000_000_000] as [Int64] {
+            let token = AppToken.issue(signingKey: key, expiresAt: Instant(milliseconds: expiry))
+            #expect(AppToken.check(token, signingKey: key, now: now) == .valid(expiresAt: Instant(milliseconds: expiry)))
+            // The signature: 32 bytes, 43 characters, 2 spare bits → 3 other spellings.
+            let siblings = Self.siblings(of: token, alphabet: .url)
+            #expect(siblings.count == 3)
+            for sibling in siblings { #expect(AppToken.check(sibling, signingKey: key, now: now) == .invalid, "\(sibling)") }
+            // The expiry part too: its spare bits are signed over as text, but must not be respelled either.
+            let parts = token.split(separator: ".").map(String.init)
+            for sibling in Self.siblings(of: parts[1], alphabet: .url) {
+                #expect(AppToken.check(parts[0] + "." + sibling + "." + parts[2], signingKey: key, now: now) == .invalid)
+            }
+        }
+    }
+
+    @Test("a UserSig has one spelling, outside and in TLS.sig", arguments: VendorRESTTests.vectors.indices)
+    func aUserSigHasOneSpelling(_ index: Int) throws {
+        let v = VendorRESTTests.vectors[index]
+        func verify(_ sig: String) throws -> UserSig {
+            try UserSig.verify(sig, sdkAppID: v.sdkAppID, identifier: v.identifier, secretKey: v.secretKey, now: v.time)
+        }
+        _ = try verify(v.usersig)
+        let outside = Self.siblings(of: v.usersig, alphabet: .tencent)
+        for sibling in outside {
+            #expect(throws: UserSig.Failure.malformed("not Tencent's URL-safe base64")) { try verify(sibling) }
+        }
+        // TLS.sig respelled inside an otherwise genuine UserSig (recompressed): refused, not verified.
+        guard let inner = Zlib.inflate(StrictBase64.tencent.decode(v.usersig) ?? []), case .object(var o) = try JSONParser.parse(inner),
+            case .string(let mac)? = o["TLS.sig"]
+        else {
+            Issue.record("vector \(index) does not decode")
+            return
+        }
+        let respelled = Self.siblings(of: mac, alphabet: .standard)
+        #expect(respelled.count == 3)
+        for sibling in respelled {
+            o["TLS.sig"] = .string(sibling)
+            var w = JSONWriter()
+            w.write(.object(o))
+            let forged = StrictBase64.tencent.encode(Zlib.deflate(w.bytes))
+            #expect(throws: UserSig.Failure.malformed("TLS.sig is not canonical base64")) { try verify(forged) }
+        }
+    }
+}
