@@ -3,7 +3,7 @@ import NIOCore
 
 /// A request's context in the service: Hummingbird's core context and the connection the request
 /// came on, so that a route about to read a body can let a client waiting on
-/// `Expect: 100-continue` send it (``HTTPFramingHandler/SendContinue``).
+/// `Expect: 100-continue` send it (the connection then writes `100 Continue`).
 public struct ServiceRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The request's connection.
