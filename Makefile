@@ -20,11 +20,16 @@ deps:
 	fi
 
 ## test-deps: what the tests use beyond the build: Tencent's UserSig generator for the Python drop-in
-## example (Examples/vendor-rest/drop_in.py), when python3 is present. Tests only, never the product.
+## example (Examples/vendor-rest/drop_in.py) and Agora's AccessToken2 builder (agora-rest-client-python),
+## when python3 is present. Tests only, never the product.
 test-deps:
 	@if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import TLSSigAPIv2' 2>/dev/null; then \
 		echo "Installing tls-sig-api-v2 for python3 (missing; the drop-in example test uses it)..."; \
 		python3 -m pip install -q tls-sig-api-v2 2>/dev/null || python3 -m pip install -q --break-system-packages tls-sig-api-v2; \
+	fi
+	@if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import agora_rest.utils.AccessToken2' 2>/dev/null; then \
+		echo "Installing agora-rest-client-python for python3 (missing; the Agora token test uses its builder)..."; \
+		python3 -m pip install -q agora-rest-client-python 2>/dev/null || python3 -m pip install -q --break-system-packages agora-rest-client-python; \
 	fi
 
 build: deps

@@ -104,8 +104,22 @@ extension ServiceRoutes {
         router.post("/:org/:app/token") { request, context in
             try await easemob(request, context, authenticated: false) { app in
                 let body = try await body(request, context)
-                let (seconds, _) = try Self.tokenRequest(body, binding: app.binding)
                 let now = Instant.now
+                if app.binding.agoraAppID != nil {
+                    // Agora Chat: an app token (AccessToken2) exchanged for one of PushBridge's, lasting as long.
+                    try Self.agoraTokenRequest(body)
+                    guard let presented = request.bearerKey else { throw EasemobFailure.unauthorized }
+                    let expiresAt = Instant(milliseconds: try verifyAgoraToken(presented, binding: app.binding, now: now) * 1000)
+                    let token = AppToken.issue(signingKey: app.binding.signingKey, expiresAt: expiresAt)
+                    logger.info("agora app token exchanged", metadata: ["app": "\(app.binding.app)"])
+                    return json(
+                        .object(
+                            JSONObject([
+                                ("access_token", .string(token)), ("expires_in", .int(max(0, (expiresAt.milliseconds - now.milliseconds) / 1000))),
+                                ("expire_timestamp", .int(expiresAt.milliseconds)),
+                            ])))
+                }
+                let (seconds, _) = try Self.tokenRequest(body, binding: app.binding)
                 let token = AppToken.issue(signingKey: app.binding.signingKey, expiresAt: now.adding(seconds: seconds))
                 logger.info("app token issued", metadata: ["app": "\(app.binding.app)", "seconds": "\(seconds)"])
                 return json(.object(JSONObject([("access_token", .string(token)), ("expires_in", .int(seconds)), ("application", .string(app.application))])))
@@ -265,10 +279,16 @@ extension ServiceRoutes {
                 let now = Instant.now
                 // A backend reuses its token: checked once (HMAC, base64), then remembered until it expires.
                 if !apps.checkedTokens.isValid(token, binding: binding, now: now) {
-                    switch AppToken.check(token, signingKey: binding.signingKey, now: now) {
-                    case .valid(let expiresAt): apps.checkedTokens.remember(token, binding: binding, expiresAt: expiresAt)
-                    case .expired: throw EasemobFailure.expired
-                    case .invalid: throw EasemobFailure.unauthorized
+                    if binding.agoraAppID != nil && token.hasPrefix("007") {
+                        // Agora Chat's own app token (AccessToken2), verified with the App Certificate.
+                        let expiresAt = Instant(milliseconds: try verifyAgoraToken(token, binding: binding, now: now) * 1000)
+                        apps.checkedTokens.remember(token, binding: binding, expiresAt: expiresAt)
+                    } else {
+                        switch AppToken.check(token, signingKey: binding.signingKey, now: now) {
+                        case .valid(let expiresAt): apps.checkedTokens.remember(token, binding: binding, expiresAt: expiresAt)
+                        case .expired: throw EasemobFailure.expired
+                        case .invalid: throw EasemobFailure.unauthorized
+                        }
                     }
                 }
             }
@@ -344,6 +364,32 @@ extension ServiceRoutes {
     static func easemobCalls(_ calls: [JSONValue]) -> [PushFacade.DialectCall] {
         let now = Instant.now
         return calls.map { PushFacade.DialectCall($0, at: now, pointer: .root) }
+    }
+
+    /// Verifies an Agora Chat app token (AccessToken2) against an Agora binding: when it expires, in
+    /// seconds since 1970, or the vendor's 401 (expired: "…due to expired access token"; a user
+    /// token, another app's, a forged or malformed one: "Unable to authenticate (OAuth)").
+    func verifyAgoraToken(_ token: String, binding: VendorBinding, now: Instant) throws -> Int64 {
+        guard let appID = binding.agoraAppID else { throw EasemobFailure.unauthorized }
+        do {
+            return try AgoraAccessToken.verifyAppToken(
+                token, appID: appID, appCertificate: String(decoding: binding.secret, as: UTF8.self), now: now.milliseconds / 1000
+            ).expiresAt
+        } catch .expired {
+            throw EasemobFailure.expired
+        } catch {
+            throw EasemobFailure.unauthorized
+        }
+    }
+
+    /// Agora Chat's `{"grant_type": "agora"}` (the app token rides in `Authorization`).
+    static func agoraTokenRequest(_ body: JSONValue) throws {
+        let r = try FieldReader(body, at: .root, what: "{\"grant_type\": \"agora\"}")
+        try r.allowOnly(["grant_type"], context: "an Agora Chat token request")
+        let grant = try r.string("grant_type", expected: "\"agora\"")
+        guard grant == "agora" else {
+            throw EasemobFailure(status: .badRequest, error: "unsupported_grant_type", description: "/grant_type: expected \"agora\" (this app is bound with Agora Chat's App ID and App Certificate), found \(JSONWriter.quoted(grant))")
+        }
     }
 
     /// `{"grant_type": "client_credentials", "client_id", "client_secret", "ttl"?}` → the token's lifetime.

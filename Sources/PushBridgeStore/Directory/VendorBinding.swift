@@ -52,3 +52,16 @@ public struct VendorBinding: Hashable, Sendable {
         self.boundAt = boundAt
     }
 }
+
+extension VendorBinding {
+    /// What `account` starts with when an `easemob` binding holds Agora Chat's App ID and App
+    /// Certificate instead of Easemob's client credentials (one REST family at the same paths).
+    public static let agoraAccountPrefix = "agora:"
+
+    /// The Agora Chat App ID of an `easemob` binding made with Agora's credentials (its `secret`
+    /// is then the App Certificate, which verifying an AccessToken2 needs); `nil` for Easemob's.
+    public var agoraAppID: String? {
+        guard vendor == .easemob, account.hasPrefix(Self.agoraAccountPrefix) else { return nil }
+        return String(account.dropFirst(Self.agoraAccountPrefix.count))
+    }
+}
