@@ -32,7 +32,9 @@ public struct PushBridgeService: Sendable {
     public func router() -> Router<ServiceRequestContext> {
         let router = Router(context: ServiceRequestContext.self)
         let table = RouteTable()
-        router.add(middleware: ServiceMiddleware(metrics: metrics, logger: logger, routes: table))
+        let apps = apps
+        let isEasemobBound: @Sendable (String) async -> Bool = { key in await apps.binding(.easemob, key: key) != nil }
+        router.add(middleware: ServiceMiddleware(metrics: metrics, logger: logger, routes: table, isEasemobBound: isEasemobBound))
         ServiceRoutes(apps: apps, configuration: configuration, metrics: metrics, logger: logger).register(on: RecordingRouter(router: router, table: table))
         return router
     }

@@ -13,6 +13,8 @@ struct ServiceMiddleware: RouterMiddleware {
     let logger: Logger
     /// Every route by path and method: a path that exists without the request's method is 405.
     let routes: RouteTable
+    /// Whether an `org/app` is bound (an unknown path under it is answered in Easemob's shape).
+    let isEasemobBound: @Sendable (String) async -> Bool
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -24,6 +26,8 @@ struct ServiceMiddleware: RouterMiddleware {
         } catch let error as HTTPError {
             if error.status == .notFound, let (methods, family) = routes.methods(for: request.uri.path) {
                 response = Self.methodNotAllowed(request.method, allowed: methods, family: family)
+            } else if error.status == .notFound, let vendor = await unknownVendorRoute(request) {
+                response = vendor
             } else {
                 response = try Self.serviceError(for: error.status).response(from: request, context: context)
             }
@@ -99,5 +103,21 @@ struct ServiceMiddleware: RouterMiddleware {
         }
         response.headers[.allow] = allow
         return response
+    }
+
+    /// A path under a vendor's prefix that no route has, answered in that vendor's shape: Tencent's
+    /// `/v4/…` 60009 (HTTP 200, as its unknown commands), Easemob's `/{org}/{app}/…` 404
+    /// `service_resource_not_found` when that `org/app` is bound; `nil` otherwise (the native 404).
+    func unknownVendorRoute(_ request: Request) async -> Response? {
+        let path = request.uri.path
+        let segments = path.split(separator: "/", omittingEmptySubsequences: true)
+        let what = "\(request.method.rawValue) \(path) is not a route PushBridge serves (the article Drop-in for vendor REST lists them)"
+        switch RouteTable.family(ofRequestPath: path) {
+        case .tencent: return ServiceRoutes.tencentBody(60009, what)
+        case .easemob where segments.count >= 2:
+            guard await isEasemobBound(segments[0] + "/" + segments[1]) else { return nil }
+            return EasemobFailure(status: .notFound, error: "service_resource_not_found", description: "url is invalid: " + what).response()
+        default: return nil
+        }
     }
 }

@@ -116,6 +116,7 @@ struct HTTPEdgeTests {
     @Test func aKnownPathWithoutTheMethodIs405WithAllow() async throws {
         try await Self.withService { service in
             let key = try await setUpExampleApp(service, app: "demo")
+            _ = try await VendorRoutesTests().easemobApp(service, "app")  // binds acme/app
             let auth = "Authorization: Bearer \(key)\r\n"
             let cases: [(String, String, String)] = [
                 ("DELETE /v1/apps/demo", "GET, HEAD, PUT", #""code":"method-not-allowed""#),
@@ -131,9 +132,22 @@ struct HTTPEdgeTests {
                 let reply = try await HostileInputTests.exchange(service.port, "\(line) HTTP/1.1\r\nHost: x\r\n\(auth)Content-Length: 0\r\n\r\n", expectingClose: false)
                 #expect(reply.status == 405 && Self.header("Allow", reply) == allow && reply.body.contains(shape), "\(line): \(reply.text)")
             }
-            // No route at all is still 404; the native 404 names no document that does not exist.
-            let none = try await HostileInputTests.exchange(service.port, "GET /v1/nothing HTTP/1.1\r\nHost: x\r\n\r\n", expectingClose: false)
-            #expect(none.status == 404 && !none.body.contains("README"), "\(none.text)")
+            // No route at all is still 404, in the shape of the family whose prefix the path has (issue 48,
+            // item 7); the native 404 names no document that does not exist.
+            let unknown: [(String, Int, String)] = [
+                ("GET /v1/nothing", 404, #""code":"not-found""#),
+                ("GET /favicon.ico", 404, #""code":"not-found""#),
+                ("POST /acme/app/no/such/route", 404, #""error":"service_resource_not_found""#),
+                ("GET /acme/app/chatgroups", 404, #""error":"service_resource_not_found""#),
+                ("GET /acme/unbound/chatgroups", 404, #""code":"not-found""#),
+                ("GET /v2/anything", 404, #""code":"not-found""#),
+                ("POST /v4/openim/sendmsg/extra", 200, #""ErrorCode":60009"#),
+                ("GET /v4", 200, #""ErrorCode":60009"#),
+            ]
+            for (line, status, shape) in unknown {
+                let reply = try await HostileInputTests.exchange(service.port, "\(line) HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", expectingClose: false)
+                #expect(reply.status == status && reply.body.contains(shape) && !reply.body.contains("README"), "\(line): \(reply.text)")
+            }
             let metrics = try await service.call(.get, "/metrics").text
             #expect(metrics.contains(#"status="405""#) && !metrics.contains(#"status="500""#))
         }
