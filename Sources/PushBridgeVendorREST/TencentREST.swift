@@ -219,7 +219,15 @@ public enum TencentREST {
             }
         case .sendGroupMessage:
             let group = try groupID(try r.string("GroupId", expected: "the group's GroupId", allowEmpty: false), at: .root / "GroupId")
-            if r.has("To_Account") { _ = try r.stringArray("To_Account") }
+            if r.has("To_Account") {
+                // A targeted group message reaches only the listed members and is not counted as unread;
+                // until PushBridge decides for the listed members alone, it refuses rather than push to all.
+                _ = try r.stringArray("To_Account")
+                throw Failure(
+                    code: 10004,
+                    info: "/To_Account: expected no To_Account: targeted group messages are not served yet (they would reach every member); "
+                        + "send to the group without it, or to each account with openim/sendmsg")
+            }
             return [message(id: "group-\(group)-\(sender)-\(random)", conversation: ["type": "Group", "id": .string(group)], targets: [group], isGroup: true)]
         default:
             throw InputError(.invalidValue, at: .root, expected: "a message command", found: command.rawValue)
