@@ -425,11 +425,22 @@ struct VendorSecretsTests {
             let answer = try await client.call(.POST, server.base + "/v4/openim/sendmsg?sdkappid=1400000999&identifier=administrator&usersig=\(sig)&random=1",
                 key: nil, body: #"{"To_Account":"bob","MsgRandom":3,"MsgBody":[{"MsgType":"TIMTextElem","MsgContent":{"Text":"x"}}]}"#)
             #expect(answer.json?["ActionStatus"] == "OK", "\(answer.text)")
-            return [clientSecret, tencentKey, access, sig, key]
+            // Agora Chat: the App Certificate, its app token and the token it is exchanged for.
+            let calm = try #require(try await client.call(.POST, server.base + "/v1/apps", key: testAdminKey, body: #"{"app":"calm"}"#).json?["key"]?.stringValue)
+            let certificate = "c0ffee0123456789abcdef0123456789"
+            _ = try await client.call(.PUT, server.base + "/v1/apps/calm/vendors/agora", key: calm,
+                body: #"{"org":"agora-org","app":"calm","appId":"\#(AgoraRoutesTests.appID)","appCertificate":"\#(certificate)"}"#)
+            _ = try await client.call(.PUT, server.base + "/v1/apps/calm/vendors/agora", key: calm,
+                body: #"{"org":"agora-org","app":"calm","appId":"\#(AgoraRoutesTests.appID)","appCertificate":"not-hex-\#(certificate)"}"#)
+            let agoraToken = AgoraRoutesTests.token(certificate: certificate)
+            #expect(try await client.call(.PUT, server.base + "/agora-org/calm/users/bob", key: agoraToken, body: #"{"nickname":"Bob"}"#).status == 200)
+            let exchanged = try await client.call(.POST, server.base + "/agora-org/calm/token", key: agoraToken, body: #"{"grant_type":"agora"}"#)
+            let agoraAccess = try #require(exchanged.json?["access_token"]?.stringValue, "\(exchanged.text)")
+            return [clientSecret, tencentKey, access, sig, key, certificate, agoraToken, agoraAccess, calm]
         }
         #expect(server.stop(signal: SIGTERM) == 0)
         let log = server.log
-        #expect(log.contains("vendor bound") && log.contains("app token issued"), "\(log.suffix(1500))")
+        #expect(log.contains("vendor bound") && log.contains("app token issued") && log.contains("agora app token exchanged"), "\(log.suffix(1500))")
         for secret in secrets { #expect(!log.contains(secret), "a secret reached the log") }
     }
 }
