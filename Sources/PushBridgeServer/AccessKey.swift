@@ -1,4 +1,5 @@
 import Crypto
+import PushBridgeVendorREST
 
 /// Access keys: random, shown once when made, kept only as their SHA-256.
 ///
@@ -15,12 +16,7 @@ public enum AccessKey {
     public static func hash(_ key: String) -> [UInt8] { Array(SHA256.hash(data: Array(key.utf8))) }
 
     /// Whether two hashes are equal, in time that does not depend on where they differ.
-    public static func matches(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        var difference: UInt8 = 0
-        for i in a.indices { difference |= a[i] ^ b[i] }
-        return difference == 0
-    }
+    public static func matches(_ a: [UInt8], _ b: [UInt8]) -> Bool { ConstantTime.equal(a, b) }
 
     /// Lower-case hex.
     public static func hex(_ bytes: [UInt8]) -> String {

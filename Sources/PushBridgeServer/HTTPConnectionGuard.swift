@@ -86,13 +86,17 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         let view = buffer.readableBytesView
         var index = view.startIndex
         var forwardFrom = view.startIndex
-        func write(_ bytes: some Sequence<UInt8>) {
-            if out == nil { out = context.channel.allocator.buffer(capacity: buffer.readableBytes + line.count) }
+        func write(_ bytes: [UInt8]) {
+            if out == nil { out = context.channel.allocator.buffer(capacity: buffer.readableBytes + bytes.count) }
             out!.writeBytes(bytes)
         }
-        /// Bytes of `view` from `forwardFrom` up to `end` go on to the parser.
+        /// Bytes of `view` from `forwardFrom` up to `end` go on to the parser: a slice of the read's
+        /// own buffer, not a copy, when nothing went before it (a body passes through uncopied).
         func forward(upTo end: Int) {
-            if end > forwardFrom { write(view[forwardFrom..<end]) }
+            if end > forwardFrom {
+                let slice = buffer.getSlice(at: forwardFrom, length: end - forwardFrom)!
+                if out == nil { out = slice } else { out!.writeImmutableBuffer(slice) }
+            }
             forwardFrom = max(forwardFrom, end)
         }
         func flush() {
@@ -293,7 +297,7 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             context.close(mode: .output, promise: nil)
             if let promise { context.channel.closeFuture.cascade(to: promise) }
         }
-        context.eventLoop.scheduleTask(in: Self.lingerTime) { [context] in context.close(promise: nil) }
+        context.eventLoop.assumeIsolated().scheduleTask(in: Self.lingerTime) { context.close(promise: nil) }
         context.read()
     }
 }

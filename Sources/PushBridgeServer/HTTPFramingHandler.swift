@@ -163,12 +163,11 @@ final class HTTPFramingHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // An answer before the body that will not wait for it: the client may never send it
             // (a refused Expect), or it is too large to read; close after, reading the rest away.
             let exchange = exchanges[0]
-            if exchanges.count == 1 && readingBody
-                && ((exchange.expectsContinue && !exchange.continueSent) || exchange.bodyDeclaredTooLarge || head.status == .contentTooLarge)
+            if exchange.bodyDeclaredTooLarge
+                || (exchanges.count == 1 && readingBody && ((exchange.expectsContinue && !exchange.continueSent) || head.status == .contentTooLarge))
             {
                 closeAfterAnswers = true
             }
-            if exchange.bodyDeclaredTooLarge { closeAfterAnswers = true }
             if closeAfterAnswers && exchanges.count == 1 { head.headerFields[.connection] = "close" }
             context.write(wrapOutboundOut(.head(head)), promise: promise)
             return

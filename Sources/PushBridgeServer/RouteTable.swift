@@ -42,30 +42,30 @@ final class RouteTable: Sendable {
         }
     }
 
-    /// The methods a request path has routes for, in a fixed order (`nil`: no route has this path),
-    /// with the family of its route.
+    /// The methods a request path has routes for, in a fixed order (`nil`: no route has this path).
     /// - Parameter path: the request's path, without the query.
-    func methods(for path: String) -> (methods: [HTTPRequest.Method], family: Family)? {
+    func methods(for path: String) -> [HTTPRequest.Method]? {
         let segments = path.split(separator: "/", omittingEmptySubsequences: true)
         return routes.withLock { routes in
-            var best: (literals: UInt64, route: Route)?
+            var best: UInt64?
             var methods: [HTTPRequest.Method] = []
             for route in routes where Self.matches(route.path, segments) {
-                if best == nil || route.literals > best!.literals {
-                    best = (route.literals, route)
+                if best == nil || route.literals > best! {
+                    best = route.literals
                     methods = route.methods
-                } else if route.literals == best!.literals {
+                } else if route.literals == best! {
                     methods += route.methods.filter { !methods.contains($0) }
                 }
             }
-            guard let best else { return nil }
+            guard best != nil else { return nil }
             let order: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options]
-            let sorted = order.filter(methods.contains) + methods.filter { !order.contains($0) }
-            return (sorted, Self.family(of: best.route.path))
+            return order.filter(methods.contains) + methods.filter { !order.contains($0) }
         }
     }
 
-    /// The family a request path belongs to by its first segment (for paths no route has).
+    /// The family a request path belongs to, by its first segment: a path a route of another family
+    /// also matches (`/v1/x/token` and Easemob's `/{org}/{app}/token`) is the prefix's (`v1` and `v4` are
+    /// no org a binding may take).
     static func family(ofRequestPath path: String) -> Family {
         let first = path.split(separator: "/", omittingEmptySubsequences: true).first
         switch first {
@@ -73,12 +73,6 @@ final class RouteTable: Sendable {
         case "v1"?, "healthz"?, "readyz"?, "metrics"?, nil: return .native
         default: return .easemob
         }
-    }
-
-    private static func family(of path: RouterPath) -> Family {
-        guard let first = path.components.first else { return .native }
-        if isLiteral(first) { return first.description == "v4" ? .tencent : .native }
-        return .easemob
     }
 
     private static func isLiteral(_ element: RouterPath.Element) -> Bool {

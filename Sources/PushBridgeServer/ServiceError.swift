@@ -114,7 +114,10 @@ public struct ServiceError: Error, HTTPResponseError, Sendable, CustomStringConv
         return w.bytes
     }
 
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
+    public func response(from request: Request, context: some RequestContext) throws -> Response { response() }
+
+    /// The answer: the status, the error body, `Retry-After` when given.
+    func response() -> Response {
         var headers: HTTPFields = [.contentType: "application/json"]
         if let retryAfterSeconds { headers[.retryAfter] = String(retryAfterSeconds) }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))

@@ -24,8 +24,8 @@ struct ServiceMiddleware: RouterMiddleware {
         } catch let error as ServiceError {
             response = try error.response(from: request, context: context)
         } catch let error as HTTPError {
-            if error.status == .notFound, let (methods, family) = routes.methods(for: request.uri.path) {
-                response = Self.methodNotAllowed(request.method, allowed: methods, family: family)
+            if error.status == .notFound, let methods = routes.methods(for: request.uri.path) {
+                response = Self.methodNotAllowed(request.method, allowed: methods, family: RouteTable.family(ofRequestPath: request.uri.path))
             } else if error.status == .notFound, let vendor = await unknownVendorRoute(request) {
                 response = vendor
             } else {
@@ -93,8 +93,7 @@ struct ServiceMiddleware: RouterMiddleware {
         var response: Response
         switch family {
         case .native:
-            let error = ServiceError(.methodNotAllowed, code: "method-not-allowed", expected: expected, found: JSONWriter.quoted(method.rawValue))
-            response = Response(status: .methodNotAllowed, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: error.body)))
+            response = ServiceError(.methodNotAllowed, code: "method-not-allowed", expected: expected, found: JSONWriter.quoted(method.rawValue)).response()
         case .easemob:
             response = EasemobFailure(status: .methodNotAllowed, error: "method_not_allowed", description: "\(method.rawValue): expected \(expected)").response()
         case .tencent:

@@ -15,9 +15,11 @@ public struct ServiceRequestContext: RequestContext {
         channel = source.channel
     }
 
-    /// Tells the connection that the route reads the body now: a client that sent
-    /// `Expect: 100-continue` gets `100 Continue` (once; nothing when it did not ask).
-    func continueReadingBody() {
+    /// Tells the connection that the route reads `request`'s body now: a client that sent
+    /// `Expect: 100-continue` gets `100 Continue` (once). A request without `Expect` costs nothing
+    /// (no event crosses to the connection's event loop).
+    func continueReadingBody(of request: Request) {
+        guard request.headers[.expect] != nil else { return }
         channel.triggerUserOutboundEvent(HTTPFramingHandler.SendContinue(), promise: nil)
     }
 }

@@ -109,7 +109,7 @@ extension ServiceRoutes {
                     // Agora Chat: an app token (AccessToken2) exchanged for one of PushBridge's, lasting as long.
                     try Self.agoraTokenRequest(body)
                     guard let presented = request.bearerKey else { throw EasemobFailure.unauthorized }
-                    let expiresAt = Instant(milliseconds: try verifyAgoraToken(presented, binding: app.binding, now: now) * 1000)
+                    let expiresAt = try verifyAgoraToken(presented, binding: app.binding, now: now)
                     let token = AppToken.issue(signingKey: app.binding.signingKey, expiresAt: expiresAt)
                     logger.info("agora app token exchanged", metadata: ["app": "\(app.binding.app)"])
                     return json(
@@ -281,7 +281,7 @@ extension ServiceRoutes {
                 if !apps.checkedTokens.isValid(token, binding: binding, now: now) {
                     if binding.agoraAppID != nil && token.hasPrefix("007") {
                         // Agora Chat's own app token (AccessToken2), verified with the App Certificate.
-                        let expiresAt = Instant(milliseconds: try verifyAgoraToken(token, binding: binding, now: now) * 1000)
+                        let expiresAt = try verifyAgoraToken(token, binding: binding, now: now)
                         apps.checkedTokens.remember(token, binding: binding, expiresAt: expiresAt)
                     } else {
                         switch AppToken.check(token, signingKey: binding.signingKey, now: now) {
@@ -366,15 +366,15 @@ extension ServiceRoutes {
         return calls.map { PushFacade.DialectCall($0, at: now, pointer: .root) }
     }
 
-    /// Verifies an Agora Chat app token (AccessToken2) against an Agora binding: when it expires, in
-    /// seconds since 1970, or the vendor's 401 (expired: "…due to expired access token"; a user
+    /// Verifies an Agora Chat app token (AccessToken2) against an Agora binding: when it expires, or
+    /// the vendor's 401 (expired: "…due to expired access token"; a user
     /// token, another app's, a forged or malformed one: "Unable to authenticate (OAuth)").
-    func verifyAgoraToken(_ token: String, binding: VendorBinding, now: Instant) throws -> Int64 {
+    func verifyAgoraToken(_ token: String, binding: VendorBinding, now: Instant) throws -> Instant {
         guard let appID = binding.agoraAppID else { throw EasemobFailure.unauthorized }
         do {
-            return try AgoraAccessToken.verifyAppToken(
-                token, appID: appID, appCertificate: String(decoding: binding.secret, as: UTF8.self), now: now.milliseconds / 1000
-            ).expiresAt
+            let verified = try AgoraAccessToken.verifyAppToken(
+                token, appID: appID, appCertificate: String(decoding: binding.secret, as: UTF8.self), now: now.milliseconds / 1000)
+            return Instant(milliseconds: verified.expiresAt * 1000)
         } catch .expired {
             throw EasemobFailure.expired
         } catch {

@@ -62,7 +62,7 @@ extension ServiceRoutes {
         let expected = "32 hexadecimal digits (as the Agora console shows it)"
         let appID = try r.string("appId", expected: "the App ID: " + expected)
         let certificate = try r.string("appCertificate", expected: "the App Certificate: " + expected)
-        for (key, value) in [("appId", appID), ("appCertificate", certificate)] where value.utf8.count != 32 || !value.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 | 0x20 >= 97 && $0 | 0x20 <= 102) }) {
+        for (key, value) in [("appId", appID), ("appCertificate", certificate)] where AccessKey.bytes(hex: value)?.count != 16 {
             throw InputError(.invalidValue, at: .root / key, expected: expected, found: key == "appId" ? JSONWriter.quoted(value) : "(hidden)")
         }
         let seconds = try r.optionalInt("tokenSeconds", in: 60...315_360_000, expected: "the lifetime in seconds of the tokens POST /{org}/{app}/token exchanges, 60–315360000") ?? Int(AgoraAccessToken.maximumSeconds)

@@ -104,7 +104,7 @@ struct ServiceRoutes: Sendable {
         if let declared = request.headers[.contentLength], let length = UInt64(declared), length > UInt64(configuration.bodyLimitBytes) {
             throw ServiceError(.contentTooLarge, code: "too-large", expected: "a body of at most \(configuration.bodyLimitBytes) bytes", found: "Content-Length: \(declared)")
         }
-        context.continueReadingBody()
+        context.continueReadingBody(of: request)
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: configuration.bodyLimitBytes)

@@ -57,11 +57,10 @@ public struct AgoraAccessToken: Hashable, Sendable {
         let (token, signature, content, salt) = try decode(text)
         guard token.appID == appID else { throw .otherApp }
         let expected = sign(content, appCertificate: appCertificate, issuedAt: UInt32(token.issuedAt), salt: salt)
-        guard signature.count == expected.count, zip(signature, expected).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else { throw .badSignature }
-        guard let privileges = token.services[chatService], let privilege = privileges[appPrivilege], token.chatUserID == "" else { throw .notAnAppToken }
-        let seconds = min(token.expire, Int64(privilege))
-        guard seconds <= maximumSeconds else { throw .tooLong(seconds: seconds) }
-        let end = token.issuedAt + seconds
+        guard ConstantTime.equal(signature, expected) else { throw .badSignature }
+        guard token.services[chatService]?[appPrivilege] != nil, token.chatUserID == "" else { throw .notAnAppToken }
+        let end = token.expiresAt
+        guard end - token.issuedAt <= maximumSeconds else { throw .tooLong(seconds: end - token.issuedAt) }
         guard now < end else { throw .expired(at: end) }
         return token
     }

@@ -38,7 +38,7 @@ public enum AppToken {
         let body = String(token[..<dot])
         guard let claimed = fromBase64URL(String(token[token.index(after: dot)...])) else { return .invalid }
         let expected = mac(body, signingKey)
-        guard claimed.count == expected.count, zip(claimed, expected).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else { return .invalid }
+        guard ConstantTime.equal(claimed, expected) else { return .invalid }
         guard let payload = fromBase64URL(String(body.dropFirst(prefix.count))), let text = String(bytes: payload, encoding: .utf8),
             let ms = Int64(text)
         else { return .invalid }

@@ -75,7 +75,7 @@ public struct UserSig: Hashable, Sendable {
         guard sig.sdkAppID == sdkAppID else { throw .appMismatch }
         guard let claimedBytes = StrictBase64.standard.decode(claimed) else { throw .malformed("TLS.sig is not canonical base64") }
         let expected = sig.mac(secretKey: secretKey)
-        guard claimedBytes.count == expected.count, zip(claimedBytes, expected).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else {
+        guard ConstantTime.equal(claimedBytes, expected) else {
             throw .badSignature
         }
         let end = sig.time.addingReportingOverflow(sig.expire)
