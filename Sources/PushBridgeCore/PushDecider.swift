@@ -31,6 +31,7 @@ public struct PushDecider: Sendable {
     func suppression(_ message: PushMessage, receiver: UserState, now: Instant, hasContent: @autoclosure () -> Bool) -> SuppressionReason? {
         if receiver.isOnline(at: now) { return .online }
         if receiver.devices.isEmpty { return .noDevice }
+        if message.isCommand { return .command }
         if message.ignore { return .ignored }
         if !hasContent() { return .emptyContent }
         if message.force { return nil }

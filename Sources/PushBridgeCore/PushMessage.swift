@@ -11,6 +11,9 @@ public enum ContentPart: Hashable, Sendable {
     case face
     /// A custom element or body, shown as its description (may be empty).
     case custom(description: String)
+    /// A command (Easemob / Agora Chat `cmd`, pass-through): an action for the receiving app,
+    /// nothing to show; a message holding one is never pushed (SPEC §14).
+    case command(action: String)
 
     /// The text this part contributes to a push body.
     public var pushText: String {
@@ -23,6 +26,7 @@ public enum ContentPart: Hashable, Sendable {
         case .location: return "[location]"
         case .face: return "[face]"
         case .custom(let d): return d
+        case .command: return ""
         }
     }
 }
@@ -245,6 +249,11 @@ public struct PushMessage: Hashable, Sendable, CustomReflectable {
             contentOverride: nil, pushContent: nil, alertBody: nil, pushTitle: nil, alertTitle: nil, alertSubtitle: nil,
             template: nil, localization: LocalizationKeys(), category: nil, mutableContent: false, badgeOverride: nil,
             ignoreBadge: false, sound: nil, extensionValue: nil, ignore: false, force: false, mentions: .nobody, androidOptions: nil))
+    }
+
+    /// Whether the message is a command (`cmd`): never pushed.
+    public var isCommand: Bool {
+        content.contains { if case .command = $0 { return true } else { return false } }
     }
 
     /// The conversation this message belongs to, seen from the receiver.

@@ -54,9 +54,13 @@ public struct MessageAddress: Hashable, Sendable {
     /// The sender the message names, if it names one.
     public var sender: UserID?
     public var audience: Audience
-    public init(sender: UserID?, audience: Audience) {
+    /// A targeted group message's receivers (Tencent `receiverList` / REST `To_Account`): only
+    /// these members get it; `nil` for every member.
+    public var only: [UserID]?
+    public init(sender: UserID?, audience: Audience, only: [UserID]? = nil) {
         self.sender = sender
         self.audience = audience
+        self.only = only
     }
 }
 

@@ -60,6 +60,8 @@ extension PushFacade {
         public var now: Instant
         /// The output shape.
         public var profile: Profile
+        /// A targeted group message's receivers: only these members get a decision (`nil`: all).
+        public var only: Set<UserID>?
         let adapter: any DialectAdapter
     }
 
@@ -89,7 +91,12 @@ extension PushFacade {
         }
         let canonical = try adapter.message(message, at: pointer, context: MessageContext(sender: from, receiver: firstReceiver, now: now))
         try IdentifierRule.check(canonical.id, at: pointer / "id", what: "the message id")
-        return PreparedMessage(message: canonical, audience: address.audience, sender: from, now: now, profile: profile ?? adapter.profile, adapter: adapter)
+        if let only = address.only {
+            for (i, user) in only.enumerated() { try Self.checkUser(user, at: pointer / "receiverList" / i) }
+        }
+        return PreparedMessage(
+            message: canonical, audience: address.audience, sender: from, now: now, profile: profile ?? adapter.profile, only: address.only.map(Set.init),
+            adapter: adapter)
     }
 
     /// Decides a prepared message for every receiver and commits the counters, in one transaction

@@ -23,6 +23,12 @@ extension PushFacade {
         }
         let decider = PushDecider(app: try transaction.app())
         let senderState = try transaction.sender(from, group: canonical.kind == .group ? canonical.groupId : nil)
+        // A group whose offline push is off (SPEC §14): what would be pushed is suppressed, last rule.
+        var groupPushOff = false
+        if canonical.kind == .group, let group = canonical.groupId, let bytes = try transaction.groupProfile(of: group) {
+            groupPushOff = try !GroupProfile(decoding: bytes, group: group).offlinePush
+        }
+        let only = prepared.only
         let receivers = try transaction.receivers(of: prepared.audience, excluding: from, conversation: canonical.receiverConversation)
         // Receivers that see the same alert share one written payload (SPEC §5's bytes either way).
         var push = PreparedPush(canonical, sender: senderState, profile: profile, decider: decider, receivers: receivers.count)
@@ -34,18 +40,21 @@ extension PushFacade {
         // A kept group's record is written as its decisions are made, while each row is at hand;
         // its decisions are the roll's rows in order, so they are written against them (`PBR4`;
         // the writer checks each row is its decision's receiver's, else the record is `PBR3`).
-        var record = remembered && receivers.roll != nil ? SentMessageRecord.DecisionWriter(version4: true, capacity: receivers.count, rowTargetsAreRows: true) : nil
+        // A targeted message's decisions are not the roll's rows: its record names its receivers (`PBR3`).
+        var record = remembered && receivers.roll != nil && only == nil
+            ? SentMessageRecord.DecisionWriter(version4: true, capacity: receivers.count, rowTargetsAreRows: true) : nil
         // A kept group's rows are alive anyway: requests refer to their devices there, one shared
         // reference for the send (taking and later dropping each member's own list cost a cache
         // miss each on 100,000 members).
         let deviceRows = receivers.roll != nil ? receivers.deviceRows() : nil
         receivers.forEachBorrowed { receiver, stored, row in
+            if let only, !only.contains(receiver.pointee.state.user) { return }  // not a receiver of a targeted message
             // A counter an earlier message of this transaction changed is not written yet.
             let key = receiver.pointee.key
             var changed: Int?
             if counted, let key { changed = effects.badge(of: key) }
             var badge = changed ?? stored
-            let decision: FanOutDecision
+            var decision: FanOutDecision
             if receiver.pointee.isConfigured {
                 decision = push.fanOutDecision(for: receiver.pointee.state, badge: badge, now: now, devicesIn: deviceRows.map { ($0, row) })
             } else {  // the dialect's defaults, with the counter an earlier message set
@@ -53,6 +62,7 @@ extension PushFacade {
                 badge = changed ?? state.badge
                 decision = push.fanOutDecision(for: state, badge: badge, now: now, devicesIn: nil)
             }
+            if groupPushOff, case .push = decision { decision = .suppressed(.largeGroup) }
             if case .push(let request) = decision, request.badgeCounter != badge, let key {
                 badges.append((key, request.badgeCounter))
             }

@@ -27,4 +27,34 @@ extension PostgresStateStore.Transaction {
             SELECT \(group), j.position - 1, u.id FROM unnest(\(members)::text[]) WITH ORDINALITY AS j(name, position) JOIN users u ON u.name = j.name
             """)
     }
+
+    func groupProfile(of group: String) throws -> [UInt8]? {
+        guard let row = try rows("SELECT profile FROM group_profiles WHERE group_id = \(group)").first else { return nil }
+        return try row.optionalBytes(0)
+    }
+
+    func setGroupProfile(_ profile: [UInt8]?, of group: String) throws {
+        try checkWritable()
+        guard let profile else {
+            try session.query("DELETE FROM group_profiles WHERE group_id = \(group)")
+            return
+        }
+        try session.query(
+            """
+            INSERT INTO group_profiles (group_id, profile) VALUES (\(group), \(ByteBuffer(bytes: profile)))
+            ON CONFLICT (group_id) DO UPDATE SET profile = excluded.profile
+            """)
+    }
+
+    func messageSequence(of group: String, advancing: Bool) throws -> Int64 {
+        guard advancing else { return try rows("SELECT last_sequence FROM group_profiles WHERE group_id = \(group)").first?.int64(0) ?? 0 }
+        try checkWritable()
+        let row = try rows(
+            """
+            INSERT INTO group_profiles (group_id, last_sequence) VALUES (\(group), 1)
+            ON CONFLICT (group_id) DO UPDATE SET last_sequence = group_profiles.last_sequence + 1 RETURNING last_sequence
+            """)
+        guard let value = try row.first?.int64(0) else { throw StoreError(.unexpectedValue, "no message sequence for group \"\(group)\"") }
+        return value
+    }
 }

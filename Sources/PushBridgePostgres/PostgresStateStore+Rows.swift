@@ -62,6 +62,7 @@ struct Cells: StoredRow {
     func optionalInt(_ i: Int) throws -> Int? { try row[i].decode(Int?.self) }
     func optionalString(_ i: Int) throws -> String? { try row[i].decode(String?.self) }
     func bytes(_ i: Int) throws -> [UInt8] { Array(buffer: try row[i].decode(ByteBuffer.self)) }
+    func optionalBytes(_ i: Int) throws -> [UInt8]? { try row[i].decode(ByteBuffer?.self).map { Array(buffer: $0) } }
 }
 
 /// Bindings for a query whose SQL is built from constants (column lists) and takes `$n` parameters.

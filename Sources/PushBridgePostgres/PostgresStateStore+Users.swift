@@ -154,7 +154,27 @@ extension PostgresStateStore.Transaction {
             try session.query(PostgresQuery(unsafeSQL: context.bumping() + "DELETE FROM \(table) WHERE user_id = $1", binds: try binds(key)))  // the first moves the data version
         }
         try session.query("DELETE FROM users WHERE id = \(key)")
+        try session.query("DELETE FROM push_bindings WHERE user_name = \(id)")
         return true
+    }
+
+    func pushBindings(of user: UserID) throws -> [PushBinding] {
+        try rows("SELECT device_id, notifier, token FROM push_bindings WHERE user_name = \(user) ORDER BY position").map {
+            PushBinding(deviceID: try $0.string(0), notifier: try $0.string(1), token: try $0.string(2))
+        }
+    }
+
+    func setPushBindings(_ bindings: [PushBinding], of user: UserID) throws {
+        try checkWritable()
+        try session.query("DELETE FROM push_bindings WHERE user_name = \(user)")
+        guard !bindings.isEmpty else { return }
+        try session.query(
+            """
+            INSERT INTO push_bindings (user_name, position, device_id, notifier, token)
+            SELECT \(user), j.position - 1, j.device_id, j.notifier, j.token
+            FROM unnest(\(bindings.map(\.deviceID))::text[], \(bindings.map(\.notifier))::text[], \(bindings.map(\.token))::text[])
+                WITH ORDINALITY AS j(device_id, notifier, token, position)
+            """)
     }
 
     func owner(ofDevice token: String) throws -> UserID? {

@@ -10,6 +10,10 @@ public final class MemoryStateStore: PushStateStore {
         var users: [UserID: (key: UserKey, record: UserRecord)] = [:]
         var byKey: [UserKey: UserID] = [:]
         var groups: [String: [UserID]] = [:]
+        /// Groups' profiles and message sequences.
+        var groupProfiles: [String: (profile: [UInt8]?, sequence: Int64)] = [:]
+        /// Devices bound through vendor REST, by user.
+        var pushBindings: [UserID: [PushBinding]] = [:]
         /// Who has each device token.
         var deviceOwners: [String: UserID] = [:]
         /// Sent message ids: when, and the encoded decisions.
@@ -121,7 +125,33 @@ public final class MemoryStateStore: PushStateStore {
                 let rest = members.filter { $0 != id }
                 contents.groups[group] = rest.isEmpty ? nil : rest
             }
+            contents.pushBindings[id] = nil
             return true
+        }
+
+        func pushBindings(of user: UserID) throws -> [PushBinding] { contents.pushBindings[user] ?? [] }
+
+        func setPushBindings(_ bindings: [PushBinding], of user: UserID) throws {
+            try checkWritable()
+            contents.pushBindings[user] = bindings.isEmpty ? nil : bindings
+        }
+
+        func groupProfile(of group: String) throws -> [UInt8]? { contents.groupProfiles[group]?.profile }
+
+        func setGroupProfile(_ profile: [UInt8]?, of group: String) throws {
+            try checkWritable()
+            if let profile {
+                contents.groupProfiles[group, default: (nil, 0)].profile = profile
+            } else {
+                contents.groupProfiles[group] = nil
+            }
+        }
+
+        func messageSequence(of group: String, advancing: Bool) throws -> Int64 {
+            guard advancing else { return contents.groupProfiles[group]?.sequence ?? 0 }
+            try checkWritable()
+            contents.groupProfiles[group, default: (nil, 0)].sequence += 1
+            return contents.groupProfiles[group]!.sequence
         }
 
         func sentMessage(_ id: String, since cutoff: Instant) throws -> [UInt8]? {

@@ -303,9 +303,19 @@ public protocol UserTable {
     /// The user a device token is bound to, or `nil` when no one has it.
     /// - Parameter token: hex, lower case.
     func owner(ofDevice token: String) throws -> UserID?
+
+    /// The devices a user bound through Easemob / Agora Chat REST, by device id and certificate
+    /// name (SPEC §14), in the order they were written. Removing the user forgets them.
+    /// - Parameter user: the user.
+    func pushBindings(of user: UserID) throws -> [PushBinding]
+    /// Replaces a user's push bindings.
+    /// - Parameters:
+    ///   - bindings: each (device id, certificate name) once.
+    ///   - user: the user.
+    func setPushBindings(_ bindings: [PushBinding], of user: UserID) throws
 }
 
-/// Group membership.
+/// Group membership, and what a group's vendor REST said of it.
 public protocol GroupTable {
     /// A group's members in membership order (empty for an unknown group).
     func members(of group: String) throws -> [UserID]
@@ -314,6 +324,20 @@ public protocol GroupTable {
     ///   - members: distinct, non-empty user ids, in the order to keep.
     ///   - group: the group id.
     func setMembers(_ members: [UserID], of group: String) throws
+    /// A group's profile as the facade wrote it, or `nil` for a group that has none (one made by
+    /// its membership alone).
+    /// - Parameter group: the group id.
+    func groupProfile(of group: String) throws -> [UInt8]?
+    /// Replaces a group's profile; `nil` forgets the profile and the group's message sequence.
+    /// - Parameters:
+    ///   - profile: the encoded profile.
+    ///   - group: the group id.
+    func setGroupProfile(_ profile: [UInt8]?, of group: String) throws
+    /// A group's message sequence (Tencent numbers each group's messages from 1; 0 before the first).
+    /// - Parameters:
+    ///   - group: the group id.
+    ///   - advancing: move it on by one first (a new message; in a write transaction).
+    func messageSequence(of group: String, advancing: Bool) throws -> Int64
 }
 
 /// The records of sent messages (SPEC §10), and the rolls of kept receivers they refer to.

@@ -357,6 +357,8 @@ public enum EasemobREST {
         "txt": (["msg"], "text"), "img": (["url", "filename", "secret", "size"], "image"), "audio": (["url", "filename", "length", "secret"], "voice"),
         "video": (["url", "filename", "thumb", "length", "secret", "file_length", "thumb_secret"], "video"),
         "file": (["url", "filename", "secret"], "file"), "loc": (["lat", "lng", "addr"], "location"), "custom": (["customEvent", "customExts"], "custom"),
+        // A command (pass-through) message: stored, never pushed (SPEC §14).
+        "cmd": (["action"], "cmd"),
     ]
 
     /// `POST /{org}/{app}/messages/users` or `/messages/chatgroups` (`from`, `to`, `type`, `body`,
@@ -377,6 +379,7 @@ public enum EasemobREST {
         try content.allowOnly(shape.keys, context: "a \(type) message body")
         var sdkBody: [(key: String, value: JSONValue)] = [("type", .string(shape.sdkType))]
         if type == "txt" { sdkBody.append(("text", .string(try content.string("msg", expected: "the text of the message")))) }
+        if type == "cmd" { sdkBody.append(("action", .string(try content.string("action", expected: "the command's action")))) }
         if r.has("sync_device") { _ = try r.bool("sync_device") }
         if r.has("routetype") { _ = try r.string("routetype", expected: "\"ROUTE_ONLINE\" (accepted; pushes are for offline receivers anyway)") }
         if r.has("roam_ignore_users") { _ = try r.stringArray("roam_ignore_users") }

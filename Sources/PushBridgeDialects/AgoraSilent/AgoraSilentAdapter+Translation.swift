@@ -46,6 +46,7 @@ extension AgoraSilentAdapter {
         case .file: return "file"
         case .location: return "location"
         case .custom: return "custom"
+        case .command: return "cmd"
         case .face: return nil
         }
     }
@@ -56,6 +57,7 @@ extension AgoraSilentAdapter {
         switch part {
         case .text(let text): body["text"] = .string(text)
         case .custom(let description) where !description.isEmpty: body["text"] = .string(description)
+        case .command(let action): body["action"] = .string(action)
         default: break
         }
         let to = message.kind == .group ? message.groupId ?? "" : output.receiver

@@ -25,7 +25,7 @@ public struct AgoraSilentAdapter: DialectAdapter {
     let legacy = EasemobLegacyAdapter()
 
     /// Body types of the SDK message and what each shows.
-    static let bodyTypes = ["text", "image", "voice", "video", "file", "location", "custom"]
+    static let bodyTypes = ["text", "image", "voice", "video", "file", "location", "custom", "cmd"]
 
     public init() {}
 
@@ -231,7 +231,7 @@ public struct AgoraSilentAdapter: DialectAdapter {
                 expected: "the sender-side conversation id \"\(to)\" (the peer, or the group)", found: "\"\(conversationId)\"")
         }
         let body = try r.object("body", expected: "the message body {\"type\", \"text\"}")
-        try body.allowOnly(["type", "text"], context: "a message body")
+        try body.allowOnly(["type", "text", "action"], context: "a message body")
         let typeExpected = "one of " + Self.bodyTypes.map { "\"\($0)\"" }.joined(separator: ", ")
         let type = try body.string("type", expected: typeExpected)
         let part: ContentPart
@@ -243,7 +243,12 @@ public struct AgoraSilentAdapter: DialectAdapter {
         case "file": part = .file
         case "location": part = .location
         case "custom": part = .custom(description: try body.optionalString("text") ?? "")
+        // EMCmdMessageBody: an action for the app, never pushed (SPEC §14).
+        case "cmd": part = .command(action: try body.string("action", expected: "the command's action"))
         default: throw InputError(.invalidValue, at: body.pointer / "type", expected: typeExpected, found: "\"\(type)\"")
+        }
+        if type != "cmd" && body.has("action") {
+            throw InputError(.unknownKey, at: body.pointer / "action", expected: "action only in cmd bodies")
         }
         if type != "text" && type != "custom" && body.has("text") {
             throw InputError(.unknownKey, at: body.pointer / "text", expected: "text only in text and custom bodies")

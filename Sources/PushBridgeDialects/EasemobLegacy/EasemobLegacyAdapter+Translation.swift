@@ -86,6 +86,7 @@ extension EasemobLegacyAdapter {
         case .video: return "video"
         case .file: return "file"
         case .location: return "loc"
+        case .command: return "cmd"
         case .face, .custom: return nil
         }
     }
@@ -94,6 +95,7 @@ extension EasemobLegacyAdapter {
         let part = EasemobExtension.singlePart(of: message, dialect: id, into: &output) { Self.restType(of: $0) != nil }
         var body = JSONObject([("type", .string(Self.restType(of: part)!))])
         if case .text(let text) = part { body["msg"] = .string(text) }
+        if case .command(let action) = part { body["action"] = .string(action) }
         var o = JSONObject([
             ("id", .string(message.id)),
             ("target_type", .string(message.kind == .group ? "chatgroups" : "users")),

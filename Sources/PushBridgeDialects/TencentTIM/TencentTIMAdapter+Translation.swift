@@ -57,6 +57,9 @@ extension TencentTIMAdapter {
         case .custom(let description):
             return description.isEmpty ? ["type": "Custom"] : ["type": "Custom", "desc": .string(description)]
         case .video: return ["type": "Video"]
+        case .command(let action):
+            output.lose(.messageContent, "tencent-tim has no command message; the cmd \(JSONValue.string(action).compactText) becomes a Custom element with no description")
+            return ["type": "Custom", "data": .string(action)]
         }
     }
 

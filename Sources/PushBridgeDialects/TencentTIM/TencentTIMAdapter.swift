@@ -24,7 +24,7 @@ public struct TencentTIMAdapter: DialectAdapter {
 
     public var messageFields: [String] {
         [
-            "id", "sender", "conversation.type", "conversation.id", "conversation.groupName", "elems.type", "elems.text",
+            "id", "sender", "conversation.type", "conversation.id", "conversation.groupName", "receiverList", "elems.type", "elems.text",
             "elems.desc", "elems.data", "offlinePushInfo.desc", "offlinePushInfo.title", "offlinePushInfo.ext", "offlinePushInfo.pushFlag",
             "offlinePushInfo.iosConfig.sound", "offlinePushInfo.iosConfig.ignoreBadge", "offlinePushInfo.iosConfig.title",
             "offlinePushInfo.iosConfig.subtitle", "offlinePushInfo.iosConfig.image", "offlinePushInfo.iosConfig.mutableContent",
@@ -137,14 +137,32 @@ public struct TencentTIMAdapter: DialectAdapter {
         let id = try conversation.identifier("id", expected: "the conversation id")
         switch try conversation.string("type", expected: "\"C2C\" or \"Group\"") {
         case "C2C": return MessageAddress(sender: sender, audience: .users([id]))
-        case "Group": return MessageAddress(sender: sender, audience: .group(id))
+        case "Group": return MessageAddress(sender: sender, audience: .group(id), only: try Self.receiverList(r))
         case let other: throw InputError(.invalidValue, at: conversation.pointer / "type", expected: "\"C2C\" or \"Group\"", found: "\"\(other)\"")
         }
     }
 
+    /// The most receivers a targeted group message names (REST `To_Account`).
+    public static let maximumTargetedReceivers = 50
+
+    /// A targeted group message's `receiverList` (`createTargetedGroupMessage`): 1–50 distinct members.
+    static func receiverList(_ r: FieldReader) throws -> [UserID]? {
+        guard r.has("receiverList") else { return nil }
+        let expected = "receiverList, an array of 1–\(maximumTargetedReceivers) distinct member ids"
+        let list = try r.identifierArray("receiverList", expected: expected, allowEmpty: false)
+        guard list.count <= maximumTargetedReceivers else {
+            throw InputError(.outOfRange, at: r.pointer / "receiverList", expected: expected, found: "\(list.count) ids")
+        }
+        var seen = Set<UserID>()
+        for (i, id) in list.enumerated() where !seen.insert(id).inserted {
+            throw InputError(.invalidValue, at: r.pointer / "receiverList" / i, expected: "each member once", found: "\"\(id)\" again")
+        }
+        return list
+    }
+
     public func message(_ json: JSONValue, at pointer: JSONPointer, context: MessageContext) throws -> PushMessage {
         let r = try FieldReader(json, at: pointer, what: "a TIM message")
-        try r.allowOnly(["id", "conversation", "sender", "elems", "offlinePushInfo"], context: "a tencent-tim message")
+        try r.allowOnly(["id", "conversation", "sender", "elems", "offlinePushInfo", "receiverList"], context: "a tencent-tim message")
         let id = try r.identifier("id", expected: "the message id as a string")
         if let sender = try r.optionalIdentifier("sender", expected: "the sender's user id", allowEmpty: true), sender != context.sender {
             throw InputError(.invalidValue, at: pointer / "sender", expected: "the scenario's sender \"\(context.sender)\"", found: "\"\(sender)\"")
@@ -163,10 +181,20 @@ public struct TencentTIMAdapter: DialectAdapter {
             if conversation.has("groupName") {
                 throw InputError(.unknownKey, at: conversation.pointer / "groupName", expected: "groupName only in Group conversations")
             }
+            if r.has("receiverList") { throw InputError(.unknownKey, at: pointer / "receiverList", expected: "receiverList only in Group conversations") }
             message = PushMessage(id: id, sender: context.sender, kind: .oneToOne, content: [])
         case "Group":
             message = PushMessage(id: id, sender: context.sender, kind: .group, groupId: conversationId, content: [])
             message.groupName = try conversation.optionalString("groupName")
+            if let list = try Self.receiverList(r) {
+                // A scenario decides for one receiver: it must be one of the targeted members.
+                if context.receiver != conversationId && !list.contains(context.receiver) {
+                    throw InputError(.invalidValue, at: pointer / "receiverList", expected: "a receiver list that includes the receiver \"\(context.receiver)\"",
+                        found: JSONValue.array(list.map(JSONValue.string)).compactText)
+                }
+                // Not counted as unread (Tencent: a targeted message is excluded from unread counts).
+                message.ignoreBadge = true
+            }
         default:
             throw InputError(.invalidValue, at: conversation.pointer / "type", expected: "\"C2C\" or \"Group\"", found: "\"\(type)\"")
         }

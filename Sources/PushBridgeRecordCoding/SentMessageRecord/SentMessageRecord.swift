@@ -40,7 +40,7 @@ package enum SentMessageRecord {
     static let magicVersion1: [UInt8] = Array("PBR1".utf8)
     /// A suppression reason's code is its place here (new reasons go at the end).
     static let reasons: [SuppressionReason] = [
-        .online, .noDevice, .ignored, .emptyContent, .doNotDisturb, .muted, .notMentioned, .payloadTooLarge,
+        .online, .noDevice, .ignored, .emptyContent, .doNotDisturb, .muted, .notMentioned, .payloadTooLarge, .command, .largeGroup,
     ]
 
     /// A stored roll that a record's decisions are the rows of.

@@ -28,4 +28,41 @@ extension SQLiteStateStore.Transaction {
             "INSERT INTO members (group_id, position, user_id) SELECT ?1, j.key, u.id FROM json_each(?2) j JOIN users u ON u.name = j.value")
             .bind(1, group).bind(2, bytes: names).run()
     }
+
+    func groupProfile(of group: String) throws -> [UInt8]? {
+        let row = try connection.statement("SELECT profile FROM group_profiles WHERE group_id = ?")
+        row.bind(1, group)
+        guard try row.step(), !row.isNull(0) else { return nil }
+        return row.bytes(0)
+    }
+
+    func setGroupProfile(_ profile: [UInt8]?, of group: String) throws {
+        try checkWritable()
+        guard let profile else {
+            try connection.statement("DELETE FROM group_profiles WHERE group_id = ?").bind(1, group).run()
+            return
+        }
+        try connection.statement(
+            "INSERT INTO group_profiles (group_id, profile) VALUES (?1, ?2) ON CONFLICT (group_id) DO UPDATE SET profile = excluded.profile")
+            .bind(1, group).bind(2, blob: profile).run()
+    }
+
+    func messageSequence(of group: String, advancing: Bool) throws -> Int64 {
+        guard advancing else {
+            let row = try connection.statement("SELECT last_sequence FROM group_profiles WHERE group_id = ?")
+            row.bind(1, group)
+            guard try row.step() else { return 0 }
+            let value = row.int64(0)
+            row.reset()
+            return value
+        }
+        try checkWritable()
+        let row = try connection.statement(
+            "INSERT INTO group_profiles (group_id, last_sequence) VALUES (?1, 1) ON CONFLICT (group_id) DO UPDATE SET last_sequence = last_sequence + 1 RETURNING last_sequence")
+        row.bind(1, group)
+        guard try row.step() else { throw StoreError(.unexpectedValue, "no message sequence for group \"\(group)\"", context: connection.path) }
+        let value = row.int64(0)
+        row.reset()
+        return value
+    }
 }

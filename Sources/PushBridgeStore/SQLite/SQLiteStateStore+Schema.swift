@@ -209,6 +209,27 @@ extension SQLiteStateStore {
         Migration(
             identifier: "2026-11-28-badge-log-varint-entries",
             sql: "-- no schema change: badge_log.entries holds varint rows from here on"),
+        // Vendor REST groups and device binding (SPEC §14): a group's profile (owner, limits, block
+        // list, as the facade encodes it; NULL for a group that only has a message sequence) and
+        // Tencent's per-group message sequence; the devices bound by Easemob device id and
+        // certificate name, by user name (removing the user deletes them).
+        Migration(
+            identifier: "2026-11-29-group-profiles-and-push-bindings",
+            sql: """
+                CREATE TABLE group_profiles (
+                    group_id TEXT PRIMARY KEY,
+                    profile BLOB,
+                    last_sequence INTEGER NOT NULL DEFAULT 0
+                ) WITHOUT ROWID;
+                CREATE TABLE push_bindings (
+                    user_name TEXT NOT NULL,
+                    position INTEGER NOT NULL,
+                    device_id TEXT NOT NULL,
+                    notifier TEXT NOT NULL,
+                    token TEXT NOT NULL,
+                    PRIMARY KEY (user_name, position)
+                ) WITHOUT ROWID;
+                """),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.

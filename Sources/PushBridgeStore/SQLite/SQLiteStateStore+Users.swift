@@ -200,7 +200,25 @@ extension SQLiteStateStore.Transaction {
             try connection.statement("DELETE FROM \(table) WHERE user_id = ?").bind(1, key).run()
         }
         try connection.statement("DELETE FROM users WHERE id = ?").bind(1, key).run()
+        try connection.statement("DELETE FROM push_bindings WHERE user_name = ?").bind(1, id).run()
         return true
+    }
+
+    func pushBindings(of user: UserID) throws -> [PushBinding] {
+        let list = try connection.statement("SELECT device_id, notifier, token FROM push_bindings WHERE user_name = ? ORDER BY position")
+        list.bind(1, user)
+        var out: [PushBinding] = []
+        while try list.step() { out.append(PushBinding(deviceID: list.string(0), notifier: list.string(1), token: list.string(2))) }
+        return out
+    }
+
+    func setPushBindings(_ bindings: [PushBinding], of user: UserID) throws {
+        try checkWritable()
+        try connection.statement("DELETE FROM push_bindings WHERE user_name = ?").bind(1, user).run()
+        let insert = try connection.statement("INSERT INTO push_bindings (user_name, position, device_id, notifier, token) VALUES (?, ?, ?, ?, ?)")
+        for (position, binding) in bindings.enumerated() {
+            try insert.bind(1, user).bind(2, position).bind(3, binding.deviceID).bind(4, binding.notifier).bind(5, binding.token).run()
+        }
     }
 
     func owner(ofDevice token: String) throws -> UserID? {

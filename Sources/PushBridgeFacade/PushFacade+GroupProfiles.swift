@@ -1,0 +1,50 @@
+import PushBridgeCore
+import PushBridgeJSON
+import PushBridgeStore
+
+// Groups as vendor REST manages them (SPEC §14): a profile beside the members, and Tencent's
+// per-group message sequence.
+extension PushFacade {
+    /// A group's profile, `nil` for a group made by its membership alone (or none at all).
+    /// - Parameter group: the group id.
+    public func groupProfile(of group: String) throws -> GroupProfile? {
+        try store.read { try $0.groupProfile(of: group).map { try GroupProfile(decoding: $0, group: group) } }
+    }
+
+    /// Whether a group exists: it has a profile or members.
+    /// - Parameter group: the group id.
+    public func groupExists(_ group: String) throws -> Bool {
+        try store.read { try $0.groupProfile(of: group) != nil || !$0.members(of: group).isEmpty }
+    }
+
+    /// Writes a group's profile (creating or changing the group).
+    /// - Parameters:
+    ///   - profile: the profile.
+    ///   - group: the group id.
+    public func setGroupProfile(_ profile: GroupProfile, of group: String) throws {
+        try Self.checkGroup(group)
+        try store.write { try $0.setGroupProfile(profile.encoded, of: group) }
+    }
+
+    /// Deletes a group: its members, profile and message sequence. Its members' own settings for
+    /// the group's conversation stay (as the vendors keep a user's settings).
+    /// - Parameter group: the group id.
+    /// - Returns: whether the group existed.
+    @discardableResult
+    public func deleteGroup(_ group: String) throws -> Bool {
+        try store.write { transaction in
+            let existed = try transaction.groupProfile(of: group) != nil || !transaction.members(of: group).isEmpty
+            try transaction.setMembers([], of: group)
+            try transaction.setGroupProfile(nil, of: group)
+            return existed
+        }
+    }
+
+    /// A group's message sequence (Tencent `MsgSeq`): 0 before its first message.
+    /// - Parameters:
+    ///   - group: the group id.
+    ///   - advancing: move it on first, for a new message.
+    public func messageSequence(of group: String, advancing: Bool) throws -> Int64 {
+        advancing ? try store.write { try $0.messageSequence(of: group, advancing: true) } : try store.read { try $0.messageSequence(of: group, advancing: false) }
+    }
+}
