@@ -249,6 +249,8 @@ extension ServiceRoutes {
                 return envelope(app, request, action: "delete", data: EasemobREST.templateData(removed))
             }
         }
+        registerEasemobGroups(on: router)
+        registerEasemobPush(on: router)
         router.post("/:org/:app/messages") { request, context in
             try await easemob(request, context) { app in
                 let messages = try EasemobREST.legacyMessages(try await body(request, context), newID: try messageIDs(request))
@@ -310,7 +312,11 @@ extension ServiceRoutes {
     }
 
     /// The vendor's answer envelope.
-    func envelope(_ app: EasemobApp, _ request: Request, action: String, entities: [JSONValue]? = nil, data: JSONValue? = nil) -> Response {
+    /// - Parameters:
+    ///   - extra: top-level fields after `data` (`count`, `params` of lists).
+    func envelope(
+        _ app: EasemobApp, _ request: Request, action: String, entities: [JSONValue]? = nil, data: JSONValue? = nil, extra: [(key: String, value: JSONValue)] = []
+    ) -> Response {
         let path = "/" + request.uri.path.split(separator: "/").dropFirst(2).joined(separator: "/")
         var entries: [(key: String, value: JSONValue)] = [
             ("action", .string(action)), ("application", .string(app.application)), ("path", .string(path)),
@@ -318,6 +324,7 @@ extension ServiceRoutes {
         ]
         if let entities { entries.append(("entities", .array(entities))) }
         if let data { entries.append(("data", data)) }
+        entries += extra
         entries += [
             ("timestamp", .int(Instant.now.milliseconds)), ("duration", 0), ("organization", .string(app.org)), ("applicationName", .string(app.name)),
         ]

@@ -6,6 +6,7 @@ import PushBridgeCore
 import PushBridgeDialects
 import PushBridgeFacade
 import PushBridgeJSON
+import PushBridgeVendorREST
 
 /// The native API (SPEC §11) over the service's apps: every handler reads its request, hands one
 /// facade operation to the app's writer (or a reader), and writes the answer. No rule lives here.
@@ -141,6 +142,10 @@ struct ServiceRoutes: Sendable {
             throw ServiceError(error, status: status)
         } catch let error as ServiceError {
             throw error
+        } catch let failure as EasemobFailure {
+            throw failure  // a vendor route's refusal, made inside a write
+        } catch let failure as TencentREST.Failure {
+            throw failure
         } catch {
             let answer = ServiceError.store(error)
             if answer.status == .serviceUnavailable {

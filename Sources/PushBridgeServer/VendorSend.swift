@@ -33,7 +33,7 @@ extension ServiceRoutes {
 
     /// Reads every message (bad input refuses the whole request, nothing stored), then, in one
     /// write, checks the targets and sends: the same facade path as `POST /v1/apps/{app}/messages`.
-    /// A target the app knows nothing of (a user with no record, a group with no members) refuses
+    /// A target the app knows nothing of (a user with no record, a group with neither members nor a profile) refuses
     /// the whole send with ``unknownTargetCode`` — or, with `skippingUnknown`, leaves out the messages
     /// to it and names it in ``VendorSendResult/unknown``. The check runs in the writer: atomic with
     /// the send, and no extra read on another thread.
@@ -48,7 +48,7 @@ extension ServiceRoutes {
                 var known: [Int] = []
                 for (index, message) in messages.enumerated() {
                     var missing = false
-                    for target in message.targets where try message.isGroup ? facade.members(of: target).isEmpty : facade.user(target) == nil {
+                    for target in message.targets where try message.isGroup ? !facade.groupExists(target) : facade.user(target) == nil {
                         missing = true
                         if !unknown.contains(target) { unknown.append(target) }
                     }
