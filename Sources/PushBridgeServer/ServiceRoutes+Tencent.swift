@@ -25,6 +25,7 @@ extension ServiceRoutes {
                     throw TencentREST.Failure(code: command.jsonCode, info: EasemobFailure(error).description)
                 }
                 if command.isAccountCommand { return try await tencentAccounts(body, command: command, in: tenant) }
+                if command.managesGroups { return try await tencentGroups(body, command: command, in: tenant) }
                 let newID = request.headers[.pushBridgeMessageID] == nil ? nil : try messageIDs(request)
                 let messages = try TencentREST.messages(body, command: command, administrator: binding.account, newID: newID)
                 switch command {
@@ -39,10 +40,8 @@ extension ServiceRoutes {
                     }
                     return tencentOK(fields, messages: result.header)
                 default:
-                    let result = try await tencentSend(messages, in: tenant, unknownCode: 10010)
-                    return tencentOK(
-                        [("MsgTime", .int(Instant.now.milliseconds / 1000)), ("MsgSeq", .int(Int64(apps.newMessageID(.now).suffix(6)) ?? 0))],
-                        messages: result.header)
+                    let result = try await tencentSend(messages, in: tenant, unknownCode: 10010, sequencing: true)
+                    return tencentOK([("MsgTime", .int(Instant.now.milliseconds / 1000)), ("MsgSeq", .int(result.sequences.first ?? 0))], messages: result.header)
                 }
             } catch let failure as TencentREST.Failure {
                 return tencentFail(failure.code, failure.info)
@@ -79,13 +78,13 @@ extension ServiceRoutes {
     }
 
     /// A send refusing unknown targets with Tencent's code (70107 for accounts, 10010 for groups).
-    func tencentSend(_ messages: [VendorMessage], in tenant: AppTenant, unknownCode: Int) async throws -> VendorSendResult {
+    func tencentSend(_ messages: [VendorMessage], in tenant: AppTenant, unknownCode: Int, sequencing: Bool = false) async throws -> VendorSendResult {
         do {
-            return try await send(messages, in: tenant)
+            return try await send(messages, in: tenant, sequencing: sequencing)
         } catch let error as ServiceError where error.code == Self.unknownTargetCode {
             let first = String((error.found ?? "").split(separator: ",").first ?? "")
             throw TencentREST.Failure(
-                code: unknownCode, info: unknownCode == 10010 ? "group \(JSONWriter.quoted(first)) does not exist (it has no members)" : "To_Account \(JSONWriter.quoted(first)) does not exist")
+                code: unknownCode, info: unknownCode == 10010 ? "group \(JSONWriter.quoted(first)) does not exist or was destroyed" : "To_Account \(JSONWriter.quoted(first)) does not exist")
         }
     }
 

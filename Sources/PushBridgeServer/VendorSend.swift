@@ -9,6 +9,8 @@ struct VendorSendResult: Sendable {
     var messages: [(message: VendorMessage, outcome: PushFacade.SendOutcome)]
     /// Targets left out as unknown (only when the send skips them).
     var unknown: [String] = []
+    /// Each group message's sequence in its group (Tencent `MsgSeq`), when asked for.
+    var sequences: [Int64] = []
 
     /// `PushBridge-Messages: id,id,…`: the ids to read the decisions back with (`GET /v1/apps/{app}/messages/{id}`).
     var header: String { messages.map(\.outcome.messageID).joined(separator: ",") }
@@ -37,12 +39,15 @@ extension ServiceRoutes {
     /// the whole send with ``unknownTargetCode`` — or, with `skippingUnknown`, leaves out the messages
     /// to it and names it in ``VendorSendResult/unknown``. The check runs in the writer: atomic with
     /// the send, and no extra read on another thread.
-    func send(_ messages: [VendorMessage], in tenant: AppTenant, skippingUnknown: Bool = false) async throws -> VendorSendResult {
+    ///
+    /// With `sequencing`, each group message moves its group's message sequence on (a repeat reads
+    /// it), in the same write.
+    func send(_ messages: [VendorMessage], in tenant: AppTenant, skippingUnknown: Bool = false, sequencing: Bool = false) async throws -> VendorSendResult {
         let now = Instant.now
         let prepared = try await answering {
             try messages.map { try tenant.facade.prepare($0.message, dialect: $0.dialect, now: now, sender: $0.sender) }
         }
-        let (sent, unknown) = try await answering { () async throws -> ([(Int, PushFacade.SendOutcome)], [String]) in
+        let (sent, unknown, sequences) = try await answering { () async throws -> ([(Int, PushFacade.SendOutcome)], [String], [Int64]) in
             try await tenant.write { facade in
                 var unknown: [String] = []
                 var known: [Int] = []
@@ -59,7 +64,13 @@ extension ServiceRoutes {
                 }
                 // One batch: a message that fails fails the request, and the write undoes them all.
                 let outcomes = try facade.send(known.map { prepared[$0] }).map { try $0.get() }
-                return (Array(zip(known, outcomes)), unknown)
+                var sequences: [Int64] = []
+                if sequencing {
+                    for (index, outcome) in zip(known, outcomes) where messages[index].isGroup {
+                        sequences.append(try facade.messageSequence(of: messages[index].targets[0], advancing: !outcome.isRepeat))
+                    }
+                }
+                return (Array(zip(known, outcomes)), unknown, sequences)
             }
         }
         for (index, outcome) in sent {
@@ -77,7 +88,7 @@ extension ServiceRoutes {
                     ])
             }
         }
-        return VendorSendResult(messages: sent.map { (messages[$0.0], $0.1) }, unknown: unknown)
+        return VendorSendResult(messages: sent.map { (messages[$0.0], $0.1) }, unknown: unknown, sequences: sequences)
     }
 
     /// The code of the refusal a send to unknown targets gets (its `found` lists them).

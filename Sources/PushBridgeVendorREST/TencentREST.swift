@@ -40,16 +40,26 @@ public enum TencentREST {
         case importAccounts = "im_open_login_svc/multiaccount_import"
         case deleteAccounts = "im_open_login_svc/account_delete"
         case checkAccounts = "im_open_login_svc/account_check"
+        case createGroup = "group_open_http_svc/create_group"
+        case addGroupMember = "group_open_http_svc/add_group_member"
+        case deleteGroupMember = "group_open_http_svc/delete_group_member"
+        case destroyGroup = "group_open_http_svc/destroy_group"
+        case getGroupMemberInfo = "group_open_http_svc/get_group_member_info"
+        case modifyGroupMemberInfo = "group_open_http_svc/modify_group_member_info"
 
         /// Whether the command registers, removes or checks accounts (the login service).
         public var isAccountCommand: Bool { rawValue.hasPrefix("im_open_login_svc/") }
+        /// Whether the command is one of the group service's (`group_open_http_svc`).
+        public var isGroupCommand: Bool { rawValue.hasPrefix("group_open_http_svc/") }
+        /// Whether the command manages groups (every group command but `send_group_msg`).
+        public var managesGroups: Bool { isGroupCommand && self != .sendGroupMessage }
 
         /// Tencent's code for a malformed body of this command: 10011 (group), 70402 (accounts), 90001 (messages).
-        public var jsonCode: Int { self == .sendGroupMessage ? 10011 : isAccountCommand ? 70402 : 90001 }
+        public var jsonCode: Int { isGroupCommand ? 10011 : isAccountCommand ? 70402 : 90001 }
         /// Tencent's code for a body of the wrong shape: 10004 (group), 70402 (accounts) or 90010.
-        var shapeCode: Int { self == .sendGroupMessage ? 10004 : isAccountCommand ? 70402 : 90010 }
+        var shapeCode: Int { isGroupCommand ? 10004 : isAccountCommand ? 70402 : 90010 }
         /// Tencent's code for a bad `MsgBody`: 10004 (group) or 90002.
-        var bodyCode: Int { self == .sendGroupMessage ? 10004 : 90002 }
+        var bodyCode: Int { isGroupCommand ? 10004 : 90002 }
     }
 
     /// The most accounts one account command takes.
@@ -219,16 +229,26 @@ public enum TencentREST {
             }
         case .sendGroupMessage:
             let group = try groupID(try r.string("GroupId", expected: "the group's GroupId", allowEmpty: false), at: .root / "GroupId")
+            var sent = message(id: "group-\(group)-\(sender)-\(random)", conversation: ["type": "Group", "id": .string(group)], targets: [group], isGroup: true)
             if r.has("To_Account") {
-                // A targeted group message reaches only the listed members and is not counted as unread;
-                // until PushBridge decides for the listed members alone, it refuses rather than push to all.
-                _ = try r.stringArray("To_Account")
-                throw Failure(
-                    code: 10004,
-                    info: "/To_Account: expected no To_Account: targeted group messages are not served yet (they would reach every member); "
-                        + "send to the group without it, or to each account with openim/sendmsg")
+                // A targeted group message (`createTargetedGroupMessage`): only the listed members
+                // receive it, and it is not counted as unread (the dialect says so).
+                let expected = "To_Account, an array of 1–\(TencentTIMAdapter.maximumTargetedReceivers) distinct member UserIDs"
+                let list = try r.stringArray("To_Account", expected: expected, allowEmpty: false)
+                guard list.count <= TencentTIMAdapter.maximumTargetedReceivers else {
+                    throw InputError(.outOfRange, at: .root / "To_Account", expected: expected, found: "\(list.count) accounts")
+                }
+                var seen = Set<String>()
+                for (i, to) in list.enumerated() {
+                    _ = try userID(to, at: .root / "To_Account" / i)
+                    guard seen.insert(to).inserted else { throw InputError(.invalidValue, at: .root / "To_Account" / i, expected: "each member once", found: JSONValue.string(to).compactText) }
+                }
+                if case .object(var o) = sent.message {
+                    o["receiverList"] = .array(list.map(JSONValue.string))
+                    sent.message = .object(o)
+                }
             }
-            return [message(id: "group-\(group)-\(sender)-\(random)", conversation: ["type": "Group", "id": .string(group)], targets: [group], isGroup: true)]
+            return [sent]
         default:
             throw InputError(.invalidValue, at: .root, expected: "a message command", found: command.rawValue)
         }
