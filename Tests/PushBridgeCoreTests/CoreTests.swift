@@ -161,6 +161,7 @@ struct CoreTests {
         #expect(PushDecision.suppressed(.doNotDisturb).jsonText == "{\"push\":false,\"reason\":\"do-not-disturb\"}")
         #expect(SuppressionReason.allCases.map(\.rawValue) == [
             "online", "no-device", "ignored", "empty-content", "do-not-disturb", "muted", "not-mentioned", "payload-too-large",
+            "command", "large-group",
         ])
     }
 }

@@ -88,7 +88,7 @@ struct BadInputTests {
             code: .invalidValue),
         Case(label: "receiver not in target", pointer: "/message/target", value: ["7007"], errorPointer: "/message/target", code: .invalidValue),
         Case(label: "from is not the sender", pointer: "/message/from", value: "7007", errorPointer: "/message/from", code: .invalidValue),
-        Case(label: "unsupported message type", pointer: "/message/msg/type", value: "cmd", errorPointer: "/message/msg/type", code: .invalidValue),
+        Case(label: "unsupported message type", pointer: "/message/msg/type", value: "gif", errorPointer: "/message/msg/type", code: .invalidValue),
         Case(label: "missing message id", pointer: "/message/id", value: nil, errorPointer: "/message/id", code: .missingKey),
         Case(label: "misspelt em_ key", pointer: "/message/ext", value: ["em_push_contnet": "x"], errorPointer: "/message/ext/em_push_contnet",
             code: .unknownKey),

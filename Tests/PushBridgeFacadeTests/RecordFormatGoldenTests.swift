@@ -22,14 +22,29 @@ struct RecordFormatGoldenTests {
         try GoldenFile.check(read.map { String(decoding: $0.json, as: UTF8.self) }.joined(separator: "\n") + "\n", against: "records/\(name).jsonl")
     }
 
+    /// The reasons the golden files of 0.12–0.26 hold (later reasons have codes after them).
+    static let reasonsUntil026 = Array(SuppressionReason.allCases.prefix(8))
+
     @Test("PBR3 (since 0.12): every shape of decision, written and read")
     func version3() throws {
-        try Self.check("pbr3-every-shape", made: SentMessageRecord.encode(RepeatRecordTests.everyShape()))
+        try Self.check("pbr3-every-shape", made: SentMessageRecord.encode(RepeatRecordTests.everyShape(reasons: Self.reasonsUntil026)))
+    }
+
+    @Test("PBR3 and PBR4 with the reasons of 0.27 (command, large-group): new codes after the old ones")
+    func reasonsOf027() throws {
+        let added = Array(SuppressionReason.allCases.dropFirst(8))
+        #expect(added == [.command, .largeGroup])
+        try Self.check("pbr3-reasons-0.27", made: SentMessageRecord.encode(RepeatRecordTests.everyShape(reasons: added)))
+        let decisions = RepeatRecordTests.everyShape(reasons: added)
+        let rows = RepeatRecordTests.roll(for: decisions, skipped: 5)
+        try Self.check(
+            "pbr4-reasons-0.27", made: SentMessageRecord.encode(decisions, roll: .init(id: 301, rows: rows, skipped: 5)),
+            roll: (301, SentMessageRecord.encodeRoll(rows)))
     }
 
     @Test("PBR4 (since 0.14) and its roll PBL1: every shape of decision against a kept group's rows")
     func version4() throws {
-        let decisions = RepeatRecordTests.everyShape()
+        let decisions = RepeatRecordTests.everyShape(reasons: Self.reasonsUntil026)
         let rows = RepeatRecordTests.roll(for: decisions, skipped: 5)
         let roll = SentMessageRecord.encodeRoll(rows)
         try GoldenFile.check(GoldenFile.hex(roll), against: "records/pbl1-every-shape.hex")

@@ -23,7 +23,7 @@ struct RepeatRecordTests {
     /// one whose id differs from the decision's receiver), payloads held as bytes (shortened alone,
     /// the same for everyone), devices with and without standard headers, tokens that are not
     /// lower-case hex, two certificates, and every reason.
-    static func everyShape() -> [PushFacade.ReceiverDecision] {
+    static func everyShape(reasons: [SuppressionReason] = SuppressionReason.allCases) -> [PushFacade.ReceiverDecision] {
         let easemob = PayloadTemplate(bytes: Array(#"{"aps":{"badge":1},"f":"u0","e":"x"}"#.utf8), badge: 16..<17, receiver: 23..<27)
         let agora = PayloadTemplate(bytes: Array(#"{"aps":{"alert":"hi","badge":12}}"#.utf8), badge: 29..<31, receiver: nil)
         let hex = String(repeating: "0f", count: 32)
@@ -44,7 +44,7 @@ struct RepeatRecordTests {
         push("u8", .patched(easemob, badge: 4, receiver: "u8"),
              .deliveries([APNsDelivery(device: device(hex), headers: [("apns-push-type", "background"), ("apns-topic", "x")]), APNsDelivery(device: device("cd" + hex))]),
              counter: 4)
-        for (i, reason) in SuppressionReason.allCases.enumerated() {
+        for (i, reason) in reasons.enumerated() {
             decisions.append(.init(receiver: "s\(i)", decision: .suppressed(reason)))
         }
         push("ü", .patched(agora, badge: 0, receiver: "ü"), .devices([device(hex)]), counter: 0)

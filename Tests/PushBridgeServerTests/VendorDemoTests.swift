@@ -25,6 +25,12 @@ struct VendorDemoTests {
             #"{"ActionStatus":"OK","ErrorInfo":"","ErrorCode":0,"MsgTime":"#,
             #""payload":{"aps":{"alert":{"title":"Alice","body":"hello"},"badge":1,"sound":"dingdong.aiff"}}"#,
             #"{"ActionStatus":"FAIL","ErrorInfo":"usersig is not a UserSig v2 (not Tencent's URL-safe base64)","ErrorCode":70003}"#,
+            // Vendor REST alone: a device binding, a group and its message pushed to the bound device.
+            #""entities":[{"device_id":"bob-iphone","device_token":"a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90","notifier_name":"chat-dev"}]"#,
+            #""data":[{"owner":"alice"},{"member":"bob"}]"#,
+            #""payload":{"aps":{"alert":{"body":"alice:Noon at the usual place"},"badge":2,"sound":"default"}"#,
+            #"{"ActionStatus":"OK","ErrorInfo":"","ErrorCode":0,"GroupId":"lunch"}"#,
+            #""MsgSeq":1}"#,
         ] {
             #expect(run.stdout.contains(line), "missing from the walk-through: \(line)\n\(run.stdout)")
         }

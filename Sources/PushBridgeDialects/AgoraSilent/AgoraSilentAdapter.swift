@@ -30,7 +30,7 @@ public struct AgoraSilentAdapter: DialectAdapter {
     public init() {}
 
     public var messageFields: [String] {
-        ["id", "conversationId", "from", "to", "chatType", "body.type", "body.text", "translations"] + ext.fieldPaths
+        ["id", "conversationId", "from", "to", "chatType", "body.type", "body.text", "body.action", "translations"] + ext.fieldPaths
     }
 
     public func newUser(_ user: UserID, timeZone: TimeZone) -> UserState {

@@ -22,7 +22,7 @@ public struct EasemobLegacyAdapter: DialectAdapter {
     public init() {}
 
     public var messageFields: [String] {
-        ["id", "target_type", "target", "from", "msg.type", "msg.msg"] + ext.fieldPaths
+        ["id", "target_type", "target", "from", "msg.type", "msg.msg", "msg.action"] + ext.fieldPaths
     }
 
     public func newUser(_ user: UserID, timeZone: TimeZone) -> UserState {
