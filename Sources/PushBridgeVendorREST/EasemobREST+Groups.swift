@@ -177,16 +177,7 @@ extension EasemobREST {
     }
 
     static func usernames(_ r: FieldReader, _ key: String, maximum: Int) throws -> [String] {
-        let expected = "an array of 1–\(maximum) distinct usernames"
-        let list = try r.stringArray(key, expected: expected, allowEmpty: false)
-        guard list.count <= maximum else { throw InputError(.outOfRange, at: r.pointer / key, expected: expected, found: "\(list.count) usernames") }
-        var seen = Set<String>()
-        for (i, user) in list.enumerated() {
-            guard !user.isEmpty else { throw InputError(.invalidValue, at: r.pointer / key / i, expected: "a non-empty username", found: "\"\"") }
-            try IdentifierRule.check(user, at: r.pointer / key / i, what: "a username")
-            guard seen.insert(user).inserted else { throw InputError(.invalidValue, at: r.pointer / key / i, expected: "each username once", found: JSONValue.string(user).compactText) }
-        }
-        return list
+        try distinctIDs(r, key, maximum: maximum, noun: "username", plural: "usernames")
     }
 
     static func limit(_ text: String, _ count: Int, at pointer: JSONPointer) throws {

@@ -395,14 +395,22 @@ public enum EasemobREST {
 
     /// 1–600 distinct, non-empty ids.
     static func targets(_ r: FieldReader, _ key: String) throws -> [String] {
-        let expected = "an array of 1–\(maximumTargets) user or group ids"
+        try distinctIDs(r, key, maximum: maximumTargets, noun: "user or group id", plural: "ids")
+    }
+
+    /// An array of 1–`maximum` distinct, non-empty ids that keep the identifier rule.
+    /// - Parameters:
+    ///   - noun: what one id is, for errors (`username`).
+    ///   - plural: how a count of them is said (`usernames`).
+    static func distinctIDs(_ r: FieldReader, _ key: String, maximum: Int, noun: String, plural: String) throws -> [String] {
+        let expected = "an array of 1–\(maximum) distinct \(plural)"
         let list = try r.stringArray(key, expected: expected, allowEmpty: false)
-        guard list.count <= maximumTargets else { throw InputError(.outOfRange, at: r.pointer / key, expected: expected, found: "\(list.count) ids") }
+        guard list.count <= maximum else { throw InputError(.outOfRange, at: r.pointer / key, expected: expected, found: "\(list.count) \(plural)") }
         var seen = Set<String>()
         for (i, id) in list.enumerated() {
-            guard !id.isEmpty else { throw InputError(.invalidValue, at: r.pointer / key / i, expected: "a non-empty id", found: "\"\"") }
-            try IdentifierRule.check(id, at: r.pointer / key / i, what: "a user or group id")
-            guard seen.insert(id).inserted else { throw InputError(.invalidValue, at: r.pointer / key / i, expected: "each id once", found: JSONValue.string(id).compactText) }
+            guard !id.isEmpty else { throw InputError(.invalidValue, at: r.pointer / key / i, expected: "a non-empty \(noun)", found: "\"\"") }
+            try IdentifierRule.check(id, at: r.pointer / key / i, what: "a \(noun)")
+            guard seen.insert(id).inserted else { throw InputError(.invalidValue, at: r.pointer / key / i, expected: "each \(noun) once", found: JSONValue.string(id).compactText) }
         }
         return list
     }
