@@ -14,7 +14,11 @@ extension PushFacade {
     /// Whether a group exists: it has a profile or members.
     /// - Parameter group: the group id.
     public func groupExists(_ group: String) throws -> Bool {
-        try store.read { try $0.groupProfile(of: group) != nil || !$0.members(of: group).isEmpty }
+        try store.read { try Self.groupExists(group, in: $0) }
+    }
+
+    static func groupExists(_ group: String, in transaction: any PushStateTransaction) throws -> Bool {
+        try transaction.groupProfile(of: group) != nil || !transaction.members(of: group).isEmpty
     }
 
     /// Writes a group's profile (creating or changing the group).
@@ -33,7 +37,7 @@ extension PushFacade {
     @discardableResult
     public func deleteGroup(_ group: String) throws -> Bool {
         try store.write { transaction in
-            let existed = try transaction.groupProfile(of: group) != nil || !transaction.members(of: group).isEmpty
+            let existed = try Self.groupExists(group, in: transaction)
             try transaction.setMembers([], of: group)
             try transaction.setGroupProfile(nil, of: group)
             return existed

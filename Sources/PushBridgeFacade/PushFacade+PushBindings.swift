@@ -45,8 +45,9 @@ extension PushFacade {
             var bindings = try transaction.pushBindings(of: user)
             let bound = token.isEmpty || notifier.isEmpty ? nil : PushBinding(deviceID: deviceID, notifier: notifier, token: token)
             // What this call replaces or unbinds: the device's binding for the certificate, or all of its bindings.
-            let released = bindings.filter { $0.deviceID == deviceID && (notifier.isEmpty || $0.notifier == notifier) }
-            bindings.removeAll { $0.deviceID == deviceID && (notifier.isEmpty || $0.notifier == notifier) }
+            let isReleased = { (binding: PushBinding) in binding.deviceID == deviceID && (notifier.isEmpty || binding.notifier == notifier) }
+            let released = bindings.filter(isReleased)
+            bindings.removeAll(where: isReleased)
             for old in released where old.token != bound?.token { state.removeDevice(token: old.token) }
             if bound == nil && released.isEmpty, state.devices.contains(where: { $0.token == deviceID }) {
                 state.removeDevice(token: deviceID)  // an SDK-bound device, named by its token

@@ -182,8 +182,7 @@ extension ServiceRoutes {
         router.delete("/:org/:app/chatgroups/:group/users/:username") { request, context in
             try await easemob(request, context) { app in
                 let id = try parameter("group", context)
-                let segment = try parameter("username", context)
-                let users = try EasemobREST.pathUsers(segment)
+                let users = try EasemobREST.pathUsers(try parameter("username", context))
                 let results = try await answering { () async throws -> [(String, String?)] in
                     try await app.tenant.write { facade in
                         let group = try EasemobGroup.read(id, in: facade)
@@ -205,13 +204,7 @@ extension ServiceRoutes {
                         return results
                     }
                 }
-                let items: [JSONValue] = results.map { user, reason in
-                    var o: [(key: String, value: JSONValue)] = [("result", .bool(reason == nil)), ("action", "remove_member")]
-                    if let reason { o.append(("reason", .string(reason))) }
-                    o += [("user", .string(user)), ("groupid", .string(id))]
-                    return .object(JSONObject(o))
-                }
-                return envelope(app, request, action: "delete", data: users.count == 1 && !segment.contains(",") ? items[0] : .array(items))
+                return envelope(app, request, action: "delete", data: Self.userResults(results, group: id, action: "remove_member", single: users.count == 1))
             }
         }
         registerEasemobBlocks(on: router)
@@ -235,7 +228,7 @@ extension ServiceRoutes {
                     let id = try parameter("group", context)
                     let users = batch ? try EasemobREST.groupBatch(try await body(request, context)) : try EasemobREST.pathUsers(try parameter("username", context))
                     let results = try await blockChange(app, group: id, users: users, blocking: true)
-                    return envelope(app, request, action: "post", data: Self.blockData(results, group: id, action: "add_blocks", single: !batch && users.count == 1))
+                    return envelope(app, request, action: "post", data: Self.userResults(results, group: id, action: "add_blocks", single: !batch && users.count == 1))
                 }
             }
         }
@@ -244,7 +237,7 @@ extension ServiceRoutes {
                 let id = try parameter("group", context)
                 let users = try EasemobREST.pathUsers(try parameter("username", context))
                 let results = try await blockChange(app, group: id, users: users, blocking: false)
-                return envelope(app, request, action: "delete", data: Self.blockData(results, group: id, action: "remove_blocks", single: users.count == 1))
+                return envelope(app, request, action: "delete", data: Self.userResults(results, group: id, action: "remove_blocks", single: users.count == 1))
             }
         }
     }
@@ -281,7 +274,9 @@ extension ServiceRoutes {
         }
     }
 
-    static func blockData(_ results: [(String, String?)], group: String, action: String, single: Bool) -> JSONValue {
+    /// Per-user results of a removal or a block-list change: `{result, action, reason?, user, groupid}`,
+    /// one object for a single user, else an array.
+    static func userResults(_ results: [(String, String?)], group: String, action: String, single: Bool) -> JSONValue {
         let items: [JSONValue] = results.map { user, reason in
             var o: [(key: String, value: JSONValue)] = [("result", .bool(reason == nil)), ("action", .string(action))]
             if let reason { o.append(("reason", .string(reason))) }
