@@ -40,6 +40,12 @@ extension ServiceRoutes {
                     }
                     return tencentOK(fields, messages: result.header)
                 default:
+                    // A targeted message (To_Account) is not available in AVChatRoom or Community groups (Ruling 150).
+                    if let targeted = messages.first(where: { $0.message["receiverList"] != nil }), let group = targeted.targets.first {
+                        try await answering {
+                            try await tenant.read { facade in _ = try Self.tencentGroup(group, in: facade, refusing: ["AVChatRoom", "Community"], code: 10007) }
+                        }
+                    }
                     let result = try await tencentSend(messages, in: tenant, unknownCode: 10010, sequencing: true)
                     return tencentOK([("MsgTime", .int(Instant.now.milliseconds / 1000)), ("MsgSeq", .int(result.sequences.first ?? 0))], messages: result.header)
                 }

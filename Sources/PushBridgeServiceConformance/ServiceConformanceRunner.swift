@@ -88,28 +88,37 @@ public struct ServiceConformanceRunner: Sendable {
             _ = try await call("PUT", "/v1/apps/\(app)", body: ["certificates": certificates], bearer: key, what: "the mirrored fixture's certificates")
         }
         let vendor = try await bind(fixture.vendor, app: app, key: key)
-        for step in fixture.steps { _ = try await perform(step, app: app, key: key, vendor: vendor, messageID: nil) }
+        var names = CapturedNames()
+        for step in fixture.steps {
+            let answer = try await perform(names.applied(to: step), app: app, key: key, vendor: vendor, messageID: nil)
+            try names.capture(step, from: answer)
+        }
         let messageID: String? = {
             if case .string(let id)? = fixture.mirrored.scenario.message["id"] { return id }
             return nil
         }()
-        let sent = try await perform(fixture.send, app: app, key: key, vendor: vendor, messageID: messageID)
-        guard let ids = sent.headers.first(name: "PushBridge-Messages"), !ids.isEmpty else {
+        let sent = try await perform(names.applied(to: fixture.send), app: app, key: key, vendor: vendor, messageID: messageID)
+        let ids: [String]
+        if fixture.send.isNative, case .string(let id)? = sent.body["message"] {
+            ids = [id]
+        } else if let header = sent.headers.first(name: "PushBridge-Messages"), !header.isEmpty {
+            ids = header.split(separator: ",").map(String.init)
+        } else {
             throw Refused(description: "the send answered no PushBridge-Messages header")
         }
         let receiver = fixture.mirrored.scenario.receiver.user
-        for id in ids.split(separator: ",") {
-            let read = try await call("GET", "/v1/apps/\(app)/messages/\(id)", body: nil, bearer: key, what: "reading message \(id) back")
+        for id in ids {
+            let read = try await call("GET", "/v1/apps/\(app)/messages/\(names.service(id))", body: nil, bearer: key, what: "reading message \(id) back")
             for decision in read.body["decisions"]?.arrayValue ?? [] where decision["receiver"] == .string(receiver) {
                 guard case .object(var object) = decision else { continue }
                 object["receiver"] = nil
                 var w = JSONWriter()
-                w.write(.object(object))
+                w.write(names.fixture(.object(object)))
                 let differences = try ConformanceRunner.compare(expectedDecision: fixture.mirrored.expectedDecision!, got: w.bytes)
                 return differences.isEmpty ? nil : .mismatch(differences)
             }
         }
-        throw Refused(description: "no decision for the mirrored receiver \(receiver) in messages \(ids)")
+        throw Refused(description: "no decision for the mirrored receiver \(receiver) in messages \(ids.joined(separator: ","))")
     }
 
     /// What the vendor requests of one fixture are made with.
@@ -147,12 +156,12 @@ public struct ServiceConformanceRunner: Sendable {
     func perform(_ request: ServiceFixture.Request, app: String, key: String, vendor: VendorAccess, messageID: String?) async throws -> Answer {
         let what = "\(request.isNative ? "native" : "rest") \(request.method) \(request.path) (\(request.pointer))"
         if request.isNative {
-            return try await call(request.method, "/v1/apps/\(app)" + request.path, body: request.body, bearer: key, what: what)
+            return try await call(request.method, "/v1/apps/\(app)" + request.path, body: request.body, bearer: key, what: what, expected: request.answer)
         }
         var path = vendor.prefix + request.path
         if !vendor.query.isEmpty { path += (path.contains("?") ? "&" : "?") + vendor.query }
-        let answer = try await call(request.method, path, body: request.body, bearer: vendor.bearer, what: what, messageID: messageID)
-        if !vendor.query.isEmpty, answer.body["ActionStatus"] != .string("OK") {
+        let answer = try await call(request.method, path, body: request.body, bearer: vendor.bearer, what: what, messageID: messageID, expected: request.answer)
+        if request.answer == nil, !vendor.query.isEmpty, answer.body["ActionStatus"] != .string("OK") {
             throw Refused(description: "\(what): \(answer.body.compactText)")
         }
         return answer
@@ -163,8 +172,11 @@ public struct ServiceConformanceRunner: Sendable {
         var body: JSONValue
     }
 
-    /// One JSON request; anything but 2xx is a failure of the service under test.
-    func call(_ method: String, _ path: String, body: JSONValue?, bearer: String?, what: String, messageID: String? = nil) async throws -> Answer {
+    /// One JSON request; anything but 2xx (or, for an expected refusal, anything but its status and
+    /// members) is a failure of the service under test.
+    func call(
+        _ method: String, _ path: String, body: JSONValue?, bearer: String?, what: String, messageID: String? = nil, expected: ServiceFixture.ExpectedAnswer? = nil
+    ) async throws -> Answer {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = HTTPMethod(rawValue: method)
         if let bearer { request.headers.add(name: "Authorization", value: "Bearer " + bearer) }
@@ -178,10 +190,28 @@ public struct ServiceConformanceRunner: Sendable {
         let response = try await client.execute(request, timeout: .seconds(30))
         let bytes = try await response.body.collect(upTo: 16 << 20)
         let parsed = bytes.readableBytes == 0 ? JSONValue.null : (try? JSONParser.parse(bytes.readableBytesView)) ?? .null
-        guard (200..<300).contains(response.status.code) else {
+        if let expected {
+            guard Int(response.status.code) == expected.status, expected.body.map({ Self.has(parsed, $0) }) ?? true else {
+                let wanted = "HTTP \(expected.status)" + (expected.body.map { " with \($0.compactText)" } ?? "")
+                throw Refused(description: "\(what): expected \(wanted), got HTTP \(response.status.code) \(parsed.compactText)")
+            }
+        } else if !(200..<300).contains(response.status.code) {
             throw Refused(description: "\(what): HTTP \(response.status.code) \(parsed.compactText)")
         }
         return Answer(headers: response.headers, body: parsed)
+    }
+
+    /// Whether `value` has `wanted`: an object's members compared one by one (others may be there
+    /// too), an array's items in order (as many as wanted), anything else exactly.
+    static func has(_ value: JSONValue, _ wanted: JSONValue) -> Bool {
+        switch (wanted, value) {
+        case (.object(let members), _):
+            return members.allSatisfy { key, member in value[key].map { has($0, member) } ?? false }
+        case (.array(let items), .array(let got)):
+            return items.count == got.count && zip(got, items).allSatisfy { has($0, $1) }
+        default:
+            return value == wanted
+        }
     }
 
     static func randomHex(_ count: Int) -> String {

@@ -22,6 +22,27 @@ public struct ServiceFixture: Sendable {
         public var path: String
         public var body: JSONValue?
         public var pointer: JSONPointer
+        /// Ids the service makes up (an Easemob group id): the value at the pointer of the answer
+        /// stands, from then on, for the name the fixture uses (the mirrored fixture's id) — in
+        /// later paths and bodies, and in the decision compared.
+        public var captures: [Capture] = []
+        /// The answer a refusal must get; `nil`: any 2xx (and `ActionStatus` `OK` from Tencent).
+        public var answer: ExpectedAnswer?
+    }
+
+    /// `"capture": {"name": "/pointer"}`.
+    public struct Capture: Sendable {
+        /// The name later requests and the mirrored fixture use.
+        public var name: String
+        /// Where the service's own value is in its answer.
+        public var pointer: JSONPointer
+    }
+
+    /// `"answer": {"status": 403, "body": {…}}`: the HTTP status, and members the answer's body must
+    /// have with these values (objects compared member by member, anything else exactly).
+    public struct ExpectedAnswer: Sendable {
+        public var status: Int
+        public var body: JSONValue?
     }
 
     public let path: String
@@ -56,17 +77,19 @@ public struct ServiceFixture: Sendable {
             steps = try r.array("steps", expected: "an array of requests").enumerated().map { i, value in
                 try Self.request(value, at: .root / "steps" / i)
             }
-            send = try Self.request(try r.value("send") ?? { throw InputError(.missingKey, at: .root / "send", expected: "the vendor REST send") }(), at: .root / "send")
-            guard !send.isNative else { throw InputError(.invalidValue, at: .root / "send", expected: "a rest request (the vendor's send)", found: "a native request") }
+            send = try Self.request(try r.value("send") ?? { throw InputError(.missingKey, at: .root / "send", expected: "the send") }(), at: .root / "send")
+            guard send.answer == nil, send.captures.isEmpty else {
+                throw InputError(.unknownKey, at: .root / "send", expected: "a send that is answered 2xx and captures nothing")
+            }
         } catch let error as InputError {
             throw error.file == nil ? error.in(file: path) : error
         }
     }
 
-    /// `{"native" | "rest": "METHOD /path", "body"?: …}`.
+    /// `{"native" | "rest": "METHOD /path", "body"?: …, "capture"?: {…}, "answer"?: {…}}`.
     static func request(_ value: JSONValue, at pointer: JSONPointer) throws -> Request {
         let r = try FieldReader(value, at: pointer, what: "{\"native\" or \"rest\": \"METHOD /path\", \"body\"?}")
-        try r.allowOnly(["native", "rest", "body"], context: "a request")
+        try r.allowOnly(["native", "rest", "body", "capture", "answer"], context: "a request")
         let isNative = r.has("native")
         guard isNative != r.has("rest") else {
             throw InputError(.missingKey, at: pointer, expected: "exactly one of \"native\" and \"rest\"")
@@ -77,6 +100,21 @@ public struct ServiceFixture: Sendable {
         guard parts.count == 2, ["GET", "PUT", "POST", "DELETE"].contains(parts[0]), parts[1].hasPrefix("/") else {
             throw InputError(.invalidValue, at: pointer / key, expected: "\"METHOD /path\" with GET, PUT, POST or DELETE", found: JSONValue.string(line).compactText)
         }
-        return Request(isNative: isNative, method: parts[0], path: parts[1], body: r.value("body"), pointer: pointer)
+        var request = Request(isNative: isNative, method: parts[0], path: parts[1], body: r.value("body"), pointer: pointer)
+        if let capture = try r.optionalObject("capture", expected: "{\"name\": \"/pointer into the answer\"}") {
+            for (name, value) in capture.object {
+                guard case .string(let text) = value, let target = JSONPointer(text) else {
+                    throw InputError(.invalidValue, at: capture.pointer / name, expected: "a JSON pointer such as \"/data/groupid\"", found: value.compactText)
+                }
+                guard !name.isEmpty else { throw InputError(.invalidValue, at: capture.pointer, expected: "a non-empty name", found: "\"\"") }
+                request.captures.append(Capture(name: name, pointer: target))
+            }
+        }
+        if let answer = try r.optionalObject("answer", expected: "{\"status\": HTTP status, \"body\"?: members the answer must have}") {
+            try answer.allowOnly(["status", "body"], context: "an expected answer")
+            let status = try answer.int("status", in: 100...599, expected: "an HTTP status")
+            request.answer = ExpectedAnswer(status: status, body: answer.value("body"))
+        }
+        return request
     }
 }

@@ -212,9 +212,12 @@ final class Statement {
         }
     }
 
-    /// Steps to the end, for statements without results.
+    /// Steps to the end, for statements without results, and resets the statement: bound again
+    /// without a reset, a finished statement keeps its old values (`sqlite3_bind_*` answers
+    /// `SQLITE_MISUSE`), so a loop reusing one insert would insert its first row again.
     func run() throws {
         while try step() {}
+        sqlite3_reset(raw)
     }
 
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(raw, column) == SQLITE_NULL }
