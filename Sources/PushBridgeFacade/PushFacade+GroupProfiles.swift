@@ -44,6 +44,12 @@ extension PushFacade {
         }
     }
 
+    /// The groups that exist, in id order; with `user`, the groups it is a member of.
+    /// - Parameter user: a member, or `nil` for every group of the app.
+    public func groups(containing user: UserID? = nil) throws -> [String] {
+        try store.read { try $0.groups(containing: user) }
+    }
+
     /// A group's message sequence (Tencent `MsgSeq`): 0 before its first message.
     /// - Parameters:
     ///   - group: the group id.

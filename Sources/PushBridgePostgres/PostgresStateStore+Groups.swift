@@ -46,6 +46,19 @@ extension PostgresStateStore.Transaction {
             """)
     }
 
+    func groups(containing user: UserID?) throws -> [String] {
+        if let user {
+            return try rows(
+                "SELECT m.group_id FROM members m JOIN users u ON u.id = m.user_id WHERE u.name = \(user) ORDER BY m.group_id COLLATE \"C\"").map { try $0.string(0) }
+        }
+        return try rows(
+            """
+            SELECT group_id FROM (SELECT group_id FROM members UNION SELECT group_id FROM group_profiles WHERE profile IS NOT NULL) g
+            ORDER BY group_id COLLATE "C"
+            """
+        ).map { try $0.string(0) }
+    }
+
     func messageSequence(of group: String, advancing: Bool) throws -> Int64 {
         guard advancing else { return try rows("SELECT last_sequence FROM group_profiles WHERE group_id = \(group)").first?.int64(0) ?? 0 }
         try checkWritable()

@@ -130,6 +130,55 @@ extension ServiceRoutes {
                 return envelope(app, request, action: "delete", data: ["success": true, "groupid": .string(id)])
             }
         }
+        // Every group of the app, in id order, `limit` at a time with Easemob's `cursor` (Ruling 152).
+        router.get("/:org/:app/chatgroups") { request, context in
+            try await easemob(request, context) { app in
+                let query = request.uri.queryParameters
+                let page = try EasemobREST.groupListPage(limit: query.get("limit"), cursor: query.get("cursor"))
+                let (groups, more) = try await answering {
+                    try await app.tenant.read { facade -> ([EasemobGroup], Bool) in
+                        let ids = try facade.groups()
+                        let slice = ids.dropFirst(page.offset).prefix(page.limit)
+                        return (try slice.map { try EasemobGroup.read($0, in: facade) }, page.offset + slice.count < ids.count)
+                    }
+                }
+                let data: [JSONValue] = groups.map { group in
+                    .object(
+                        JSONObject([
+                            ("owner", .string(group.profile.owner ?? "")), ("groupid", .string(group.id)), ("affiliations", .int(Int64(group.members.count))),
+                            ("type", "group"), ("last_modified", .string(String(group.profile.createdAt.milliseconds))), ("groupname", .string(group.profile.name)),
+                        ]))
+                }
+                var params: [(key: String, value: JSONValue)] = [("limit", [.string(String(page.limit))])]
+                if let cursor = query.get("cursor") { params.append(("cursor", [.string(cursor)])) }
+                var extra: [(key: String, value: JSONValue)] = [("params", .object(JSONObject(params))), ("count", .int(Int64(data.count)))]
+                if more { extra.append(("cursor", .string(EasemobREST.groupListCursor(offset: page.offset + groups.count)))) }
+                return envelope(app, request, action: "get", data: .array(data), extra: extra)
+            }
+        }
+        // The groups a user is a member of (all of them, or a page with `pagesize` and `pagenum`).
+        router.get("/:org/:app/users/:username/joined_chatgroups") { request, context in
+            try await easemob(request, context) { app in
+                let user = try parameter("username", context)
+                let query = request.uri.queryParameters
+                let paged = query.get("pagesize") != nil || query.get("pagenum") != nil
+                let page = try EasemobREST.memberPage(pagenum: query.get("pagenum"), pagesize: query.get("pagesize"))
+                let groups = try await answering {
+                    try await app.tenant.read { facade -> [EasemobGroup]? in
+                        guard try facade.user(user)?.isConfigured == true else { return nil }
+                        let ids = try facade.groups(containing: user)
+                        let slice = paged ? Array(ids.dropFirst((page.number - 1) * page.size).prefix(page.size)) : ids
+                        return try slice.map { try EasemobGroup.read($0, in: facade) }
+                    }
+                }
+                guard let groups else { throw EasemobFailure.noUser(user) }
+                let data: [JSONValue] = groups.map { .object(JSONObject([("groupid", .string($0.id)), ("groupname", .string($0.profile.name))])) }
+                var extra: [(key: String, value: JSONValue)] = []
+                if paged { extra.append(("params", ["pagesize": [.string(String(page.size))], "pagenum": [.string(String(page.number))]])) }
+                extra.append(("count", .int(Int64(data.count))))
+                return envelope(app, request, action: "get", data: .array(data), extra: extra)
+            }
+        }
         router.get("/:org/:app/chatgroups/:group/users") { request, context in
             try await easemob(request, context) { app in
                 let id = try parameter("group", context)

@@ -147,6 +147,11 @@ public final class MemoryStateStore: PushStateStore {
             }
         }
 
+        func groups(containing user: UserID?) throws -> [String] {
+            if let user { return contents.groups.filter { $0.value.contains(user) }.keys.sorted() }
+            return Set(contents.groups.filter { !$0.value.isEmpty }.keys).union(contents.groupProfiles.filter { $0.value.profile != nil }.keys).sorted()
+        }
+
         func messageSequence(of group: String, advancing: Bool) throws -> Int64 {
             guard advancing else { return contents.groupProfiles[group]?.sequence ?? 0 }
             try checkWritable()

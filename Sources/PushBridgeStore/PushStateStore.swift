@@ -338,6 +338,10 @@ public protocol GroupTable {
     ///   - group: the group id.
     ///   - advancing: move it on by one first (a new message; in a write transaction).
     func messageSequence(of group: String, advancing: Bool) throws -> Int64
+    /// The ids of the groups that exist (with members or a profile), in id order; with `user`, only
+    /// those it is a member of.
+    /// - Parameter user: a member, or `nil` for every group.
+    func groups(containing user: UserID?) throws -> [String]
 }
 
 /// The records of sent messages (SPEC §10), and the rolls of kept receivers they refer to.

@@ -156,6 +156,31 @@ extension EasemobREST {
         return (try read(pagenum, "pagenum", 1...1_000_000, default: 1), try read(pagesize, "pagesize", 1...1000, default: 1000))
     }
 
+    /// `GET /chatgroups` paging: `limit` 1–100 (default 10) and the `cursor` an earlier answer gave
+    /// (its position in the app's groups, in id order).
+    /// - Throws: `InputError` for a limit out of range or a cursor this service did not make.
+    public static func groupListPage(limit: String?, cursor: String?) throws -> (offset: Int, limit: Int) {
+        var size = 10
+        if let limit, !limit.isEmpty {
+            guard let n = Int(limit), (1...100).contains(n) else {
+                throw InputError(.outOfRange, at: .root, expected: "?limit= 1–100", found: JSONValue.string(limit).compactText)
+            }
+            size = n
+        }
+        guard let cursor, !cursor.isEmpty else { return (0, size) }
+        guard let bytes = StrictBase64.url.decode(cursor), let text = String(validating: bytes, as: UTF8.self),
+            text.hasPrefix("chatgroups:"), let offset = Int(text.dropFirst("chatgroups:".count)), offset >= 0
+        else {
+            throw InputError(.invalidValue, at: .root, expected: "?cursor= as an earlier answer gave it", found: JSONValue.string(cursor).compactText)
+        }
+        return (offset, size)
+    }
+
+    /// The `cursor` of the page that starts at `offset`.
+    public static func groupListCursor(offset: Int) -> String {
+        StrictBase64.url.encode(Array("chatgroups:\(offset)".utf8))
+    }
+
     /// A group id as Easemob makes them: 15 decimal digits.
     public static func newGroupID() -> String {
         String(UInt64.random(in: 100_000_000_000_000...999_999_999_999_999))

@@ -28,7 +28,12 @@ struct GroupProfileTests {
         try facade.setGroupProfile(profile, of: "g")  // a profile change keeps the sequence
         #expect(try facade.messageSequence(of: "g", advancing: false) == 2)
         try facade.setMembers(["alice", "bob"], of: "g")
+        try facade.setMembers(["bob"], of: "a-members-only")
+        #expect(try facade.groups() == ["a-members-only", "g"], "a group with a sequence alone is no group")
+        #expect(try facade.groups(containing: "bob") == ["a-members-only", "g"] && facade.groups(containing: "alice") == ["g"] && facade.groups(containing: "nobody") == [])
+        try facade.setMembers([], of: "a-members-only")
         #expect(try facade.deleteGroup("g"))
+        #expect(try facade.groups() == [])
         #expect(try facade.groupProfile(of: "g") == nil && facade.members(of: "g") == [] && facade.messageSequence(of: "g", advancing: false) == 0)
         #expect(try !facade.deleteGroup("g"))
 

@@ -28,6 +28,46 @@ struct EasemobGroupRoutesTests {
         #expect(reply.status == 200, "\(reply.text)")
     }
 
+    @Test("every group of the app with Easemob's cursor, and a user's groups, on both stores", arguments: [":memory:", "sqlite"])
+    func groupLists(_ store: String) async throws {
+        try await withLiveService(database: store == ":memory:" ? ":memory:" : nil, mode: .router) { service in
+            let e = try await VendorRoutesTests().easemobApp(service, "lists")
+            try await Self.register(service, e, ["alice", "carol"])  // bob: easemobApp made him
+            var ids: [String] = []
+            for (name, members) in [("one", #","members":["bob"]"#), ("two", #","members":["bob","carol"]"#), ("three", "")] {
+                let created = try await service.call(
+                    .post, "\(e.prefix)/chatgroups", key: e.token, body: #"{"groupname":"\#(name)","public":true,"owner":"alice"\#(members)}"#)
+                ids.append(try #require(created.json?["data"]?["groupid"]?.stringValue, "\(created.text)"))
+            }
+            // A group the native API built (no profile) is listed too, with an empty name.
+            #expect(try await service.call(.put, "/v1/apps/lists/groups/native-1/members", key: e.key, body: #"{"members":["bob"]}"#).status == 200)
+            let all = (ids + ["native-1"]).sorted()
+            var seen: [String] = []
+            var cursor: String?
+            repeat {
+                let page = try await service.call(.get, "\(e.prefix)/chatgroups?limit=3" + (cursor.map { "&cursor=\($0)" } ?? ""), key: e.token)
+                let data = try #require(page.json?["data"]?.arrayValue, "\(page.text)")
+                #expect(page.json?["count"] == .int(Int64(data.count)) && data.count <= 3, "\(page.text)")
+                seen += data.compactMap { $0["groupid"]?.stringValue }
+                if let first = data.first, first["groupid"] == .string(ids[1]) {
+                    #expect(first["groupname"] == "two" && first["owner"] == "alice" && first["affiliations"] == 3 && first["type"] == "group", "\(page.text)")
+                }
+                cursor = page.json?["cursor"]?.stringValue
+            } while cursor != nil
+            #expect(seen == all)
+            #expect(try await service.call(.get, "\(e.prefix)/chatgroups?limit=101", key: e.token).status == 400)
+            let forged = try await service.call(.get, "\(e.prefix)/chatgroups?cursor=bm90LWEtY3Vyc29y", key: e.token)
+            #expect(forged.status == 400 && forged.json?["error"] == "illegal_argument", "\(forged.text)")
+            // A user's groups, whole or a page.
+            let bobs = try await service.call(.get, "\(e.prefix)/users/bob/joined_chatgroups", key: e.token)
+            #expect(bobs.json?["data"]?.arrayValue?.compactMap { $0["groupid"]?.stringValue } == [ids[0], ids[1], "native-1"].sorted(), "\(bobs.text)")
+            #expect(bobs.json?["data"]?.arrayValue?.first { $0["groupid"] == .string(ids[0]) }?["groupname"] == "one")
+            let paged = try await service.call(.get, "\(e.prefix)/users/carol/joined_chatgroups?pagesize=1&pagenum=2", key: e.token)
+            #expect(paged.json?["data"] == [] && paged.json?["count"] == 0 && paged.json?["params"]?["pagenum"] == ["2"], "\(paged.text)")
+            #expect(try await service.call(.get, "\(e.prefix)/users/ghost/joined_chatgroups", key: e.token).status == 404)
+        }
+    }
+
     @Test("a group's whole life over REST, the native API seeing the same members", arguments: [":memory:", "sqlite"])
     func groupLifecycle(_ store: String) async throws {
         try await withLiveService(database: store == ":memory:" ? ":memory:" : nil, mode: .router) { service in

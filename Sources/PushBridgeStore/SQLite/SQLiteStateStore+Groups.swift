@@ -47,6 +47,21 @@ extension SQLiteStateStore.Transaction {
             .bind(1, group).bind(2, blob: profile).run()
     }
 
+    func groups(containing user: UserID?) throws -> [String] {
+        let list: Statement
+        if let user {
+            list = try connection.statement(
+                "SELECT m.group_id FROM members m JOIN users u ON u.id = m.user_id WHERE u.name = ? ORDER BY m.group_id")
+            list.bind(1, user)
+        } else {
+            list = try connection.statement(
+                "SELECT group_id FROM members UNION SELECT group_id FROM group_profiles WHERE profile IS NOT NULL ORDER BY 1")
+        }
+        var out: [String] = []
+        while try list.step() { out.append(list.string(0)) }
+        return out
+    }
+
     func messageSequence(of group: String, advancing: Bool) throws -> Int64 {
         guard advancing else {
             let row = try connection.statement("SELECT last_sequence FROM group_profiles WHERE group_id = ?")
