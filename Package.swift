@@ -22,6 +22,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // The APNs capture's own CA and server certificates (`conform --capture-apns`).
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         // The service (`pushbridge serve`): HTTP, lifecycle, logs, metrics, key hashing, configuration.
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -122,7 +124,7 @@ let package = Package(
         .target(
             name: "PushBridgeAPNsMock",
             dependencies: [
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTP2", package: "swift-nio-http2"),
@@ -155,14 +157,16 @@ let package = Package(
         .target(
             name: "PushBridgeServiceConformance",
             dependencies: [
-                "PushBridgeConformance", "PushBridgeVendorREST", "PushBridgeJSON", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "PushBridgeConformance", "PushBridgeVendorREST", "PushBridgeJSON", "PushBridgeAPNsMock", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
         .executableTarget(
             name: "pushbridge",
             dependencies: [
-                "PushBridgeServer", "PushBridgeServiceConformance", "PushBridgeVendorREST", "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
+                "PushBridgeServer", "PushBridgeServiceConformance", "PushBridgeAPNsMock", "PushBridgeVendorREST", "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
                 "PushBridgeCore", "PushBridgeJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // `make bench`: release-build throughput against baselines measured in the same run.

@@ -49,7 +49,9 @@ extension MockAPNs {
             header["alg"] as? String == "ES256", let kid = header["kid"] as? String,
             let issuer = claims["iss"] as? String, let issuedAt = (claims["iat"] as? NSNumber)?.int64Value
         else { return (403, "InvalidProviderToken") }
-        guard let known = configuration.tokenKeys[kid], known.teamID == issuer else { return (403, "InvalidProviderToken") }
+        guard let known = configuration.tokenKeys[kid] ?? configuration.tokenKeys["*"], known.teamID == issuer || known.teamID == "*" else {
+            return (403, "InvalidProviderToken")
+        }
         guard let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
             known.key.isValidSignature(ecdsa, for: Data((parts[0] + "." + parts[1]).utf8))
         else { return (403, "InvalidProviderToken") }
@@ -67,5 +69,21 @@ extension MockAPNs {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
         return Data(base64Encoded: base64).map { Array($0) }
+    }
+}
+
+extension MockAPNs.Request {
+    /// What a request's provider token says (header `kid`, claims `iss` and `iat`), read without
+    /// checking its signature; `nil` without a bearer token (certificate auth) or for one that is
+    /// not a JWT.
+    public var providerToken: (keyID: String, teamID: String, issuedAt: Int64)? {
+        guard let authorization = headers["authorization"], authorization.lowercased().hasPrefix("bearer ") else { return nil }
+        let parts = authorization.dropFirst("bearer ".count).split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerBytes = MockAPNs.base64URL(parts[0]), let claimBytes = MockAPNs.base64URL(parts[1]),
+            let header = try? JSONSerialization.jsonObject(with: Data(headerBytes)) as? [String: Any],
+            let claims = try? JSONSerialization.jsonObject(with: Data(claimBytes)) as? [String: Any],
+            let kid = header["kid"] as? String, let issuer = claims["iss"] as? String, let issuedAt = (claims["iat"] as? NSNumber)?.int64Value
+        else { return nil }
+        return (kid, issuer, issuedAt)
     }
 }

@@ -18,7 +18,8 @@ public final class MockAPNs: Sendable {
     /// How the mock authenticates providers.
     public struct Configuration: Sendable {
         /// Provider token keys by key id: the team id and the public key that must have signed the
-        /// JWT. Empty: tokens are not checked (certificate auth).
+        /// JWT. Empty: tokens are not checked (certificate auth). The key id `"*"` stands for any key
+        /// id, and the team id `"*"` for any team (a capture that knows the team's key alone).
         public var tokenKeys: [String: (teamID: String, key: P256.Signing.PublicKey)]
         /// Whether connections must present a client certificate signed by the test CA.
         public var requiresClientCertificate: Bool
@@ -34,6 +35,10 @@ public final class MockAPNs: Sendable {
         /// How long every answer takes, as real APNs does from a data centre (50–300 ms): added
         /// before a scripted answer (a `.slow` one waits on top of it).
         public var latency: Latency
+        /// The address to listen on (loopback unless a capture is told otherwise).
+        public var host: String = "127.0.0.1"
+        /// The certificate the mock presents (the fixed test identity unless set).
+        public var identity: MockAPNsIdentity = .test
 
         /// - Parameters: the fields above.
         public init(
@@ -137,8 +142,8 @@ public final class MockAPNs: Sendable {
     /// The port the mock listens on.
     public let port: Int
 
-    /// The base URL to give a client: `https://127.0.0.1:<port>`.
-    public var baseURL: String { "https://127.0.0.1:\(port)" }
+    /// The base URL to give a client: `https://<host>:<port>`.
+    public var baseURL: String { "https://\(configuration.host):\(port)" }
 
     /// Starts a mock on 127.0.0.1.
     /// - Parameter configuration: how it authenticates providers.
@@ -149,8 +154,8 @@ public final class MockAPNs: Sendable {
     private init(configuration: Configuration) async throws {
         self.configuration = configuration
         var tls = TLSConfiguration.makeServerConfiguration(
-            certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(MockAPNsCredentials.serverCertificatePEM.utf8), format: .pem))],
-            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(MockAPNsCredentials.serverPrivateKeyPEM.utf8), format: .pem)))
+            certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(configuration.identity.certificatePEM.utf8), format: .pem))],
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(configuration.identity.privateKeyPEM.utf8), format: .pem)))
         tls.applicationProtocols = ["h2"]
         if configuration.requiresClientCertificate {
             tls.certificateVerification = .noHostnameVerification
@@ -190,7 +195,7 @@ public final class MockAPNs: Sendable {
                     }
                 }
             }
-        channel = try await bootstrap.bind(host: "127.0.0.1", port: configuration.port).get()
+        channel = try await bootstrap.bind(host: configuration.host, port: configuration.port).get()
         port = channel.localAddress?.port ?? 0
         owner.mock = self
     }

@@ -57,12 +57,14 @@ extension ConformanceReport {
         .object(
             JSONObject([
                 ("passed", .int(Int64(passedCount))), ("failed", .int(Int64(failedCount))),
+            ] + (skippedCount > 0 ? [("skipped", .int(Int64(skippedCount)))] : []) + [
                 (
                     "fixtures",
                     .array(
                         results.map { r in
                             var o = JSONObject([("path", .string(r.path)), ("name", r.name.map(JSONValue.string) ?? .null)])
-                            o["status"] = .string(r.passed ? "passed" : "failed")
+                            o["status"] = .string(r.skipped != nil ? "skipped" : r.passed ? "passed" : "failed")
+                            if let reason = r.skipped { o["skipped"] = .string(reason) }
                             o["kind"] = .string(r.isEquivalence ? "equivalence" : "scenario")
                             o["dialects"] = .array(r.dialects.map(JSONValue.string))
                             o["profiles"] = .array(r.profiles.map(JSONValue.string))
@@ -79,7 +81,7 @@ extension ConformanceReport {
         var name: String
         var path: String
         var seconds: Double
-        /// `failure` or `error` with its message and body; `nil` when it passed.
+        /// `failure` or `error` with its message and body, `skipped` with its reason; `nil` when it passed.
         var outcome: (element: String, type: String, message: String, body: String)?
     }
 
@@ -93,6 +95,7 @@ extension ConformanceReport {
             let suite = slash.map { String(r.path[..<$0]) } ?? "."
             var name = slash.map { String(r.path[r.path.index(after: $0)...]) } ?? r.path
             if !r.profiles.isEmpty { name += " [" + r.profiles.joined(separator: ", ") + "]" }
+            if let reason = r.skipped { return TestCase(suite: suite, name: name, path: r.path, seconds: r.seconds, outcome: ("skipped", "skipped", reason, "")) }
             let outcome = r.failure.map { f -> (String, String, String, String) in
                 let message: String
                 if case .variants(let failures) = f, let first = failures.first {
@@ -118,10 +121,10 @@ extension ConformanceReport {
         func count(_ list: [TestCase], _ element: String) -> Int { list.filter { $0.outcome?.element == element }.count }
         func time(_ seconds: Double) -> String { String(format: "%.3f", seconds) }
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        xml += "<testsuites name=\"pushbridge conform\" tests=\"\(cases.count)\" failures=\"\(count(cases, "failure"))\" errors=\"\(count(cases, "error"))\""
+        xml += "<testsuites name=\"pushbridge conform\" tests=\"\(cases.count)\" failures=\"\(count(cases, "failure"))\" errors=\"\(count(cases, "error"))\"" + (count(cases, "skipped") > 0 ? " skipped=\"\(count(cases, "skipped"))\"" : "")
             + " time=\"\(time(cases.reduce(0) { $0 + $1.seconds }))\">\n"
         for (name, list) in suites {
-            xml += "  <testsuite name=\"\(Self.escape(name))\" tests=\"\(list.count)\" failures=\"\(count(list, "failure"))\" errors=\"\(count(list, "error"))\""
+            xml += "  <testsuite name=\"\(Self.escape(name))\" tests=\"\(list.count)\" failures=\"\(count(list, "failure"))\" errors=\"\(count(list, "error"))\"" + (count(list, "skipped") > 0 ? " skipped=\"\(count(list, "skipped"))\"" : "")
                 + " time=\"\(time(list.reduce(0) { $0 + $1.seconds }))\">\n"
             for c in list {
                 let head = "    <testcase classname=\"\(Self.escape(c.suite))\" name=\"\(Self.escape(c.name))\" file=\"\(Self.escape(c.path))\" time=\"\(time(c.seconds))\""
@@ -130,6 +133,10 @@ extension ConformanceReport {
                     continue
                 }
                 xml += head + ">\n"
+                if o.element == "skipped" {
+                    xml += "      <skipped message=\"\(Self.escape(o.message))\"/>\n    </testcase>\n"
+                    continue
+                }
                 xml += "      <\(o.element) type=\"\(Self.escape(o.type))\" message=\"\(Self.escape(o.message))\">\(Self.escape(o.body))</\(o.element)>\n"
                 xml += "    </testcase>\n"
             }

@@ -95,6 +95,9 @@ public struct FixtureResult: Hashable, Sendable {
     public let isEquivalence: Bool
     /// How long the fixture took to run, in seconds (every variant and profile of it).
     public var seconds: Double = 0
+    /// Why the fixture was not run (black-box mode: a step the server under test has no call
+    /// for); neither passed nor failed.
+    public var skipped: String?
 
     public init(path: String, name: String?, failure: FixtureFailure?, dialects: [String] = [], profiles: [String] = [], isEquivalence: Bool = false) {
         self.path = path
@@ -105,7 +108,14 @@ public struct FixtureResult: Hashable, Sendable {
         self.isEquivalence = isEquivalence
     }
 
-    public var passed: Bool { failure == nil }
+    public var passed: Bool { failure == nil && skipped == nil }
+
+    /// A fixture not run, with the reason.
+    public static func skipped(path: String, name: String?, reason: String, dialects: [String] = []) -> FixtureResult {
+        var result = FixtureResult(path: path, name: name, failure: nil, dialects: dialects)
+        result.skipped = reason
+        return result
+    }
 }
 
 /// The outcome of a conformance run.
@@ -115,14 +125,16 @@ public struct ConformanceReport: Hashable, Sendable {
     public init(results: [FixtureResult]) { self.results = results }
 
     public var passedCount: Int { results.filter(\.passed).count }
-    public var failedCount: Int { results.count - passedCount }
+    public var failedCount: Int { results.filter { $0.failure != nil }.count }
+    /// Fixtures not run (black-box mode), each with its reason.
+    public var skippedCount: Int { results.filter { $0.skipped != nil }.count }
     /// Whether any fixture was itself bad input.
     public var hasBadFixtures: Bool {
         results.contains { if case .badFixture = $0.failure { return true } else { return false } }
     }
 
-    /// The closing line: `N passed, N failed`.
-    public var summaryLine: String { "\(passedCount) passed, \(failedCount) failed" }
+    /// The closing line: `N passed, N failed` (and `, N skipped` when any were).
+    public var summaryLine: String { "\(passedCount) passed, \(failedCount) failed" + (skippedCount > 0 ? ", \(skippedCount) skipped" : "") }
 
     /// Failures grouped by JSON pointer and reason, most fixtures first: `(177, "/payload/aps/badge
     /// expected integer, got string")`. A fixture counts once per reason.
@@ -144,6 +156,11 @@ public struct ConformanceReport: Hashable, Sendable {
         for result in results {
             var label = result.name.map { "  \($0)" } ?? ""
             if result.isEquivalence { label += " (\(result.dialects.count) variants × \(result.profiles.count) profiles)" }
+            if let reason = result.skipped {
+                lines.append("SKIP  " + result.path + label)
+                lines.append("      " + reason)
+                continue
+            }
             lines.append((result.passed ? pass : fail) + result.path + label)
             if let failure = result.failure {
                 for line in failure.description.split(separator: "\n", omittingEmptySubsequences: false) {

@@ -29,6 +29,12 @@ struct CapturedNames {
         }
     }
 
+    /// Records that the service's `value` stands for the fixture's `name` (a message id it made).
+    mutating func add(name: String, value: String) {
+        guard !name.isEmpty, !value.isEmpty, name != value else { return }
+        pairs.append((name, value))
+    }
+
     /// The request with the service's values in place of the names, in its path and body strings.
     func applied(to request: ServiceFixture.Request) -> ServiceFixture.Request {
         guard !pairs.isEmpty else { return request }

@@ -9,26 +9,70 @@ import PushBridgeVendorREST
 /// Runs service fixtures against a running `pushbridge serve` (`pushbridge conform --service URL`,
 /// and the test suite against a service it starts on loopback): one new app per fixture, made
 /// with the admin key, bound to fresh vendor credentials.
+///
+/// In black-box mode (``capture`` set: `--capture-apns`), a fixture is judged by the requests
+/// that reach the capture instead of the decision PushBridge records, so the server under test may
+/// be any server that speaks the vendor's REST: PushBridge (with the admin key) or another one
+/// (``init(baseURL:credentials:client:)``: `--vendor-credentials`), which runs the vendor-only
+/// fixtures. Fixtures run one at a time: the capture must know whose request it is.
 public struct ServiceConformanceRunner: Sendable {
     /// The service, such as `http://127.0.0.1:8080`.
     public let baseURL: String
-    let adminKey: String
+    let access: Access
     let client: HTTPClient
+    /// The APNs capture of black-box mode; `nil`: decisions are read back from PushBridge.
+    public var capture: APNsCapture?
+    /// How long a send's pushes may take to reach the capture (`--capture-timeout`).
+    public var captureTimeout: Duration = .seconds(5)
+    /// How long the capture keeps listening after the expected pushes came (for an extra one).
+    public var captureQuiet: Duration = .milliseconds(500)
+    /// The team's command that registers a device on the server under test, for `device` steps
+    /// (`--device-hook`): run by `/bin/sh -c` with the vendor, user, token and certificate name or
+    /// busiId as `$1`…`$4`.
+    public var deviceHook: String?
+
+    /// How the harness reaches the server's apps.
+    enum Access: Sendable {
+        /// PushBridge: a new app per fixture, made with the admin key.
+        case admin(String)
+        /// Another server: the team's app and its vendor credentials, for every fixture.
+        case vendor(VendorCredentials)
+    }
 
     /// - Parameters:
     ///   - baseURL: the service's base URL.
     ///   - adminKey: the service's admin key (apps are created with it).
     ///   - client: the HTTP client (`HTTPClient.shared` by default).
     public init(baseURL: String, adminKey: String, client: HTTPClient = .shared) {
+        self.init(baseURL: baseURL, access: .admin(adminKey), client: client)
+    }
+
+    /// A runner for a server that is not PushBridge: black-box mode only (set ``capture``).
+    /// - Parameters:
+    ///   - baseURL: the server's base URL.
+    ///   - credentials: its vendor credentials.
+    ///   - client: the HTTP client.
+    public init(baseURL: String, credentials: VendorCredentials, client: HTTPClient = .shared) {
+        self.init(baseURL: baseURL, access: .vendor(credentials), client: client)
+    }
+
+    init(baseURL: String, access: Access, client: HTTPClient) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
-        self.adminKey = adminKey
+        self.access = access
         self.client = client
     }
 
-    /// Checks that a PushBridge service answers at ``baseURL`` (`GET /healthz`).
+    /// Checks that a PushBridge service answers at ``baseURL`` (`GET /healthz`); for another
+    /// server, that anything answers HTTP there.
     /// - Throws: a description of what answered instead, or why nothing did.
     public func checkReachable() async throws {
         do {
+            if case .vendor = access {
+                var request = HTTPClientRequest(url: baseURL + "/")
+                request.method = .GET
+                _ = try await client.execute(request, timeout: .seconds(10))
+                return
+            }
             let answer = try await call("GET", "/healthz", body: nil, bearer: nil, what: "GET /healthz")
             guard answer.body["status"] != nil else { throw Refused(description: "GET /healthz answered no PushBridge health status") }
         } catch let refused as Refused {
@@ -42,14 +86,27 @@ public struct ServiceConformanceRunner: Sendable {
     /// - Throws: `InputError` when a path does not exist.
     public func run(paths: [String], selection: FixtureSelection = .all) async throws -> ConformanceReport {
         var results: [FixtureResult] = []
+        let ledger = CaptureLedger()
         for file in try FixtureDiscovery.files(in: paths) where selection.takes(path: file, name: nil) {
-            results.append(await run(file: file))
+            let result = await run(file: file, ledger: ledger)
+            ledger.blame(&results)
+            results.append(result)
+        }
+        if let capture, ledger.lastEnd != nil {
+            // The last fixture's late pushes: one more quiet window.
+            try? await Task.sleep(for: captureQuiet)
+            ledger.late = capture.requests(since: ledger.lastEnd!)
+            ledger.blame(&results)
         }
         return ConformanceReport(results: results)
     }
 
     /// Runs one service fixture.
     public func run(file: String) async -> FixtureResult {
+        await run(file: file, ledger: CaptureLedger())
+    }
+
+    func run(file: String, ledger: CaptureLedger) async -> FixtureResult {
         let start = ContinuousClock.now
         let fixture: ServiceFixture
         do {
@@ -60,9 +117,13 @@ public struct ServiceConformanceRunner: Sendable {
             return FixtureResult(path: file, name: nil, failure: .implementation("\(error)"))
         }
         var result: FixtureResult
+        let dialects = [fixture.mirrored.scenario.dialect]
+        if let reason = skipReason(fixture) {
+            return .skipped(path: file, name: fixture.name, reason: reason, dialects: dialects)
+        }
         do {
-            let failure = try await judge(fixture)
-            result = FixtureResult(path: file, name: fixture.name, failure: failure, dialects: [fixture.mirrored.scenario.dialect])
+            let failure = try await judge(fixture, ledger: ledger)
+            result = FixtureResult(path: file, name: fixture.name, failure: failure, dialects: dialects)
         } catch let error as InputError {
             result = FixtureResult(path: file, name: fixture.name, failure: .badFixture(error.file == nil ? error.in(file: file) : error))
         } catch {
@@ -73,31 +134,59 @@ public struct ServiceConformanceRunner: Sendable {
         return result
     }
 
+    /// Why a fixture cannot run against this server, if it cannot.
+    func skipReason(_ fixture: ServiceFixture) -> String? {
+        guard case .vendor(let credentials) = access else { return nil }
+        if capture == nil { return "a server that is not PushBridge is judged by what reaches APNs: give --capture-apns" }
+        if !fixture.isVendorOnly { return "sets up through PushBridge's native API (not vendor REST another server answers)" }
+        switch fixture.vendor {
+        case .easemob where credentials.easemob == nil: return "an Easemob fixture: the credentials file has no \"easemob\""
+        case .tencent where credentials.tencent == nil: return "a Tencent fixture: the credentials file has no \"tencent\""
+        default: break
+        }
+        if deviceHook == nil, fixture.steps.contains(where: { $0.device != nil }) {
+            return "registers a device from the vendor's client SDK (no REST call does it): give --device-hook CMD"
+        }
+        return nil
+    }
+
     /// A request the service answered otherwise than the fixture needs.
     struct Refused: Error, CustomStringConvertible {
         var description: String
     }
 
-    /// Sets the app up, runs the steps and the send, and compares the receiver's decision.
-    func judge(_ fixture: ServiceFixture) async throws -> FixtureFailure? {
-        let app = "conform-" + Self.randomHex(12)
-        let created = try await call("POST", "/v1/apps", body: ["app": .string(app)], bearer: adminKey, what: "creating the app")
-        guard case .string(let key)? = created.body["key"] else { throw Refused(description: "POST /v1/apps answered no key") }
-        // The mirrored fixture's certificates; templates and all other state come from the steps.
-        if let certificates = fixture.mirrored.document["app"]?["certificates"] {
-            _ = try await call("PUT", "/v1/apps/\(app)", body: ["certificates": certificates], bearer: key, what: "the mirrored fixture's certificates")
-        }
-        let vendor = try await bind(fixture.vendor, app: app, key: key)
+    /// Sets the app up, runs the steps and the send, and compares the receiver's decision (or, in
+    /// black-box mode, the requests that reached the capture).
+    func judge(_ fixture: ServiceFixture, ledger: CaptureLedger) async throws -> FixtureFailure? {
+        let target = try await prepare(fixture)
         var names = CapturedNames()
         for step in fixture.steps {
-            let answer = try await perform(names.applied(to: step), app: app, key: key, vendor: vendor, messageID: nil)
+            let answer = try await perform(names.applied(to: step), target: target, messageID: nil)
             try names.capture(step, from: answer)
         }
         let messageID: String? = {
             if case .string(let id)? = fixture.mirrored.scenario.message["id"] { return id }
             return nil
         }()
-        let sent = try await perform(names.applied(to: fixture.send), app: app, key: key, vendor: vendor, messageID: messageID)
+        let expectation = fixture.mirrored.expectedDecision!
+        if let capture {
+            let mark = capture.mark
+            if let end = ledger.lastEnd, mark > end { ledger.late = Array(capture.requests(since: end).prefix(mark - end)) }
+            ledger.lastEnd = nil
+            // On a shared app (another server) the mirrored id may have been used: a new one each
+            // run, read back from the answer and compared as the mirrored one.
+            var sendID = messageID
+            if target.app == nil, let messageID { sendID = messageID + "-" + Self.randomHex(8) }
+            let answer = try await perform(names.applied(to: fixture.send), target: target, messageID: sendID)
+            if let messageID, let made = Self.messageIDs(answer), made.count == 1 { names.add(name: messageID, value: made[0]) }
+            let expected = CapturedPushes.expected(expectation)["deliveries"]?.arrayValue?.count ?? 0
+            let requests = await capture.collect(since: mark, expected: expected, timeout: captureTimeout, quiet: captureQuiet)
+            ledger.lastEnd = mark + requests.count
+            let differences = try CapturedPushes.differences(expect: expectation, requests: requests, renaming: names.fixture)
+            return differences.isEmpty ? nil : .mismatch(differences)
+        }
+        let sent = try await perform(names.applied(to: fixture.send), target: target, messageID: messageID)
+        guard let app = target.app else { throw Refused(description: "decisions are read back from PushBridge only: give --capture-apns") }
         let ids: [String]
         if fixture.send.isNative, case .string(let id)? = sent.body["message"] {
             ids = [id]
@@ -108,17 +197,56 @@ public struct ServiceConformanceRunner: Sendable {
         }
         let receiver = fixture.mirrored.scenario.receiver.user
         for id in ids {
-            let read = try await call("GET", "/v1/apps/\(app)/messages/\(names.service(id))", body: nil, bearer: key, what: "reading message \(id) back")
+            let read = try await call("GET", "/v1/apps/\(app.id)/messages/\(names.service(id))", body: nil, bearer: app.key, what: "reading message \(id) back")
             for decision in read.body["decisions"]?.arrayValue ?? [] where decision["receiver"] == .string(receiver) {
                 guard case .object(var object) = decision else { continue }
                 object["receiver"] = nil
                 var w = JSONWriter()
                 w.write(names.fixture(.object(object)))
-                let differences = try ConformanceRunner.compare(expectedDecision: fixture.mirrored.expectedDecision!, got: w.bytes)
+                let differences = try ConformanceRunner.compare(expectedDecision: expectation, got: w.bytes)
                 return differences.isEmpty ? nil : .mismatch(differences)
             }
         }
         throw Refused(description: "no decision for the mirrored receiver \(receiver) in messages \(ids.joined(separator: ","))")
+    }
+
+    /// The ids of the messages a send made: `PushBridge-Messages`, or an Easemob answer's `data`
+    /// (target → message id).
+    static func messageIDs(_ answer: Answer) -> [String]? {
+        if let header = answer.headers.first(name: "PushBridge-Messages"), !header.isEmpty { return header.split(separator: ",").map(String.init) }
+        guard case .object(let data)? = answer.body["data"] else { return nil }
+        let ids = data.compactMap { $0.value.stringValue }
+        return ids.isEmpty ? nil : ids
+    }
+
+    /// Where one fixture's requests go: a new PushBridge app (admin access), or the team's app with
+    /// what the fixture will make deleted first (vendor access).
+    func prepare(_ fixture: ServiceFixture) async throws -> Target {
+        switch access {
+        case .admin(let adminKey):
+            let app = "conform-" + Self.randomHex(12)
+            let created = try await call("POST", "/v1/apps", body: ["app": .string(app)], bearer: adminKey, what: "creating the app")
+            guard case .string(let key)? = created.body["key"] else { throw Refused(description: "POST /v1/apps answered no key") }
+            // The mirrored fixture's certificates; templates and all other state come from the steps.
+            if let certificates = fixture.mirrored.document["app"]?["certificates"] {
+                _ = try await call("PUT", "/v1/apps/\(app)", body: ["certificates": certificates], bearer: key, what: "the mirrored fixture's certificates")
+            }
+            let vendor = try await bind(fixture.vendor, app: app, key: key)
+            return Target(vendor: fixture.vendor, access: vendor, app: (app, key))
+        case .vendor(let credentials):
+            let vendor = try await access(fixture.vendor, credentials)
+            let target = Target(vendor: fixture.vendor, access: vendor, app: nil)
+            try await clear(fixture, target)
+            return target
+        }
+    }
+
+    /// Where a fixture's requests go.
+    struct Target {
+        var vendor: ServiceFixture.Vendor
+        var access: VendorAccess
+        /// PushBridge's app and its key (admin access only).
+        var app: (id: String, key: String)?
     }
 
     /// What the vendor requests of one fixture are made with.
@@ -153,11 +281,17 @@ public struct ServiceConformanceRunner: Sendable {
         }
     }
 
-    func perform(_ request: ServiceFixture.Request, app: String, key: String, vendor: VendorAccess, messageID: String?) async throws -> Answer {
+    func perform(_ request: ServiceFixture.Request, target: Target, messageID: String?) async throws -> Answer {
+        if let device = request.device {
+            try await register(device, target: target, at: request.pointer)
+            return Answer(headers: [:], body: .null)
+        }
         let what = "\(request.isNative ? "native" : "rest") \(request.method) \(request.path) (\(request.pointer))"
         if request.isNative {
-            return try await call(request.method, "/v1/apps/\(app)" + request.path, body: request.body, bearer: key, what: what, expected: request.answer)
+            guard let app = target.app else { throw Refused(description: "\(what): the native API is PushBridge's") }
+            return try await call(request.method, "/v1/apps/\(app.id)" + request.path, body: request.body, bearer: app.key, what: what, expected: request.answer)
         }
+        let vendor = target.access
         var path = vendor.prefix + request.path
         if !vendor.query.isEmpty { path += (path.contains("?") ? "&" : "?") + vendor.query }
         let answer = try await call(request.method, path, body: request.body, bearer: vendor.bearer, what: what, messageID: messageID, expected: request.answer)

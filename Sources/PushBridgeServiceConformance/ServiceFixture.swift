@@ -28,6 +28,23 @@ public struct ServiceFixture: Sendable {
         public var captures: [Capture] = []
         /// The answer a refusal must get; `nil`: any 2xx (and `ActionStatus` `OK` from Tencent).
         public var answer: ExpectedAnswer?
+        /// A device the user's app registers from the vendor's client SDK (no REST call does it:
+        /// Tencent), instead of an HTTP request.
+        public var device: Device?
+    }
+
+    /// `"device": {"user", "token", "certificate" | "busiId"}`: the user's app registered this
+    /// device token from the vendor's client SDK and went to the background. Against PushBridge the
+    /// runner makes the SDK calls through the native API; against another server, the team's
+    /// `--device-hook` does it, or the fixture is skipped.
+    public struct Device: Sendable {
+        public var user: String
+        /// The device token (hex).
+        public var token: String
+        /// The certificate name (Easemob / Agora `notifier_name`, `apnsCertName`).
+        public var certificate: String?
+        /// Tencent's certificate id.
+        public var busiID: Int?
     }
 
     /// `"capture": {"name": "/pointer"}`.
@@ -52,6 +69,10 @@ public struct ServiceFixture: Sendable {
     public let send: Request
     /// The SDK-call fixture this one mirrors (its app, receiver, message id and expectation).
     public let mirrored: Fixture
+
+    /// Whether the fixture speaks the vendor's REST alone (and `device` steps): it runs against any
+    /// server that speaks that REST, not only PushBridge.
+    public var isVendorOnly: Bool { !send.isNative && !steps.contains { $0.isNative } }
 
     /// Reads a service fixture and the fixture it mirrors.
     /// - Throws: `InputError` naming the file and pointer.
@@ -78,7 +99,7 @@ public struct ServiceFixture: Sendable {
                 try Self.request(value, at: .root / "steps" / i)
             }
             send = try Self.request(try r.value("send") ?? { throw InputError(.missingKey, at: .root / "send", expected: "the send") }(), at: .root / "send")
-            guard send.answer == nil, send.captures.isEmpty else {
+            guard send.answer == nil, send.captures.isEmpty, send.device == nil else {
                 throw InputError(.unknownKey, at: .root / "send", expected: "a send that is answered 2xx and captures nothing")
             }
         } catch let error as InputError {
@@ -89,10 +110,30 @@ public struct ServiceFixture: Sendable {
     /// `{"native" | "rest": "METHOD /path", "body"?: …, "capture"?: {…}, "answer"?: {…}}`.
     static func request(_ value: JSONValue, at pointer: JSONPointer) throws -> Request {
         let r = try FieldReader(value, at: pointer, what: "{\"native\" or \"rest\": \"METHOD /path\", \"body\"?}")
-        try r.allowOnly(["native", "rest", "body", "capture", "answer"], context: "a request")
+        try r.allowOnly(["native", "rest", "body", "capture", "answer", "device"], context: "a request")
+        if let d = try r.optionalObject("device", expected: "{\"user\", \"token\", \"certificate\" or \"busiId\"}") {
+            guard !r.has("native"), !r.has("rest"), !r.has("body"), !r.has("capture"), !r.has("answer") else {
+                throw InputError(.unknownKey, at: pointer, expected: "a device step alone (no request beside it)")
+            }
+            try d.allowOnly(["user", "token", "certificate", "busiId"], context: "a device")
+            let device = Device(
+                user: try d.string("user", expected: "the user whose app registered the device", allowEmpty: false),
+                token: try d.string("token", expected: "the device token (hex)", allowEmpty: false),
+                certificate: try d.optionalString("certificate", expected: "the certificate name"),
+                busiID: try d.optionalInt("busiId", in: 0...Int64(Int32.max), expected: "Tencent's certificate id"))
+            guard (device.certificate == nil) != (device.busiID == nil) else {
+                throw InputError(.missingKey, at: d.pointer, expected: "exactly one of \"certificate\" and \"busiId\"")
+            }
+            guard device.token.count.isMultiple(of: 2), device.token.allSatisfy(\.isHexDigit) else {
+                throw InputError(.invalidValue, at: d.pointer / "token", expected: "a hex device token", found: JSONValue.string(device.token).compactText)
+            }
+            var request = Request(isNative: false, method: "", path: "", body: nil, pointer: pointer)
+            request.device = device
+            return request
+        }
         let isNative = r.has("native")
         guard isNative != r.has("rest") else {
-            throw InputError(.missingKey, at: pointer, expected: "exactly one of \"native\" and \"rest\"")
+            throw InputError(.missingKey, at: pointer, expected: "exactly one of \"native\", \"rest\" and \"device\"")
         }
         let key = isNative ? "native" : "rest"
         let line = try r.string(key, expected: "\"METHOD /path\", such as \"PUT /users/bob\"", allowEmpty: false)

@@ -30,8 +30,9 @@ package enum ProcessScenario {
         package let logPath: String
 
         /// Starts the server on a free loopback port over `database` and waits until it listens.
-        package init(database: String, extraEnvironment: [String: String] = [:]) throws {
-            logPath = URL(fileURLWithPath: database).deletingLastPathComponent().appendingPathComponent("serve-\(UUID().uuidString).log").path
+        package init(database: String, extraEnvironment: [String: String] = [:], logDirectory: String? = nil) throws {
+            let directory = logDirectory.map { URL(fileURLWithPath: $0) } ?? URL(fileURLWithPath: database).deletingLastPathComponent()
+            logPath = directory.appendingPathComponent("serve-\(UUID().uuidString).log").path
             FileManager.default.createFile(atPath: logPath, contents: nil)
             process.executableURL = URL(fileURLWithPath: Repository.executable)
             process.arguments = ["serve", "--db", database, "--listen", "127.0.0.1:0"]

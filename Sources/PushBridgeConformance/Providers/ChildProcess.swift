@@ -9,15 +9,15 @@ import Foundation
 ///
 /// A child that outlives the deadline is killed with its whole group (a shell and what it
 /// started), so a hanging implementation under test never hangs the harness.
-struct ChildProcess {
-    struct Outcome {
+package struct ChildProcess {
+    package struct Outcome {
         /// The exit status, when the child exited.
-        var status: Int32?
+        package var status: Int32?
         /// The signal that ended the child, when one did.
-        var signal: Int32?
-        var stdout: [UInt8]
-        var stderr: [UInt8]
-        var timedOut: Bool
+        package var signal: Int32?
+        package var stdout: [UInt8]
+        package var stderr: [UInt8]
+        package var timedOut: Bool
     }
 
     /// Runs `arguments[0]` with `arguments` as its argv.
@@ -25,7 +25,7 @@ struct ChildProcess {
     ///   - arguments: the program path and its arguments.
     ///   - timeout: seconds before the group is killed.
     ///   - outputLimit: bytes kept per stream (the rest is read and dropped).
-    static func run(_ arguments: [String], timeout: Double, outputLimit: Int = 16 << 20) throws -> Outcome {
+    package static func run(_ arguments: [String], timeout: Double, outputLimit: Int = 16 << 20) throws -> Outcome {
         var outPipe: [Int32] = [0, 0]
         var errPipe: [Int32] = [0, 0]
         guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw ChildProcessError(reason: "pipe failed: errno \(errno)") }

@@ -38,6 +38,24 @@ struct Conform: AsyncParsableCommand {
     @Option(help: "With --service: a file holding the service's admin key.")
     var adminKeyFile: String?
 
+    @Option(help: "With --service: judge each service fixture by the requests that reach an APNs stand-in listening at HOST:PORT (HTTP/2 over TLS), which the server under test must be configured to deliver to.")
+    var captureApns: String?
+
+    @Option(help: "The capture's CA certificate (PEM), for the server under test to trust; its key is kept beside it (FILE.key, mode 0600). Made when missing, reused when there; alone (without --service) it only makes them.")
+    var captureCaOut: String?
+
+    @Option(help: "With --capture-apns: the team's APNs public key (PEM, or the .p8 key): provider tokens must be signed with it.")
+    var captureJwtKey: String?
+
+    @Option(help: "With --capture-apns: seconds a send's pushes may take to reach the capture.")
+    var captureTimeout: Double = 5
+
+    @Option(help: "With --capture-apns: a command that registers a device on the server under test, for fixtures whose device only a vendor's client SDK registers; run as `CMD VENDOR USER TOKEN CERTIFICATE-OR-BUSIID`.")
+    var deviceHook: String?
+
+    @Option(help: "With --capture-apns: the vendor credentials of a server that is not PushBridge (JSON: easemob {org, app, clientId, clientSecret}, tencent {sdkAppId, secretKey, administrator}), instead of the admin key.")
+    var vendorCredentials: String?
+
     @Option(help: "Also write a JUnit XML report to this file (one testcase per fixture, with its time).")
     var junit: String?
 
@@ -75,6 +93,14 @@ struct Conform: AsyncParsableCommand {
             throw ValidationError("--service runs service fixtures against a service; it goes with neither --against, --via-store nor --record")
         }
         if adminKeyFile != nil && service == nil { throw ValidationError("--admin-key-file only goes with --service") }
+        if (captureApns != nil || captureJwtKey != nil || deviceHook != nil || vendorCredentials != nil) && service == nil {
+            throw ValidationError("--capture-apns, --capture-jwt-key, --device-hook and --vendor-credentials go with --service")
+        }
+        if (captureJwtKey != nil || deviceHook != nil || vendorCredentials != nil) && captureApns == nil {
+            throw ValidationError("--capture-jwt-key, --device-hook and --vendor-credentials go with --capture-apns (black-box mode)")
+        }
+        if vendorCredentials != nil && adminKeyFile != nil { throw ValidationError("--vendor-credentials replaces the admin key: give one of them") }
+        if captureTimeout <= 0 || captureTimeout > 600 { throw ValidationError("--capture-timeout must be 0–600 seconds") }
     }
 
     func run() async throws {
@@ -83,6 +109,11 @@ struct Conform: AsyncParsableCommand {
         _ = try profileOption(profile, in: registry)
         let selection = FixtureSelection(pattern: filter, dialect: dialect, profile: profile)
         if record { return try recordFixtures(selection) }
+        if service == nil, let captureCaOut {
+            let (_, made) = try captureAuthority(captureCaOut)
+            printError(made ? "pushbridge: wrote the capture CA to \(captureCaOut) (its key: \(captureCaOut).key)" : "pushbridge: the capture CA at \(captureCaOut) is there already")
+            return
+        }
 
         let report: ConformanceReport
         if let service {
@@ -121,13 +152,27 @@ struct Conform: AsyncParsableCommand {
             printError("pushbridge: --service: expected a URL such as http://127.0.0.1:8080, found \"\(service)\" [invalid-value]")
             throw ExitCode(2)
         }
-        let key = try readSecret(file: adminKeyFile, option: "--admin-key-file", variable: "PUSHBRIDGE_ADMIN_KEY", what: "the service's admin key", command: "--service")
-        let runner = ServiceConformanceRunner(baseURL: service, adminKey: key)
+        var runner: ServiceConformanceRunner
+        if let vendorCredentials {
+            let credentials = try rejectingBadInput(file: vendorCredentials) { try VendorCredentials(path: vendorCredentials) }
+            runner = ServiceConformanceRunner(baseURL: service, credentials: credentials)
+        } else {
+            let key = try readSecret(file: adminKeyFile, option: "--admin-key-file", variable: "PUSHBRIDGE_ADMIN_KEY", what: "the service's admin key", command: "--service")
+            runner = ServiceConformanceRunner(baseURL: service, adminKey: key)
+        }
         if case .failure(let error) = await Result(catching: { try await runner.checkReachable() }) {
-            printError("pushbridge: --service: expected a running PushBridge service, found \(error) [unreachable]")
+            printError("pushbridge: --service: expected a running \(vendorCredentials == nil ? "PushBridge service" : "server"), found \(error) [unreachable]")
             throw ExitCode(2)
         }
-        let outcome = await Result(catching: { try await runner.run(paths: paths, selection: selection) })
+        var capture: APNsCapture?
+        if let captureApns {
+            capture = try await startCapture(captureApns)
+            runner.capture = capture
+            runner.captureTimeout = .milliseconds(Int64(captureTimeout * 1000))
+            runner.deviceHook = deviceHook
+        }
+        let outcome = await Result(catching: { [runner] in try await runner.run(paths: paths, selection: selection) })
+        await capture?.stop()
         return try rejectingBadInput(file: nil) { try outcome.get() }
     }
 

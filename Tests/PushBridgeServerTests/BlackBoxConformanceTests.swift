@@ -1,0 +1,203 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import NIOHTTP1
+import PushBridgeAPNsMock
+import PushBridgeConformance
+import PushBridgeJSON
+import PushBridgeServiceConformance
+import PushBridgeTestSupport
+import Testing
+
+/// Black-box conformance (issue 50): service fixtures judged by the requests that reach the APNs
+/// capture, against a `pushbridge serve` process configured to deliver there — with the admin key,
+/// as a server that is not PushBridge (vendor credentials and a device hook), and through a
+/// deliberately broken relay that the capture must catch.
+@Suite("Black-box conformance", .serialized)
+struct BlackBoxConformanceTests {
+    /// A `pushbridge serve` process delivering to a fresh capture (token auth, checked by the
+    /// capture against the kit's key).
+    static func withServerAndCapture<T>(store: String, _ body: (ProcessScenario.ServerProcess, APNsCapture, HTTPClient) async throws -> T) async throws -> T {
+        let kit = try DeliveryKit()
+        let capture = try await APNsCapture.start(host: "127.0.0.1", port: 0, providerKey: kit.key.publicKey)
+        let ca = try kit.write("capture-ca.pem", capture.authority.certificatePEM)
+        let database = store == ":memory:" ? ":memory:" : temporaryDirectory()
+        let server = try ProcessScenario.ServerProcess(
+            database: database,
+            extraEnvironment: [
+                "PUSHBRIDGE_APNS_CREDENTIALS_FILE": try kit.credentialsFile(), "PUSHBRIDGE_APNS_URL": capture.baseURL, "PUSHBRIDGE_APNS_CA_FILE": ca,
+            ], logDirectory: kit.directory)
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        do {
+            let result = try await body(server, capture, client)
+            try await client.shutdown()
+            _ = server.stop(signal: SIGTERM)
+            await capture.stop()
+            return result
+        } catch {
+            try? await client.shutdown()
+            _ = server.stop(signal: SIGTERM)
+            await capture.stop()
+            throw error
+        }
+    }
+
+    static var serviceFixtures: String { Repository.fixtures + "/service" }
+
+    /// `vendor/file.json`, whatever the path's prefix.
+    static func name(_ path: String) -> String { path.split(separator: "/").suffix(2).joined(separator: "/") }
+
+    @Test("every service fixture passes by what reaches APNs, against a serve process on each store", arguments: [":memory:", "sqlite"])
+    func everyFixtureByItsAPNsRequests(_ store: String) async throws {
+        try await Self.withServerAndCapture(store: store) { server, capture, client in
+            var runner = ServiceConformanceRunner(baseURL: server.base, adminKey: testAdminKey, client: client)
+            runner.capture = capture
+            runner.captureTimeout = .seconds(10)
+            runner.captureQuiet = .milliseconds(300)
+            let report = try await runner.run(paths: [Self.serviceFixtures])
+            #expect(report.results.count == Repository.fixtureFiles(under: "service").count && report.skippedCount == 0)
+            for result in report.results { #expect(result.failure == nil, "\(result.path): \(result.failure?.description ?? "")\n\(server.log.suffix(3000))") }
+            // The capture saw real provider tokens, signed with the team's key.
+            #expect(capture.mock.requests.allSatisfy { $0.status == 200 && $0.providerToken?.teamID == DeliveryKit.teamID })
+            #expect(capture.mock.requests.count >= 10)
+        }
+    }
+
+    @Test("a server that is not PushBridge: vendor credentials, a device hook, vendor-only fixtures")
+    func vendorOnlyFixturesWithCredentialsAndAHook() async throws {
+        try await Self.withServerAndCapture(store: "sqlite") { server, capture, client in
+            // The team's app, configured by its operator: every certificate the fixtures mirror,
+            // Easemob and Tencent credentials.
+            let created = try await client.call(.POST, server.base + "/v1/apps", key: testAdminKey, body: #"{"app":"team"}"#)
+            let key = try #require(created.json?["key"]?.stringValue, "\(created.text)")
+            var certificates: [JSONValue] = []
+            for file in Repository.fixtureFiles(under: "service") {
+                let fixture = try ServiceFixture(path: file)
+                for certificate in fixture.mirrored.document["app"]?["certificates"]?.arrayValue ?? [] where !certificates.contains(certificate) {
+                    certificates.append(certificate)
+                }
+            }
+            var w = JSONWriter()
+            w.write(["certificates": .array(certificates)])
+            let configured = try await client.call(.PUT, server.base + "/v1/apps/team", key: key, body: String(decoding: w.bytes, as: UTF8.self))
+            #expect(configured.status == 200, "\(configured.text)")
+            #expect(
+                try await client.call(
+                    .PUT, server.base + "/v1/apps/team/vendors/easemob", key: key,
+                    body: #"{"org":"acme","app":"team","clientId":"YXA6-team","clientSecret":"YXA6-team-secret"}"#
+                ).status == 200)
+            #expect(
+                try await client.call(
+                    .PUT, server.base + "/v1/apps/team/vendors/tencent", key: key,
+                    body: #"{"sdkAppId":1400000777,"secretKey":"0123456789abcdef0123456789abcdef","administrator":"administrator"}"#
+                ).status == 200)
+            let file = temporaryDirectory() + "/credentials.json"
+            try #"{"easemob": {"org": "acme", "app": "team", "clientId": "YXA6-team", "clientSecret": "YXA6-team-secret"}, "tencent": {"sdkAppId": 1400000777, "secretKey": "0123456789abcdef0123456789abcdef", "administrator": "administrator"}}"#
+                .write(toFile: file, atomically: true, encoding: .utf8)
+            // The team's hook registers a device as its app would: here through PushBridge's native API.
+            let hook = temporaryDirectory() + "/device-hook.py"
+            try """
+                import json, sys, urllib.request
+                vendor, user, token, certificate = sys.argv[1:5]
+                calls = [{"call": "setToken", "busiId": int(certificate), "token": token}, {"call": "doBackground", "c2cUnread": 0}]
+                request = urllib.request.Request("\(server.base)/v1/apps/team/users/%s/calls?dialect=tencent-tim" % user,
+                    data=json.dumps(calls).encode(), method="POST",
+                    headers={"Authorization": "Bearer \(key)", "Content-Type": "application/json"})
+                urllib.request.urlopen(request, timeout=10).read()
+                """.write(toFile: hook, atomically: true, encoding: .utf8)
+            var runner = ServiceConformanceRunner(baseURL: server.base, credentials: try VendorCredentials(path: file), client: client)
+            runner.capture = capture
+            runner.captureTimeout = .seconds(10)
+            runner.captureQuiet = .milliseconds(300)
+            runner.deviceHook = "python3 " + hook
+            let report = try await runner.run(paths: [Self.serviceFixtures])
+            let vendorOnly = try Set(Repository.fixtureFiles(under: "service").filter { try ServiceFixture(path: $0).isVendorOnly }.map(Self.name))
+            #expect(vendorOnly.count >= 6)
+            #expect(report.results.count == Repository.fixtureFiles(under: "service").count)
+            for result in report.results {
+                if vendorOnly.contains(Self.name(result.path)) {
+                    #expect(result.passed, "\(result.path): \(result.failure?.description ?? result.skipped ?? "")")
+                } else {
+                    #expect(result.skipped?.contains("native API") == true, "\(result.path): \(result.skipped ?? "ran")")
+                }
+            }
+            // Without the hook, a fixture with a device step is skipped with its reason: never passed silently.
+            runner.deviceHook = nil
+            let skipped = await runner.run(file: Self.serviceFixtures + "/tencent/014-targeted-group-message.json")
+            #expect(skipped.skipped?.contains("--device-hook") == true && !skipped.passed)
+        }
+    }
+
+    @Test("a deliberately broken relay fails the right fixtures at the right pointers")
+    func theCaptureCatchesABrokenServer() async throws {
+        try await Self.withServerAndCapture(store: ":memory:") { server, capture, client in
+            try await BrokenRelay.run(upstream: server.base, client: client) { relay in
+                var runner = ServiceConformanceRunner(baseURL: relay, adminKey: testAdminKey, client: client)
+                runner.capture = capture
+                runner.captureTimeout = .seconds(5)
+                runner.captureQuiet = .milliseconds(300)
+                let report = try await runner.run(paths: [Self.serviceFixtures + "/tencent"])
+                func pointers(_ name: String) -> [String] {
+                    guard case .mismatch(let differences)? = report.results.first(where: { $0.path.hasSuffix(name) })?.failure else { return [] }
+                    return differences.map(\.pointer.description)
+                }
+                // Targeted to bob, pushed to carol too: the extra delivery.
+                // (and counted: the badge a targeted message must not carry).
+                #expect(pointers("014-targeted-group-message.json") == ["/payload/aps/badge", "/deliveries/1"], "\(report.humanText)")
+                // A one-to-one send whose badge the relay dropped.
+                #expect(pointers("001-sendmsg-payload-example.json") == ["/payload/aps/badge"], "\(report.humanText)")
+                // What the relay does not touch still passes; what it breaks fails on the bytes, not on a request.
+                for untouched in ["002-push-flag-no-push.json", "003-badge-mode-ignore.json", "005-send-group-msg.json", "015-msgflag-mentions-only.json"] {
+                    #expect(report.results.first { $0.path.hasSuffix(untouched) }?.passed == true, "\(untouched): \(report.humanText)")
+                }
+                for result in report.results where !result.passed {
+                    guard case .mismatch? = result.failure else { Issue.record("\(result.path): \(String(describing: result.failure))"); continue }
+                }
+            }
+        }
+    }
+}
+
+/// A vendor REST server that is wrong on purpose: it forwards every request to PushBridge, but
+/// drops `To_Account` from `send_group_msg` (a targeted message reaches every member; it still
+/// refuses one to an AVChatRoom, `av-…`) and sends every `sendmsg` with `BadgeMode` 1 (no badge).
+enum BrokenRelay {
+    static func run(upstream: String, client: HTTPClient, _ body: @Sendable (String) async throws -> Void) async throws {
+        let router = Router()
+        let forward: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
+            var out = HTTPClientRequest(url: upstream + request.uri.description)
+            out.method = HTTPMethod(rawValue: request.method.rawValue)
+            for field in request.headers where field.name != .contentLength {
+                out.headers.add(name: field.name.rawName, value: field.value)
+            }
+            var bytes = Array(buffer: try await request.body.collect(upTo: 1 << 20))
+            if case .object(var object)? = try? JSONParser.parse(bytes) {
+                if request.uri.path.hasSuffix("/send_group_msg"), object["GroupId"]?.stringValue?.hasPrefix("av-") != true { object["To_Account"] = nil }
+                if request.uri.path.hasSuffix("/sendmsg") {
+                    var info = object["OfflinePushInfo"]?.objectValue ?? JSONObject()
+                    var apns = info["ApnsInfo"]?.objectValue ?? JSONObject()
+                    apns["BadgeMode"] = 1
+                    info["ApnsInfo"] = .object(apns)
+                    object["OfflinePushInfo"] = .object(info)
+                }
+                var w = JSONWriter()
+                w.write(.object(object))
+                bytes = w.bytes
+            }
+            out.body = .bytes(ByteBuffer(bytes: bytes))
+            let answer = try await client.execute(out, timeout: .seconds(30))
+            let data = try await answer.body.collect(upTo: 16 << 20)
+            var headers = HTTPFields()
+            for (name, value) in answer.headers where name.lowercased() != "content-length" && name.lowercased() != "connection" {
+                if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
+            }
+            return Response(status: .init(code: Int(answer.status.code)), headers: headers, body: .init(byteBuffer: data))
+        }
+        for method in [HTTPRequest.Method.get, .post, .put, .delete] { router.on("**", method: method, use: forward) }
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { relay in try await body("http://127.0.0.1:\(relay.port!)") }
+    }
+}
