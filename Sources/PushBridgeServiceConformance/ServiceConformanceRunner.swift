@@ -182,6 +182,13 @@ public struct ServiceConformanceRunner: Sendable {
             let expected = CapturedPushes.expected(expectation)["deliveries"]?.arrayValue?.count ?? 0
             let requests = await capture.collect(since: mark, expected: expected, timeout: captureTimeout, quiet: captureQuiet)
             ledger.lastEnd = mark + requests.count
+            // A request the capture refused (a provider token not signed with the team's key, a bad
+            // header) is no push: APNs would not deliver it.
+            let refused = requests.filter { $0.status != 200 }
+            if !refused.isEmpty {
+                let reasons = Set(refused.map { "\($0.status) \($0.reason ?? "")" }).sorted().joined(separator: ", ")
+                return .implementation("APNs refused \(refused.count) of \(requests.count) request(s): \(reasons)")
+            }
             let differences = try CapturedPushes.differences(expect: expectation, requests: requests, renaming: names.fixture)
             return differences.isEmpty ? nil : .mismatch(differences)
         }

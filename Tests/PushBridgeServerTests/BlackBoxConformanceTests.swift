@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -129,6 +130,44 @@ struct BlackBoxConformanceTests {
             let skipped = await runner.run(file: Self.serviceFixtures + "/tencent/014-targeted-group-message.json")
             #expect(skipped.skipped?.contains("--device-hook") == true && !skipped.passed)
         }
+    }
+
+    @Test("the command: a CA made once, a serve process trusting it, a run with a checked provider key and a log")
+    func theCommandEndToEnd() async throws {
+        let kit = try DeliveryKit()
+        let ca = kit.path("capture-ca.pem")
+        let made = try await runOffThePool(Repository.executable, ["conform", "Fixtures/service", "--capture-ca-out", ca], environment: [:])
+        #expect(made.status == 0 && made.stderr.contains("wrote the capture CA"), "\(made.stderr)")
+        let mode = try FileManager.default.attributesOfItem(atPath: ca + ".key")[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let port = try ProcessScenario.freePort()
+        let server = try ProcessScenario.ServerProcess(
+            database: ":memory:",
+            extraEnvironment: [
+                "PUSHBRIDGE_APNS_CREDENTIALS_FILE": try kit.credentialsFile(), "PUSHBRIDGE_APNS_URL": "https://127.0.0.1:\(port)", "PUSHBRIDGE_APNS_CA_FILE": ca,
+            ], logDirectory: kit.directory)
+        defer { _ = server.stop(signal: SIGTERM) }
+        let key = try kit.write("team-key.pem", kit.key.publicKey.pemRepresentation)
+        let log = kit.path("capture.jsonl")
+        let run = try await runOffThePool(
+            Repository.executable,
+            [
+                "conform", "Fixtures/service/easemob/011-group-and-binding-over-rest.json", "Fixtures/service/easemob/015-push-single.json",
+                "--service", server.base, "--capture-apns", "127.0.0.1:\(port)", "--capture-ca-out", ca, "--capture-jwt-key", key, "--capture-log", log,
+            ], environment: ["PUSHBRIDGE_ADMIN_KEY": testAdminKey])
+        #expect(run.status == 0 && run.stdout.contains("2 passed, 0 failed"), "\(run.stdout)\(run.stderr)\n\(server.log.suffix(2000))")
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines.allSatisfy { $0.contains("\"token\":") && $0.contains("\"iss\":\"\(DeliveryKit.teamID)\"") && $0.contains("\"status\":200") })
+        #expect(lines.allSatisfy { !$0.lowercased().contains("bearer") && !$0.contains("eyJ") }, "the provider token itself never reaches the log")
+        // Another team's key: APNs' 403 InvalidProviderToken — nothing delivered, the fixture fails naming it.
+        let other = try kit.write("other-key.pem", P256.Signing.PrivateKey().publicKey.pemRepresentation)
+        let refused = try await runOffThePool(
+            Repository.executable,
+            ["conform", "Fixtures/service/easemob/015-push-single.json", "--service", server.base, "--capture-apns", "127.0.0.1:\(port)", "--capture-ca-out", ca,
+             "--capture-jwt-key", other, "--capture-timeout", "2"],
+            environment: ["PUSHBRIDGE_ADMIN_KEY": testAdminKey])
+        #expect(refused.status == 1 && refused.stdout.contains("403 InvalidProviderToken"), "\(refused.stdout)")
     }
 
     @Test("a deliberately broken relay fails the right fixtures at the right pointers")

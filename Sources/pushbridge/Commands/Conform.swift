@@ -47,6 +47,9 @@ struct Conform: AsyncParsableCommand {
     @Option(help: "With --capture-apns: the team's APNs public key (PEM, or the .p8 key): provider tokens must be signed with it.")
     var captureJwtKey: String?
 
+    @Option(help: "With --capture-apns: write every request the capture saw to this file, one JSON object a line (token, headers without the provider token, payload, the token's claims, the answer).")
+    var captureLog: String?
+
     @Option(help: "With --capture-apns: seconds a send's pushes may take to reach the capture.")
     var captureTimeout: Double = 5
 
@@ -96,7 +99,7 @@ struct Conform: AsyncParsableCommand {
         if (captureApns != nil || captureJwtKey != nil || deviceHook != nil || vendorCredentials != nil) && service == nil {
             throw ValidationError("--capture-apns, --capture-jwt-key, --device-hook and --vendor-credentials go with --service")
         }
-        if (captureJwtKey != nil || deviceHook != nil || vendorCredentials != nil) && captureApns == nil {
+        if (captureJwtKey != nil || deviceHook != nil || vendorCredentials != nil || captureLog != nil) && captureApns == nil {
             throw ValidationError("--capture-jwt-key, --device-hook and --vendor-credentials go with --capture-apns (black-box mode)")
         }
         if vendorCredentials != nil && adminKeyFile != nil { throw ValidationError("--vendor-credentials replaces the admin key: give one of them") }
@@ -172,6 +175,7 @@ struct Conform: AsyncParsableCommand {
             runner.deviceHook = deviceHook
         }
         let outcome = await Result(catching: { [runner] in try await runner.run(paths: paths, selection: selection) })
+        if let capture, let captureLog { try writeCaptureLog(capture, to: captureLog) }
         await capture?.stop()
         return try rejectingBadInput(file: nil) { try outcome.get() }
     }
