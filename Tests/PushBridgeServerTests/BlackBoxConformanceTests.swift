@@ -26,11 +26,14 @@ struct BlackBoxConformanceTests {
         let capture = try await APNsCapture.start(host: "127.0.0.1", port: 0, providerKey: kit.key.publicKey)
         let ca = try kit.write("capture-ca.pem", capture.authority.certificatePEM)
         let database = store == ":memory:" ? ":memory:" : temporaryDirectory()
-        let server = try ProcessScenario.ServerProcess(
-            database: database,
-            extraEnvironment: [
-                "PUSHBRIDGE_APNS_CREDENTIALS_FILE": try kit.credentialsFile(), "PUSHBRIDGE_APNS_URL": capture.baseURL, "PUSHBRIDGE_APNS_CA_FILE": ca,
-            ], logDirectory: kit.directory)
+        var environment = [
+            "PUSHBRIDGE_APNS_CREDENTIALS_FILE": try kit.credentialsFile(), "PUSHBRIDGE_APNS_URL": capture.baseURL, "PUSHBRIDGE_APNS_CA_FILE": ca,
+        ]
+        if store == "postgres", let url = testPostgresURL() {
+            let location = try freshPostgresDatabase(url)
+            environment["PUSHBRIDGE_STORE"] = "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)"
+        }
+        let server = try ProcessScenario.ServerProcess(database: database, extraEnvironment: environment, logDirectory: kit.directory)
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
             let result = try await body(server, capture, client)
@@ -51,7 +54,10 @@ struct BlackBoxConformanceTests {
     /// `vendor/file.json`, whatever the path's prefix.
     static func name(_ path: String) -> String { path.split(separator: "/").suffix(2).joined(separator: "/") }
 
-    @Test("every service fixture passes by what reaches APNs, against a serve process on each store", arguments: [":memory:", "sqlite"])
+    /// The stores a serve process runs on here: PostgreSQL too under `make test` (with-postgres.sh).
+    static let stores = [":memory:", "sqlite"] + (ProcessInfo.processInfo.environment["PUSHBRIDGE_TEST_POSTGRES_URL"].map { $0.isEmpty ? [] : ["postgres"] } ?? [])
+
+    @Test("every service fixture passes by what reaches APNs, against a serve process on each store", arguments: Self.stores)
     func everyFixtureByItsAPNsRequests(_ store: String) async throws {
         try await Self.withServerAndCapture(store: store) { server, capture, client in
             var runner = ServiceConformanceRunner(baseURL: server.base, adminKey: testAdminKey, client: client)
