@@ -3,7 +3,7 @@ import Foundation
 import PushBridgeAPNsMock
 
 /// The APNs stand-in of black-box conformance (`conform --capture-apns HOST:PORT`): a
-/// ``MockAPNs`` with a CA of the run's own, recording every request the server under test sends
+/// `MockAPNs` with a CA of the run's own, recording every request the server under test sends
 /// (path, headers, payload bytes, provider token claims) and answering 200.
 ///
 /// It points nothing itself: the server under test is configured by its operator to deliver to

@@ -28,7 +28,7 @@ final class CaptureLedger: @unchecked Sendable {
 }
 
 extension ServiceConformanceRunner {
-    /// The vendor access of the team's own app (``VendorCredentials``).
+    /// The vendor access of the team's own app (`VendorCredentials`).
     func access(_ vendor: ServiceFixture.Vendor, _ credentials: VendorCredentials) async throws -> VendorAccess {
         switch vendor {
         case .easemob:
