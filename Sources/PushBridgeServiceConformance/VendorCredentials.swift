@@ -29,6 +29,14 @@ public struct VendorCredentials: Sendable {
     public var easemob: Easemob?
     public var tencent: Tencent?
 
+    /// A secret: a non-empty string; an error names its type, never its value.
+    static func secret(_ r: FieldReader, _ key: String, expected: String) throws -> String {
+        guard case .string(let text)? = r.value(key), !text.isEmpty else {
+            throw InputError(.invalidValue, at: r.pointer / key, expected: expected + " (a non-empty string)", found: r.value(key).map { "a \($0.typeName)" } ?? "nothing")
+        }
+        return text
+    }
+
     /// Reads a credentials file.
     /// - Throws: `InputError` naming the file and pointer.
     public init(path: String) throws {
@@ -40,13 +48,13 @@ public struct VendorCredentials: Sendable {
                 easemob = Easemob(
                     org: try e.string("org", expected: "the org name", allowEmpty: false), app: try e.string("app", expected: "the app name", allowEmpty: false),
                     clientID: try e.string("clientId", expected: "the client id", allowEmpty: false),
-                    clientSecret: try e.string("clientSecret", expected: "the client secret", allowEmpty: false))
+                    clientSecret: try Self.secret(e, "clientSecret", expected: "the client secret"))
             }
             if let t = try r.optionalObject("tencent", expected: "{\"sdkAppId\", \"secretKey\", \"administrator\"}") {
                 try t.allowOnly(["sdkAppId", "secretKey", "administrator"], context: "Tencent credentials")
                 tencent = Tencent(
                     sdkAppID: UInt64(try t.int("sdkAppId", in: 1...Int64(UInt32.max), expected: "the SDKAppID")),
-                    secretKey: try t.string("secretKey", expected: "the app's secret key", allowEmpty: false),
+                    secretKey: try Self.secret(t, "secretKey", expected: "the app's secret key"),
                     administrator: try t.optionalString("administrator", expected: "the administrator account") ?? "administrator")
             }
             guard easemob != nil || tencent != nil else {

@@ -66,4 +66,22 @@ struct ServiceFixtureStepsTests {
         let error = try #require(throws: InputError.self) { try ServiceFixture(path: path) }
         #expect(error.pointer.description == pointer && error.file == path, "\(error)")
     }
+
+    @Test(
+        "vendor credentials: bad input names the file and pointer, never a secret's value",
+        arguments: [
+            (#"{"tencent": {"sdkAppId": 1400000001, "secretKey": 918273645546372819, "administrator": "a"}}"#, "/tencent/secretKey"),
+            (#"{"easemob": {"org": "o", "app": "a", "clientId": "YXA6-id", "clientSecret": ["YXA6-hidden"]}}"#, "/easemob/clientSecret"),
+            (#"{"easemob": {"org": "o", "app": "a", "clientId": "YXA6-id"}}"#, "/easemob/clientSecret"),
+            (#"{"tencent": {"sdkAppId": 0, "secretKey": "k"}}"#, "/tencent/sdkAppId"),
+            (#"{}"#, JSONPointer.root.description),
+        ])
+    func badVendorCredentials(_ json: String, _ pointer: String) throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("credentials-\(UUID().uuidString).json").path
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let error = try #require(throws: InputError.self) { try VendorCredentials(path: path) }
+        #expect(error.pointer.description == pointer && error.file == path, "\(error)")
+        #expect(!"\(error)".contains("918273645546372819") && !"\(error)".contains("YXA6-hidden"), "\(error)")
+    }
 }
