@@ -146,27 +146,23 @@ extension EasemobREST {
 
     /// `?pagenum=` (from 1, default 1) and `?pagesize=` (1–1000, default 1000) of a member list.
     public static func memberPage(pagenum: String?, pagesize: String?) throws -> (number: Int, size: Int) {
-        func read(_ text: String?, _ name: String, _ range: ClosedRange<Int>, default value: Int) throws -> Int {
-            guard let text, !text.isEmpty else { return value }
-            guard let n = Int(text), range.contains(n) else {
-                throw InputError(.outOfRange, at: .root, expected: "?\(name)= \(range.lowerBound)–\(range.upperBound)", found: JSONValue.string(text).compactText)
-            }
-            return n
+        (try queryNumber(pagenum, "pagenum", 1...1_000_000, default: 1), try queryNumber(pagesize, "pagesize", 1...1000, default: 1000))
+    }
+
+    /// A whole-number query parameter in `range`, `value` when absent or empty.
+    static func queryNumber(_ text: String?, _ name: String, _ range: ClosedRange<Int>, default value: Int) throws -> Int {
+        guard let text, !text.isEmpty else { return value }
+        guard let n = Int(text), range.contains(n) else {
+            throw InputError(.outOfRange, at: .root, expected: "?\(name)= \(range.lowerBound)–\(range.upperBound)", found: JSONValue.string(text).compactText)
         }
-        return (try read(pagenum, "pagenum", 1...1_000_000, default: 1), try read(pagesize, "pagesize", 1...1000, default: 1000))
+        return n
     }
 
     /// `GET /chatgroups` paging: `limit` 1–100 (default 10) and the `cursor` an earlier answer gave
     /// (its position in the app's groups, in id order).
     /// - Throws: `InputError` for a limit out of range or a cursor this service did not make.
     public static func groupListPage(limit: String?, cursor: String?) throws -> (offset: Int, limit: Int) {
-        var size = 10
-        if let limit, !limit.isEmpty {
-            guard let n = Int(limit), (1...100).contains(n) else {
-                throw InputError(.outOfRange, at: .root, expected: "?limit= 1–100", found: JSONValue.string(limit).compactText)
-            }
-            size = n
-        }
+        let size = try queryNumber(limit, "limit", 1...100, default: 10)
         guard let cursor, !cursor.isEmpty else { return (0, size) }
         guard let bytes = StrictBase64.url.decode(cursor), let text = String(validating: bytes, as: UTF8.self),
             text.hasPrefix("chatgroups:"), let offset = Int(text.dropFirst("chatgroups:".count)), offset >= 0
