@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import PushBridgeAPNsMock
+import PushBridgeJSON
 
 /// The APNs stand-in of black-box conformance (`conform --capture-apns HOST:PORT`): a
 /// `MockAPNs` with a CA of the run's own, recording every request the server under test sends
@@ -59,6 +60,27 @@ public final class APNsCapture: Sendable {
         }
         try? await Task.sleep(for: quiet)
         return requests(since: mark)
+    }
+
+    /// Every request so far, one JSON object a line, in arrival order: token, headers, payload, the
+    /// provider token's claims and the answer (`conform --capture-log`). The provider token itself
+    /// (a credential for an hour) is left out.
+    public var log: String {
+        var lines = ""
+        for request in mock.requests {
+            var headers = JSONObject()
+            for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) where name != "authorization" { headers[name] = .string(value) }
+            var o = JSONObject([("token", .string(request.token)), ("headers", .object(headers)), ("payload", CapturedPushes.payload(of: request))])
+            if let token = request.providerToken {
+                o["providerToken"] = .object(JSONObject([("kid", .string(token.keyID)), ("iss", .string(token.teamID)), ("iat", .int(token.issuedAt))]))
+            }
+            o["status"] = .int(Int64(request.status))
+            if let reason = request.reason { o["reason"] = .string(reason) }
+            var w = JSONWriter()
+            w.write(.object(o))
+            lines += w.string + "\n"
+        }
+        return lines
     }
 
     /// Stops listening.

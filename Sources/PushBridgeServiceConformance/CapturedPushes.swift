@@ -29,9 +29,7 @@ enum CapturedPushes {
     static func got(_ requests: [MockAPNs.Request], expected: JSONValue, renaming: (JSONValue) -> JSONValue = { $0 }) -> JSONValue {
         guard !requests.isEmpty else { return ["push": false] }
         let comparesExpiration = expected["deliveries"]?.arrayValue?.contains { $0["headers"]?["apns-expiration"] != nil } ?? false
-        func payload(_ request: MockAPNs.Request) -> JSONValue {
-            renaming((try? JSONParser.parse(request.payload)) ?? .string(String(decoding: request.payload, as: UTF8.self)))
-        }
+        func payload(_ request: MockAPNs.Request) -> JSONValue { renaming(Self.payload(of: request)) }
         let sorted = requests.sorted { $0.token < $1.token }
         let first = payload(requests[0])
         let deliveries = sorted.map { request -> JSONValue in
@@ -47,10 +45,15 @@ enum CapturedPushes {
         return .object(JSONObject([("push", true), ("payload", first), ("deliveries", .array(deliveries))]))
     }
 
-    /// The strict differences between a fixture's expectation and the captured requests.
+    /// A request's payload as JSON, or as text when it is not JSON (the comparison then says so).
+    static func payload(of request: MockAPNs.Request) -> JSONValue {
+        (try? JSONParser.parse(request.payload)) ?? .string(String(decoding: request.payload, as: UTF8.self))
+    }
+
+    /// The strict differences between a fixture's expectation (as ``expected(_:)`` made it) and the
+    /// captured requests.
     /// - Parameter renaming: puts the fixture's names in place of ids the service made up.
-    static func differences(expect: JSONObject, requests: [MockAPNs.Request], renaming: (JSONValue) -> JSONValue = { $0 }) throws -> [JSONDifference] {
-        let wanted = expected(expect)
+    static func differences(expected wanted: JSONValue, requests: [MockAPNs.Request], renaming: (JSONValue) -> JSONValue = { $0 }) throws -> [JSONDifference] {
         var w = JSONWriter()
         w.write(got(requests, expected: wanted, renaming: renaming))
         return try StrictComparison.differences(expected: wanted, got: w.bytes)

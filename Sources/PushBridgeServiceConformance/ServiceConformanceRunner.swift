@@ -179,8 +179,8 @@ public struct ServiceConformanceRunner: Sendable {
             if target.app == nil, let messageID { sendID = messageID + "-" + Self.randomHex(8) }
             let answer = try await perform(names.applied(to: fixture.send), target: target, messageID: sendID)
             if let messageID, let made = Self.messageIDs(answer), made.count == 1 { names.add(name: messageID, value: made[0]) }
-            let expected = CapturedPushes.expected(expectation)["deliveries"]?.arrayValue?.count ?? 0
-            let requests = await capture.collect(since: mark, expected: expected, timeout: captureTimeout, quiet: captureQuiet)
+            let wanted = CapturedPushes.expected(expectation)
+            let requests = await capture.collect(since: mark, expected: wanted["deliveries"]?.arrayValue?.count ?? 0, timeout: captureTimeout, quiet: captureQuiet)
             ledger.lastEnd = mark + requests.count
             // A request the capture refused (a provider token not signed with the team's key, a bad
             // header) is no push: APNs would not deliver it.
@@ -189,16 +189,16 @@ public struct ServiceConformanceRunner: Sendable {
                 let reasons = Set(refused.map { "\($0.status) \($0.reason ?? "")" }).sorted().joined(separator: ", ")
                 return .implementation("APNs refused \(refused.count) of \(requests.count) request(s): \(reasons)")
             }
-            let differences = try CapturedPushes.differences(expect: expectation, requests: requests, renaming: names.fixture)
+            let differences = try CapturedPushes.differences(expected: wanted, requests: requests, renaming: names.fixture)
             return differences.isEmpty ? nil : .mismatch(differences)
         }
-        let sent = try await perform(names.applied(to: fixture.send), target: target, messageID: messageID)
         guard let app = target.app else { throw Refused(description: "decisions are read back from PushBridge only: give --capture-apns") }
+        let sent = try await perform(names.applied(to: fixture.send), target: target, messageID: messageID)
         let ids: [String]
         if fixture.send.isNative, case .string(let id)? = sent.body["message"] {
             ids = [id]
-        } else if let header = sent.headers.first(name: "PushBridge-Messages"), !header.isEmpty {
-            ids = header.split(separator: ",").map(String.init)
+        } else if let header = sent.messagesHeader {
+            ids = header
         } else {
             throw Refused(description: "the send answered no PushBridge-Messages header")
         }
@@ -220,7 +220,7 @@ public struct ServiceConformanceRunner: Sendable {
     /// The ids of the messages a send made: `PushBridge-Messages`, or an Easemob answer's `data`
     /// (target → message id).
     static func messageIDs(_ answer: Answer) -> [String]? {
-        if let header = answer.headers.first(name: "PushBridge-Messages"), !header.isEmpty { return header.split(separator: ",").map(String.init) }
+        if let header = answer.messagesHeader { return header }
         guard case .object(let data)? = answer.body["data"] else { return nil }
         let ids = data.compactMap { $0.value.stringValue }
         return ids.isEmpty ? nil : ids
@@ -311,6 +311,12 @@ public struct ServiceConformanceRunner: Sendable {
     struct Answer {
         var headers: HTTPHeaders
         var body: JSONValue
+
+        /// The ids in `PushBridge-Messages`, when the answer has them.
+        var messagesHeader: [String]? {
+            guard let header = headers.first(name: "PushBridge-Messages"), !header.isEmpty else { return nil }
+            return header.split(separator: ",").map(String.init)
+        }
     }
 
     /// One JSON request; anything but 2xx (or, for an expected refusal, anything but its status and

@@ -2,7 +2,6 @@ import ArgumentParser
 import Crypto
 import Foundation
 import PushBridgeAPNsMock
-import PushBridgeJSON
 import PushBridgeServiceConformance
 
 extension Conform {
@@ -66,25 +65,9 @@ extension Conform {
         }
     }
 
-    /// Writes what the capture saw, one JSON object a line, in arrival order. The provider token
-    /// itself (a credential for an hour) is left out; its key id, team and issue time are kept.
+    /// Writes what the capture saw (`APNsCapture.log`) to `file`.
     func writeCaptureLog(_ capture: APNsCapture, to file: String) throws {
-        var lines = ""
-        for request in capture.mock.requests {
-            var headers = JSONObject()
-            for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) where name != "authorization" { headers[name] = .string(value) }
-            var o = JSONObject([("token", .string(request.token)), ("headers", .object(headers))])
-            o["payload"] = (try? JSONParser.parse(request.payload)) ?? .string(String(decoding: request.payload, as: UTF8.self))
-            if let token = request.providerToken {
-                o["providerToken"] = .object(JSONObject([("kid", .string(token.keyID)), ("iss", .string(token.teamID)), ("iat", .int(token.issuedAt))]))
-            }
-            o["status"] = .int(Int64(request.status))
-            if let reason = request.reason { o["reason"] = .string(reason) }
-            var w = JSONWriter()
-            w.write(.object(o))
-            lines += w.string + "\n"
-        }
-        guard FileManager.default.createFile(atPath: file, contents: Data(lines.utf8)) else {
+        guard FileManager.default.createFile(atPath: file, contents: Data(capture.log.utf8)) else {
             printError("pushbridge: --capture-log: expected a writable file, found \"\(file)\" [unreadable-file]")
             throw ExitCode(2)
         }
