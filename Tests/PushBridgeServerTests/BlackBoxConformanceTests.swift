@@ -174,6 +174,19 @@ struct BlackBoxConformanceTests {
              "--capture-jwt-key", other, "--capture-timeout", "2"],
             environment: ["PUSHBRIDGE_ADMIN_KEY": testAdminKey])
         #expect(refused.status == 1 && refused.stdout.contains("403 InvalidProviderToken"), "\(refused.stdout)")
+        // Bad input: exit 2 naming the option, file or pointer (and never a secret's value).
+        let address = try await runOffThePool(
+            Repository.executable, ["conform", "Fixtures/service", "--service", server.base, "--capture-apns", "nowhere"], environment: ["PUSHBRIDGE_ADMIN_KEY": testAdminKey])
+        #expect(address.status == 2 && address.stderr.contains("--capture-apns: expected HOST:PORT") && address.stderr.contains("[invalid-value]"), "\(address.stderr)")
+        let credentials = try kit.write("credentials.json", #"{"tencent": {"sdkAppId": 1400000001, "secretKey": 918273645546372819}}"#)
+        let badCredentials = try await runOffThePool(
+            Repository.executable, ["conform", "Fixtures/service", "--service", server.base, "--capture-apns", "127.0.0.1:0", "--vendor-credentials", credentials],
+            environment: [:])
+        #expect(badCredentials.status == 2 && badCredentials.stderr.contains("/tencent/secretKey"), "\(badCredentials.stderr)")
+        #expect(!badCredentials.stderr.contains("918273645546372819"))
+        try FileManager.default.removeItem(atPath: ca + ".key")
+        let halfCA = try await runOffThePool(Repository.executable, ["conform", "Fixtures/service", "--capture-ca-out", ca], environment: [:])
+        #expect(halfCA.status == 2 && halfCA.stderr.contains("found one of them"), "\(halfCA.stderr)")
     }
 
     @Test("a deliberately broken relay fails the right fixtures at the right pointers")

@@ -100,7 +100,7 @@ struct Conform: AsyncParsableCommand {
             throw ValidationError("--capture-apns, --capture-jwt-key, --device-hook and --vendor-credentials go with --service")
         }
         if (captureJwtKey != nil || deviceHook != nil || vendorCredentials != nil || captureLog != nil) && captureApns == nil {
-            throw ValidationError("--capture-jwt-key, --device-hook and --vendor-credentials go with --capture-apns (black-box mode)")
+            throw ValidationError("--capture-jwt-key, --capture-log, --device-hook and --vendor-credentials go with --capture-apns (black-box mode)")
         }
         if vendorCredentials != nil && adminKeyFile != nil { throw ValidationError("--vendor-credentials replaces the admin key: give one of them") }
         if captureTimeout <= 0 || captureTimeout > 600 { throw ValidationError("--capture-timeout must be 0–600 seconds") }
