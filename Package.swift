@@ -137,7 +137,7 @@ let package = Package(
         .target(
             name: "PushBridgeServer",
             dependencies: [
-                "PushBridgeDelivery", "PushBridgePostgres", "PushBridgeVendorREST", "PushBridgeFacade", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore",
+                "PushBridgeDelivery", "PushBridgeVendorREST", "PushBridgeFacade", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore",
                 "PushBridgeJSON", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -164,7 +164,7 @@ let package = Package(
         .executableTarget(
             name: "pushbridge",
             dependencies: [
-                "PushBridgeServer", "PushBridgeServiceConformance", "PushBridgeAPNsMock", "PushBridgeVendorREST", "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
+                "PushBridgeServer", "PushBridgePostgres", "PushBridgeServiceConformance", "PushBridgeAPNsMock", "PushBridgeVendorREST", "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
                 "PushBridgeCore", "PushBridgeJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

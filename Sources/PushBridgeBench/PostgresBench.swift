@@ -91,12 +91,12 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     sqliteConfiguration.requestTimeoutSeconds = 30
     var configuration = sqliteConfiguration
     configuration.database = folder.path
-    configuration.postgres = try base.inSchema("bench_service")
+    configuration.store = try StoreURL(try base.inSchema("bench_service"))
     if let level = ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) { configuration.logLevel = level }
     var nodes: [(PortBox, ServiceGroup)] = []
     for node in [sqliteConfiguration, configuration, configuration] {
         let port = PortBox()
-        let service = try PushBridgeService(configuration: node)
+        let service = try PushBridgeService(configuration: node, storage: node.storage(from: [PostgresStorageBackend()]))
         nodes.append((port, try await start(service.application { port.set($0.localAddress?.port ?? 0) }, port: port)))
     }
     let (sqliteNode, nodeA, nodeB) = (nodes[0].0.value, nodes[1].0.value, nodes[2].0.value)

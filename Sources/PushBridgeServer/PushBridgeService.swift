@@ -15,8 +15,9 @@ public struct PushBridgeService: Sendable {
     /// Opens the app directory of the storage (app stores open on first use).
     /// - Parameters:
     ///   - configuration: the service's settings.
-    ///   - storage: where the apps are kept; `nil`: what the configuration names
-    ///     (``ServiceConfiguration/storage()``). A test can hand a twin.
+    ///   - storage: where the apps are kept; `nil`: SQLite files or memory, as the configuration
+    ///     says (a store over the network is built by the executable from its backends,
+    ///     ``ServiceConfiguration/storage(from:)``, and handed here). A test can hand a twin.
     ///   - logger: where log lines go; by default ``ServiceLogHandler`` on standard error at the configured level.
     /// - Throws: a store error when the data directory cannot be opened.
     public init(configuration: ServiceConfiguration, storage: (any ServiceStorage)? = nil, logger: Logger? = nil) throws {
@@ -25,7 +26,7 @@ public struct PushBridgeService: Sendable {
         self.configuration = configuration
         self.logger = logger
         metrics = ServiceMetrics()
-        apps = try ServiceApps(configuration: configuration, storage: storage ?? configuration.storage(), metrics: metrics, logger: logger)
+        apps = try ServiceApps(configuration: configuration, storage: storage ?? configuration.storage(from: []), metrics: metrics, logger: logger)
     }
 
     /// The router with every route of SPEC §11 (and the error body for what matches none).

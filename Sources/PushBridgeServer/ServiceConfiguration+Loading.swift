@@ -1,4 +1,3 @@
-import PushBridgePostgres
 import Foundation
 import Logging
 import PushBridgeDialects
@@ -34,7 +33,7 @@ extension ServiceConfiguration {
     /// Every key the service reads.
     public static let keys: [Key] = [
         "listen", "db", "synchronous", "body-limit-bytes", "request-timeout-seconds", "group-commit-max-batch",
-        "group-commit-wait-microseconds", "max-open-apps", "postgres-connections", "repeat-window-seconds", "log-level", "admin-key-sha256",
+        "group-commit-wait-microseconds", "max-open-apps", "store-connections", "postgres-connections", "repeat-window-seconds", "log-level", "admin-key-sha256",
         "apns-credentials-file", "apns-url", "apns-ca-file", "apns-request-timeout-seconds", "delivery-max-age-seconds",
         "delivery-retry-base-milliseconds", "delivery-concurrency", "apns-connections", "delivery-retention-seconds", "delivery-lease-seconds", "feedback-url",
     ].map { Key(name: $0, isSecret: false) } + [Key(name: "admin-key", isSecret: true), Key(name: "store", isSecret: true)]
@@ -45,9 +44,10 @@ extension ServiceConfiguration {
     ///   - environment: the process environment; only `PUSHBRIDGE_…` variables are read, and an
     ///     unknown one is an error (a misspelt setting is never silently ignored).
     ///   - overrides: values from command-line flags, by key name, with the flag that gave them.
+    ///   - backends: the storage backends this build offers, which `store` may name by URL scheme.
     /// - Throws: ``ConfigurationError`` for an unreadable file, an unknown key or a bad value.
     public static func load(
-        file: String?, environment: [String: String], overrides: [(key: String, value: String, flag: String)] = []
+        file: String?, environment: [String: String], overrides: [(key: String, value: String, flag: String)] = [], backends: [any StorageBackend] = []
     ) throws -> ServiceConfiguration {
         var values: [String: (value: String, source: String)] = [:]
         if let file {
@@ -65,7 +65,7 @@ extension ServiceConfiguration {
             values[key] = (value, "environment \(variable)")
         }
         for override in overrides { values[override.key] = (override.value, override.flag) }
-        return try resolve(values)
+        return try resolve(values, backends: backends)
     }
 
     /// Reads a YAML mapping of scalars.
@@ -102,7 +102,7 @@ extension ServiceConfiguration {
         return out
     }
 
-    static func resolve(_ values: [String: (value: String, source: String)]) throws -> ServiceConfiguration {
+    static func resolve(_ values: [String: (value: String, source: String)], backends: [any StorageBackend]) throws -> ServiceConfiguration {
         var c = ServiceConfiguration()
         func fail(_ key: String, _ expected: String, secret: Bool = false) -> ConfigurationError {
             let entry = values[key]!
@@ -126,9 +126,9 @@ extension ServiceConfiguration {
         }
         if let store = values["store"]?.value, store != "sqlite" {
             do {
-                c.postgres = try PostgresLocation(url: store)
-            } catch let error as PostgresLocationError {
-                throw fail("store", "sqlite, or a PostgreSQL URL postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (\(error.expected))", secret: true)
+                c.store = try StoreURL(store, backends: backends)
+            } catch let error as StorageURLError {
+                throw fail("store", error.expected, secret: true)
             }
         }
         if let text = values["synchronous"]?.value {
@@ -143,7 +143,11 @@ extension ServiceConfiguration {
         if let n = try integer("group-commit-max-batch", 1...10_000, "a number of writes, 1–10000") { c.groupCommitMaxBatch = n }
         if let n = try integer("group-commit-wait-microseconds", 0...100_000, "microseconds, 0–100000") { c.groupCommitWaitMicroseconds = n }
         if let n = try integer("max-open-apps", 1...1_000_000, "a number of apps, 1–1000000") { c.maxOpenApps = n }
-        if let n = try integer("postgres-connections", 1...1_000, "a number of connections, 1–1000") { c.postgresConnections = n }
+        if values["store-connections"] != nil && values["postgres-connections"] != nil {
+            throw ConfigurationError(source: values["store-connections"]!.source, key: "store-connections", expected: "either store-connections or postgres-connections (its older name), not both")
+        }
+        if let n = try integer("store-connections", 1...1_000, "a number of connections, 1–1000") { c.storeConnections = n }
+        if let n = try integer("postgres-connections", 1...1_000, "a number of connections, 1–1000") { c.storeConnections = n }
         if let n = try integer("repeat-window-seconds", 86_400...(3_650 * 86_400), "seconds, at least 86400 (24 hours)") {
             c.repeatWindowSeconds = Int64(n)
         }
@@ -210,9 +214,9 @@ extension ServiceConfiguration {
     public var summary: String {
         """
         listen: \(host):\(port)
-        store: \(postgres.map { "\($0) (apps in schema pushbridge_service, each app's state in app_…)" } ?? "sqlite")
-        db: \(database)\(postgres == nil ? "" : " (unused with PostgreSQL)")
-        postgres-connections: \(postgresConnections)\(postgres == nil ? " (unused with SQLite)" : " (this node's, for every app)")
+        store: \(store.map(\.description) ?? "sqlite")
+        db: \(database)\(store == nil ? "" : " (unused with \(store!.scheme))")
+        store-connections: \(storeConnections)\(store == nil ? " (unused with SQLite)" : " (this node's, for every app)")
         synchronous: \(synchronous.rawValue.lowercased())
         body-limit-bytes: \(bodyLimitBytes)
         request-timeout-seconds: \(requestTimeoutSeconds)

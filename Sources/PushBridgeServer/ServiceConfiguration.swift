@@ -1,7 +1,6 @@
 import Logging
 import PushBridgeDelivery
 import PushBridgeFacade
-import PushBridgePostgres
 import PushBridgeStore
 
 /// Everything `pushbridge serve` is started with (SPEC §11). Read by
@@ -39,12 +38,13 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var logLevel: Logger.Level
     /// Delivery to APNs (SPEC §13); `nil`: decisions only, nothing is queued.
     public var delivery: Delivery?
-    /// The state on PostgreSQL, shared by several nodes (`store: postgres://…`); `nil`: SQLite
-    /// files in ``database``.
-    public var postgres: PostgresLocation?
-    /// The most connections this node opens to PostgreSQL, for every app and the directory
-    /// together (`postgres-connections`); a use waits for a free one at most the statement deadline.
-    public var postgresConnections: Int = 16
+    /// The storage a backend keeps the state in, shared by several nodes (`store: postgres://…`);
+    /// `nil`: SQLite files in ``database`` (or memory).
+    public var store: StoreURL?
+    /// The most connections this node opens to the store's server, for every app and the directory
+    /// together (`store-connections`, or its older name `postgres-connections`); a use waits for a
+    /// free one at most the statement deadline.
+    public var storeConnections: Int = 16
 
     /// Delivery settings: the credentials file and how deliveries are paced and retried.
     public struct Delivery: Sendable, Equatable {

@@ -17,7 +17,7 @@ import PushBridgeStore
 ///   `failed`, `device-removed`) and reason (`DeliveryReason`: APNs's reasons, transport kinds, `none`)
 /// - `pushbridge_delivery_queue_depth{app}`: deliveries waiting in an app's outbox
 /// - on PostgreSQL: `pushbridge_database_connections_open`, `pushbridge_database_connections_limit`
-///   (`postgres-connections`), `pushbridge_database_statements_total` (each a round trip) and
+///   (`store-connections`), `pushbridge_database_statements_total` (each a round trip) and
 ///   `pushbridge_database_connections_exhausted_total` (uses answered 503 `busy`: no connection free in time)
 public struct ServiceMetrics: Sendable {
     /// The registry `/metrics` prints.

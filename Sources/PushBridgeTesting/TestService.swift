@@ -103,7 +103,8 @@ public struct TestServiceError: Error, CustomStringConvertible {
 ///   - configuration: the service's settings (its `adminKeyHash` must be `AccessKey.hash(adminKey)`).
 ///   - adminKey: the admin key, for ``TestService/createApp(_:)``.
 ///   - mode: ``TestService/Mode/live`` (a loopback port) or ``TestService/Mode/router`` (no socket).
-///   - storage: where the service keeps its apps; `nil`: what the configuration names. A twin
+///   - storage: where the service keeps its apps; `nil`: SQLite files or memory, as the configuration
+///     says (a backend's storage is built with `ServiceConfiguration.storage(from:)`). A twin
 ///     (a `ServiceStorage` of the test's) can count, slow down or fail the stores' opening.
 ///   - body: the test.
 /// - Returns: what `body` returns.

@@ -27,7 +27,7 @@ struct PostgresFaultTests {
         guard let cluster = try await TestCluster.start() else { return }
         defer { cluster.remove() }
         let timeout = 4.0
-        try await withLiveService(database: temporaryDirectory(), { $0.postgres = cluster.location; $0.requestTimeoutSeconds = timeout }) { service in
+        try await withLiveService(database: temporaryDirectory(), { $0.usePostgres(cluster.location); $0.requestTimeoutSeconds = timeout }) { service in
             try await withHTTPClient(connectionPerRequest: true) { http in
                 let base = "http://127.0.0.1:\(service.port)"
                 let key = try await setUpExampleApp(app: "faults") { method, path, key, body in
@@ -91,7 +91,7 @@ struct PostgresFaultTests {
         guard let cluster = try await TestCluster.start() else { return }
         defer { cluster.remove() }
         try await cluster.stop()
-        try await withLiveService(database: temporaryDirectory(), { $0.postgres = cluster.location; $0.requestTimeoutSeconds = 4 }) { service in
+        try await withLiveService(database: temporaryDirectory(), { $0.usePostgres(cluster.location); $0.requestTimeoutSeconds = 4 }) { service in
             try await withHTTPClient(connectionPerRequest: true) { http in
                 let base = "http://127.0.0.1:\(service.port)"
                 #expect(try await http.call(.GET, base + "/healthz", key: nil).status == 200, "alive")
@@ -167,7 +167,7 @@ extension PostgresFaultTests {
         location.deadline = .seconds(5)
         let nodeA = try PostgresServiceStorage(location: location, connections: perNode)
         let nodeB = try PostgresServiceStorage(location: location, connections: perNode)
-        let configure: @Sendable (inout ServiceConfiguration) -> Void = { $0.postgres = cluster.location; $0.requestTimeoutSeconds = 10 }
+        let configure: @Sendable (inout ServiceConfiguration) -> Void = { $0.usePostgres(cluster.location); $0.requestTimeoutSeconds = 10 }
         try await withLiveService(database: temporaryDirectory(), storage: nodeA, configure) { a in
             try await withLiveService(database: temporaryDirectory(), storage: nodeB, configure) { b in
                 try await withHTTPClient(connectionPerRequest: false) { http in

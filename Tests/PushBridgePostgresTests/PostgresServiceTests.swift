@@ -32,7 +32,7 @@ struct PostgresServiceTests {
         let kit = try DeliveryKit()
         try await withMockAPNs(kit.mockConfiguration) { mock in
             let configure: @Sendable (inout ServiceConfiguration) -> Void = { c in
-                c.postgres = location
+                c.usePostgres(location)
                 try! ServiceDeliveryScenario.configure(&c, kit: kit, mock: mock)
             }
             try await withLiveService(database: temporaryDirectory(), configure) { liveA in

@@ -457,7 +457,7 @@ struct HostileInputTests {
         case "postgres":
             guard let url = testPostgresURL() else { return }
             let location = try freshPostgresDatabase(url)
-            try await withLiveService(database: temporaryDirectory(), { $0.postgres = location; $0.requestTimeoutSeconds = 300 }, body)
+            try await withLiveService(database: temporaryDirectory(), { $0.usePostgres(location); $0.requestTimeoutSeconds = 300 }, body)
         case ":memory:": try await withLiveService(database: ":memory:", { $0.requestTimeoutSeconds = 300 }, body)
         default: try await withLiveService(database: nil, { $0.requestTimeoutSeconds = 300 }, body)
         }

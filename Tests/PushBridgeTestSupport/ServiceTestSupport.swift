@@ -8,6 +8,7 @@ import CSQLite
 import PushBridgeCore
 import PushBridgeFacade
 import PushBridgeJSON
+import PushBridgePostgres
 import PushBridgeStore
 import PushBridgeServer
 import PushBridgeTesting
@@ -61,6 +62,8 @@ package func withLiveService<T: Sendable>(
     var configuration = ServiceConfiguration(
         host: "127.0.0.1", port: 0, database: database ?? temporaryDirectory(), adminKeyHash: AccessKey.hash(testAdminKey), logLevel: .warning)
     configure(&configuration)
+    // A backend's store is built here, as the executable builds it (the service knows no backend).
+    let storage = try storage ?? configuration.storage(from: [PostgresStorageBackend()])
     return try await withTestService(configuration, adminKey: testAdminKey, mode: mode, storage: storage) { service in
         try await body(LiveService(service: service))
     }
@@ -166,5 +169,12 @@ package struct PushBridgeStoreProbe {
         defer { sqlite3_finalize(statement) }
         guard sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0) else { return "no answer" }
         return String(cString: text)
+    }
+}
+
+extension ServiceConfiguration {
+    /// Keeps the service's state on PostgreSQL at `location` (`store: postgres://…`).
+    package mutating func usePostgres(_ location: PostgresLocation) {
+        store = try! StoreURL(location)  // a location read from a URL always describes itself
     }
 }

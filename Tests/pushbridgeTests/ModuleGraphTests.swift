@@ -71,6 +71,8 @@ struct ModuleGraphTests {
         ("PushBridgeFacade", ["PushBridgeConformance", "CJSONC", "PushBridgeServer", "PushBridgeDelivery"], "the facade knows no harness and no transport"),
         ("PushBridgeServer", ["PushBridgeConformance", "PushBridgeFacadeConformance", "PushBridgeServiceConformance", "CJSONC"],
             "the service adds transport over the facade, not the harness"),
+        ("PushBridgeServer", ["PushBridgePostgres"],
+            "the service knows storage only as ServiceStorage: the executable builds a backend's and injects it"),
         ("PushBridgeVendorREST", ["PushBridgeStore", "PushBridgeFacade", "PushBridgeServer", "PushBridgeConformance", "CSQLite", "CJSONC"],
             "the vendor REST layer only translates into dialect calls and messages (no I/O)"),
         ("PushBridgeServiceConformance", ["PushBridgeServer", "PushBridgeStore", "PushBridgeFacade", "CSQLite"],
@@ -105,7 +107,7 @@ struct ModuleGraphTests {
         "PushBridgeTesting": [
             "Hummingbird", "HummingbirdCore", "HummingbirdTesting", "HTTPTypes", "NIOHTTPTypes", "NIOCore", "NIOPosix", "NIOHTTP1",
             "NIOHTTP2", "NIOHPACK", "NIOSSL", "NIOTLS", "NIOExtras", "NIOConcurrencyHelpers", "AsyncHTTPClient", "Crypto", "Logging",
-            "Metrics", "Prometheus", "ServiceLifecycle", "Yams", "PostgresNIO",
+            "Metrics", "Prometheus", "ServiceLifecycle", "Yams",
         ],
     ]
 

@@ -40,7 +40,8 @@ struct Serve: AsyncParsableCommand {
         if let logLevel { overrides.append(("log-level", logLevel, "--log-level")) }
         let configuration: ServiceConfiguration
         do {
-            configuration = try ServiceConfiguration.load(file: config, environment: ProcessInfo.processInfo.environment, overrides: overrides)
+            configuration = try ServiceConfiguration.load(
+                file: config, environment: ProcessInfo.processInfo.environment, overrides: overrides, backends: Self.storageBackends)
         } catch let error as ConfigurationError {
             printError("pushbridge serve: \(error)")
             throw ExitCode(2)
@@ -63,7 +64,7 @@ struct Serve: AsyncParsableCommand {
         }
         let service: PushBridgeService
         do {
-            service = try PushBridgeService(configuration: configuration, storage: configuration.storage())
+            service = try PushBridgeService(configuration: configuration, storage: configuration.storage(from: Self.storageBackends))
         } catch let error as ConfigurationError {
             // A setting the service can only judge when it starts (a credential file's key): a bad setting.
             printError("pushbridge serve: \(error)")
@@ -71,6 +72,9 @@ struct Serve: AsyncParsableCommand {
         } catch let error as StoreError {
             printError("pushbridge serve: \(error)")
             throw ExitCode(4)
+        } catch let error as StorageURLError {
+            printError("pushbridge serve: store: \(error.expected)")
+            throw ExitCode(2)
         } catch {
             printError("pushbridge serve: cannot open \(configuration.database): \(error)")
             throw ExitCode(4)
