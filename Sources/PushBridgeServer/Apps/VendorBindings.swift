@@ -1,0 +1,95 @@
+import Foundation
+import Logging
+import NIOPosix
+import PushBridgeStore
+
+/// The vendor credentials the apps answer the vendors' REST with (SPEC §12), by vendor and the key
+/// the vendor's requests name (`org/app`, the SDKAppID): read from the directory, changed through
+/// it. On a shared directory (PostgreSQL) a binding another node made is read on the first miss.
+final class VendorBindings: @unchecked Sendable {
+    private let directory: any AppDirectory
+    private let isShared: Bool
+    private let changes: DirectoryChanges
+    private let logger: Logger
+    private let lock = NSLock()
+    private var bindings: [VendorBinding.Vendor: [String: VendorBinding]] = [:]
+    /// When the shared directory was last re-read.
+    private var lastReload = Date.distantPast
+
+    /// Reads the directory's bindings (a directory that cannot be reached now is read on the first miss).
+    /// - Parameters:
+    ///   - directory: the storage's directory.
+    ///   - isShared: whether other nodes change it too.
+    ///   - changes: where binding and unbinding run.
+    ///   - logger: the service's log.
+    /// - Throws: ``StoreError`` when the directory cannot be read for another reason than being unreachable.
+    init(directory: any AppDirectory, isShared: Bool, changes: DirectoryChanges, logger: Logger) throws {
+        self.directory = directory
+        self.isShared = isShared
+        self.changes = changes
+        self.logger = logger
+        do {
+            for binding in try directory.vendorBindings() { bindings[binding.vendor, default: [:]][binding.key] = binding }
+        } catch let error as StoreError where error.code == .unreachable {
+            // Read on the first miss after (KnownApps logs the unreachable directory once).
+        }
+    }
+
+    /// The binding the vendor's requests name (`org/app`, or the SDKAppID).
+    func binding(_ vendor: VendorBinding.Vendor, key: String) async -> VendorBinding? {
+        if let found = lock.withLock({ bindings[vendor]?[key] }) { return found }
+        await refreshShared()
+        return lock.withLock { bindings[vendor]?[key] }
+    }
+
+    /// An app's bindings, one a vendor at most, in the vendors' order.
+    func bindings(of app: String) -> [VendorBinding] {
+        lock.withLock { VendorBinding.Vendor.allCases.compactMap { vendor in bindings[vendor]?.values.first { $0.app == app } } }
+    }
+
+    /// Binds vendor credentials to an app (replacing its earlier binding for the vendor).
+    /// - Returns: `false` when another app holds the key.
+    func bind(_ binding: VendorBinding) async throws -> Bool {
+        try await changes.run { [self] in
+            guard try directory.bind(binding) else { return false }
+            lock.withLock {
+                bindings[binding.vendor] = (bindings[binding.vendor] ?? [:]).filter { $0.value.app != binding.app }
+                bindings[binding.vendor, default: [:]][binding.key] = binding
+            }
+            return true
+        }
+    }
+
+    /// Removes an app's binding for a vendor.
+    /// - Returns: `false` when the app had none.
+    func unbind(app: String, vendor: VendorBinding.Vendor) async throws -> Bool {
+        try await changes.run { [self] in
+            guard try directory.unbind(app: app, vendor: vendor) else { return false }
+            lock.withLock { bindings[vendor] = bindings[vendor]?.filter { $0.value.app != app } }
+            return true
+        }
+    }
+
+    /// On a shared directory, re-reads the bindings another node may have changed: called on a
+    /// miss, at most once a second, on the blocking-I/O pool with no lock held.
+    private func refreshShared() async {
+        guard isShared else { return }
+        let due = lock.withLock {
+            guard Date().timeIntervalSince(lastReload) >= 1 else { return false }
+            lastReload = Date()
+            return true
+        }
+        guard due else { return }
+        do {
+            let directory = directory
+            let fresh = try await NIOThreadPool.singleton.runIfActive {
+                var fresh: [VendorBinding.Vendor: [String: VendorBinding]] = [:]
+                for binding in try directory.vendorBindings() { fresh[binding.vendor, default: [:]][binding.key] = binding }
+                return fresh
+            }
+            lock.withLock { bindings = fresh }
+        } catch {
+            logger.warning("reading the shared vendor bindings failed", metadata: ["error": "\(error)"])
+        }
+    }
+}
