@@ -186,55 +186,70 @@ let package = Package(
             path: "Sources/PushBridgeBench",
             resources: [.copy("recorded.json")]
         ),
-        // What every test target shares (repository paths, running the tool, the example app, a service on a
-        // loopback port, mock APNs credentials, a test PostgreSQL): internal to the package's tests.
+        // Test support, split by what it supports: each test target gets its module and the least of it it needs
+        // (`ModuleGraphTests` guards it). The base: repository paths, running the tool, fixtures, golden files,
+        // scratch files and processes — the harness and JSON only.
+        .target(name: "PushBridgeTestSupport", dependencies: ["PushBridgeConformance", "PushBridgeJSON"], path: "Tests/PushBridgeTestSupport"),
+        // Stores: the facade over every backing (memory, SQLite, the test PostgreSQL), raw SQLite, reliability scenarios.
         .target(
-            name: "PushBridgeTestSupport",
+            name: "PushBridgeStoreTestSupport",
+            dependencies: ["PushBridgeTestSupport", "CSQLite", "PushBridgeFacade", "PushBridgePostgres", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"],
+            path: "Tests/PushBridgeStoreTestSupport"),
+        // Vendor credentials: base64url spellings and UserSig verification.
+        .target(name: "PushBridgeVendorRESTTestSupport", dependencies: ["PushBridgeVendorREST"], path: "Tests/PushBridgeVendorRESTTestSupport"),
+        // The service: a service on a loopback port, mock APNs credentials, server processes, the example app.
+        .target(
+            name: "PushBridgeServiceTestSupport",
             dependencies: [
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                "CSQLite",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                "PushBridgeAPNsMock",
-                "PushBridgeConformance",
-                "PushBridgeCore",
-                "PushBridgeDelivery",
-                "PushBridgeDialects",
-                "PushBridgeFacade",
-                "PushBridgeJSON",
-                "PushBridgePostgres",
-                "PushBridgeServer",
-                "PushBridgeStore",
-                "PushBridgeVendorREST",
-                "PushBridgeTesting",
+                "PushBridgeTestSupport", "PushBridgeStoreTestSupport", "PushBridgeAPNsMock", "PushBridgeDelivery", "PushBridgeServer", "PushBridgeTesting",
+                "PushBridgePostgres", "PushBridgeFacade", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
-            path: "Tests/PushBridgeTestSupport"
-        ),
-        // One test target per module (Tests/<module>Tests), on top of PushBridgeTestSupport.
-        moduleTests("PushBridgeJSONTests", ["PushBridgeConformance", "PushBridgeJSON"]),
-        moduleTests("PushBridgeCoreTests", ["PushBridgeConformance", "PushBridgeCore", "PushBridgeDialects", "PushBridgeJSON"]),
-        moduleTests("PushBridgeDialectsTests", ["PushBridgeConformance", "PushBridgeCore", "PushBridgeDialects", "PushBridgeJSON"]),
-        moduleTests("PushBridgeConformanceTests", ["PushBridgeConformance", "PushBridgeCore", "PushBridgeDialects", "PushBridgeJSON"]),
-        moduleTests("PushBridgeStoreTests", ["PushBridgeCore", "PushBridgeDialects", "PushBridgeFacade", "PushBridgeJSON", "PushBridgeRecordCoding", "PushBridgeStore"]),
-        moduleTests("PushBridgeFacadeTests", ["CSQLite", "PushBridgeConformance", "PushBridgeCore", "PushBridgeDialects", "PushBridgeFacade", "PushBridgeFacadeConformance", "PushBridgeJSON", "PushBridgePostgres", "PushBridgeRecordCoding", "PushBridgeStore"]),
-        moduleTests("PushBridgeVendorRESTTests", ["PushBridgeCore", "PushBridgeJSON", "PushBridgeVendorREST"],
+            path: "Tests/PushBridgeServiceTestSupport"),
+        // One test target per module (Tests/<module>Tests): the module, the support it needs, and the `pushbridge`
+        // executable only where a test runs the tool.
+        moduleTests("PushBridgeJSONTests", ["PushBridgeConformance", "PushBridgeJSON"], support: .base, runsTheTool: false),
+        moduleTests("PushBridgeCoreTests", ["PushBridgeConformance", "PushBridgeCore", "PushBridgeDialects", "PushBridgeJSON"], support: .base, runsTheTool: false),
+        moduleTests("PushBridgeDialectsTests", ["PushBridgeConformance", "PushBridgeCore", "PushBridgeDialects", "PushBridgeJSON"], support: .base),
+        moduleTests("PushBridgeConformanceTests", ["PushBridgeConformance", "PushBridgeCore", "PushBridgeDialects", "PushBridgeJSON"], support: .base),
+        moduleTests("PushBridgeStoreTests", ["PushBridgeCore", "PushBridgeDialects", "PushBridgeFacade", "PushBridgeJSON", "PushBridgeRecordCoding", "PushBridgeStore"], support: .store),
+        moduleTests("PushBridgeFacadeTests", ["CSQLite", "PushBridgeConformance", "PushBridgeCore", "PushBridgeDialects", "PushBridgeFacade", "PushBridgeFacadeConformance", "PushBridgeJSON", "PushBridgePostgres", "PushBridgeRecordCoding", "PushBridgeStore"], support: .store),
+        moduleTests("PushBridgeVendorRESTTests", ["PushBridgeCore", "PushBridgeJSON", "PushBridgeVendorREST"], support: .vendorREST, runsTheTool: false,
             // Read from the source tree: the UserSig vectors Tencent's generator made, and the script that made them.
             exclude: ["usersig-vectors.json", "make_usersig_vectors.py"]),
         moduleTests("PushBridgeServerTests", ["PushBridgeAPNsMock", "PushBridgeConformance", "PushBridgeCore", "PushBridgeDelivery", "PushBridgeDialects", "PushBridgeFacade", "PushBridgeJSON", "PushBridgeServer", "PushBridgeServiceConformance", "PushBridgeStore", "PushBridgeVendorREST"],
+            support: .service,
             products: [.product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "Crypto", package: "swift-crypto"), .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
         moduleTests("PushBridgeDeliveryTests", ["PushBridgeAPNsMock", "PushBridgeCore", "PushBridgeDelivery", "PushBridgeFacade", "PushBridgeJSON", "PushBridgeServer", "PushBridgeStore"],
+            support: .service,
             products: [.product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "Crypto", package: "swift-crypto"), .product(name: "Hummingbird", package: "hummingbird")]),
         moduleTests("PushBridgePostgresTests", ["PushBridgeAPNsMock", "PushBridgeCore", "PushBridgeDelivery", "PushBridgeFacade", "PushBridgeJSON", "PushBridgePostgres", "PushBridgeServer", "PushBridgeStore"],
-            products: [.product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "NIOHTTP1", package: "swift-nio")]),
-        moduleTests("pushbridgeTests", ["PushBridgeCore", "PushBridgeDialects", "PushBridgeFacade", "PushBridgeJSON", "PushBridgeStore"]),
+            support: .service,
+            products: [.product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "PostgresNIO", package: "postgres-nio")]),
+        moduleTests("pushbridgeTests", ["PushBridgeCore", "PushBridgeDialects", "PushBridgeFacade", "PushBridgeJSON", "PushBridgeStore"], support: .store),
     ]
 )
 
-/// A module's test target, `Tests/<name>`: its dependencies, the shared test support and the `pushbridge`
-/// executable (the tests that run the tool find it built).
-func moduleTests(_ name: String, _ modules: [Target.Dependency], products: [Target.Dependency] = [], exclude: [String] = []) -> Target {
-    .testTarget(name: name, dependencies: modules + products + ["PushBridgeTestSupport", "pushbridge"], exclude: exclude)
+/// The test support a test target needs: the base, or the base with stores, vendor credentials or the service.
+enum TestSupport {
+    case base, store, vendorREST, service
+
+    var targets: [Target.Dependency] {
+        switch self {
+        case .base: ["PushBridgeTestSupport"]
+        case .store: ["PushBridgeTestSupport", "PushBridgeStoreTestSupport"]
+        case .vendorREST: ["PushBridgeTestSupport", "PushBridgeVendorRESTTestSupport"]
+        case .service: ["PushBridgeTestSupport", "PushBridgeStoreTestSupport", "PushBridgeVendorRESTTestSupport", "PushBridgeServiceTestSupport"]
+        }
+    }
+}
+
+/// A module's test target, `Tests/<name>`: its dependencies and the test support it needs; and the `pushbridge`
+/// executable when its tests run the tool (they find it built).
+func moduleTests(
+    _ name: String, _ modules: [Target.Dependency], support: TestSupport, runsTheTool: Bool = true, products: [Target.Dependency] = [], exclude: [String] = []
+) -> Target {
+    .testTarget(name: name, dependencies: modules + products + support.targets + (runsTheTool ? ["pushbridge"] : []), exclude: exclude)
 }

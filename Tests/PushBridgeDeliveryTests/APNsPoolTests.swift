@@ -4,6 +4,9 @@ import PushBridgeCore
 import PushBridgeDelivery
 import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// The APNs client's connection pool (issue 37) against the mock APNs on loopback: how many

@@ -6,6 +6,9 @@ import PushBridgeDelivery
 import PushBridgeJSON
 import PushBridgeServer
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// The fault matrix (SPEC §13): many deliveries through the real service into the mock APNs with

@@ -4,6 +4,9 @@ import PushBridgeAPNsMock
 import PushBridgeDelivery
 import PushBridgeJSON
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// `pushbridge serve` delivering from its outbox, killed with `kill -9` in the middle: the restarted

@@ -7,6 +7,9 @@ import PushBridgeFacade
 import PushBridgeJSON
 import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// Delivery from a facade's outbox into the mock APNs over HTTP/2 with TLS (SPEC §13), on both stores.

@@ -7,6 +7,9 @@ import PushBridgeDelivery
 import PushBridgeJSON
 import PushBridgeServer
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// `pushbridge serve` delivering to the mock APNs (SPEC §13): queued in the send's commit, sent,

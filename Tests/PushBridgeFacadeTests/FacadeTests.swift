@@ -7,6 +7,7 @@ import PushBridgeJSON
 import PushBridgePostgres
 import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// The facade over both stores: the same contract on SQLite and on its in-memory twin.

@@ -4,6 +4,7 @@ import PushBridgeFacade
 import PushBridgeJSON
 import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// Group profiles, message sequences, push bindings and targeted or large-group decisions on every

@@ -4,6 +4,7 @@ import PushBridgeCore
 @testable import PushBridgeRecordCoding
 import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// The stored formats of a sent message's record, in golden files (`Tests/Data/records/`): each

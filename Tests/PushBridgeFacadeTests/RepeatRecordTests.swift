@@ -5,6 +5,7 @@ import PushBridgeJSON
 @testable import PushBridgeRecordCoding
 import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// The repeat record (`PBR3`): every shape a decision can take comes back exactly, older records

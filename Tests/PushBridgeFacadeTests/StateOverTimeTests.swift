@@ -5,6 +5,7 @@ import PushBridgeFacade
 import PushBridgeJSON
 import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// SPEC §10 over time, on both stores: several devices, tokens that move, the badge counter

@@ -7,6 +7,7 @@ import PushBridgeJSON
 import PushBridgePostgres
 import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// Every fixture also runs through the facade's store path (apply the setup calls, set the group,

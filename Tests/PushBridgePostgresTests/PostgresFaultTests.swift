@@ -6,6 +6,9 @@ import PushBridgePostgres
 import PushBridgeServer
 import Synchronization
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// A node whose database restarts, loses its backends or is down when the node starts (issue 39,

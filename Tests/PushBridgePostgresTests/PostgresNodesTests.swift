@@ -4,6 +4,9 @@ import PushBridgeFacade
 import PushBridgePostgres
 import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// Several nodes on one PostgreSQL database, at the store level: what one writes the other reads,

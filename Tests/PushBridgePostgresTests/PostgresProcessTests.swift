@@ -3,6 +3,9 @@ import Foundation
 import PushBridgeAPNsMock
 import PushBridgeJSON
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// Two `pushbridge serve` processes on one PostgreSQL, one killed with `kill -9` mid-delivery: the

@@ -6,6 +6,9 @@ import PostgresNIO
 @testable import PushBridgePostgres
 import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// Issue 39, item 4: a node keeps a group's receivers and the badge log between its writes, kept

@@ -5,6 +5,9 @@ import PushBridgeJSON
 @testable import PushBridgePostgres
 import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// Issue 39, item 2: how many statements (each a round trip to the server) a send costs on

@@ -8,6 +8,9 @@ import PushBridgeJSON
 import PushBridgePostgres
 import PushBridgeServer
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// Two `pushbridge serve` nodes (in process, each its own HTTP server) on one PostgreSQL: an app

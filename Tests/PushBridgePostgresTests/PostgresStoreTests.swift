@@ -2,6 +2,9 @@ import Foundation
 @testable import PushBridgePostgres
 import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// The PostgreSQL store against a real server (issue 19, first steps): connecting, migrations.

@@ -7,6 +7,9 @@ import PushBridgeJSON
 @testable import PushBridgeServer
 import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Synchronization
 import Testing
 

@@ -11,6 +11,9 @@ import PushBridgeConformance
 import PushBridgeJSON
 import PushBridgeServiceConformance
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// Black-box conformance (issue 50): service fixtures judged by the requests that reach the APNs

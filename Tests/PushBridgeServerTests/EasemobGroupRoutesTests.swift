@@ -2,6 +2,9 @@ import Foundation
 import PushBridgeJSON
 import PushBridgeServer
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// Easemob / Agora Chat groups, device binding, push without a message and `cmd` over vendor REST

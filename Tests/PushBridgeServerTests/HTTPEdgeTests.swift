@@ -1,6 +1,9 @@
 import Foundation
 import PushBridgeServer
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import PushBridgeVendorREST
 import Testing
 

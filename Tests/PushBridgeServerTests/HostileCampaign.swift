@@ -4,6 +4,9 @@ import NIOCore
 import PushBridgeJSON
 import PushBridgeVendorREST
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// A seeded campaign of hostile requests over every route (issue 36, item 6): valid requests of

@@ -11,6 +11,9 @@ import PushBridgeStore
 import PushBridgeVendorREST
 import Synchronization
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// What a campaign of hostile requests found (issue 36), each a test that failed before the fix:

@@ -8,6 +8,9 @@ import PushBridgeJSON
 import PushBridgeServer
 import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// The native API (SPEC §11) against a real server on a loopback port.

@@ -1,5 +1,8 @@
 import Foundation
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -4,6 +4,9 @@ import PushBridgeConformance
 import PushBridgeJSON
 import PushBridgeServiceConformance
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// A service fixture's `capture` (ids the service makes up) and `answer` (an expected refusal) are

@@ -3,6 +3,9 @@ import Foundation
 import PushBridgeJSON
 import Synchronization
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// `pushbridge serve` as a process: configuration checks, SIGTERM, and `kill -9` under load.

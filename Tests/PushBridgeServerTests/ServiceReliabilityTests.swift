@@ -9,6 +9,9 @@ import PushBridgeJSON
 import PushBridgeStore
 import Synchronization
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 #if canImport(Glibc)

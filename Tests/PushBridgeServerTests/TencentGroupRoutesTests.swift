@@ -2,6 +2,9 @@ import Foundation
 import PushBridgeJSON
 import PushBridgeServer
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// Tencent Cloud IM groups over REST (issue 48, item 6; SPEC §14): group commands with Tencent's

@@ -1,5 +1,8 @@
 import Foundation
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// The article Drop-in for vendor REST: the curl walk-through shown is `Examples/vendor-rest/curl.sh`,

@@ -6,6 +6,9 @@ import PushBridgeJSON
 import PushBridgeServiceConformance
 import PushBridgeVendorREST
 import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// The vendors' REST answered by a real service on a loopback port (SPEC §12): service fixtures,

@@ -4,6 +4,7 @@ import PushBridgeFacade
 import PushBridgeRecordCoding
 @testable import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// The badge log's rows: varint entries since 0.17, 16-byte entries before; both read back exactly,

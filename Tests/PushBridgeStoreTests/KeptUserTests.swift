@@ -4,6 +4,7 @@ import PushBridgeFacade
 import PushBridgeJSON
 import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// SQLite connections keep the users one-to-one messages read (as receivers and as senders)

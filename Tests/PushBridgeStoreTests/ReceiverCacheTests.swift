@@ -4,6 +4,7 @@ import PushBridgeFacade
 import PushBridgeJSON
 @testable import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// The SQLite writer keeps a group's receivers between sends. Whatever changes them (the facade's

@@ -2,6 +2,7 @@ import Foundation
 import PushBridgeCore
 import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// The SQLite connection keeps the app configuration and certificates between transactions; what

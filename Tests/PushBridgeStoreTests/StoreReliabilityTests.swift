@@ -5,6 +5,7 @@ import PushBridgeFacade
 import PushBridgeJSON
 import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// The store under real processes: SIGKILL mid-write, two writers at once, a 10,000-member group.

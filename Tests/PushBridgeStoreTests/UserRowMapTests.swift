@@ -1,6 +1,7 @@
 import PushBridgeCore
 @testable import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// What a connection keeps by user row id (an array for ids close together, a dictionary for

@@ -2,6 +2,7 @@ import Foundation
 import PushBridgeJSON
 @testable import PushBridgeVendorREST
 import PushBridgeTestSupport
+import PushBridgeVendorRESTTestSupport
 import Testing
 
 /// Agora Chat's app tokens (AccessToken2), against tokens made by Agora's own published builder

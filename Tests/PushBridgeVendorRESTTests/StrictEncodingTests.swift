@@ -3,6 +3,7 @@ import PushBridgeCore
 import PushBridgeJSON
 @testable import PushBridgeVendorREST
 import PushBridgeTestSupport
+import PushBridgeVendorRESTTestSupport
 import Testing
 
 /// One spelling per secret (issue 51, item 1): a campaign found an app token accepted with its last

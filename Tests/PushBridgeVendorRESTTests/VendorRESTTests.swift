@@ -3,6 +3,7 @@ import PushBridgeCore
 import PushBridgeJSON
 import PushBridgeVendorREST
 import PushBridgeTestSupport
+import PushBridgeVendorRESTTestSupport
 import Testing
 
 /// The vendor REST translation on its own: UserSig v2 against Tencent's own generator, app

@@ -1,5 +1,6 @@
 import Foundation
 import PushBridgeTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// The documentation's examples are real: the facade's Swift snippet is this target's

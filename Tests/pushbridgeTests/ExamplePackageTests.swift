@@ -1,5 +1,6 @@
 import Foundation
 import PushBridgeTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// `Examples/ConformanceExample` is another package that runs PushBridge's fixtures against its own

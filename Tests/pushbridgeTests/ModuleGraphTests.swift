@@ -1,6 +1,7 @@
 import Foundation
 import PushBridgeJSON
 import PushBridgeTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// The module boundaries (issue 20), read from `Package.swift` itself through `swift package
@@ -212,10 +213,69 @@ struct ModuleGraphTests {
         }
     }
 
+    /// What a test target links: its dependencies' closure, not through an executable (the `pushbridge`
+    /// dependency only has the tool built for the tests that run it).
+    static func linked(_ name: String, in targets: [String: Target]) -> Set<String> {
+        var targets = targets
+        let executables = Set(targets.values.filter { $0.type == "executable" }.map(\.name))
+        targets[name]?.dependencies.removeAll { executables.contains($0) }
+        return closure(of: name, in: targets)
+    }
+
+    /// The service stack: what a test of a pure module must not build and link.
+    static let serviceStack: Set<String> = [
+        "PushBridgeServer", "PushBridgeDelivery", "PushBridgeTesting", "PushBridgeAPNsMock", "PushBridgeServiceConformance", "PushBridgeServiceTestSupport",
+    ]
+
+    /// Test targets get their module and the least test support they need (issue 52): a change to the
+    /// core neither rebuilds nor relinks the service stack for the core's tests.
+    static let testTargetRules: [(tests: [String], forbidden: Set<String>, products: Set<String>, why: String)] = [
+        (["PushBridgeJSONTests", "PushBridgeCoreTests", "PushBridgeDialectsTests", "PushBridgeConformanceTests"],
+            serviceStack.union(["PushBridgeStore", "PushBridgeFacade", "PushBridgePostgres", "PushBridgeVendorREST", "PushBridgeStoreTestSupport", "CSQLite"]), [],
+            "the pure modules' tests need the base support only"),
+        (["PushBridgeVendorRESTTests"],
+            serviceStack.union(["PushBridgeStore", "PushBridgeFacade", "PushBridgePostgres", "PushBridgeStoreTestSupport", "CSQLite"]), ["Crypto"],
+            "the vendor REST layer's tests need its credentials' support only"),
+        (["PushBridgeStoreTests", "PushBridgeFacadeTests", "pushbridgeTests"], serviceStack, allowedProducts["PushBridgePostgres"]!,
+            "the stores' and facade's tests need the store support (every backing), not the service"),
+    ]
+
+    @Test func testTargetsGetTheLeastSupportTheyNeed() throws {
+        let targets = try Self.targets.get()
+        let tests = targets.values.filter { $0.type == "test" }
+        #expect(tests.count >= 11, "dump-package gave \(tests.count) test targets")
+        for test in tests {
+            // A module's tests depend on their module (pushbridgeTests: the tool, which they run).
+            let module = String(test.name.dropLast("Tests".count))
+            #expect(test.dependencies.contains(module), "\(test.name) does not depend on \(module)")
+        }
+        for rule in Self.testTargetRules {
+            for name in rule.tests {
+                let reached = Self.linked(name, in: targets)
+                #expect(targets[name] != nil, "no test target \(name)")
+                #expect(reached.intersection(rule.forbidden).isEmpty, "\(name) → \(reached.intersection(rule.forbidden).sorted()): \(rule.why)")
+                for target in [name] + reached {
+                    let extra = Set(targets[target]?.products ?? []).subtracting(rule.products)
+                    #expect(extra.isEmpty, "\(name) reaches \(target), which depends on \(extra.sorted()): \(rule.why)")
+                }
+            }
+        }
+        // The base support is the harness and JSON only.
+        #expect(Self.closure(of: "PushBridgeTestSupport", in: targets) == ["PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON", "CJSONC"])
+        // Only the tests that run the tool have it built first.
+        let runTool = Set(tests.filter { $0.dependencies.contains("pushbridge") }.map(\.name))
+        #expect(!runTool.contains("PushBridgeJSONTests") && !runTool.contains("PushBridgeCoreTests") && !runTool.contains("PushBridgeVendorRESTTests"))
+    }
+
     @Test func theRulesCatchABadEdge() throws {
         var targets = try Self.targets.get()
         targets["PushBridgeConformance"]?.dependencies.append("PushBridgeFacade")
         let bad = Self.closure(of: "PushBridgeConformance", in: targets).intersection(Self.forbidden[1].to)
         #expect(bad == ["PushBridgeFacade", "PushBridgeStore", "CSQLite"])
+        // A core test target given the service's test support reaches the service stack; the tool alone does not count.
+        targets["PushBridgeCoreTests"]?.dependencies.append("pushbridge")
+        #expect(Self.linked("PushBridgeCoreTests", in: targets).isDisjoint(with: Self.serviceStack))
+        targets["PushBridgeCoreTests"]?.dependencies.append("PushBridgeServiceTestSupport")
+        #expect(Self.linked("PushBridgeCoreTests", in: targets).isSuperset(of: ["PushBridgeServer", "PushBridgeServiceTestSupport"]))
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import PushBridgeFacade
 import PushBridgeStore
 import PushBridgeTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// `pushbridge app | apply | members | send | user` and `conform --via-store` from the outside.

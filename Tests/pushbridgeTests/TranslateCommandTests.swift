@@ -1,6 +1,7 @@
 import Foundation
 import PushBridgeJSON
 import PushBridgeTestSupport
+import PushBridgeStoreTestSupport
 import Testing
 
 /// `pushbridge translate` through the real binary: the losses the issue names, exit codes, and

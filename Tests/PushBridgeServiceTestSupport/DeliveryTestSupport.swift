@@ -1,5 +1,7 @@
 import Crypto
 import Foundation
+import PushBridgeStoreTestSupport
+import PushBridgeTestSupport
 import PushBridgeAPNsMock
 import PushBridgeCore
 import PushBridgeDialects

@@ -1,5 +1,7 @@
 import AsyncHTTPClient
 import Foundation
+import PushBridgeStoreTestSupport
+import PushBridgeTestSupport
 import PushBridgeAPNsMock
 import PushBridgeDelivery
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import PushBridgeTestSupport
 import PushBridgeCore
 import PushBridgeDialects
 import PushBridgeFacade

@@ -1,4 +1,5 @@
 import Foundation
+import PushBridgeTestSupport
 import PushBridgeCore
 import PushBridgeFacade
 import PushBridgeJSON

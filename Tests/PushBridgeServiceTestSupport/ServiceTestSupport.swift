@@ -1,5 +1,7 @@
 import AsyncHTTPClient
 import Foundation
+import PushBridgeStoreTestSupport
+import PushBridgeTestSupport
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
@@ -69,12 +71,6 @@ package func withLiveService<T: Sendable>(
     }
 }
 
-/// A new empty directory under the temporary directory.
-package func temporaryDirectory() -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("pushbridge-service-\(UUID().uuidString)").path
-    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
 
 /// The example app's setup (the article Running the service): an app with two certificates, u2 with two
 /// devices, u1 with a display name, group g1 = u1, u2, u3.
