@@ -83,8 +83,8 @@ let package = Package(
         .target(
             name: "PushBridgeVendorREST",
             dependencies: ["CZlib", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON", .product(name: "Crypto", package: "swift-crypto")]),
-        // Delivery to APNs (SPEC §13): the outbox worker, the HTTP/2 client (async-http-client),
-        // provider tokens (ES256 with swift-crypto), certificate auth, and the feedback URL. On top
+        // Delivery to APNs (SPEC §13): the outbox worker, the HTTP/2 client (swift-nio-http2 over swift-nio-ssl),
+        // provider tokens (ES256 with swift-crypto), certificate auth, and the feedback URL (async-http-client). On top
         // of the facade: it moves bytes the decisions already made, and adds no rule.
         .target(
             name: "PushBridgeDelivery",
@@ -97,9 +97,9 @@ let package = Package(
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"), .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]),
-        // The state on PostgreSQL (issue 19): the same PushStateStore protocol as SQLite, shared by
-        // several service nodes, and PostgresServiceStorage (a schema per app). On top of
-        // PushBridgeStore; knows no facade or server.
+        // The state on PostgreSQL: the same PushStateStore protocol as SQLite, shared by several service
+        // nodes; PostgresServiceStorage (a schema per app) and PostgresStorageBackend (`store: postgres://…`,
+        // which the executable offers). On top of PushBridgeStore; knows no facade or server.
         .target(
             name: "PushBridgePostgres",
             dependencies: [

@@ -1,4 +1,4 @@
-// `make bench-postgres`: several nodes on one PostgreSQL (issue 19). In one run, on a throwaway
+// `make bench-postgres`: several nodes on one PostgreSQL. In one run, on a throwaway
 // cluster that Tests/Scripts/with-postgres.sh starts: one-to-one messages/s through one node and
 // through two nodes at once (wrk), and the 100,000-member fan-out on PostgreSQL beside SQLite's.
 import AsyncHTTPClient

@@ -5,7 +5,7 @@ import PushBridgeCore
 import PushBridgeStore
 import Synchronization
 
-/// Push state in PostgreSQL, shared by several service nodes (issue 19, work in progress).
+/// Push state in PostgreSQL, shared by several service nodes.
 ///
 /// Writers take one transaction-scoped advisory lock per database before they change anything, so
 /// writes are serialised across nodes as SQLite serialises them across processes: a badge counter
