@@ -4,7 +4,7 @@ extension ServiceConfiguration {
     /// The storage this configuration names: a backend's (`store: <scheme>://…`), state in memory
     /// (`db: :memory:`) or SQLite files in the data directory. The service knows no backend: the
     /// executable passes the ones it offers.
-    /// - Parameter backends: the storage backends this build offers (``StoreURL`` names one of them).
+    /// - Parameter backends: the storage backends this build offers (`StoreURL` names one of them).
     /// - Throws: a store error when the backend's directory cannot be prepared (an unreachable
     ///   server is no error: the node starts and says 503 until it answers).
     public func storage(from backends: [any StorageBackend]) throws -> any ServiceStorage {

@@ -4,7 +4,7 @@ import PushBridgeFacade
 import PushBridgeStore
 
 /// Everything `pushbridge serve` is started with (SPEC §11). Read by
-/// ``load(file:environment:overrides:)`` from a YAML file, `PUSHBRIDGE_…` environment variables
+/// ``load(file:environment:overrides:backends:)`` from a YAML file, `PUSHBRIDGE_…` environment variables
 /// and command-line flags, later sources winning.
 public struct ServiceConfiguration: Sendable, Equatable {
     /// Where the service listens.

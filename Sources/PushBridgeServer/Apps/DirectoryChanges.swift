@@ -1,4 +1,6 @@
 import Dispatch
+import Foundation
+import Synchronization
 import PushBridgeStore
 
 /// Where changes to the app directory (create, bind, unbind) run: one at a time and in order, off
@@ -20,6 +22,23 @@ struct DirectoryChanges: Sendable {
                     return try body()
                 })
             }
+        }
+    }
+}
+
+/// When a shared directory may be read again after a miss: at most once a second, so a flood of
+/// requests naming what does not exist costs the database one read a second.
+final class DirectoryReloads: Sendable {
+    private let last = Mutex(ContinuousClock.Instant.now - .seconds(2))
+
+    init() {}
+
+    /// Whether a reload may run now (and, if so, counts it as run).
+    func isDue() -> Bool {
+        last.withLock { last in
+            guard ContinuousClock.now - last >= .seconds(1) else { return false }
+            last = .now
+            return true
         }
     }
 }

@@ -23,10 +23,7 @@ final class KnownApps: @unchecked Sendable {
     private let logger: Logger
     private let lock = NSLock()
     private var known: [String: RegisteredApp] = [:]
-    /// When the shared directory was last re-read.
-    private var lastReload = Date.distantPast
-    /// Whether the last read of the shared directory worked.
-    private var directoryReachable = true
+    private let reloads = DirectoryReloads()
 
     /// Reads the directory's apps (a directory that cannot be reached now is read on the first miss).
     /// - Parameters:
@@ -35,7 +32,7 @@ final class KnownApps: @unchecked Sendable {
     ///   - adminKeyHash: the admin key's hash, if any (it is no app's key: 403 on an app).
     ///   - changes: where creating an app runs.
     ///   - logger: the service's log.
-    /// - Throws: ``StoreError`` when the directory cannot be read for another reason than being unreachable.
+    /// - Throws: `StoreError` when the directory cannot be read for another reason than being unreachable.
     init(directory: any AppDirectory, isShared: Bool, adminKeyHash: [UInt8]?, changes: DirectoryChanges, logger: Logger) throws {
         self.directory = directory
         self.isShared = isShared
@@ -100,22 +97,12 @@ final class KnownApps: @unchecked Sendable {
     /// most once a second. The read runs on the blocking-I/O pool with no lock held (each statement
     /// has its deadline); only the merge takes the lock.
     private func refreshShared() async {
-        guard isShared else { return }
-        let due = lock.withLock {
-            guard Date().timeIntervalSince(lastReload) >= 1 else { return false }
-            lastReload = Date()
-            return true
-        }
-        guard due else { return }
+        guard isShared, reloads.isDue() else { return }
         do {
             let directory = directory
             let apps = try await NIOThreadPool.singleton.runIfActive { try directory.apps() }
-            lock.withLock {
-                for app in apps { known[app.id] = app }
-                directoryReachable = true
-            }
+            lock.withLock { for app in apps { known[app.id] = app } }
         } catch {
-            lock.withLock { directoryReachable = false }
             logger.warning("reading the shared app directory failed", metadata: ["error": "\(error)"])
         }
     }
@@ -130,12 +117,10 @@ final class KnownApps: @unchecked Sendable {
             let directory = directory
             let found = try await NIOThreadPool.singleton.runIfActive { try directory.app(id) }
             return lock.withLock {
-                directoryReachable = true
                 if let found { known[id] = found }
                 return known[id] != nil
             }
         } catch {
-            lock.withLock { directoryReachable = false }
             logger.warning("reading the shared app directory failed", metadata: ["error": "\(error)"])
             return nil
         }

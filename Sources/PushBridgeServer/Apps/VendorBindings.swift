@@ -13,8 +13,7 @@ final class VendorBindings: @unchecked Sendable {
     private let logger: Logger
     private let lock = NSLock()
     private var bindings: [VendorBinding.Vendor: [String: VendorBinding]] = [:]
-    /// When the shared directory was last re-read.
-    private var lastReload = Date.distantPast
+    private let reloads = DirectoryReloads()
 
     /// Reads the directory's bindings (a directory that cannot be reached now is read on the first miss).
     /// - Parameters:
@@ -22,7 +21,7 @@ final class VendorBindings: @unchecked Sendable {
     ///   - isShared: whether other nodes change it too.
     ///   - changes: where binding and unbinding run.
     ///   - logger: the service's log.
-    /// - Throws: ``StoreError`` when the directory cannot be read for another reason than being unreachable.
+    /// - Throws: `StoreError` when the directory cannot be read for another reason than being unreachable.
     init(directory: any AppDirectory, isShared: Bool, changes: DirectoryChanges, logger: Logger) throws {
         self.directory = directory
         self.isShared = isShared
@@ -73,13 +72,7 @@ final class VendorBindings: @unchecked Sendable {
     /// On a shared directory, re-reads the bindings another node may have changed: called on a
     /// miss, at most once a second, on the blocking-I/O pool with no lock held.
     private func refreshShared() async {
-        guard isShared else { return }
-        let due = lock.withLock {
-            guard Date().timeIntervalSince(lastReload) >= 1 else { return false }
-            lastReload = Date()
-            return true
-        }
-        guard due else { return }
+        guard isShared, reloads.isDue() else { return }
         do {
             let directory = directory
             let fresh = try await NIOThreadPool.singleton.runIfActive {
