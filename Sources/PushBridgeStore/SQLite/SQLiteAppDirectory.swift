@@ -79,7 +79,7 @@ public final class SQLiteAppDirectory: AppDirectory, @unchecked Sendable {
             do {
                 let taken = try connection.statement("SELECT app FROM vendor_bindings WHERE vendor = ? AND key = ? AND app <> ?")
                 defer { taken.reset() }
-                try taken.bind(1, binding.vendor.rawValue).bind(2, binding.key).bind(3, binding.app)
+                taken.bind(1, binding.vendor.rawValue).bind(2, binding.key).bind(3, binding.app)
                 if try taken.step() {
                     try connection.execute("ROLLBACK")
                     return false

@@ -181,7 +181,7 @@ final class Statement {
     /// Binds bytes as a BLOB (copied), for data that is not text.
     @discardableResult
     func bind(_ index: Int32, blob: [UInt8]) -> Statement {
-        blob.withUnsafeBytes { raw in
+        _ = blob.withUnsafeBytes { raw in
             if let base = raw.baseAddress, raw.count > 0 {
                 sqlite3_bind_blob(self.raw, index, base, Int32(raw.count), transientDestructor)
             } else {
