@@ -11,24 +11,22 @@ public struct PostgresStorageBackend: StorageBackend {
 
     public var urlForm: String { "a PostgreSQL URL postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE" }
 
-    public func describe(url: String) throws -> String {
-        do {
-            return try PostgresLocation(url: url).description
-        } catch let error as PostgresLocationError {
-            throw StorageURLError(expected: "\(urlForm) (\(error.expected))")
-        }
-    }
+    public func describe(url: String) throws -> String { try location(url).description }
 
     /// The service's storage: the directory in schema `pushbridge_service`, each app in a schema of its own.
     public func storage(url: String, settings: StorageSettings) throws -> any ServiceStorage {
-        var location: PostgresLocation
+        var location = try location(url)
+        location.deadline = .milliseconds(Int64((settings.deadlineSeconds * 1000).rounded()))
+        return try PostgresServiceStorage(location: location, connections: settings.connections)
+    }
+
+    /// The location a URL names, or what the URL lacks as a `StorageURLError`.
+    private func location(_ url: String) throws -> PostgresLocation {
         do {
-            location = try PostgresLocation(url: url)
+            return try PostgresLocation(url: url)
         } catch let error as PostgresLocationError {
             throw StorageURLError(expected: "\(urlForm) (\(error.expected))")
         }
-        location.deadline = .milliseconds(Int64((settings.deadlineSeconds * 1000).rounded()))
-        return try PostgresServiceStorage(location: location, connections: settings.connections)
     }
 }
 

@@ -215,7 +215,7 @@ extension ServiceConfiguration {
         """
         listen: \(host):\(port)
         store: \(store.map(\.description) ?? "sqlite")
-        db: \(database)\(store == nil ? "" : " (unused with \(store!.scheme))")
+        db: \(database)\(store.map { " (unused with \($0.scheme))" } ?? "")
         store-connections: \(storeConnections)\(store == nil ? " (unused with SQLite)" : " (this node's, for every app)")
         synchronous: \(synchronous.rawValue.lowercased())
         body-limit-bytes: \(bodyLimitBytes)

@@ -36,7 +36,10 @@ final class ServiceApps: @unchecked Sendable {
     /// Tenants being closed (their writer finishing, their worker stopping): `close()` awaits them.
     private var closing: [UInt64: Task<Void, Never>] = [:]
     private var closings: UInt64 = 0
-    private var closed = false
+    /// Set once the service closes: no app opens and the directory takes no change after. Set
+    /// before ``close()`` takes the lock, so an opening that saw it unset has entered its tenant by
+    /// the time `close()` looks.
+    private let closed = ClosedFlag()
     /// Delivery to APNs, when configured.
     let delivery: ServiceDelivery?
 
@@ -55,15 +58,10 @@ final class ServiceApps: @unchecked Sendable {
         self.metrics = metrics
         self.logger = logger
         let directory = try storage.openDirectory()
-        let isOpen = ClosedFlag()
-        let changes = DirectoryChanges(isOpen: { !isOpen.isClosed })
-        closedFlag = isOpen
+        let changes = DirectoryChanges(isOpen: { [closed] in !closed.isClosed })
         known = try KnownApps(directory: directory, isShared: storage.isShared, adminKeyHash: configuration.adminKeyHash, changes: changes, logger: logger)
         vendorBindings = try VendorBindings(directory: directory, isShared: storage.isShared, changes: changes, logger: logger)
     }
-
-    /// Set once the service closes: the directory takes no more changes.
-    private let closedFlag: ClosedFlag
 
     // The routes' entry points, by concern.
 
@@ -104,7 +102,7 @@ final class ServiceApps: @unchecked Sendable {
     func tenant(_ id: String, asked: Bool = true) async throws -> AppTenant {
         enum Found { case open(AppTenant), opening(Task<AppTenant, any Error>) }
         let found: Found = try lock.withLock {
-            guard !closed else { throw ServiceError.stopping }
+            guard !closed.isClosed else { throw ServiceError.stopping }
             if let tenant = tenants[id] {
                 if asked { tenant.used() }
                 return .open(tenant)
@@ -132,7 +130,7 @@ final class ServiceApps: @unchecked Sendable {
         if asked { tenant.used() }
         let entered = lock.withLock {
             opening[id] = nil
-            guard !closed else { return false }
+            guard !closed.isClosed else { return false }
             tenants[id] = tenant
             return true
         }
@@ -182,7 +180,7 @@ final class ServiceApps: @unchecked Sendable {
         let cutoff = ContinuousClock.now - .seconds(1)
         let retired: [AppTenant] = lock.withLock {
             let excess = tenants.count - configuration.maxOpenApps
-            guard excess > 0, !closed else { return [] }
+            guard excess > 0, !closed.isClosed else { return [] }
             var retired: [AppTenant] = []
             // Never asked for (opened to deliver) first, then the least recently used.
             let byUse = tenants.values.map { ($0, $0.lastUsedAt) }.sorted { a, b in
@@ -234,11 +232,8 @@ final class ServiceApps: @unchecked Sendable {
 
     /// Finishes every app's queued writes and closes the stores; later writes get 503.
     func close() async {
-        closedFlag.close()
-        let (open, closingNow) = lock.withLock {
-            closed = true
-            return (Array(tenants.values), Array(closing.values))
-        }
+        closed.close()
+        let (open, closingNow) = lock.withLock { (Array(tenants.values), Array(closing.values)) }
         for task in closingNow { await task.value }
         for tenant in open { await tenant.writer.stop() }
         lock.withLock { tenants.removeAll() }
@@ -246,7 +241,7 @@ final class ServiceApps: @unchecked Sendable {
     }
 
     /// Whether the service takes requests.
-    var isOpen: Bool { lock.withLock { !closed } }
+    var isOpen: Bool { !closed.isClosed }
 }
 
 extension Instant {
@@ -255,7 +250,7 @@ extension Instant {
 }
 
 
-/// Whether the service has closed, for what runs off its lock (the directory's changes).
+/// Whether the service has closed: read under the registry's lock and off it (the directory's changes).
 final class ClosedFlag: Sendable {
     private let closed = Mutex(false)
     var isClosed: Bool { closed.withLock { $0 } }

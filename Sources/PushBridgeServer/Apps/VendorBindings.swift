@@ -28,7 +28,7 @@ final class VendorBindings: @unchecked Sendable {
         self.changes = changes
         self.logger = logger
         do {
-            for binding in try directory.vendorBindings() { bindings[binding.vendor, default: [:]][binding.key] = binding }
+            bindings = Self.indexed(try directory.vendorBindings())
         } catch let error as StoreError where error.code == .unreachable {
             // Read on the first miss after (KnownApps logs the unreachable directory once).
         }
@@ -75,14 +75,17 @@ final class VendorBindings: @unchecked Sendable {
         guard isShared, reloads.isDue() else { return }
         do {
             let directory = directory
-            let fresh = try await NIOThreadPool.singleton.runIfActive {
-                var fresh: [VendorBinding.Vendor: [String: VendorBinding]] = [:]
-                for binding in try directory.vendorBindings() { fresh[binding.vendor, default: [:]][binding.key] = binding }
-                return fresh
-            }
+            let fresh = try await NIOThreadPool.singleton.runIfActive { Self.indexed(try directory.vendorBindings()) }
             lock.withLock { bindings = fresh }
         } catch {
             logger.warning("reading the shared vendor bindings failed", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Bindings by vendor and key.
+    private static func indexed(_ list: [VendorBinding]) -> [VendorBinding.Vendor: [String: VendorBinding]] {
+        var index: [VendorBinding.Vendor: [String: VendorBinding]] = [:]
+        for binding in list { index[binding.vendor, default: [:]][binding.key] = binding }
+        return index
     }
 }

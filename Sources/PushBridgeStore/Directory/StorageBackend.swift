@@ -69,7 +69,7 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``StorageURLError`` (an unknown scheme, or what the backend expected).
     public init(_ url: String, backends: [any StorageBackend]) throws {
         let scheme = url.firstRange(of: "://").map { url[..<$0.lowerBound].lowercased() } ?? ""
-        guard let backend = backends.first(where: { $0.schemes.contains(scheme) }) else {
+        guard let backend = Self.backend(serving: scheme, among: backends) else {
             let forms = backends.map(\.urlForm)
             throw StorageURLError(expected: forms.isEmpty ? "sqlite (this build has no other store)" : "sqlite, or " + forms.joined(separator: ", or "))
         }
@@ -83,9 +83,14 @@ public struct StoreURL: Sendable, Hashable, CustomStringConvertible {
     ///   - backends: the backends this build offers (one of them serves ``scheme``).
     ///   - settings: the service's limits on connections.
     public func storage(from backends: [any StorageBackend], settings: StorageSettings) throws -> any ServiceStorage {
-        guard let backend = backends.first(where: { $0.schemes.contains(scheme) }) else {
+        guard let backend = Self.backend(serving: scheme, among: backends) else {
             throw StorageURLError(expected: "a store this build offers (none serves \(scheme)://)")
         }
         return try backend.storage(url: url, settings: settings)
+    }
+
+    /// The first of `backends` whose schemes include `scheme`.
+    private static func backend(serving scheme: String, among backends: [any StorageBackend]) -> (any StorageBackend)? {
+        backends.first { $0.schemes.contains(scheme) }
     }
 }
