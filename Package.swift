@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "PushBridgeFacadeConformance", targets: ["PushBridgeFacadeConformance"]),
         .library(name: "PushBridgeVendorREST", targets: ["PushBridgeVendorREST"]),
         .library(name: "PushBridgeServer", targets: ["PushBridgeServer"]),
+        .library(name: "PushBridgeEasemob", targets: ["PushBridgeEasemob"]),
+        .library(name: "PushBridgeTencent", targets: ["PushBridgeTencent"]),
         .library(name: "PushBridgeServiceConformance", targets: ["PushBridgeServiceConformance"]),
         .library(name: "PushBridgeDelivery", targets: ["PushBridgeDelivery"]),
         .library(name: "PushBridgeAPNsMock", targets: ["PushBridgeAPNsMock"]),
@@ -78,8 +80,9 @@ let package = Package(
             dependencies: ["PushBridgeFacade", "PushBridgeConformance", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON"]),
         // zlib: Tencent's UserSig is a zlib stream.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        // The vendors' server REST bodies as dialect calls and messages (SPEC §12), UserSig v2 and
-        // app tokens. Pure translation and signatures: no I/O, no server.
+        // The vendors' credentials (UserSig v2, app tokens, Agora AccessToken2, strict base64) and the
+        // message a vendor send becomes. Pure signatures: no I/O, no server; the conformance harness makes
+        // credentials with it. Each vendor's REST lives in its own module (PushBridgeEasemob, PushBridgeTencent).
         .target(
             name: "PushBridgeVendorREST",
             dependencies: ["CZlib", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON", .product(name: "Crypto", package: "swift-crypto")]),
@@ -115,7 +118,7 @@ let package = Package(
         .target(
             name: "PushBridgeTesting",
             dependencies: [
-                "PushBridgeServer", "PushBridgeStore", "PushBridgeJSON",
+                "PushBridgeServer", "PushBridgeEasemob", "PushBridgeTencent", "PushBridgeStore", "PushBridgeJSON",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -152,6 +155,23 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        // One module per vendor REST family (SPEC §12, §14): its REST bodies as dialect calls and messages, its
+        // routes at the vendor's paths, its binding's shape, its authentication and error shape, offered as a
+        // VendorRESTFamily (`.easemob`, `.tencent`) that the executable composes. The server names no vendor.
+        .target(
+            name: "PushBridgeEasemob",
+            dependencies: [
+                "PushBridgeServer", "PushBridgeVendorREST", "PushBridgeFacade", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON",
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
+            ]),
+        .target(
+            name: "PushBridgeTencent",
+            dependencies: [
+                "PushBridgeServer", "PushBridgeVendorREST", "PushBridgeFacade", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON",
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // Service fixtures (`Fixtures/service`) against a running service over HTTP: the conformance
         // harness's comparison with an HTTP client. Knows no server code, only the wire.
         .target(
@@ -164,7 +184,7 @@ let package = Package(
         .executableTarget(
             name: "pushbridge",
             dependencies: [
-                "PushBridgeServer", "PushBridgePostgres", "PushBridgeServiceConformance", "PushBridgeAPNsMock", "PushBridgeVendorREST", "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
+                "PushBridgeServer", "PushBridgeEasemob", "PushBridgeTencent", "PushBridgePostgres", "PushBridgeServiceConformance", "PushBridgeAPNsMock", "PushBridgeVendorREST", "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
                 "PushBridgeCore", "PushBridgeJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -173,7 +193,7 @@ let package = Package(
         .executableTarget(
             name: "pushbridge-bench",
             dependencies: [
-                "PushBridgeServer", "PushBridgeVendorREST", "PushBridgeDelivery", "PushBridgeAPNsMock", "PushBridgePostgres", "PushBridgeFacade", "PushBridgeStore",
+                "PushBridgeServer", "PushBridgeEasemob", "PushBridgeTencent", "PushBridgeVendorREST", "PushBridgeDelivery", "PushBridgeAPNsMock", "PushBridgePostgres", "PushBridgeFacade", "PushBridgeStore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 "PushBridgeConformance", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "Crypto", package: "swift-crypto"),
@@ -219,7 +239,9 @@ let package = Package(
         moduleTests("PushBridgeVendorRESTTests", ["PushBridgeCore", "PushBridgeJSON", "PushBridgeVendorREST"], support: .vendorREST, runsTheTool: false,
             // Read from the source tree: the UserSig vectors Tencent's generator made, and the script that made them.
             exclude: ["usersig-vectors.json", "make_usersig_vectors.py"]),
-        moduleTests("PushBridgeServerTests", ["PushBridgeAPNsMock", "PushBridgeConformance", "PushBridgeCore", "PushBridgeDelivery", "PushBridgeDialects", "PushBridgeFacade", "PushBridgeJSON", "PushBridgeServer", "PushBridgeServiceConformance", "PushBridgeStore", "PushBridgeVendorREST"],
+        moduleTests("PushBridgeEasemobTests", ["PushBridgeCore", "PushBridgeEasemob", "PushBridgeJSON"], support: .base, runsTheTool: false),
+        moduleTests("PushBridgeTencentTests", ["PushBridgeJSON", "PushBridgeTencent"], support: .base, runsTheTool: false),
+        moduleTests("PushBridgeServerTests", ["PushBridgeAPNsMock", "PushBridgeEasemob", "PushBridgeTencent", "PushBridgeConformance", "PushBridgeCore", "PushBridgeDelivery", "PushBridgeDialects", "PushBridgeFacade", "PushBridgeJSON", "PushBridgeServer", "PushBridgeServiceConformance", "PushBridgeStore", "PushBridgeVendorREST"],
             support: .service,
             products: [.product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "Crypto", package: "swift-crypto"), .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]),
         moduleTests("PushBridgeDeliveryTests", ["PushBridgeAPNsMock", "PushBridgeCore", "PushBridgeDelivery", "PushBridgeFacade", "PushBridgeJSON", "PushBridgeServer", "PushBridgeStore"],

@@ -12,7 +12,9 @@ import PushBridgeCore
 import PushBridgeDelivery
 import PushBridgeFacade
 import PushBridgeJSON
+import PushBridgeEasemob
 import PushBridgeServer
+import PushBridgeTencent
 import PushBridgeStore
 
 /// One h2load run's figures.
@@ -144,7 +146,7 @@ func runDeliverBench(members: Int, latencies: [Int], connections: Int, concurren
         delivery.concurrency = concurrency
         delivery.connections = connections
         configuration.delivery = delivery
-        let service = try PushBridgeService(configuration: configuration)
+        let service = try PushBridgeService(configuration: configuration, vendors: [.easemob, .tencent])
         let servicePort = PortBox()
         let serviceGroup = try await start(service.application { servicePort.set($0.localAddress?.port ?? 0) }, port: servicePort)
         let base = "http://127.0.0.1:\(servicePort.value)"

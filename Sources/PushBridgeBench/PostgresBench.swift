@@ -11,7 +11,9 @@ import PushBridgeCore
 import PushBridgeFacade
 import PushBridgeJSON
 import PushBridgePostgres
+import PushBridgeEasemob
 import PushBridgeServer
+import PushBridgeTencent
 import PostgresNIO
 import PushBridgeStore
 import ServiceLifecycle
@@ -96,7 +98,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     var nodes: [(PortBox, ServiceGroup)] = []
     for node in [sqliteConfiguration, configuration, configuration] {
         let port = PortBox()
-        let service = try PushBridgeService(configuration: node, storage: node.storage(from: [PostgresStorageBackend()]))
+        let service = try PushBridgeService(configuration: node, storage: node.storage(from: [PostgresStorageBackend()]), vendors: [.easemob, .tencent])
         nodes.append((port, try await start(service.application { port.set($0.localAddress?.port ?? 0) }, port: port)))
     }
     let (sqliteNode, nodeA, nodeB) = (nodes[0].0.value, nodes[1].0.value, nodes[2].0.value)

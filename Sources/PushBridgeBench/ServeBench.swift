@@ -7,7 +7,9 @@ import Logging
 import PushBridgeCore
 import PushBridgeFacade
 import PushBridgeJSON
+import PushBridgeEasemob
 import PushBridgeServer
+import PushBridgeTencent
 import PushBridgeStore
 import PushBridgeVendorREST
 import ServiceLifecycle
@@ -156,7 +158,7 @@ func runServeBench(seconds: Int) async throws {
 
     var configuration = ServiceConfiguration(host: "127.0.0.1", port: 0, database: dir, logLevel: .warning)
     configuration.requestTimeoutSeconds = 30
-    let service = try PushBridgeService(configuration: configuration)
+    let service = try PushBridgeService(configuration: configuration, vendors: [.easemob, .tencent])
     let servicePort = PortBox()
     let serviceGroup = try await start(service.application { servicePort.set($0.localAddress?.port ?? 0) }, port: servicePort)
 

@@ -31,6 +31,13 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
                     UNIQUE (vendor, key)
                 );
                 """),
+        // The store names no vendor: a family is whatever name its module stores (0.30.0).
+        PostgresStateStore.Migration(
+            identifier: "2026-11-26-postgres-vendor-bindings-any-family",
+            sql: """
+                ALTER TABLE vendor_bindings DROP CONSTRAINT IF EXISTS vendor_bindings_vendor_check;
+                ALTER TABLE vendor_bindings ADD CONSTRAINT vendor_bindings_vendor_check CHECK (vendor <> '');
+                """),
     ]
 
     /// Where it is (no password).
@@ -110,7 +117,7 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
     public func vendorBindings() throws -> [VendorBinding] {
         try use { session in
             try session.query("SELECT \(unescaped: VendorBindingColumn.sql) FROM vendor_bindings ORDER BY app, vendor")
-                .compactMap { try Cells($0).vendorBinding() }
+                .map { try Cells($0).vendorBinding() }
         }
     }
 

@@ -9,6 +9,8 @@ import ServiceLifecycle
 public struct PushBridgeService: Sendable {
     public let configuration: ServiceConfiguration
     public let metrics: ServiceMetrics
+    /// The vendor REST families it serves beside the native API.
+    public let vendors: [VendorRESTFamily]
     let apps: ServiceApps
     let logger: Logger
 
@@ -18,25 +20,27 @@ public struct PushBridgeService: Sendable {
     ///   - storage: where the apps are kept; `nil`: SQLite files or memory, as the configuration
     ///     says (a store over the network is built by the executable from its backends,
     ///     ``ServiceConfiguration/storage(from:)``, and handed here). A test can hand a twin.
+    ///   - vendors: the vendor REST families it serves (`[.easemob, .tencent]` from the vendor modules);
+    ///     none: the native API only.
     ///   - logger: where log lines go; by default ``ServiceLogHandler`` on standard error at the configured level.
     /// - Throws: a store error when the data directory cannot be opened.
-    public init(configuration: ServiceConfiguration, storage: (any ServiceStorage)? = nil, logger: Logger? = nil) throws {
+    public init(configuration: ServiceConfiguration, storage: (any ServiceStorage)? = nil, vendors: [VendorRESTFamily], logger: Logger? = nil) throws {
         var logger = logger ?? Logger(label: "pushbridge") { ServiceLogHandler(label: $0, level: configuration.logLevel) }
         logger.logLevel = configuration.logLevel
         self.configuration = configuration
+        self.vendors = vendors
         self.logger = logger
         metrics = ServiceMetrics()
         apps = try ServiceApps(configuration: configuration, storage: storage ?? configuration.storage(from: []), metrics: metrics, logger: logger)
     }
 
-    /// The router with every route of SPEC §11 (and the error body for what matches none).
+    /// The router with every route of SPEC §11, the vendors' routes (and the error body for what matches none).
     public func router() -> Router<ServiceRequestContext> {
         let router = Router(context: ServiceRequestContext.self)
         let table = RouteTable()
-        let apps = apps
-        let isEasemobBound: @Sendable (String) async -> Bool = { key in await apps.binding(.easemob, key: key) != nil }
-        router.add(middleware: ServiceMiddleware(metrics: metrics, logger: logger, routes: table, isEasemobBound: isEasemobBound))
-        ServiceRoutes(apps: apps, configuration: configuration, metrics: metrics, logger: logger).register(on: RecordingRouter(router: router, table: table))
+        router.add(middleware: ServiceMiddleware(metrics: metrics, logger: logger, routes: table, vendors: vendors, apps: apps))
+        ServiceRoutes(apps: apps, configuration: configuration, metrics: metrics, logger: logger, vendors: vendors)
+            .register(on: RecordingRouter(router: router, table: table))
         return router
     }
 

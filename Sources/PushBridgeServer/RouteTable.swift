@@ -8,16 +8,6 @@ import Synchronization
 /// Filled once while the routes are registered (``RecordingRouter``), read when the router finds
 /// no route for a request.
 final class RouteTable: Sendable {
-    /// The route families, each answering in its own error shape.
-    enum Family: Sendable {
-        /// `/v1/…`, `/healthz`, `/readyz`, `/metrics`: the native error body.
-        case native
-        /// `/v4/{service}/{command}`: Tencent's `ActionStatus` / `ErrorCode` body.
-        case tencent
-        /// `/{org}/{app}/…`: Easemob's `error` / `error_description` envelope.
-        case easemob
-    }
-
     private struct Route: Sendable {
         var path: RouterPath
         var methods: [HTTPRequest.Method]
@@ -63,18 +53,6 @@ final class RouteTable: Sendable {
         }
     }
 
-    /// The family a request path belongs to, by its first segment: a path a route of another family
-    /// also matches (`/v1/x/token` and Easemob's `/{org}/{app}/token`) is the prefix's (`v1` and `v4` are
-    /// no org a binding may take).
-    static func family(ofRequestPath path: String) -> Family {
-        let first = path.split(separator: "/", omittingEmptySubsequences: true).first
-        switch first {
-        case "v4"?: return .tencent
-        case "v1"?, "healthz"?, "readyz"?, "metrics"?, nil: return .native
-        default: return .easemob
-        }
-    }
-
     private static func isLiteral(_ element: RouterPath.Element) -> Bool {
         let text = element.description
         return !(text.contains("{") || text.contains("*"))
@@ -94,12 +72,12 @@ final class RouteTable: Sendable {
 /// The router as the routes register on it: each route is added to the router and recorded in
 /// the ``RouteTable``; a `GET` route answers `HEAD` too (RFC 9110 §9.3.2: the same status and
 /// headers; the connection writes no body for a `HEAD`, ``HTTPFramingHandler``).
-struct RecordingRouter<Context: RequestContext>: RouterMethods {
+package struct RecordingRouter<Context: RequestContext>: RouterMethods {
     let router: Router<Context>
     let table: RouteTable
 
     @discardableResult
-    func on<Responder: HTTPResponder>(_ path: RouterPath, method: HTTPRequest.Method, responder: Responder) -> Self where Responder.Context == Context {
+    package func on<Responder: HTTPResponder>(_ path: RouterPath, method: HTTPRequest.Method, responder: Responder) -> Self where Responder.Context == Context {
         router.on(path, method: method, responder: responder)
         table.add(path, method: method)
         if method == .get {
@@ -110,7 +88,7 @@ struct RecordingRouter<Context: RequestContext>: RouterMethods {
     }
 
     @discardableResult
-    func add(middleware: any MiddlewareProtocol<Request, Response, Context>) -> Self {
+    package func add(middleware: any MiddlewareProtocol<Request, Response, Context>) -> Self {
         router.add(middleware: middleware)
         return self
     }

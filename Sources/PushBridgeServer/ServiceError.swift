@@ -37,32 +37,32 @@ public struct ServiceError: Error, HTTPResponseError, Sendable, CustomStringConv
 
     /// Bad input: 400 with the input error's code and pointer; `unknown-reference` to something
     /// the path names is 404.
-    init(_ error: InputError, status: HTTPResponse.Status = .badRequest, parameter: String? = nil) {
+    package init(_ error: InputError, status: HTTPResponse.Status = .badRequest, parameter: String? = nil) {
         self.init(status, code: error.code.description, pointer: parameter.map { "?" + $0 } ?? error.pointer.description,
             expected: error.expected, found: error.found)
     }
 
     /// The writer did not get to the write in time; nothing was applied.
-    static let busy = ServiceError(.serviceUnavailable, code: "busy", expected: "a less busy store: retry after the given seconds", retryAfterSeconds: 1)
+    package static let busy = ServiceError(.serviceUnavailable, code: "busy", expected: "a less busy store: retry after the given seconds", retryAfterSeconds: 1)
     /// The service is stopping; nothing was applied.
-    static let stopping = ServiceError(.serviceUnavailable, code: "stopping", expected: "a running service: retry on another node or later", retryAfterSeconds: 1)
+    package static let stopping = ServiceError(.serviceUnavailable, code: "stopping", expected: "a running service: retry on another node or later", retryAfterSeconds: 1)
 
     /// The request's HTTP framing is broken (a bad chunk size, an unknown method, a header block
     /// over the limit): 400, and the connection closes after the answer.
-    static func malformedHTTP(_ error: HTTPParserError) -> ServiceError {
+    package static func malformedHTTP(_ error: HTTPParserError) -> ServiceError {
         ServiceError(.badRequest, code: "malformed-http", expected: "a well-formed HTTP/1.1 request (RFC 9112)", found: "\(error)")
     }
 
     /// The client hung up or stalled before its body was read: nobody is there to answer. Counted
     /// with status 499 (as nginx does) and logged at `info`, never as a server error.
-    static let clientClosed = ServiceError(
+    package static let clientClosed = ServiceError(
         HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request"), code: "client-closed", expected: "the whole body before the connection ends")
 
     /// The service's answer to an error thrown while a request's body was read or parsed, or
     /// `nil` when the error is not about the request's bytes: a framing error is 400
     /// `malformed-http`, a body cut short (the client hung up, reset, or stalled past the
     /// timeout) is ``clientClosed``.
-    static func reading(_ error: any Error) -> ServiceError? {
+    package static func reading(_ error: any Error) -> ServiceError? {
         switch error {
         case let error as HTTPParserError: return error == .invalidEOFState ? .clientClosed : .malformedHTTP(error)
         case let error as HTTPConnectionGuard.ChunkTooLarge:
@@ -74,19 +74,19 @@ public struct ServiceError: Error, HTTPResponseError, Sendable, CustomStringConv
 
     /// The store cannot be reached (PostgreSQL down, restarting, or past a statement's deadline):
     /// nothing was applied; retry, here or on another node.
-    static let storeUnavailable = ServiceError(
+    package static let storeUnavailable = ServiceError(
         .serviceUnavailable, code: "store-unavailable", expected: "a reachable store: retry after the given seconds", retryAfterSeconds: 1)
 
     /// The store did not end a commit within the request timeout (PostgreSQL stopped answering
     /// mid-write): the write may still be applied, so a retry carries the same message id (a repeat
     /// within the repeat window gets the first one's outcome).
-    static let storeTimedOut = ServiceError(
+    package static let storeTimedOut = ServiceError(
         .serviceUnavailable, code: "store-unavailable",
         expected: "a store that answers in time: the write may still be applied; retry with the same message id", retryAfterSeconds: 1)
 
     /// A store failure: busy or unreachable → 503 with `Retry-After`, anything else → 500 (the
     /// details go to the log only).
-    static func store(_ error: any Error) -> ServiceError {
+    package static func store(_ error: any Error) -> ServiceError {
         if let error = error as? ServiceError { return error }
         if let error = error as? StoreError, error.code == .busy { return .busy }
         if let error = error as? StoreError, error.code == .unreachable { return .storeUnavailable }
@@ -116,8 +116,15 @@ public struct ServiceError: Error, HTTPResponseError, Sendable, CustomStringConv
 
     public func response(from request: Request, context: some RequestContext) throws -> Response { response() }
 
+    /// The error as one line for a vendor's error text: `pointer: expected …, found …` (no status, no code).
+    package var vendorText: String {
+        var text = (pointer.isEmpty ? "" : pointer + ": ") + "expected " + expected
+        if let found { text += ", found " + found }
+        return text
+    }
+
     /// The answer: the status, the error body, `Retry-After` when given.
-    func response() -> Response {
+    package func response() -> Response {
         var headers: HTTPFields = [.contentType: "application/json"]
         if let retryAfterSeconds { headers[.retryAfter] = String(retryAfterSeconds) }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))

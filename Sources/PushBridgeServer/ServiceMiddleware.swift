@@ -13,8 +13,11 @@ struct ServiceMiddleware: RouterMiddleware {
     let logger: Logger
     /// Every route by path and method: a path that exists without the request's method is 405.
     let routes: RouteTable
-    /// Whether an `org/app` is bound (an unknown path under it is answered in Easemob's shape).
-    let isEasemobBound: @Sendable (String) async -> Bool
+    /// The vendor REST families: a path of theirs that no route has, or without the request's method, is
+    /// answered in their shape.
+    let vendors: [VendorRESTFamily]
+    /// The apps, whose bindings a family's answer to an unknown path may read.
+    let apps: ServiceApps
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
@@ -25,7 +28,7 @@ struct ServiceMiddleware: RouterMiddleware {
             response = try error.response(from: request, context: context)
         } catch let error as HTTPError {
             if error.status == .notFound, let methods = routes.methods(for: request.uri.path) {
-                response = Self.methodNotAllowed(request.method, allowed: methods, family: RouteTable.family(ofRequestPath: request.uri.path))
+                response = Self.methodNotAllowed(request.method, allowed: methods, family: vendors.family(ofRequestPath: request.uri.path))
             } else if error.status == .notFound, let vendor = await unknownVendorRoute(request) {
                 response = vendor
             } else {
@@ -86,37 +89,23 @@ struct ServiceMiddleware: RouterMiddleware {
     /// - Parameters:
     ///   - method: the request's method.
     ///   - allowed: the methods the path's route takes.
-    ///   - family: the route family of the path.
-    static func methodNotAllowed(_ method: HTTPRequest.Method, allowed: [HTTPRequest.Method], family: RouteTable.Family) -> Response {
+    ///   - family: the vendor family of the path; `nil`: the native API's.
+    static func methodNotAllowed(_ method: HTTPRequest.Method, allowed: [HTTPRequest.Method], family: (any VendorREST)?) -> Response {
         let allow = allowed.map(\.rawValue).joined(separator: ", ")
         let expected = "a method this route takes (Allow: \(allow))"
-        var response: Response
-        switch family {
-        case .native:
-            response = ServiceError(.methodNotAllowed, code: "method-not-allowed", expected: expected, found: JSONWriter.quoted(method.rawValue)).response()
-        case .easemob:
-            response = EasemobFailure(status: .methodNotAllowed, error: "method_not_allowed", description: "\(method.rawValue): expected \(expected)").response()
-        case .tencent:
-            // Tencent answers HTTP 200 with its code; a method it has no command for is 405 here, with its body.
-            response = ServiceRoutes.tencentBody(60008, "HTTP method \(method.rawValue) is not served: expected \(expected)", status: .methodNotAllowed)
-        }
+        var response = family?.methodNotAllowed(method, expected: expected)
+            ?? ServiceError(.methodNotAllowed, code: "method-not-allowed", expected: expected, found: JSONWriter.quoted(method.rawValue)).response()
         response.headers[.allow] = allow
         return response
     }
 
-    /// A path under a vendor's prefix that no route has, answered in that vendor's shape: Tencent's
-    /// `/v4/…` 60009 (HTTP 200, as its unknown commands), Easemob's `/{org}/{app}/…` 404
-    /// `service_resource_not_found` when that `org/app` is bound; `nil` otherwise (the native 404).
+    /// A path of a vendor family that no route has, answered in that vendor's shape when the family
+    /// answers it (``VendorREST/unknownRoute(segments:what:apps:)``); `nil` otherwise (the native 404).
     func unknownVendorRoute(_ request: Request) async -> Response? {
         let path = request.uri.path
+        guard let family = vendors.family(ofRequestPath: path) else { return nil }
         let segments = path.split(separator: "/", omittingEmptySubsequences: true)
         let what = "\(request.method.rawValue) \(path) is not a route PushBridge serves (the article Drop-in for vendor REST lists them)"
-        switch RouteTable.family(ofRequestPath: path) {
-        case .tencent: return ServiceRoutes.tencentBody(60009, what)
-        case .easemob where segments.count >= 2:
-            guard await isEasemobBound(segments[0] + "/" + segments[1]) else { return nil }
-            return EasemobFailure(status: .notFound, error: "service_resource_not_found", description: "url is invalid: " + what).response()
-        default: return nil
-        }
+        return await family.unknownRoute(segments: segments, what: what, apps: apps)
     }
 }

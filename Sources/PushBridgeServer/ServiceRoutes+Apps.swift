@@ -56,7 +56,7 @@ extension ServiceRoutes {
     }
 
     /// Letters, digits, `.`, `_`, `-`; 1–64 characters; not starting with `.` (it names a file).
-    static func isValidAppID(_ id: String) -> Bool {
+    package static func isValidAppID(_ id: String) -> Bool {
         let bytes = Array(id.utf8)
         guard (1...64).contains(bytes.count), bytes[0] != UInt8(ascii: ".") else { return false }
         return bytes.allSatisfy { b in

@@ -6,17 +6,18 @@ import PushBridgeCore
 import PushBridgeDialects
 import PushBridgeFacade
 import PushBridgeJSON
-import PushBridgeVendorREST
 
 /// The native API (SPEC §11) over the service's apps: every handler reads its request, hands one
 /// facade operation to the app's writer (or a reader), and writes the answer. No rule lives here.
-struct ServiceRoutes: Sendable {
-    let apps: ServiceApps
-    let configuration: ServiceConfiguration
-    let metrics: ServiceMetrics
-    let logger: Logger
+package struct ServiceRoutes: Sendable {
+    package let apps: ServiceApps
+    package let configuration: ServiceConfiguration
+    package let metrics: ServiceMetrics
+    package let logger: Logger
+    /// The vendor REST families served beside the native API.
+    package let vendors: [VendorRESTFamily]
 
-    typealias Context = ServiceRequestContext
+    package typealias Context = ServiceRequestContext
 
     func register(on router: RecordingRouter<Context>) {
         registerHealth(on: router)
@@ -25,15 +26,14 @@ struct ServiceRoutes: Sendable {
         registerGroups(on: router)
         registerMessages(on: router)
         registerVendors(on: router)
-        registerTencent(on: router)
-        registerEasemob(on: router)
+        for family in vendors { family.rest.register(on: router, routes: self) }
     }
 
     // MARK: Request helpers
 
     /// The app of the path, once the bearer key is checked: unknown app → 404, no key or a key of
     /// no app → 401, another app's key (or the admin key) → 403, saying nothing of the other app.
-    func tenant(_ request: Request, _ context: Context) async throws -> AppTenant {
+    package func tenant(_ request: Request, _ context: Context) async throws -> AppTenant {
         let app = try parameter("app", context)
         guard try await apps.exists(app) else {
             throw ServiceError(.notFound, code: "unknown-app", pointer: "", expected: "an app created with POST /v1/apps", found: JSONWriter.quoted(app))
@@ -47,10 +47,10 @@ struct ServiceRoutes: Sendable {
         }
     }
 
-    /// A path parameter, percent-decoded (a Tencent group id such as `@TGS#2J4SZEAEL` travels as
-    /// `@TGS%232J4SZEAEL`) and following ``IdentifierRule`` (every path parameter is an id or a word):
+    /// A path parameter, percent-decoded (a vendor's group id such as `@TGS#2J4SZEAEL` travels
+    /// as `@TGS%232J4SZEAEL`) and following ``IdentifierRule`` (every path parameter is an id or a word):
     /// 400 `invalid-value` at `{name}` otherwise.
-    func parameter(_ name: String, _ context: Context) throws -> String {
+    package func parameter(_ name: String, _ context: Context) throws -> String {
         let raw = try context.parameters.require(name)
         guard let decoded = raw.contains("%") ? raw.removingPercentEncoding : raw else {
             throw ServiceError(.badRequest, code: "invalid-value", pointer: "{\(name)}", expected: "a percent-encoded path segment of UTF-8", found: JSONWriter.quoted(raw))
@@ -62,7 +62,7 @@ struct ServiceRoutes: Sendable {
     }
 
     /// An id given as a query parameter (`?sender=`): non-empty and following ``IdentifierRule``.
-    func queryIdentifier(_ name: String, _ request: Request) throws -> String? {
+    package func queryIdentifier(_ name: String, _ request: Request) throws -> String? {
         guard let value = request.uri.queryParameters.get(name) else { return nil }
         guard !value.isEmpty else { throw ServiceError(.badRequest, code: "invalid-value", pointer: "?\(name)", expected: "a non-empty user id", found: "\"\"") }
         if let violation = IdentifierRule.violation(in: value) {
@@ -72,7 +72,7 @@ struct ServiceRoutes: Sendable {
     }
 
     /// A required query parameter naming a dialect.
-    func dialect(_ request: Request, in tenant: AppTenant) throws -> String {
+    package func dialect(_ request: Request, in tenant: AppTenant) throws -> String {
         guard let dialect = request.uri.queryParameters.get("dialect") else {
             throw ServiceError(.badRequest, code: "missing-key", pointer: "?dialect", expected: "?dialect= one of " + tenant.registry.ids.joined(separator: ", "))
         }
@@ -86,7 +86,7 @@ struct ServiceRoutes: Sendable {
 
     /// The request body as JSON: at most the configured size (413), `application/json` when a
     /// content type is given (415), well-formed (400 with the pointer).
-    func body(_ request: Request, _ context: Context) async throws -> JSONValue {
+    package func body(_ request: Request, _ context: Context) async throws -> JSONValue {
         guard let value = try await optionalBody(request, context) else {
             throw ServiceError(.badRequest, code: "missing-key", pointer: "/", expected: "a JSON body")
         }
@@ -96,7 +96,7 @@ struct ServiceRoutes: Sendable {
     /// The request body as JSON, or `nil` when there is none. A body declared larger than the
     /// limit is refused before a byte of it is read (413 at once, also to a client waiting on
     /// `Expect: 100-continue`, which gets `100 Continue` only here, once the request is accepted).
-    func optionalBody(_ request: Request, _ context: Context) async throws -> JSONValue? {
+    package func optionalBody(_ request: Request, _ context: Context) async throws -> JSONValue? {
         if let type = request.headers[.contentType] {
             guard Self.isJSON(mediaType: type) else {
                 throw ServiceError(.unsupportedMediaType, code: "unsupported-media-type", expected: "Content-Type: application/json", found: JSONWriter.quoted(type))
@@ -124,7 +124,7 @@ struct ServiceRoutes: Sendable {
 
     /// Whether a `Content-Type` is `application/json` or `…+json` (any case, parameters allowed);
     /// bytes, not Foundation's string functions: it runs on every request.
-    static func isJSON(mediaType: String) -> Bool {
+    package static func isJSON(mediaType: String) -> Bool {
         var media = Array(mediaType.utf8.prefix { $0 != UInt8(ascii: ";") })
         while media.last == UInt8(ascii: " ") { media.removeLast() }
         while media.first == UInt8(ascii: " ") { media.removeFirst() }
@@ -134,7 +134,7 @@ struct ServiceRoutes: Sendable {
 
     /// Runs a facade operation, turning bad input into 400 (or `notFound` for a reference to
     /// something the path names) and store failures into 503/500.
-    func answering<T>(notFoundAt pointers: Set<String> = [], _ body: () async throws -> T) async throws -> T {
+    package func answering<T>(notFoundAt pointers: Set<String> = [], _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let error as InputError {
@@ -142,10 +142,8 @@ struct ServiceRoutes: Sendable {
             throw ServiceError(error, status: status)
         } catch let error as ServiceError {
             throw error
-        } catch let failure as EasemobFailure {
-            throw failure  // a vendor route's refusal, made inside a write
-        } catch let failure as TencentREST.Failure {
-            throw failure
+        } catch let refusal as any VendorRefusal {
+            throw refusal  // a vendor route's refusal, made inside a write
         } catch {
             let answer = ServiceError.store(error)
             if answer.status == .serviceUnavailable {
@@ -158,7 +156,7 @@ struct ServiceRoutes: Sendable {
     }
 
     /// Reads input synchronously: bad input → 400 with its pointer.
-    func checking<T>(_ body: () throws -> T) throws -> T {
+    package func checking<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as InputError {
@@ -167,11 +165,11 @@ struct ServiceRoutes: Sendable {
     }
 
     /// A JSON response.
-    func json(_ bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
+    package func json(_ bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
         Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
-    func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
+    package func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
         var w = JSONWriter()
         w.write(value)
         return json(w.bytes, status: status)
@@ -180,7 +178,7 @@ struct ServiceRoutes: Sendable {
 
 extension Request {
     /// The key of `Authorization: Bearer <key>`.
-    var bearerKey: String? {
+    package var bearerKey: String? {
         guard let header = headers[.authorization] else { return nil }
         // On every request: bytes, not Foundation's string functions. "Bearer" in any case, then spaces.
         let bytes = header.utf8
@@ -201,7 +199,7 @@ extension Request {
 
 extension JSONWriter {
     /// A string as a JSON string literal, for `found` in errors.
-    static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         var w = JSONWriter(capacity: text.utf8.count + 2)
         w.string(text)
         return w.string

@@ -5,22 +5,22 @@ import PushBridgeJSON
 import PushBridgeVendorREST
 
 /// What a vendor send did: each message's id and outcome, in request order.
-struct VendorSendResult: Sendable {
-    var messages: [(message: VendorMessage, outcome: PushFacade.SendOutcome)]
+package struct VendorSendResult: Sendable {
+    package var messages: [(message: VendorMessage, outcome: PushFacade.SendOutcome)]
     /// Targets left out as unknown (only when the send skips them).
-    var unknown: [String] = []
-    /// Each group message's sequence in its group (Tencent `MsgSeq`), when asked for.
-    var sequences: [Int64] = []
+    package var unknown: [String] = []
+    /// Each group message's sequence in its group, when asked for (a vendor's answer may carry it).
+    package var sequences: [Int64] = []
 
     /// `PushBridge-Messages: id,id,…`: the ids to read the decisions back with (`GET /v1/apps/{app}/messages/{id}`).
-    var header: String { messages.map(\.outcome.messageID).joined(separator: ",") }
+    package var header: String { messages.map(\.outcome.messageID).joined(separator: ",") }
 }
 
 extension ServiceRoutes {
     /// Message ids for a vendor send: from `PushBridge-Message-Id` when the caller gives one (the
     /// vendors' bodies carry none; with it a retried request is a repeat, and a conformance run can
     /// match an SDK fixture's id), `<id>-2`, `<id>-3` … for a send's further messages; otherwise new ones.
-    func messageIDs(_ request: Request) throws -> () -> String {
+    package func messageIDs(_ request: Request) throws -> () -> String {
         guard let given = request.headers[.pushBridgeMessageID] else { return { apps.newMessageID(.now) } }
         let expected = "a message id of 1–128 bytes with no control character"
         guard !given.isEmpty, given.utf8.count <= 128 else {
@@ -42,7 +42,7 @@ extension ServiceRoutes {
     ///
     /// With `sequencing`, each group message moves its group's message sequence on (a repeat reads
     /// it), in the same write.
-    func send(_ messages: [VendorMessage], in tenant: AppTenant, skippingUnknown: Bool = false, sequencing: Bool = false) async throws -> VendorSendResult {
+    package func send(_ messages: [VendorMessage], in tenant: AppTenant, skippingUnknown: Bool = false, sequencing: Bool = false) async throws -> VendorSendResult {
         let now = Instant.now
         let prepared = try await answering {
             try messages.map { try tenant.facade.prepare($0.message, dialect: $0.dialect, now: now, sender: $0.sender) }
@@ -92,7 +92,7 @@ extension ServiceRoutes {
     }
 
     /// The code of the refusal a send to unknown targets gets (its `found` lists them).
-    static let unknownTargetCode = "unknown-target"
+    package static let unknownTargetCode = "unknown-target"
 }
 
 /// Numbers a send's messages after the first.
@@ -106,8 +106,8 @@ final class MessageCounter: @unchecked Sendable {
 
 extension HTTPFields.Element.Name {
     /// `PushBridge-Message-Id`: the id a vendor send's (first) message takes.
-    static let pushBridgeMessageID = Self("PushBridge-Message-Id")!
+    package static let pushBridgeMessageID = Self("PushBridge-Message-Id")!
 
     /// `PushBridge-Messages`: the ids of the messages a vendor send made, comma-separated.
-    static let pushBridgeMessages = Self("PushBridge-Messages")!
+    package static let pushBridgeMessages = Self("PushBridge-Messages")!
 }

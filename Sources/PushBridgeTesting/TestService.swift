@@ -4,7 +4,9 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import PushBridgeJSON
+import PushBridgeEasemob
 import PushBridgeServer
+import PushBridgeTencent
 import PushBridgeStore
 
 /// A reply from a ``TestService``: its status, body text and headers.
@@ -106,13 +108,14 @@ public struct TestServiceError: Error, CustomStringConvertible {
 ///   - storage: where the service keeps its apps; `nil`: SQLite files or memory, as the configuration
 ///     says (a backend's storage is built with `ServiceConfiguration.storage(from:)`). A twin
 ///     (a `ServiceStorage` of the test's) can count, slow down or fail the stores' opening.
+///   - vendors: the vendor REST families it serves; by default every one PushBridge has.
 ///   - body: the test.
 /// - Returns: what `body` returns.
 public func withTestService<T: Sendable>(
     _ configuration: ServiceConfiguration, adminKey: String, mode: TestService.Mode = .live, storage: (any ServiceStorage)? = nil,
-    _ body: @Sendable (TestService) async throws -> T
+    vendors: [VendorRESTFamily] = [.easemob, .tencent], _ body: @Sendable (TestService) async throws -> T
 ) async throws -> T {
-    let service = try PushBridgeService(configuration: configuration, storage: storage)
+    let service = try PushBridgeService(configuration: configuration, storage: storage, vendors: vendors)
     let testing: TestingSetup = mode == .live ? .live : .router
     return try await service.application().test(testing) { client in try await body(TestService(client: client, adminKey: adminKey)) }
 }

@@ -34,3 +34,12 @@ public struct VendorMessage: Sendable {
         return ""
     }
 }
+
+extension InputError {
+    /// The error as one line for a vendor's error text: `pointer: expected …, found …`.
+    public var vendorText: String {
+        var text = (pointer.description.isEmpty ? "/" : pointer.description) + ": expected " + expected
+        if let found { text += ", found " + found }
+        return text
+    }
+}

@@ -126,7 +126,7 @@ struct ServiceDeliveryTests {
             var d = ServiceConfiguration.Delivery(credentialsFile: file)
             d.apnsURL = "https://127.0.0.1:1"
             do {
-                _ = try PushBridgeService(configuration: ServiceConfiguration(database: ":memory:", delivery: d))
+                _ = try PushBridgeService(configuration: ServiceConfiguration(database: ":memory:", delivery: d), vendors: [])
                 Issue.record("accepted \(text)")
             } catch let error as ConfigurationError {
                 #expect("\(error)".contains(expected), "\(error)")

@@ -6,7 +6,9 @@ import PushBridgeAPNsMock
 import PushBridgeCore
 import PushBridgeDelivery
 import PushBridgeJSON
+import PushBridgeEasemob
 import PushBridgeServer
+import PushBridgeTencent
 import PushBridgeStore
 import PushBridgeVendorREST
 import Synchronization
@@ -378,7 +380,7 @@ struct HostileInputTests {
                 """)
             configuration.delivery?.retryBaseMilliseconds = 20
             let logger = Logger(label: "pushbridge") { _ in CapturingLogHandler(lines: lines) }
-            let service = try PushBridgeService(configuration: configuration, logger: logger)
+            let service = try PushBridgeService(configuration: configuration, vendors: [.easemob, .tencent], logger: logger)
             try await service.application().test(.live) { client in
                 let live = LiveService(client: client)
                 let key = try await setUpExampleApp(live, app: "dead")

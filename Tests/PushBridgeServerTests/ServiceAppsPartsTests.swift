@@ -1,7 +1,9 @@
 import Foundation
 import Logging
 import PushBridgeCore
+import PushBridgeEasemob
 @testable import PushBridgeServer
+import PushBridgeTencent
 import PushBridgeStore
 import Testing
 

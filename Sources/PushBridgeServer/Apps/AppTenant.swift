@@ -10,9 +10,9 @@ import Synchronization
 /// nobody is using (``ServiceApps``' least-recently-used eviction). A request that still holds a
 /// tenant the registry has closed since is not refused: its operation runs on the app's tenant
 /// opened anew (`reopen`), so eviction is invisible to clients.
-final class AppTenant: Sendable {
-    let id: String
-    let facade: PushFacade
+package final class AppTenant: Sendable {
+    package let id: String
+    package let facade: PushFacade
     let writer: GroupCommitWriter
     /// Called after each write when the service delivers (the write may have queued deliveries).
     let afterWrite: (@Sendable () -> Void)?
@@ -55,7 +55,7 @@ final class AppTenant: Sendable {
     }
 
     /// The dialects the app's requests may name.
-    var registry: DialectRegistry { facade.registry }
+    package var registry: DialectRegistry { facade.registry }
 
     /// Runs a facade operation that changes state in the app's next group commit.
     /// - Parameters:
@@ -64,7 +64,7 @@ final class AppTenant: Sendable {
     ///     the delivery worker's writes are refused instead (``ServiceError/stopping``): its worker ends
     ///     with the tenant.
     ///   - body: the operation.
-    func write<T: Sendable>(waking: Bool = true, rerouting: Bool = true, _ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
+    package func write<T: Sendable>(waking: Bool = true, rerouting: Bool = true, _ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
         try await leased(writes: true, rerouting: rerouting, elsewhere: { try await $0.write(waking: waking, body) }) {
             let (registry, window, queues) = (facade.registry, facade.repeatWindowSeconds, facade.queuesDeliveries)
             let result = try await writer.write { store in
@@ -76,7 +76,7 @@ final class AppTenant: Sendable {
     }
 
     /// Sends a prepared message in the app's next group commit (decided with the sends next to it).
-    func send(_ message: PushFacade.PreparedMessage) async throws -> PushFacade.SendOutcome {
+    package func send(_ message: PushFacade.PreparedMessage) async throws -> PushFacade.SendOutcome {
         try await leased(writes: true, rerouting: true, elsewhere: { try await $0.send(message) }) {
             let outcome = try await writer.send(message)
             afterWrite?()
@@ -88,7 +88,7 @@ final class AppTenant: Sendable {
     /// - Parameters:
     ///   - rerouting: as for ``write(waking:rerouting:_:)``.
     ///   - body: the operation.
-    func read<T: Sendable>(rerouting: Bool = true, _ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
+    package func read<T: Sendable>(rerouting: Bool = true, _ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
         try await leased(writes: false, rerouting: rerouting, elsewhere: { try await $0.read(body) }) {
             let facade = facade
             return try await NIOThreadPool.singleton.runIfActive { try body(facade) }

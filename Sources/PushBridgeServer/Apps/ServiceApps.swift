@@ -11,23 +11,23 @@ import Synchronization
 /// bindings (``VendorBindings``), the credentials that verified (``VerifiedSignatures``), vendor
 /// message ids (``VendorMessageIDs``) — and here, the open apps: each app's store and writer, opened
 /// on first use (once, off the request path) and closed when idle past the open-app limit.
-final class ServiceApps: @unchecked Sendable {
-    let configuration: ServiceConfiguration
+package final class ServiceApps: @unchecked Sendable {
+    package let configuration: ServiceConfiguration
     /// Where the apps are kept (built by the executable, or a test's twin).
     let storage: any ServiceStorage
-    let registry: DialectRegistry
-    let metrics: ServiceMetrics
-    let logger: Logger
+    package let registry: DialectRegistry
+    package let metrics: ServiceMetrics
+    package let logger: Logger
     /// The apps and their keys.
     let known: KnownApps
     /// The vendor credentials bound to the apps.
     let vendorBindings: VendorBindings
     /// Ids for vendor sends that carry none.
     let messageIDs = VendorMessageIDs()
-    /// UserSigs that verified, until they expire (Tencent REST).
-    let verifiedSignatures = VerifiedSignatures()
-    /// Easemob app tokens that checked, until they expire.
-    let checkedTokens = VerifiedSignatures()
+    /// Signatures made for an account that verified, until they expire (a vendor family's request signatures).
+    package let verifiedSignatures = VerifiedSignatures()
+    /// Bearer tokens that checked, until they expire (a vendor family's app tokens).
+    package let checkedTokens = VerifiedSignatures()
     private let lock = NSLock()
     /// The open apps (at most ``ServiceConfiguration/maxOpenApps`` once the idle ones are closed).
     private var tenants: [String: AppTenant] = [:]
@@ -66,17 +66,17 @@ final class ServiceApps: @unchecked Sendable {
     // The routes' entry points, by concern.
 
     /// The binding the vendor's requests name (`org/app`, or the SDKAppID).
-    func binding(_ vendor: VendorBinding.Vendor, key: String) async -> VendorBinding? { await vendorBindings.binding(vendor, key: key) }
+    package func binding(_ vendor: VendorBinding.Vendor, key: String) async -> VendorBinding? { await vendorBindings.binding(vendor, key: key) }
     /// An app's vendor bindings.
-    func bindings(of app: String) -> [VendorBinding] { vendorBindings.bindings(of: app) }
+    package func bindings(of app: String) -> [VendorBinding] { vendorBindings.bindings(of: app) }
     /// Binds vendor credentials to an app; `false` when another app holds the key.
     func bind(_ binding: VendorBinding) async throws -> Bool { try await vendorBindings.bind(binding) }
     /// Removes an app's binding for a vendor; `false` when it had none.
     func unbind(app: String, vendor: VendorBinding.Vendor) async throws -> Bool { try await vendorBindings.unbind(app: app, vendor: vendor) }
     /// A new message id for a vendor send that carries none.
-    func newMessageID(_ now: Instant) -> String { messageIDs.next(now) }
+    package func newMessageID(_ now: Instant) -> String { messageIDs.next(now) }
     /// Whether the app exists (503 when a shared directory cannot say).
-    func exists(_ id: String) async throws -> Bool { try await known.exists(id) }
+    package func exists(_ id: String) async throws -> Bool { try await known.exists(id) }
     /// What a bearer key may do on an app.
     func access(to id: String, key: String?) async -> KnownApps.Access { await known.access(to: id, key: key) }
     /// Whether a key is the admin key.
@@ -99,7 +99,7 @@ final class ServiceApps: @unchecked Sendable {
     ///   - id: the app.
     ///   - asked: whether a request asks for it (`false`: opened to deliver what its outbox holds,
     ///     it may be closed as soon as its worker finds nothing to do).
-    func tenant(_ id: String, asked: Bool = true) async throws -> AppTenant {
+    package func tenant(_ id: String, asked: Bool = true) async throws -> AppTenant {
         enum Found { case open(AppTenant), opening(Task<AppTenant, any Error>) }
         let found: Found = try lock.withLock {
             guard !closed.isClosed else { throw ServiceError.stopping }
@@ -246,7 +246,7 @@ final class ServiceApps: @unchecked Sendable {
 
 extension Instant {
     /// The current time, to the millisecond.
-    static var now: Instant { Instant(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))) }
+    package static var now: Instant { Instant(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))) }
 }
 
 

@@ -41,9 +41,9 @@ final class VendorBindings: @unchecked Sendable {
         return lock.withLock { bindings[vendor]?[key] }
     }
 
-    /// An app's bindings, one a vendor at most, in the vendors' order.
+    /// An app's bindings, one a vendor at most, in the vendors' order (by name).
     func bindings(of app: String) -> [VendorBinding] {
-        lock.withLock { VendorBinding.Vendor.allCases.compactMap { vendor in bindings[vendor]?.values.first { $0.app == app } } }
+        lock.withLock { bindings.keys.sorted().compactMap { vendor in bindings[vendor]?.values.first { $0.app == app } } }
     }
 
     /// Binds vendor credentials to an app (replacing its earlier binding for the vendor).

@@ -1,7 +1,7 @@
 import Synchronization
 import PushBridgeCore
 
-/// New message ids for vendor sends that carry none: Easemob's form, digits — the millisecond and a
+/// New message ids for vendor sends that carry none: digits (the form vendors' message ids take) — the millisecond and a
 /// six-digit counter, unique within this process (a million a millisecond).
 final class VendorMessageIDs: Sendable {
     private let counter = Mutex<UInt64>(0)

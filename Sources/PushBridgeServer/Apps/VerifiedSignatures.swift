@@ -2,10 +2,10 @@ import Foundation
 import PushBridgeCore
 import PushBridgeStore
 
-/// Credentials that verified (Tencent UserSigs, Easemob app tokens): the text, for whom and which
+/// Credentials that verified (a vendor family's request signatures or app tokens): the text, for whom and which
 /// binding, and until when. Bounded (emptied when full); a changed binding (a new secret) no longer
 /// matches its entries.
-final class VerifiedSignatures: @unchecked Sendable {
+package final class VerifiedSignatures: @unchecked Sendable {
     private struct Entry {
         var key: String
         var boundAt: Instant
@@ -18,7 +18,7 @@ final class VerifiedSignatures: @unchecked Sendable {
     static let capacity = 1_024
 
     /// Whether `sig` verified for this binding and identifier and has not expired at `now` (seconds).
-    func isValid(_ sig: String, binding: VendorBinding, identifier: String, now: Int64) -> Bool {
+    package func isValid(_ sig: String, binding: VendorBinding, identifier: String, now: Int64) -> Bool {
         lock.withLock {
             guard let entry = entries[sig] else { return false }
             return entry.key == binding.key && entry.boundAt == binding.boundAt && entry.identifier == identifier && now < entry.expiresAt
@@ -26,17 +26,17 @@ final class VerifiedSignatures: @unchecked Sendable {
     }
 
     /// Whether an app token checked for this binding and has not expired at `now`.
-    func isValid(_ token: String, binding: VendorBinding, now: Instant) -> Bool {
+    package func isValid(_ token: String, binding: VendorBinding, now: Instant) -> Bool {
         isValid(token, binding: binding, identifier: "", now: now.milliseconds)
     }
 
     /// Remembers a checked app token.
-    func remember(_ token: String, binding: VendorBinding, expiresAt: Instant) {
+    package func remember(_ token: String, binding: VendorBinding, expiresAt: Instant) {
         remember(token, binding: binding, identifier: "", expiresAt: expiresAt.milliseconds)
     }
 
     /// Remembers a verified signature.
-    func remember(_ sig: String, binding: VendorBinding, identifier: String, expiresAt: Int64) {
+    package func remember(_ sig: String, binding: VendorBinding, identifier: String, expiresAt: Int64) {
         lock.withLock {
             if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
             entries[sig] = Entry(key: binding.key, boundAt: binding.boundAt, identifier: identifier, expiresAt: expiresAt)

@@ -1,30 +1,37 @@
 import PushBridgeCore
 
-/// The vendor credentials an app answers the vendor's own server REST with (SPEC §12): an Easemob /
-/// Agora Chat `org/app` with its client id, or a Tencent Cloud IM `SDKAppID` with its administrator.
+/// The vendor credentials an app answers a vendor's own server REST with (SPEC §12): what the vendor's
+/// requests name (an `org/app`, an SDKAppID), the account and the secret they are checked with. The store
+/// keeps them as they are; the vendor module that serves the family reads and shows them.
 public struct VendorBinding: Hashable, Sendable {
-    /// The vendor REST family a binding serves.
-    public enum Vendor: String, Hashable, Sendable, CaseIterable {
-        /// Easemob / Agora Chat: `/{org}/{app}/…` with an app token.
-        case easemob
-        /// Tencent Cloud IM: `/v4/…?sdkappid=…&usersig=…`.
-        case tencent
+    /// The vendor REST family a binding serves, by its stored name (the vendor modules name theirs:
+    /// `.easemob`, `.tencent`). A stored name no module serves is kept and answers nothing.
+    public struct Vendor: RawRepresentable, Hashable, Sendable, Comparable {
+        /// The stored name.
+        public var rawValue: String
+
+        /// - Parameter rawValue: the stored name.
+        public init(rawValue: String) {
+            self.rawValue = rawValue
+        }
+
+        public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
     }
 
     /// The PushBridge app the vendor's requests act on.
     public var app: String
     public var vendor: Vendor
-    /// What the vendor's requests name: `org/app` (Easemob), the SDKAppID digits (Tencent). One app per key.
+    /// What the vendor's requests name (`org/app`, the SDKAppID digits). One app per key and family.
     public var key: String
-    /// The Easemob `client_id`, or the Tencent administrator account.
+    /// Whom the requests come from: a client id, an administrator account.
     public var account: String
-    /// Easemob: SHA-256 of the `client_secret` (never the secret). Tencent: the secret key itself,
-    /// which verifying a UserSig (an HMAC) needs.
+    /// What the requests' credentials are checked with: a secret's hash, or the secret itself where
+    /// verifying needs it (an HMAC key).
     public var secret: [UInt8]
-    /// Easemob: the random key app tokens are signed with (re-binding changes it, which revokes the
-    /// tokens given out before). Tencent: empty.
+    /// The random key the service signs the tokens it gives out with (re-binding changes it, which
+    /// revokes the tokens given out before); empty when the family gives out none.
     public var signingKey: [UInt8]
-    /// Easemob: how long an app token lasts when the request names no `ttl`.
+    /// How long a token the service gives out lasts when the request names no lifetime.
     public var tokenSeconds: Int64
     /// When the binding was made.
     public var boundAt: Instant
@@ -32,11 +39,11 @@ public struct VendorBinding: Hashable, Sendable {
     /// - Parameters:
     ///   - app: the PushBridge app id.
     ///   - vendor: the REST family.
-    ///   - key: `org/app` or the SDKAppID.
-    ///   - account: the client id or the administrator.
-    ///   - secret: the client secret's SHA-256, or the Tencent secret key.
-    ///   - signingKey: the token signing key (Easemob).
-    ///   - tokenSeconds: the default token lifetime (Easemob).
+    ///   - key: what the vendor's requests name.
+    ///   - account: whom the requests come from.
+    ///   - secret: what their credentials are checked with.
+    ///   - signingKey: the key of the tokens the service gives out.
+    ///   - tokenSeconds: the default token lifetime.
     ///   - boundAt: when it was bound.
     public init(
         app: String, vendor: Vendor, key: String, account: String, secret: [UInt8], signingKey: [UInt8] = [], tokenSeconds: Int64 = 0,
@@ -53,15 +60,3 @@ public struct VendorBinding: Hashable, Sendable {
     }
 }
 
-extension VendorBinding {
-    /// What `account` starts with when an `easemob` binding holds Agora Chat's App ID and App
-    /// Certificate instead of Easemob's client credentials (one REST family at the same paths).
-    public static let agoraAccountPrefix = "agora:"
-
-    /// The Agora Chat App ID of an `easemob` binding made with Agora's credentials (its `secret`
-    /// is then the App Certificate, which verifying an AccessToken2 needs); `nil` for Easemob's.
-    public var agoraAppID: String? {
-        guard vendor == .easemob, account.hasPrefix(Self.agoraAccountPrefix) else { return nil }
-        return String(account.dropFirst(Self.agoraAccountPrefix.count))
-    }
-}

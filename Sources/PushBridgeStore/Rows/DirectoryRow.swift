@@ -46,11 +46,11 @@ extension StoredRow {
             createdAt: Instant(milliseconds: try int64(RegisteredAppColumn.createdAt.rawValue)))
     }
 
-    /// A vendor binding, from ``VendorBindingColumn``'s columns; `nil` for a vendor this version does
-    /// not know (a newer node's binding: skipped, not an error).
-    package func vendorBinding() throws -> VendorBinding? {
+    /// A vendor binding, from ``VendorBindingColumn``'s columns (a family no vendor module serves is
+    /// kept and found by nothing: a newer node's binding is not an error).
+    package func vendorBinding() throws -> VendorBinding {
         func column(_ c: VendorBindingColumn) -> Int { c.rawValue }
-        guard let vendor = VendorBinding.Vendor(rawValue: try string(column(.vendor))) else { return nil }
+        let vendor = VendorBinding.Vendor(rawValue: try string(column(.vendor)))
         return VendorBinding(
             app: try string(column(.app)), vendor: vendor, key: try string(column(.key)), account: try string(column(.account)),
             secret: try bytes(column(.secret)), signingKey: try bytes(column(.signingKey)),

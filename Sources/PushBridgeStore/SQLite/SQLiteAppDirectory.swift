@@ -30,6 +30,28 @@ public final class SQLiteAppDirectory: AppDirectory, @unchecked Sendable {
                     UNIQUE (vendor, key)
                 );
                 """),
+        // The store names no vendor: a family is whatever name its module stores (0.30.0). SQLite
+        // changes a CHECK only by copying the table.
+        Migration(
+            identifier: "2026-11-26-vendor-bindings-any-family",
+            sql: """
+                CREATE TABLE vendor_bindings_any_family (
+                    app TEXT NOT NULL REFERENCES apps (id),
+                    vendor TEXT NOT NULL CHECK (vendor <> ''),
+                    key TEXT NOT NULL,
+                    account TEXT NOT NULL,
+                    secret BLOB NOT NULL,
+                    signing_key BLOB NOT NULL,
+                    token_seconds INTEGER NOT NULL,
+                    bound_at INTEGER NOT NULL,
+                    PRIMARY KEY (app, vendor),
+                    UNIQUE (vendor, key)
+                );
+                INSERT INTO vendor_bindings_any_family
+                    SELECT app, vendor, key, account, secret, signing_key, token_seconds, bound_at FROM vendor_bindings;
+                DROP TABLE vendor_bindings;
+                ALTER TABLE vendor_bindings_any_family RENAME TO vendor_bindings;
+                """),
     ]
 
     private let connection: SQLiteConnection
@@ -68,7 +90,7 @@ public final class SQLiteAppDirectory: AppDirectory, @unchecked Sendable {
             let list = try connection.statement("SELECT \(VendorBindingColumn.sql) FROM vendor_bindings ORDER BY app, vendor")
             defer { list.reset() }
             var out: [VendorBinding] = []
-            while try list.step() { if let binding = try SQLiteRow(list).vendorBinding() { out.append(binding) } }
+            while try list.step() { out.append(try SQLiteRow(list).vendorBinding()) }
             return out
         }
     }

@@ -64,7 +64,7 @@ struct Serve: AsyncParsableCommand {
         }
         let service: PushBridgeService
         do {
-            service = try PushBridgeService(configuration: configuration, storage: configuration.storage(from: Self.storageBackends))
+            service = try PushBridgeService(configuration: configuration, storage: configuration.storage(from: Self.storageBackends), vendors: Self.vendors)
         } catch let error as ConfigurationError {
             // A setting the service can only judge when it starts (a credential file's key): a bad setting.
             printError("pushbridge serve: \(error)")

@@ -1,6 +1,7 @@
 import PushBridgeCore
 import PushBridgeDialects
 import PushBridgeJSON
+import PushBridgeVendorREST
 
 /// Tencent Cloud IM server REST (SPEC §12, vendor facts §3.3): `openim/sendmsg`,
 /// `openim/batchsendmsg` and `group_open_http_svc/send_group_msg` as `tencent-tim` messages
@@ -334,14 +335,5 @@ public enum TencentREST {
             if !ios.isEmpty { out.append(("iosConfig", .object(JSONObject(ios)))) }
         }
         return out
-    }
-}
-
-extension InputError {
-    /// The error as one line for a vendor's error text: `pointer: expected …, found …`.
-    public var vendorText: String {
-        var text = (pointer.description.isEmpty ? "/" : pointer.description) + ": expected " + expected
-        if let found { text += ", found " + found }
-        return text
     }
 }

@@ -1,6 +1,7 @@
 import PushBridgeCore
 import PushBridgeDialects
 import PushBridgeJSON
+import PushBridgeVendorREST
 
 // Tencent Cloud IM group REST (SPEC §14; vendor REST facts §4): `group_open_http_svc` bodies read
 // into what the service writes. Errors are ``TencentREST/Failure``s with Tencent's group codes.

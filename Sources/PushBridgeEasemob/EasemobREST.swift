@@ -1,6 +1,7 @@
 import PushBridgeCore
 import PushBridgeDialects
 import PushBridgeJSON
+import PushBridgeVendorREST
 
 /// Easemob / Agora Chat server REST (SPEC §12, vendor facts §1.3 and §2.2) as dialect calls and
 /// messages: legacy user push fields → `easemob-legacy` calls, notification settings and

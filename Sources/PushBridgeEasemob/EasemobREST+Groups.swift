@@ -1,6 +1,7 @@
 import PushBridgeCore
 import PushBridgeDialects
 import PushBridgeJSON
+import PushBridgeVendorREST
 
 // Easemob / Agora Chat group REST (SPEC §14; vendor REST facts §1, §3, §7): request bodies read
 // into what the service writes, with errors naming the JSON pointer.

@@ -2,6 +2,7 @@ import Hummingbird
 import PushBridgeCore
 import PushBridgeFacade
 import PushBridgeJSON
+import PushBridgeServer
 import PushBridgeVendorREST
 
 extension ServiceRoutes {

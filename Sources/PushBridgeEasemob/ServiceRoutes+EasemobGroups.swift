@@ -2,6 +2,7 @@ import Hummingbird
 import PushBridgeCore
 import PushBridgeFacade
 import PushBridgeJSON
+import PushBridgeServer
 import PushBridgeVendorREST
 
 /// A group as an Easemob handler reads it: its profile (made up for a group the native API built,

@@ -3,6 +3,7 @@ import Hummingbird
 import PushBridgeCore
 import PushBridgeFacade
 import PushBridgeJSON
+import PushBridgeServer
 import PushBridgeStore
 import PushBridgeVendorREST
 
@@ -22,7 +23,7 @@ extension ServiceRoutes {
                 do {
                     body = try await self.body(request, context)
                 } catch let error as ServiceError where error.status == .badRequest && error.code != "malformed-http" {
-                    throw TencentREST.Failure(code: command.jsonCode, info: EasemobFailure(error).description)
+                    throw TencentREST.Failure(code: command.jsonCode, info: error.vendorText)
                 }
                 if command.isAccountCommand { return try await tencentAccounts(body, command: command, in: tenant) }
                 if command.managesGroups { return try await tencentGroups(body, command: command, in: tenant) }
@@ -55,12 +56,12 @@ extension ServiceRoutes {
                 return tencentFail(failure.code, failure.info)
             } catch let error as ServiceError {
                 if error.code == ServiceError.clientClosed.code { throw error }  // nobody to answer: counted as 499 by the middleware
-                return tencentFail(Self.tencentCode(for: error), EasemobFailure(error).description)
+                return tencentFail(Self.tencentCode(for: error), error.vendorText)
             } catch let error as InputError {
                 return tencentFail(90010, error.vendorText)
             } catch let error as StoreError {
                 let answer = ServiceError.store(error)
-                return tencentFail(Self.tencentCode(for: answer), EasemobFailure(answer).description)
+                return tencentFail(Self.tencentCode(for: answer), answer.vendorText)
             } catch {
                 logger.error("tencent request failed", metadata: ["error": "\(error)"])
                 return tencentFail(70500, "internal error (see the service log)")

@@ -1,6 +1,7 @@
 import PushBridgeCore
 import PushBridgeDialects
 import PushBridgeJSON
+import PushBridgeVendorREST
 
 // Easemob / Agora Chat device binding and push without a message (SPEC §14; vendor REST facts §2,
 // §3): bodies read into a binding, or into `agora-silent` messages the facade decides as any other.
