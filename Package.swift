@@ -221,7 +221,7 @@ let package = Package(
         .target(
             name: "PushBridgeServiceTestSupport",
             dependencies: [
-                "PushBridgeTestSupport", "PushBridgeStoreTestSupport", "PushBridgeAPNsMock", "PushBridgeDelivery", "PushBridgeServer", "PushBridgeTesting",
+                "PushBridgeTestSupport", "PushBridgeStoreTestSupport", "PushBridgeAPNsMock", "PushBridgeDelivery", "PushBridgeServer", "PushBridgeEasemob", "PushBridgeTencent", "PushBridgeTesting",
                 "PushBridgePostgres", "PushBridgeFacade", "PushBridgeStore", "PushBridgeDialects", "PushBridgeCore", "PushBridgeJSON",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),

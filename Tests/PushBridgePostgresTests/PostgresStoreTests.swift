@@ -1,4 +1,5 @@
 import Foundation
+import PushBridgeCore
 @testable import PushBridgePostgres
 import PushBridgeStore
 import PushBridgeTestSupport
@@ -74,6 +75,22 @@ struct PostgresStoreTests {
         #expect(first == PostgresStateStore.migrationIdentifiers)
         #expect(second == PostgresStateStore.migrationIdentifiers)
         #expect(try PostgresStateStore(location: location).appliedMigrations() == PostgresStateStore.migrationIdentifiers)
+    }
+
+    @Test("The directory keeps a binding of any family: the store names no vendor")
+    func theDirectoryTakesAnyVendorFamily() throws {
+        guard let url = testPostgresURL() else { return }
+        let location = try freshPostgresSchema(url)
+        let directory = try PostgresAppDirectory(location: location)
+        #expect(try directory.register(RegisteredApp(id: "a", keyHash: Array(repeating: 7, count: 32), createdAt: Instant(milliseconds: 1))))
+        let example = VendorBinding(app: "a", vendor: .init(rawValue: "example"), key: "k", account: "x", secret: [1], boundAt: Instant(milliseconds: 2))
+        #expect(try directory.bind(example))
+        #expect(try PostgresAppDirectory(location: location).vendorBindings() == [example])
+        // Still one app per key and family.
+        #expect(try directory.register(RegisteredApp(id: "b", keyHash: Array(repeating: 8, count: 32), createdAt: Instant(milliseconds: 3))))
+        var other = example
+        other.app = "b"
+        #expect(try !directory.bind(other))
     }
 
     @Test("A database migrated by a newer PushBridge is refused, naming the migration")

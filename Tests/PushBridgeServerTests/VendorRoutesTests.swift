@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HTTPTypes
 import Hummingbird
 import PushBridgeConformance
 import PushBridgeJSON
@@ -46,6 +47,37 @@ struct VendorRoutesTests {
         // Engine runs leave service fixtures out (they need a service).
         let engine = try runTool(["conform", "Fixtures"])
         #expect(!engine.stdout.contains("Fixtures/service/"))
+    }
+
+    @Test("a service built with no vendor family answers natively, and keeps the bindings it does not serve")
+    func aServiceWithNoVendor() async throws {
+        let directory = temporaryDirectory()
+        let key = try await withLiveService(database: directory) { service in
+            let key = try await service.createApp("plain")
+            let bound = try await service.call(.put, "/v1/apps/plain/vendors/tencent", key: key, body: #"{"sdkAppId":1400000001,"secretKey":"k"}"#)
+            #expect(bound.status == 200, "\(bound.text)")
+            return key
+        }
+        try await withLiveService(database: directory, vendors: []) { service in
+            let listed = try await service.call(.get, "/v1/apps/plain/vendors", key: key)
+            #expect(listed.status == 200 && listed.json == ["vendors": []], "\(listed.text)")
+            for method in [HTTPRequest.Method.put, .delete] {
+                let refused = try await service.call(method, "/v1/apps/plain/vendors/tencent", key: key, body: method == .put ? #"{"sdkAppId":1400000002,"secretKey":"k"}"# : nil)
+                #expect(refused.status == 404 && refused.json?["error"]?["expected"] == "a vendor this service serves (it serves none)", "\(refused.text)")
+            }
+            // The vendors' paths are no paths of this service: the native 404, in the native shape.
+            for path in ["/v4/openim/sendmsg?sdkappid=1400000001&identifier=administrator&usersig=x&random=1", "/acme/app/token"] {
+                let reply = try await service.call(.post, path, body: "{}")
+                #expect(reply.status == 404 && reply.json?["error"]?["code"] == "not-found", "\(path): \(reply.text)")
+            }
+            let native = try await service.call(.get, "/v1/apps/plain/users/u1", key: key)
+            #expect(native.status == 200 || native.status == 404, "\(native.text)")
+        }
+        // Served again, the binding is still there.
+        try await withLiveService(database: directory) { service in
+            let listed = try await service.call(.get, "/v1/apps/plain/vendors", key: key)
+            #expect(listed.json?["vendors"]?.arrayValue?.map { $0["sdkAppId"] } == [1_400_000_001], "\(listed.text)")
+        }
     }
 
     // MARK: Easemob

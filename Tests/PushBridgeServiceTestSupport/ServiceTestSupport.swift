@@ -12,7 +12,9 @@ import PushBridgeFacade
 import PushBridgeJSON
 import PushBridgePostgres
 import PushBridgeStore
+import PushBridgeEasemob
 import PushBridgeServer
+import PushBridgeTencent
 import PushBridgeTesting
 import Testing
 
@@ -56,9 +58,10 @@ package struct LiveService: Sendable {
 ///   - database: `:memory:`, or `nil` for a new temporary data directory.
 ///   - mode: `.live` (a loopback port: transport, crashes, shutdown) or `.router` (no socket: API tests).
 ///   - storage: a storage twin instead of the one the configuration names.
+///   - vendors: the vendor REST families it serves (all by default).
 ///   - configure: changes to the test configuration.
 package func withLiveService<T: Sendable>(
-    database: String? = ":memory:", mode: TestService.Mode = .live, storage: (any ServiceStorage)? = nil,
+    database: String? = ":memory:", mode: TestService.Mode = .live, storage: (any ServiceStorage)? = nil, vendors: [VendorRESTFamily] = [.easemob, .tencent],
     _ configure: (inout ServiceConfiguration) -> Void = { _ in }, _ body: @Sendable (LiveService) async throws -> T
 ) async throws -> T {
     var configuration = ServiceConfiguration(
@@ -66,7 +69,7 @@ package func withLiveService<T: Sendable>(
     configure(&configuration)
     // A backend's store is built here, as the executable builds it (the service knows no backend).
     let storage = try storage ?? configuration.storage(from: [PostgresStorageBackend()])
-    return try await withTestService(configuration, adminKey: testAdminKey, mode: mode, storage: storage) { service in
+    return try await withTestService(configuration, adminKey: testAdminKey, mode: mode, storage: storage, vendors: vendors) { service in
         try await body(LiveService(service: service))
     }
 }

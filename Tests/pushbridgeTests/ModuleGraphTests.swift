@@ -62,6 +62,9 @@ struct ModuleGraphTests {
         return seen
     }
 
+    /// The vendor modules: each offers a `VendorRESTFamily`.
+    static let vendorModules: Set<String> = ["PushBridgeEasemob", "PushBridgeTencent"]
+
     /// The rules, as (target, what it must not reach, why).
     static let forbidden: [(from: String, to: Set<String>, why: String)] = [
         ("PushBridgeJSON", ["CJSONC", "CSQLite"], "the JSON module links no system library"),
@@ -74,9 +77,16 @@ struct ModuleGraphTests {
             "the service adds transport over the facade, not the harness"),
         ("PushBridgeServer", ["PushBridgePostgres"],
             "the service knows storage only as ServiceStorage: the executable builds a backend's and injects it"),
-        ("PushBridgeVendorREST", ["PushBridgeStore", "PushBridgeFacade", "PushBridgeServer", "PushBridgeConformance", "CSQLite", "CJSONC"],
+        ("PushBridgeServer", vendorModules,
+            "the service knows vendors only as the VendorRESTFamily values it is given: a vendor is one module the executable composes"),
+        ("PushBridgeStore", vendorModules.union(["PushBridgeVendorREST"]), "storage keeps bindings of any family and names no vendor"),
+        ("PushBridgeEasemob", ["PushBridgeTencent", "PushBridgePostgres", "PushBridgeConformance", "PushBridgeTesting"],
+            "a vendor module is its family only: no other vendor, no store backend, no harness"),
+        ("PushBridgeTencent", ["PushBridgeEasemob", "PushBridgePostgres", "PushBridgeConformance", "PushBridgeTesting"],
+            "a vendor module is its family only: no other vendor, no store backend, no harness"),
+        ("PushBridgeVendorREST", ["PushBridgeEasemob", "PushBridgeTencent", "PushBridgeStore", "PushBridgeFacade", "PushBridgeServer", "PushBridgeConformance", "CSQLite", "CJSONC"],
             "the vendor REST layer only translates into dialect calls and messages (no I/O)"),
-        ("PushBridgeServiceConformance", ["PushBridgeServer", "PushBridgeStore", "PushBridgeFacade", "CSQLite"],
+        ("PushBridgeServiceConformance", ["PushBridgeServer", "PushBridgeEasemob", "PushBridgeTencent", "PushBridgeStore", "PushBridgeFacade", "CSQLite"],
             "service conformance knows the service only over the wire"),
         ("PushBridgePostgres", ["PushBridgeFacade", "PushBridgeServer", "PushBridgeDelivery", "PushBridgeConformance", "CJSONC"],
             "the PostgreSQL store is a store: below the facade"),
@@ -213,6 +223,33 @@ struct ModuleGraphTests {
         }
     }
 
+    /// A new vendor lands in one module (issue 52): the server and the store name none in their code (types,
+    /// members, imports; comments aside), every module offering a `VendorRESTFamily` is a known vendor
+    /// module, and the executable composes each in one list.
+    @Test func theServerAndTheStoreNameNoVendor() throws {
+        let targets = try Self.targets.get()
+        var offering: Set<String> = []
+        for name in targets.keys where name.hasPrefix("PushBridge") && targets[name]?.type == "regular" {
+            if try Self.sources(name).contains(where: { $0.text.contains("extension VendorRESTFamily {") }) { offering.insert(name) }
+        }
+        #expect(offering == Self.vendorModules, "modules offering a VendorRESTFamily: \(offering.sorted())")
+        let words = ["Easemob", "Tencent", "Agora", ".easemob", ".tencent"]
+        for module in ["PushBridgeServer", "PushBridgeStore"] {
+            for (name, text) in try Self.sources(module) {
+                let code = text.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }
+                for word in words {
+                    let lines = code.filter { $0.contains(word) }
+                    #expect(lines.isEmpty, "\(module)/\(name) names \(word): \(lines.first ?? "")")
+                }
+            }
+        }
+        let composing = try #require(try Self.sources("pushbridge").first { $0.name.hasSuffix("Serve+Storage.swift") }?.text)
+        for module in Self.vendorModules {
+            let family = "." + module.dropFirst("PushBridge".count).lowercased()
+            #expect(composing.contains("static let vendors: [VendorRESTFamily] = [") && composing.contains(family), "Serve.vendors lists \(family)")
+        }
+    }
+
     /// What a test target links: its dependencies' closure, not through an executable (the `pushbridge`
     /// dependency only has the tool built for the tests that run it).
     static func linked(_ name: String, in targets: [String: Target]) -> Set<String> {
@@ -272,6 +309,10 @@ struct ModuleGraphTests {
         targets["PushBridgeConformance"]?.dependencies.append("PushBridgeFacade")
         let bad = Self.closure(of: "PushBridgeConformance", in: targets).intersection(Self.forbidden[1].to)
         #expect(bad == ["PushBridgeFacade", "PushBridgeStore", "CSQLite"])
+        // The server given a vendor module by name breaks the vendor rule.
+        targets["PushBridgeServer"]?.dependencies.append("PushBridgeTencent")
+        let vendorRule = try #require(Self.forbidden.first { $0.from == "PushBridgeServer" && $0.to == Self.vendorModules })
+        #expect(Self.closure(of: "PushBridgeServer", in: targets).intersection(vendorRule.to) == ["PushBridgeTencent"])
         // A core test target given the service's test support reaches the service stack; the tool alone does not count.
         targets["PushBridgeCoreTests"]?.dependencies.append("pushbridge")
         #expect(Self.linked("PushBridgeCoreTests", in: targets).isDisjoint(with: Self.serviceStack))
