@@ -37,19 +37,19 @@ public struct ServiceError: Error, HTTPResponseError, Sendable, CustomStringConv
 
     /// Bad input: 400 with the input error's code and pointer; `unknown-reference` to something
     /// the path names is 404.
-    package init(_ error: InputError, status: HTTPResponse.Status = .badRequest, parameter: String? = nil) {
+    init(_ error: InputError, status: HTTPResponse.Status = .badRequest, parameter: String? = nil) {
         self.init(status, code: error.code.description, pointer: parameter.map { "?" + $0 } ?? error.pointer.description,
             expected: error.expected, found: error.found)
     }
 
     /// The writer did not get to the write in time; nothing was applied.
-    package static let busy = ServiceError(.serviceUnavailable, code: "busy", expected: "a less busy store: retry after the given seconds", retryAfterSeconds: 1)
+    static let busy = ServiceError(.serviceUnavailable, code: "busy", expected: "a less busy store: retry after the given seconds", retryAfterSeconds: 1)
     /// The service is stopping; nothing was applied.
-    package static let stopping = ServiceError(.serviceUnavailable, code: "stopping", expected: "a running service: retry on another node or later", retryAfterSeconds: 1)
+    static let stopping = ServiceError(.serviceUnavailable, code: "stopping", expected: "a running service: retry on another node or later", retryAfterSeconds: 1)
 
     /// The request's HTTP framing is broken (a bad chunk size, an unknown method, a header block
     /// over the limit): 400, and the connection closes after the answer.
-    package static func malformedHTTP(_ error: HTTPParserError) -> ServiceError {
+    static func malformedHTTP(_ error: HTTPParserError) -> ServiceError {
         ServiceError(.badRequest, code: "malformed-http", expected: "a well-formed HTTP/1.1 request (RFC 9112)", found: "\(error)")
     }
 
@@ -62,7 +62,7 @@ public struct ServiceError: Error, HTTPResponseError, Sendable, CustomStringConv
     /// `nil` when the error is not about the request's bytes: a framing error is 400
     /// `malformed-http`, a body cut short (the client hung up, reset, or stalled past the
     /// timeout) is ``clientClosed``.
-    package static func reading(_ error: any Error) -> ServiceError? {
+    static func reading(_ error: any Error) -> ServiceError? {
         switch error {
         case let error as HTTPParserError: return error == .invalidEOFState ? .clientClosed : .malformedHTTP(error)
         case let error as HTTPConnectionGuard.ChunkTooLarge:
@@ -74,13 +74,13 @@ public struct ServiceError: Error, HTTPResponseError, Sendable, CustomStringConv
 
     /// The store cannot be reached (PostgreSQL down, restarting, or past a statement's deadline):
     /// nothing was applied; retry, here or on another node.
-    package static let storeUnavailable = ServiceError(
+    static let storeUnavailable = ServiceError(
         .serviceUnavailable, code: "store-unavailable", expected: "a reachable store: retry after the given seconds", retryAfterSeconds: 1)
 
     /// The store did not end a commit within the request timeout (PostgreSQL stopped answering
     /// mid-write): the write may still be applied, so a retry carries the same message id (a repeat
     /// within the repeat window gets the first one's outcome).
-    package static let storeTimedOut = ServiceError(
+    static let storeTimedOut = ServiceError(
         .serviceUnavailable, code: "store-unavailable",
         expected: "a store that answers in time: the write may still be applied; retry with the same message id", retryAfterSeconds: 1)
 

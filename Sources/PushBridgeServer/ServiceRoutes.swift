@@ -11,11 +11,11 @@ import PushBridgeJSON
 /// facade operation to the app's writer (or a reader), and writes the answer. No rule lives here.
 package struct ServiceRoutes: Sendable {
     package let apps: ServiceApps
-    package let configuration: ServiceConfiguration
-    package let metrics: ServiceMetrics
+    let configuration: ServiceConfiguration
+    let metrics: ServiceMetrics
     package let logger: Logger
     /// The vendor REST families served beside the native API.
-    package let vendors: [VendorRESTFamily]
+    let vendors: [VendorRESTFamily]
 
     package typealias Context = ServiceRequestContext
 
@@ -33,7 +33,7 @@ package struct ServiceRoutes: Sendable {
 
     /// The app of the path, once the bearer key is checked: unknown app → 404, no key or a key of
     /// no app → 401, another app's key (or the admin key) → 403, saying nothing of the other app.
-    package func tenant(_ request: Request, _ context: Context) async throws -> AppTenant {
+    func tenant(_ request: Request, _ context: Context) async throws -> AppTenant {
         let app = try parameter("app", context)
         guard try await apps.exists(app) else {
             throw ServiceError(.notFound, code: "unknown-app", pointer: "", expected: "an app created with POST /v1/apps", found: JSONWriter.quoted(app))
@@ -62,7 +62,7 @@ package struct ServiceRoutes: Sendable {
     }
 
     /// An id given as a query parameter (`?sender=`): non-empty and following ``IdentifierRule``.
-    package func queryIdentifier(_ name: String, _ request: Request) throws -> String? {
+    func queryIdentifier(_ name: String, _ request: Request) throws -> String? {
         guard let value = request.uri.queryParameters.get(name) else { return nil }
         guard !value.isEmpty else { throw ServiceError(.badRequest, code: "invalid-value", pointer: "?\(name)", expected: "a non-empty user id", found: "\"\"") }
         if let violation = IdentifierRule.violation(in: value) {
@@ -72,7 +72,7 @@ package struct ServiceRoutes: Sendable {
     }
 
     /// A required query parameter naming a dialect.
-    package func dialect(_ request: Request, in tenant: AppTenant) throws -> String {
+    func dialect(_ request: Request, in tenant: AppTenant) throws -> String {
         guard let dialect = request.uri.queryParameters.get("dialect") else {
             throw ServiceError(.badRequest, code: "missing-key", pointer: "?dialect", expected: "?dialect= one of " + tenant.registry.ids.joined(separator: ", "))
         }
@@ -96,7 +96,7 @@ package struct ServiceRoutes: Sendable {
     /// The request body as JSON, or `nil` when there is none. A body declared larger than the
     /// limit is refused before a byte of it is read (413 at once, also to a client waiting on
     /// `Expect: 100-continue`, which gets `100 Continue` only here, once the request is accepted).
-    package func optionalBody(_ request: Request, _ context: Context) async throws -> JSONValue? {
+    func optionalBody(_ request: Request, _ context: Context) async throws -> JSONValue? {
         if let type = request.headers[.contentType] {
             guard Self.isJSON(mediaType: type) else {
                 throw ServiceError(.unsupportedMediaType, code: "unsupported-media-type", expected: "Content-Type: application/json", found: JSONWriter.quoted(type))
@@ -124,7 +124,7 @@ package struct ServiceRoutes: Sendable {
 
     /// Whether a `Content-Type` is `application/json` or `…+json` (any case, parameters allowed);
     /// bytes, not Foundation's string functions: it runs on every request.
-    package static func isJSON(mediaType: String) -> Bool {
+    static func isJSON(mediaType: String) -> Bool {
         var media = Array(mediaType.utf8.prefix { $0 != UInt8(ascii: ";") })
         while media.last == UInt8(ascii: " ") { media.removeLast() }
         while media.first == UInt8(ascii: " ") { media.removeFirst() }
@@ -156,7 +156,7 @@ package struct ServiceRoutes: Sendable {
     }
 
     /// Reads input synchronously: bad input → 400 with its pointer.
-    package func checking<T>(_ body: () throws -> T) throws -> T {
+    func checking<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as InputError {

@@ -11,8 +11,8 @@ import Synchronization
 /// tenant the registry has closed since is not refused: its operation runs on the app's tenant
 /// opened anew (`reopen`), so eviction is invisible to clients.
 package final class AppTenant: Sendable {
-    package let id: String
-    package let facade: PushFacade
+    let id: String
+    let facade: PushFacade
     let writer: GroupCommitWriter
     /// Called after each write when the service delivers (the write may have queued deliveries).
     let afterWrite: (@Sendable () -> Void)?
@@ -55,7 +55,7 @@ package final class AppTenant: Sendable {
     }
 
     /// The dialects the app's requests may name.
-    package var registry: DialectRegistry { facade.registry }
+    var registry: DialectRegistry { facade.registry }
 
     /// Runs a facade operation that changes state in the app's next group commit.
     /// - Parameters:
@@ -76,7 +76,7 @@ package final class AppTenant: Sendable {
     }
 
     /// Sends a prepared message in the app's next group commit (decided with the sends next to it).
-    package func send(_ message: PushFacade.PreparedMessage) async throws -> PushFacade.SendOutcome {
+    func send(_ message: PushFacade.PreparedMessage) async throws -> PushFacade.SendOutcome {
         try await leased(writes: true, rerouting: true, elsewhere: { try await $0.send(message) }) {
             let outcome = try await writer.send(message)
             afterWrite?()

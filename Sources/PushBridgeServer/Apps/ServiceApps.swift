@@ -12,12 +12,12 @@ import Synchronization
 /// message ids (``VendorMessageIDs``) — and here, the open apps: each app's store and writer, opened
 /// on first use (once, off the request path) and closed when idle past the open-app limit.
 package final class ServiceApps: @unchecked Sendable {
-    package let configuration: ServiceConfiguration
+    let configuration: ServiceConfiguration
     /// Where the apps are kept (built by the executable, or a test's twin).
     let storage: any ServiceStorage
-    package let registry: DialectRegistry
-    package let metrics: ServiceMetrics
-    package let logger: Logger
+    let registry: DialectRegistry
+    let metrics: ServiceMetrics
+    let logger: Logger
     /// The apps and their keys.
     let known: KnownApps
     /// The vendor credentials bound to the apps.
@@ -68,15 +68,15 @@ package final class ServiceApps: @unchecked Sendable {
     /// The binding the vendor's requests name (`org/app`, or the SDKAppID).
     package func binding(_ vendor: VendorBinding.Vendor, key: String) async -> VendorBinding? { await vendorBindings.binding(vendor, key: key) }
     /// An app's vendor bindings.
-    package func bindings(of app: String) -> [VendorBinding] { vendorBindings.bindings(of: app) }
+    func bindings(of app: String) -> [VendorBinding] { vendorBindings.bindings(of: app) }
     /// Binds vendor credentials to an app; `false` when another app holds the key.
     func bind(_ binding: VendorBinding) async throws -> Bool { try await vendorBindings.bind(binding) }
     /// Removes an app's binding for a vendor; `false` when it had none.
     func unbind(app: String, vendor: VendorBinding.Vendor) async throws -> Bool { try await vendorBindings.unbind(app: app, vendor: vendor) }
     /// A new message id for a vendor send that carries none.
-    package func newMessageID(_ now: Instant) -> String { messageIDs.next(now) }
+    func newMessageID(_ now: Instant) -> String { messageIDs.next(now) }
     /// Whether the app exists (503 when a shared directory cannot say).
-    package func exists(_ id: String) async throws -> Bool { try await known.exists(id) }
+    func exists(_ id: String) async throws -> Bool { try await known.exists(id) }
     /// What a bearer key may do on an app.
     func access(to id: String, key: String?) async -> KnownApps.Access { await known.access(to: id, key: key) }
     /// Whether a key is the admin key.
