@@ -33,19 +33,29 @@ extension ServiceConformanceRunner {
         switch vendor {
         case .easemob:
             guard let e = credentials.easemob else { throw Refused(description: "no Easemob credentials") }
-            let token = try await call(
-                "POST", "/\(e.org)/\(e.app)/token",
-                body: ["grant_type": "client_credentials", "client_id": .string(e.clientID), "client_secret": .string(e.clientSecret)], bearer: nil,
-                what: "the app token")
-            guard case .string(let bearer)? = token.body["access_token"] else { throw Refused(description: "the token answer has no access_token") }
-            return VendorAccess(prefix: "/\(e.org)/\(e.app)", bearer: bearer, query: "")
+            return try await access(e)
         case .tencent:
             guard let t = credentials.tencent else { throw Refused(description: "no Tencent credentials") }
-            let sig = UserSig.generate(sdkAppID: t.sdkAppID, identifier: t.administrator, secretKey: t.secretKey, time: Int64(Date().timeIntervalSince1970), expire: 3600)
-            return VendorAccess(
-                prefix: "", bearer: nil,
-                query: "sdkappid=\(t.sdkAppID)&identifier=\(t.administrator)&usersig=\(sig)&random=\(UInt32.random(in: 0...UInt32.max))&contenttype=json")
+            return access(t)
         }
+    }
+
+    /// Easemob's access: an app token for the client credentials, used as the bearer under `/{org}/{app}`.
+    func access(_ e: VendorCredentials.Easemob) async throws -> VendorAccess {
+        let token = try await call(
+            "POST", "/\(e.org)/\(e.app)/token",
+            body: ["grant_type": "client_credentials", "client_id": .string(e.clientID), "client_secret": .string(e.clientSecret)], bearer: nil,
+            what: "the app token")
+        guard case .string(let bearer)? = token.body["access_token"] else { throw Refused(description: "the token answer has no access_token") }
+        return VendorAccess(prefix: "/\(e.org)/\(e.app)", bearer: bearer, query: "")
+    }
+
+    /// Tencent's access: the query of every request, with a UserSig of the administrator's for an hour.
+    func access(_ t: VendorCredentials.Tencent) -> VendorAccess {
+        let sig = UserSig.generate(sdkAppID: t.sdkAppID, identifier: t.administrator, secretKey: t.secretKey, time: Int64(Date().timeIntervalSince1970), expire: 3600)
+        return VendorAccess(
+            prefix: "", bearer: nil,
+            query: "sdkappid=\(t.sdkAppID)&identifier=\(t.administrator)&usersig=\(sig)&random=\(UInt32.random(in: 0...UInt32.max))&contenttype=json")
     }
 
     /// Deletes, on the team's app, the users and named groups the fixture is about to make, so that

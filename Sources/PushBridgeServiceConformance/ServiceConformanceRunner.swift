@@ -4,7 +4,6 @@ import NIOCore
 import NIOHTTP1
 import PushBridgeConformance
 import PushBridgeJSON
-import PushBridgeVendorREST
 
 /// Runs service fixtures against a running `pushbridge serve` (`pushbridge conform --service URL`,
 /// and the test suite against a service it starts on loopback): one new app per fixture, made
@@ -267,24 +266,19 @@ public struct ServiceConformanceRunner: Sendable {
     func bind(_ vendor: ServiceFixture.Vendor, app: String, key: String) async throws -> VendorAccess {
         switch vendor {
         case .easemob:
-            let (id, secret) = ("YXA6" + Self.randomHex(16), "YXA6" + Self.randomHex(24))
+            let e = VendorCredentials.Easemob(org: "conform", app: app, clientID: "YXA6" + Self.randomHex(16), clientSecret: "YXA6" + Self.randomHex(24))
             _ = try await call(
-                "PUT", "/v1/apps/\(app)/vendors/easemob", body: ["org": "conform", "app": .string(app), "clientId": .string(id), "clientSecret": .string(secret)],
+                "PUT", "/v1/apps/\(app)/vendors/easemob",
+                body: ["org": .string(e.org), "app": .string(e.app), "clientId": .string(e.clientID), "clientSecret": .string(e.clientSecret)],
                 bearer: key, what: "binding Easemob credentials")
-            let token = try await call(
-                "POST", "/conform/\(app)/token", body: ["grant_type": "client_credentials", "client_id": .string(id), "client_secret": .string(secret)],
-                bearer: nil, what: "the app token")
-            guard case .string(let bearer)? = token.body["access_token"] else { throw Refused(description: "the token answer has no access_token") }
-            return VendorAccess(prefix: "/conform/\(app)", bearer: bearer, query: "")
+            return try await access(e)
         case .tencent:
-            let sdkAppID = UInt64.random(in: 1_400_000_000...1_499_999_999)
-            let secret = Self.randomHex(32)
+            let t = VendorCredentials.Tencent(sdkAppID: UInt64.random(in: 1_400_000_000...1_499_999_999), secretKey: Self.randomHex(32), administrator: "administrator")
             _ = try await call(
-                "PUT", "/v1/apps/\(app)/vendors/tencent", body: ["sdkAppId": .int(Int64(sdkAppID)), "secretKey": .string(secret), "administrator": "administrator"],
+                "PUT", "/v1/apps/\(app)/vendors/tencent",
+                body: ["sdkAppId": .int(Int64(t.sdkAppID)), "secretKey": .string(t.secretKey), "administrator": .string(t.administrator)],
                 bearer: key, what: "binding Tencent credentials")
-            let sig = UserSig.generate(
-                sdkAppID: sdkAppID, identifier: "administrator", secretKey: secret, time: Int64(Date().timeIntervalSince1970), expire: 3600)
-            return VendorAccess(prefix: "", bearer: nil, query: "sdkappid=\(sdkAppID)&identifier=administrator&usersig=\(sig)&random=\(UInt32.random(in: 0...UInt32.max))&contenttype=json")
+            return access(t)
         }
     }
 
