@@ -62,6 +62,10 @@ struct EasemobFamily: VendorREST {
         return EasemobFailure(status: .notFound, error: "service_resource_not_found", description: "url is invalid: " + what).response()
     }
 
+    /// A new key for the app tokens a binding gives out: 32 random bytes (binding again makes another,
+    /// which revokes the tokens given out before).
+    static func newSigningKey() -> [UInt8] { (0..<32).map { _ in UInt8.random(in: 0...255) } }
+
     /// Easemob's binding: `{"org", "app", "clientId", "clientSecret", "tokenSeconds"?}`; the secret is kept as its SHA-256.
     static func easemobBinding(_ body: JSONValue, app: String, now: Instant) throws -> VendorBinding {
         let r = try FieldReader(body, at: .root, what: "{\"org\", \"app\", \"clientId\", \"clientSecret\", \"tokenSeconds\"?}")
@@ -72,7 +76,7 @@ struct EasemobFamily: VendorREST {
         let seconds = try r.optionalInt("tokenSeconds", in: 60...315_360_000, expected: "the app-token lifetime in seconds, 60–315360000") ?? Int(defaultTokenSeconds)
         return VendorBinding(
             app: app, vendor: .easemob, key: org + "/" + name, account: clientID, secret: Array(SHA256.hash(data: Array(secret.utf8))),
-            signingKey: (0..<32).map { _ in UInt8.random(in: 0...255) }, tokenSeconds: Int64(seconds), boundAt: now)
+            signingKey: newSigningKey(), tokenSeconds: Int64(seconds), boundAt: now)
     }
 
     /// Agora Chat's binding: `{"org", "app", "appId", "appCertificate", "tokenSeconds"?}` (App ID and
@@ -91,7 +95,7 @@ struct EasemobFamily: VendorREST {
         let seconds = try r.optionalInt("tokenSeconds", in: 60...315_360_000, expected: "the lifetime in seconds of the tokens POST /{org}/{app}/token exchanges, 60–315360000") ?? Int(AgoraAccessToken.maximumSeconds)
         return VendorBinding(
             app: app, vendor: .easemob, key: org + "/" + name, account: VendorBinding.agoraAccountPrefix + appID, secret: Array(certificate.utf8),
-            signingKey: (0..<32).map { _ in UInt8.random(in: 0...255) }, tokenSeconds: Int64(seconds), boundAt: now)
+            signingKey: newSigningKey(), tokenSeconds: Int64(seconds), boundAt: now)
     }
 
     /// The `org` and `app` of an Easemob or Agora Chat binding body.
