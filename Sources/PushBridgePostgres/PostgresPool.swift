@@ -88,6 +88,29 @@ final class PostgresPool: @unchecked Sendable {
         }
     }
 
+    /// ``use(schema:_:)`` without holding a thread: the wait for a connection, the connecting and
+    /// `body`'s statements are awaited.
+    func use<T>(schema: String, _ body: (PostgresSession) async throws -> T) async throws -> T {
+        let session = try await checkOut(preferring: schema)
+        do {
+            if session.schema != schema {
+                session.schema = nil  // unknown until the SET succeeds
+                try await session.execute("SET search_path TO \(schema)")
+                session.schema = schema
+            }
+            let result = try await body(session)
+            checkIn(session)
+            return result
+        } catch {
+            if session.isBroken || (error as? StoreError)?.code == .unreachable {
+                drop(session)
+            } else {
+                checkIn(session)
+            }
+            throw error
+        }
+    }
+
     /// Connections open now (idle, in use or being made).
     var openCount: Int { lock.withLock { open } }
 
@@ -101,7 +124,47 @@ final class PostgresPool: @unchecked Sendable {
     }
 
     private func checkOut(preferring schema: String) throws -> PostgresSession {
-        let step: Step = try lock.withLock {
+        switch try step(preferring: schema) {
+        case .use(let session): return session
+        case .connect: return try connect()
+        case .wait(let id, let promise):
+            let timer = expire(id, promise)
+            defer { timer.cancel() }
+            let handed: PostgresSession?
+            do {
+                handed = try promise.futureResult.wait()
+            } catch {
+                throw exhaustedError()
+            }
+            if let handed { return handed }
+            try connectAfterRelease()
+            return try connect()
+        }
+    }
+
+    /// ``checkOut(preferring:)``, awaited.
+    private func checkOut(preferring schema: String) async throws -> PostgresSession {
+        switch try step(preferring: schema) {
+        case .use(let session): return session
+        case .connect: return try await connect()
+        case .wait(let id, let promise):
+            let timer = expire(id, promise)
+            defer { timer.cancel() }
+            let handed: PostgresSession?
+            do {
+                handed = try await promise.futureResult.get()
+            } catch {
+                throw exhaustedError()
+            }
+            if let handed { return handed }
+            try connectAfterRelease()
+            return try await connect()
+        }
+    }
+
+    /// What a check-out does: take an idle connection, connect one, or wait in line.
+    private func step(preferring schema: String) throws -> Step {
+        try lock.withLock {
             // One already in the schema is taken first.
             if let index = idle.lastIndex(where: { $0.schema == schema }) { idle.append(idle.remove(at: index)) }
             while let session = idle.popLast() {
@@ -121,53 +184,69 @@ final class PostgresPool: @unchecked Sendable {
             waiters.append((nextWaiter, promise))
             return .wait(nextWaiter, promise)
         }
-        switch step {
-        case .use(let session): return session
-        case .connect: return try connect()
-        case .wait(let id, let promise):
-            let deadline = location.deadline
-            let timer = promise.futureResult.eventLoop.scheduleTask(in: deadline) { [self] in
-                // Still waiting: leave the queue. (A waiter already handed a connection is not failed.)
-                let waiting = lock.withLock {
-                    guard let index = waiters.firstIndex(where: { $0.id == id }) else { return false }
-                    waiters.remove(at: index)
-                    return true
-                }
-                if waiting { promise.fail(PostgresSession.DeadlinePassed(seconds: Double(deadline.nanoseconds) / 1e9)) }
+    }
+
+    /// Fails waiter `id` at the location's deadline, when no connection was handed to it by then.
+    private func expire(_ id: Int, _ promise: EventLoopPromise<PostgresSession?>) -> Scheduled<Void> {
+        let deadline = location.deadline
+        return promise.futureResult.eventLoop.scheduleTask(in: deadline) { [self] in
+            // Still waiting: leave the queue. (A waiter already handed a connection is not failed.)
+            let waiting = lock.withLock {
+                guard let index = waiters.firstIndex(where: { $0.id == id }) else { return false }
+                waiters.remove(at: index)
+                return true
             }
-            defer { timer.cancel() }
-            let handed: PostgresSession?
-            do {
-                handed = try promise.futureResult.wait()
-            } catch {
-                exhausted.add()
-                throw StoreError(.busy, "all \(limit) connections to PostgreSQL at \(location.description) stayed in use for \(Double(deadline.nanoseconds) / 1e9) s", context: location.description)
-            }
-            if let handed { return handed }
-            // A place freed by a dropped connection: connect in it, unless the server failed just now.
-            if lock.withLock({ ContinuousClock.now < retryAt }) {
-                release()
-                throw StoreError(.unreachable, "PostgreSQL at \(location.description) is unreachable (retrying)", context: location.description)
-            }
-            return try connect()
+            if waiting { promise.fail(PostgresSession.DeadlinePassed(seconds: Double(deadline.nanoseconds) / 1e9)) }
+        }
+    }
+
+    /// A wait for a connection passed the deadline.
+    private func exhaustedError() -> StoreError {
+        exhausted.add()
+        let seconds = Double(location.deadline.nanoseconds) / 1e9
+        return StoreError(.busy, "all \(limit) connections to PostgreSQL at \(location.description) stayed in use for \(seconds) s", context: location.description)
+    }
+
+    /// A waiter handed a free place (a dropped connection's) connects in it, unless the server failed just now.
+    private func connectAfterRelease() throws {
+        if lock.withLock({ ContinuousClock.now < retryAt }) {
+            release()
+            throw StoreError(.unreachable, "PostgreSQL at \(location.description) is unreachable (retrying)", context: location.description)
         }
     }
 
     /// Connects one new connection in a place already counted in ``open``.
     private func connect() throws -> PostgresSession {
         do {
-            let session = try PostgresSession(configuration: location.configuration, target: location.description, logger: logger)
-            session.counter = statements
-            lock.withLock { backoff = .zero }
-            return session
+            return connected(try PostgresSession(configuration: location.configuration, target: location.description, logger: logger))
         } catch {
-            lock.withLock {
-                backoff = backoff == .zero ? Self.firstBackoff : min(backoff * 2, Self.maximumBackoff)
-                retryAt = ContinuousClock.now + backoff
-            }
-            release()
-            throw error
+            throw failedToConnect(error)
         }
+    }
+
+    /// ``connect()``, awaited.
+    private func connect() async throws -> PostgresSession {
+        do {
+            return connected(try await PostgresSession.connect(configuration: location.configuration, target: location.description, logger: logger))
+        } catch {
+            throw failedToConnect(error)
+        }
+    }
+
+    private func connected(_ session: PostgresSession) -> PostgresSession {
+        session.counter = statements
+        lock.withLock { backoff = .zero }
+        return session
+    }
+
+    /// A connection attempt failed: the next waits a backoff, and the place is free again.
+    private func failedToConnect(_ error: any Error) -> any Error {
+        lock.withLock {
+            backoff = backoff == .zero ? Self.firstBackoff : min(backoff * 2, Self.maximumBackoff)
+            retryAt = ContinuousClock.now + backoff
+        }
+        release()
+        return error
     }
 
     private func checkIn(_ session: PostgresSession) {

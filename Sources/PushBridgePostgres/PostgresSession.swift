@@ -85,6 +85,63 @@ package final class PostgresSession: @unchecked Sendable {
         }
     }
 
+    /// Connects without holding a thread: ``init(configuration:target:logger:)``, awaited.
+    static func connect(configuration: PostgresConnection.Configuration, target: String, logger: Logger) async throws -> PostgresSession {
+        let deadline = configuration.options.connectTimeout
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
+        do {
+            let connecting = Self.connecting(on: eventLoop, configuration: configuration, logger: logger)
+            let connection = try await Self.value(of: connecting, deadline: deadline) {
+                connecting.whenSuccess { late in late.close().whenComplete { _ in withExtendedLifetime(late) {} } }
+            }
+            return PostgresSession(connection: connection, target: target, deadline: deadline, logger: logger)
+        } catch {
+            throw StoreError(.unreachable, "cannot connect to PostgreSQL at \(target): \(Self.describe(error))", context: target)
+        }
+    }
+
+    /// postgres-nio's connection attempt, as a future (the async overload would not be bounded by ``deadline``).
+    private static func connecting(on eventLoop: any EventLoop, configuration: PostgresConnection.Configuration, logger: Logger) -> EventLoopFuture<PostgresConnection> {
+        PostgresConnection.connect(on: eventLoop, configuration: configuration, id: 1, logger: logger)
+    }
+
+    private init(connection: PostgresConnection, target: String, deadline: TimeAmount, logger: Logger) {
+        self.connection = connection
+        self.target = target
+        self.deadline = deadline
+        self.logger = logger
+    }
+
+    /// ``query(_:)`` without holding a thread: the statement's answer is awaited, at most ``deadline``.
+    @discardableResult
+    func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        guard !isBroken else {
+            throw StoreError(.unreachable, "PostgreSQL at \(target): the connection is closed", context: target)
+        }
+        counter?.add()
+        do {
+            let connection = connection
+            let result = try await Self.value(of: connection.query(query, logger: logger), deadline: deadline) {
+                connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+            }
+            return Array(result.rows)
+        } catch {
+            throw Self.storeError(error, target: target)
+        }
+    }
+
+    /// Awaits a future at most `deadline`; past it, runs `onTimeout` and throws ``DeadlinePassed``.
+    static func value<T: Sendable>(of future: EventLoopFuture<T>, deadline: TimeAmount, onTimeout: @escaping @Sendable () -> Void) async throws -> T {
+        let promise = future.eventLoop.makePromise(of: T.self)
+        future.cascade(to: promise)
+        let timer = future.eventLoop.scheduleTask(in: deadline) {
+            promise.fail(DeadlinePassed(seconds: Double(deadline.nanoseconds) / 1e9))
+            onTimeout()
+        }
+        defer { timer.cancel() }
+        return try await promise.futureResult.get()
+    }
+
     /// No answer within a deadline.
     struct DeadlinePassed: Error, CustomStringConvertible {
         var seconds: Double
@@ -104,13 +161,22 @@ package final class PostgresSession: @unchecked Sendable {
         return try promise.futureResult.wait()
     }
 
+    /// ``execute(_:)`` without holding a thread.
+    func execute(_ sql: String) async throws {
+        for statement in Self.statements(sql) { try await query(statement) }
+    }
+
     /// Runs statements without parameters (a migration's script), one by one: each ends with `;` at
     /// the end of a line (none of PushBridge's contains one elsewhere).
     func execute(_ sql: String) throws {
-        for statement in sql.components(separatedBy: ";\n") {
+        for statement in Self.statements(sql) { try query(statement) }
+    }
+
+    /// A script's statements: each ends with `;` at the end of a line.
+    private static func statements(_ sql: String) -> [PostgresQuery] {
+        sql.components(separatedBy: ";\n").compactMap { statement in
             let text = statement.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !text.isEmpty else { continue }
-            try query(PostgresQuery(unsafeSQL: text.hasSuffix(";") ? String(text.dropLast()) : text))
+            return text.isEmpty ? nil : PostgresQuery(unsafeSQL: text.hasSuffix(";") ? String(text.dropLast()) : text)
         }
     }
 

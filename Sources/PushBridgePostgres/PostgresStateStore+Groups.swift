@@ -28,20 +28,25 @@ extension PostgresStateStore.Transaction {
             """)
     }
 
+    /// A write keeps what it read for the node's next sends (``PostgresStateStore/KeptData``).
     func groupProfile(of group: String) throws -> [UInt8]? {
-        guard let row = try rows("SELECT profile FROM group_profiles WHERE group_id = \(group)").first else { return nil }
-        return try row.optionalBytes(0)
+        if let kept = context.keptData?.profiles[group] { return kept }
+        let profile = try rows("SELECT profile FROM group_profiles WHERE group_id = \(group)").first?.optionalBytes(0)
+        context.keptData?.profiles[group] = .some(profile)
+        return profile
     }
 
+    /// Moves the data version: nodes keep profiles.
     func setGroupProfile(_ profile: [UInt8]?, of group: String) throws {
         try checkWritable()
+        context.keptData?.profiles[group] = nil
         guard let profile else {
-            try session.query("DELETE FROM group_profiles WHERE group_id = \(group)")
+            try session.query("\(unescaped: context.bumping())DELETE FROM group_profiles WHERE group_id = \(group)")
             return
         }
         try session.query(
             """
-            INSERT INTO group_profiles (group_id, profile) VALUES (\(group), \(ByteBuffer(bytes: profile)))
+            \(unescaped: context.bumping())INSERT INTO group_profiles (group_id, profile) VALUES (\(group), \(ByteBuffer(bytes: profile)))
             ON CONFLICT (group_id) DO UPDATE SET profile = excluded.profile
             """)
     }

@@ -28,6 +28,8 @@ extension PostgresStateStore {
         var badges: BadgeOverlay?
         /// One-to-one receivers and senders as read for sends.
         let users = KeptOneToOne()
+        /// Groups' profiles as read for sends (`nil`: the group has none).
+        var profiles: [String: [UInt8]?] = [:]
         /// `data_version` as this node's last committed write left it (`nil`: unknown).
         var dataVersion: Int64?
         /// The badge log as of a data version, for reads, which take no `lock` and see their own
@@ -45,6 +47,7 @@ extension PostgresStateStore {
             if version != dataVersion {
                 receivers.removeAll()
                 users.removeAll()
+                profiles.removeAll()
             }
             if let overlay = badges {
                 if overlay.firstID == (firstLog ?? 0) && overlay.lastID == (lastLog ?? 0) {
@@ -60,6 +63,7 @@ extension PostgresStateStore {
 
         /// Notes a committed write: what is kept is true at `version` (`nil`: unknown, dropped).
         func committed(at version: Int64?) {
+            if profiles.count > KeptOneToOne.limit { profiles.removeAll() }
             guard let version else { return forget() }
             dataVersion = version
             if let badges, !badges.isStale { published.withLock { $0 = (version, badges) } }
@@ -69,6 +73,7 @@ extension PostgresStateStore {
         func forget() {
             receivers.removeAll()
             users.removeAll()
+            profiles.removeAll()
             badges = nil
             dataVersion = nil
         }

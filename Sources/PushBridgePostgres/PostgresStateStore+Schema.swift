@@ -188,6 +188,59 @@ extension PostgresStateStore {
                     PRIMARY KEY (user_name, position)
                 );
                 """),
+        // A node that keeps what a group of sends reads decides it before it locks, and commits it
+        // in one round trip (issue 49): this function takes the write lock, checks that nothing the
+        // node read has changed since (the configuration and data versions, the badge log's end, no
+        // record of the messages within their repeat windows, the rolls referred to still stored),
+        // and only then writes the sends' effects, in the order a locked send writes them. When
+        // something changed it writes nothing and answers the data version it found.
+        Migration(
+            identifier: "2026-11-26-postgres-commit-sends",
+            sql: """
+                CREATE FUNCTION pushbridge_commit_sends(
+                    scope text, expected_configuration bigint, expected_data bigint, expected_last_log bigint,
+                    ids text[], cutoffs bigint[], rolls bigint[], rolls_used_at bigint[],
+                    log_entries bytea, counter_users bigint[], counter_badges bigint[],
+                    d_message text[], d_receiver text[], d_token text[], d_environment text[], d_bound_at bigint[],
+                    d_headers bytea[], d_payload bytea[], d_queued_at bigint[],
+                    r_message text[], r_sent_at bigint[], r_decisions bytea[], prune_before bigint)
+                RETURNS TABLE (committed boolean, data bigint, log_id bigint)
+                LANGUAGE plpgsql VOLATILE AS $$
+                DECLARE
+                    seen app_version%ROWTYPE;  -- the versions once the lock is held
+                    logged bigint;  -- the badge log row written, if any
+                BEGIN
+                    PERFORM pg_advisory_xact_lock(1346524994, hashtext(scope));  -- every write's lock
+                    SELECT * INTO seen FROM app_version;  -- read after the lock (a volatile function's own snapshot)
+                    IF seen.version <> expected_configuration OR seen.data_version <> expected_data
+                        OR coalesce((SELECT max(id) FROM badge_log), 0) <> expected_last_log
+                        OR EXISTS (SELECT 1 FROM unnest(ids, cutoffs) AS x(i, c) JOIN sent_messages s ON s.message_id = x.i AND s.sent_at >= x.c)
+                        OR (SELECT count(*) FROM receiver_rolls WHERE id = ANY(rolls)) <> cardinality(rolls) THEN
+                        RETURN QUERY SELECT false, seen.data_version, NULL::bigint;  -- changed since read: nothing written
+                        RETURN;  -- the node decides again under the lock
+                    END IF;  -- the check passed
+                    UPDATE receiver_rolls r SET used_at = greatest(r.used_at, x.u) FROM unnest(rolls, rolls_used_at) AS x(i, u) WHERE r.id = x.i;  -- before pruning
+                    IF prune_before IS NOT NULL THEN
+                        DELETE FROM receiver_rolls WHERE used_at < prune_before;  -- the rolls of the records forgotten
+                        DELETE FROM sent_messages WHERE sent_at < prune_before;  -- and the records
+                    END IF;  -- pruned
+                    IF log_entries IS NOT NULL THEN
+                        INSERT INTO badge_log (entries) VALUES (log_entries) RETURNING id INTO logged;  -- a group send's counters
+                    END IF;  -- logged
+                    INSERT INTO badge_counters (user_id, badge) SELECT * FROM unnest(counter_users, counter_badges)
+                        ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge;  -- a few counters, in place
+                    IF log_entries IS NOT NULL OR cardinality(counter_users) > 0 THEN
+                        UPDATE app_version SET data_version = data_version + 1;  -- counters change what nodes keep
+                        seen.data_version := seen.data_version + 1;  -- as committed
+                    END IF;  -- the version moved
+                    INSERT INTO deliveries (message_id, receiver, token, environment, bound_at, headers, payload, queued_at, due_at, updated_at)
+                        SELECT m, r, t, e, b, h, p, q, q, q FROM unnest(d_message, d_receiver, d_token, d_environment, d_bound_at, d_headers, d_payload, d_queued_at)
+                        AS x(m, r, t, e, b, h, p, q);  -- the outbox rows
+                    INSERT INTO sent_messages (message_id, sent_at, decisions) SELECT * FROM unnest(r_message, r_sent_at, r_decisions)
+                        ON CONFLICT (message_id) DO UPDATE SET sent_at = excluded.sent_at, decisions = excluded.decisions;  -- the records
+                    RETURN QUERY SELECT true, seen.data_version, logged;  -- committed
+                END $$;
+                """),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.

@@ -93,6 +93,9 @@ extension PostgresStateStore {
         func keep(_ app: AppConfiguration, at version: Int64) { lock.withLock { kept = (version, app) } }
 
         func forget() { lock.withLock { kept = nil } }
+
+        /// The configuration kept and its version, if any.
+        var current: (version: Int64, app: AppConfiguration)? { lock.withLock { kept } }
     }
 
     /// A sent-message record as stored.

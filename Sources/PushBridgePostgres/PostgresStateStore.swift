@@ -30,6 +30,8 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     var sentMessagesPrunedBefore: Int64 = .min
     /// Groups' receivers and the badge log between this node's writes (``KeptData``).
     let kept: KeptData
+    /// When a group of sends is decided from what the node keeps and committed in one round trip.
+    let oneRoundTrip = OneRoundTripPolicy()
     /// Past this many entries the badge log is folded into the counters (as SQLite's store's
     /// ``SQLiteStateStore/Options/badgeLogLimit``).
     let badgeLogLimit: Int

@@ -4,10 +4,12 @@ import Synchronization
 import PushBridgeFacade
 import PushBridgeStore
 
-/// One app store's writer: a serial executor of its own (a dispatch queue, holding a thread only
-/// while it commits) that takes the writes of concurrent requests and commits them together
-/// (``PushStateStore/writeGroup(_:)``), each in its own savepoint. The queue of writes waiting is
-/// the group: a commit takes what arrived while the one before it ran, up to `maxBatch`.
+/// One app store's writer: one commit at a time (a task while writes wait) that takes the writes of
+/// concurrent requests and commits them together (``PushStateStore/writeGroup(_:readingRecordsOf:repeatable:on:)``),
+/// each in its own savepoint. The queue of writes waiting is the group: a commit takes what arrived
+/// while the one before it ran, up to `maxBatch`. A store whose transactions are synchronous runs
+/// them on the writer's serial executor (a dispatch queue, holding a thread only while it commits);
+/// a store over the network awaits its commit and holds no thread meanwhile.
 ///
 /// Sends that follow one another in a group are decided as one facade batch
 /// (``PushFacade/send(_:)-([PreparedMessage])``): one savepoint for all of them, and their counters,
@@ -68,26 +70,34 @@ final class GroupCommitWriter: Sendable {
         var failed: @Sendable (any Error) -> Void = { _ in }
     }
 
-    /// The writes waiting, and whether a commit round is queued on the executor. Whenever `pending`
-    /// is not empty, a round is queued or running (it re-queues itself while writes remain).
+    /// The writes waiting, and whether the rounds' task runs. Whenever `pending` is not empty, the
+    /// task runs (it ends when a round leaves nothing waiting).
     private struct Queue: @unchecked Sendable {
         var pending: [Job] = []
         var scheduled = false
         var stopping = false
+        /// The task running the rounds, while it runs.
+        var rounds: Task<Void, Never>?
+        /// The pause for more writes before a round, while it lasts (a full group ends it).
+        var pause: Task<Void, Never>?
     }
 
     private let store: any PushStateStore
     private let sendBatch: SendBatch
     private let maxBatch: Int
-    private let maxWait: DispatchTimeInterval?
+    /// The pause for more writes before a round (nanoseconds), if any.
+    private let maxWait: Int64?
     private let timeout: Duration
     /// Whether a request stops waiting at `timeout` even while its commit runs (a store that can stop
     /// answering: PostgreSQL). Without it, a commit that began is waited for (a local file always answers).
     private let answersByDeadline: Bool
     private let observer: Observer
     private let queue = Mutex(Queue())
-    /// The serial executor every commit runs on, one at a time.
+    /// The serial executor a synchronous transaction runs on.
     private let executor: DispatchQueue
+    /// Where the rounds run between their waits: the same queue, never the cooperative pool (which
+    /// a caller blocking its threads could starve).
+    private let roundsExecutor: DispatchQueueTaskExecutor
 
     /// Makes the writer (it starts nothing: its executor runs only while writes wait).
     /// - Parameters:
@@ -107,11 +117,12 @@ final class GroupCommitWriter: Sendable {
         self.store = store
         self.sendBatch = sendBatch
         self.maxBatch = max(1, maxBatch)
-        self.maxWait = maxWaitMicroseconds > 0 ? .microseconds(maxWaitMicroseconds) : nil
+        self.maxWait = maxWaitMicroseconds > 0 ? Int64(maxWaitMicroseconds) * 1_000 : nil
         self.timeout = timeout
         self.answersByDeadline = answersByDeadline
         self.observer = observer
         executor = DispatchQueue(label: name)
+        roundsExecutor = DispatchQueueTaskExecutor(executor)
     }
 
     /// Writes waiting for the writer.
@@ -156,10 +167,10 @@ final class GroupCommitWriter: Sendable {
                 queue.pending.append(job)
                 if !queue.scheduled {
                     queue.scheduled = true
-                    scheduleRound(after: maxWait)
-                } else if queue.pending.count == maxBatch && maxWait != nil {
-                    // A full group need not wait out the pause a round was queued with.
-                    scheduleRound(after: nil)
+                    queue.rounds = Task(executorPreference: roundsExecutor) { [self] in await runRounds() }
+                } else if queue.pending.count == maxBatch {
+                    // A full group need not wait out the pause before its round.
+                    queue.pause?.cancel()
                 }
                 return true
             }
@@ -180,38 +191,41 @@ final class GroupCommitWriter: Sendable {
     }
 
     /// Refuses new writes, commits the ones already queued, and returns when the last has been
-    /// answered (the executor then holds nothing).
+    /// answered (the writer then holds nothing).
     func stop() async {
-        queue.withLock { $0.stopping = true }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            executor.async { [self] in
-                while round() {}
-                continuation.resume()
+        let rounds = queue.withLock { queue in
+            queue.stopping = true
+            return queue.rounds
+        }
+        await rounds?.value
+    }
+
+    /// Commit rounds while writes wait, each after a pause for more writes when the group is not full.
+    private func runRounds() async {
+        while true {
+            if let maxWait {
+                let pause = Task { _ = try? await Task.sleep(for: .nanoseconds(maxWait)) }
+                let full = queue.withLock { queue in
+                    queue.pause = pause
+                    return queue.pending.count >= maxBatch || queue.stopping
+                }
+                if full { pause.cancel() }
+                await pause.value
             }
+            guard await round() else { return }
         }
     }
 
-    /// Queues a commit round on the executor, now or after a pause for more writes.
-    private func scheduleRound(after pause: DispatchTimeInterval?) {
-        let work: @Sendable () -> Void = { [self] in
-            guard round() else { return }
-            // Writes remain: the next round, without a pause when they fill a group.
-            let full = queue.withLock { $0.pending.count >= maxBatch }
-            scheduleRound(after: full ? nil : maxWait)
-        }
-        if let pause { executor.asyncAfter(deadline: .now() + pause, execute: work) } else { executor.async(execute: work) }
-    }
-
-    /// One group commit of the writes waiting (on the executor).
-    /// - Returns: whether writes remain queued after it (a round must follow).
-    private func round() -> Bool {
+    /// One group commit of the writes waiting.
+    /// - Returns: whether writes remain queued after it (a round must follow); when none remain, the
+    ///   rounds' task ends.
+    private func round() async -> Bool {
         let (batch, waiting) = queue.withLock { queue -> ([Job], Int) in
+            queue.pause = nil
             let batch = Array(queue.pending.prefix(maxBatch))
             queue.pending.removeFirst(batch.count)
-            if queue.pending.isEmpty { queue.scheduled = false }
             return (batch, queue.pending.count)
         }
-        guard !batch.isEmpty else { return false }
         let now = ContinuousClock.now
         var live: [Job] = []
         live.reserveCapacity(batch.count)
@@ -220,8 +234,10 @@ final class GroupCommitWriter: Sendable {
         }
         if !live.isEmpty {
             var failure: ServiceError?
+            let ids = live.compactMap { if case .send(let message, _) = $0.work { message.message.id } else { nil } }
             do {
-                try store.writeGroup(writers(live), readingRecordsOf: live.compactMap { if case .send(let message, _) = $0.work { message.message.id } else { nil } })
+                // Sends alone keep nothing but their outcomes: the store may run them again.
+                try await store.writeGroup(writers(live), readingRecordsOf: ids, repeatable: ids.count == live.count, on: executor)
             } catch {
                 observer.failed(error)
                 failure = ServiceError.store(error)
@@ -230,7 +246,12 @@ final class GroupCommitWriter: Sendable {
             observer.committed(live.count, waiting)
             for job in live { job.finish(failure) }
         }
-        return waiting > 0
+        return queue.withLock { queue in
+            guard queue.pending.isEmpty else { return true }
+            queue.scheduled = false
+            queue.rounds = nil
+            return false
+        }
     }
 
     /// The group's writers, in order: each write alone, each run of sends as one batch.
@@ -262,5 +283,18 @@ final class GroupCommitWriter: Sendable {
         }
         endRun()
         return writers
+    }
+}
+
+/// Runs a task's jobs on a dispatch queue (a task's executor preference): the task holds a thread
+/// only while it runs, and never waits for the cooperative pool.
+final class DispatchQueueTaskExecutor: TaskExecutor {
+    let queue: DispatchQueue
+
+    init(_ queue: DispatchQueue) { self.queue = queue }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import PushBridgeCore
 
 /// Where the facade keeps canonical push state: users, group membership and the app configuration.
@@ -29,6 +30,23 @@ public protocol PushStateStore: AnyObject, Sendable {
     ///   - writers: the writers, run in order, each given the store to write through.
     ///   - ids: the ids of the messages the writers send.
     func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String]) throws
+
+    /// ``writeGroup(_:readingRecordsOf:)`` for a caller that must hold no thread while the store
+    /// waits (a service's writer): a store whose transactions are synchronous runs the group on
+    /// `executor`, as GRDB runs a synchronous body behind an async call; a store over the network
+    /// may commit without holding a thread.
+    ///
+    /// With `repeatable`, a store may run the writers first against what it keeps of its data and
+    /// write their changes in one round trip that checks nothing they read has changed since; when
+    /// something has, nothing of that first run is kept and the writers run again as
+    /// ``writeGroup(_:readingRecordsOf:)`` runs them.
+    /// - Parameters:
+    ///   - writers: the writers, run in order, each given the store to write through.
+    ///   - ids: the ids of the messages the writers send.
+    ///   - repeatable: whether the writers may be run more than once: their only effects are through
+    ///     the store they are given and results they keep until this returns.
+    ///   - executor: the serial queue that runs a synchronous transaction.
+    func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, on executor: DispatchQueue) async throws
 
     /// Runs `body`, which may make several writes through the store it is given; when `body`
     /// throws, every write it made is undone (a group commit's writer that makes several facade
@@ -92,6 +110,28 @@ extension PushStateStore {
     public func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String]) throws {
         try writeGroup(writers)
     }
+
+    /// ``writeGroup(_:readingRecordsOf:)`` on `executor`, awaited: every write of this store is a
+    /// synchronous transaction.
+    public func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, on executor: DispatchQueue) async throws {
+        try await executor.transaction { try self.writeGroup(writers, readingRecordsOf: ids) }
+    }
+}
+
+extension DispatchQueue {
+    /// Runs a synchronous transaction on this queue and awaits its end; the caller holds no thread meanwhile.
+    /// - Parameter body: the transaction, run once on the queue.
+    package func transaction<T>(_ body: @escaping () throws -> T) async throws -> T {
+        nonisolated(unsafe) let body = body  // run once, on this queue, before the continuation resumes
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UnsafeResult<T>, any Error>) in
+            self.async { continuation.resume(with: Result { UnsafeResult(value: try body()) }) }
+        }.value
+    }
+}
+
+/// A value handed from a queue to the task awaiting it, once.
+package struct UnsafeResult<T>: @unchecked Sendable {
+    package var value: T
 }
 
 /// One receiver loaded for a decision.

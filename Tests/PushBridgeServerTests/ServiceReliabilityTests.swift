@@ -99,7 +99,7 @@ struct ServiceReliabilityTests {
             _ = try await writer.write { try $0.write { try $0.setMembers(["a"], of: "g") } }
             Issue.record("a write of a failed commit was answered as done")
         } catch let error as ServiceError {
-            #expect(error.status == .internalServerError && error.code == "store-failure")
+            #expect(error.status == .internalServerError && error.code == "store-failure", "\(error)")
             #expect(!error.description.contains("disk I/O"), "store details stay in the log")
         }
         #expect(reported.withLock { $0 }.count == 1 && reported.withLock { $0 }[0].contains("disk I/O error"), "the log gets the details")

@@ -1,0 +1,365 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import PushBridgeCore
+import PushBridgeRecordCoding
+import PushBridgeStore
+import Synchronization
+
+// A group of sends decided against what the node keeps, then committed in one round trip that
+// holds no thread (issue 49): the function `pushbridge_commit_sends` takes the write lock, checks
+// that nothing read has changed since, and writes the sends' effects. When anything was not kept,
+// or the check finds a change (another node wrote), the group runs again under the lock as
+// ``PostgresStateStore/writeGroup(_:readingRecordsOf:)`` runs it — same decisions, same bytes.
+
+extension PostgresStateStore {
+    public func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, on executor: DispatchQueue) async throws {
+        if repeatable, oneRoundTrip.shouldTry(), let commit = decideFromKeptData(writers) {
+            if try await commitInOneRoundTrip(commit) { return }
+        }
+        try await executor.transaction { try self.writeGroup(writers, readingRecordsOf: ids) }
+    }
+
+    /// Runs the writers against what the node keeps, when it keeps what a send reads and no write of
+    /// this store runs on the node now: their effects and what they read, or `nil` (the locked path).
+    private func decideFromKeptData(_ writers: [(any PushStateStore) -> Void]) -> KeptDataCommit? {
+        guard lock.try() else { return nil }
+        defer { lock.unlock() }
+        guard let version = kept.dataVersion, let badges = kept.badges, !badges.isStale, let app = keptApp.current else { return nil }
+        let run = KeptDataRun(store: self, app: app.app, badges: badges)
+        let store = KeptDataStore(run)
+        for writer in writers { writer(store) }
+        guard !run.missed else {
+            oneRoundTrip.missed()
+            return nil
+        }
+        var effects = run.effects
+        effects.dedupe()
+        let logged = !effects.badges.isEmpty && BadgeOverlay.logs(effects.badges) { badges }
+        // A log past its limit is folded under the lock.
+        if logged && badges.entries + effects.badges.count > badgeLogLimit { return nil }
+        let prunes = !effects.records.isEmpty && effects.cutoff.milliseconds >= sentMessagesPrunedBefore &+ 1_000
+        return KeptDataCommit(
+            configuration: app.version, data: version, lastLog: badges.lastID, reads: run.reads, rolls: run.rolls, effects: effects, logged: logged,
+            pruneBefore: prunes ? effects.cutoff : nil)
+    }
+
+    /// Sends `commit` as one statement; when it committed, what the node keeps takes its effects.
+    /// - Returns: whether it committed (`false`: something it read had changed; nothing was written).
+    private func commitInOneRoundTrip(_ commit: KeptDataCommit) async throws -> Bool {
+        let statement = try commit.statement(scope: schema)
+        let found = try await pool.use(schema: schema) { session in try await session.query(statement) }.map(Cells.init)
+        guard let row = found.first else { throw StoreError(.postgres, "the commit returned no row", context: "pushbridge_commit_sends") }
+        guard try row.bool(0) else {
+            oneRoundTrip.changed()
+            return false
+        }
+        oneRoundTrip.committed()
+        keep(commit, committedAt: try row.int64(1), logRow: try row.optionalInt64(2))
+        return true
+    }
+
+    /// What the node keeps takes a committed group's effects: the counters, the badge log row, the
+    /// data version. Another write of this node since the decision leaves it to the next lock's check.
+    private func keep(_ commit: KeptDataCommit, committedAt data: Int64, logRow: Int64?) {
+        guard lock.try() else { return }
+        defer { lock.unlock() }
+        guard kept.dataVersion == commit.data else { return }
+        let badges = commit.effects.badges
+        if commit.logged, let logRow { kept.badges?.add(badges, id: logRow) }
+        if !badges.isEmpty {
+            kept.receivers.setBadges(badges)
+            kept.users.setBadges(badges)
+        }
+        if let cutoff = commit.pruneBefore { sentMessagesPrunedBefore = cutoff.milliseconds }
+        kept.committed(at: data)
+    }
+
+    /// How often a group of sends is decided from what the node keeps: always while those commits
+    /// succeed; after one finds a change (two nodes writing one app), the next few groups go to the
+    /// lock first, twice as many after each change in a row (at most 64).
+    final class OneRoundTripPolicy: Sendable {
+        private struct State {
+            var skip = 0
+            var backoff = 1
+        }
+        private let state = Mutex(State())
+        /// Groups committed in one round trip; groups whose check found a change; groups that read
+        /// something not kept.
+        let committedCount = StatementCounter(), changedCount = StatementCounter(), missedCount = StatementCounter()
+
+        func shouldTry() -> Bool {
+            state.withLock { state in
+                guard state.skip > 0 else { return true }
+                state.skip -= 1
+                return false
+            }
+        }
+
+        func committed() {
+            committedCount.add()
+            state.withLock { $0.backoff = 1 }
+        }
+
+        func changed() {
+            changedCount.add()
+            state.withLock { state in
+                state.skip = state.backoff
+                state.backoff = min(state.backoff * 2, 64)
+            }
+        }
+
+        func missed() { missedCount.add() }
+    }
+}
+
+/// What a group of sends decided from kept data: what it read (to check) and what it writes.
+struct KeptDataCommit {
+    /// `app_version.version` and `data_version` the decisions were made at, and the badge log's last row (`0`: empty).
+    var configuration: Int64
+    var data: Int64
+    var lastLog: Int64
+    /// The message ids looked up, each with the earliest instant a record of it counts from.
+    var reads: [String: Instant]
+    /// The stored rolls referred to, with the latest instant each was used at.
+    var rolls: [Int64: Instant]
+    var effects: KeptDataEffects
+    /// Whether the counters go to the badge log as one row.
+    var logged: Bool
+    /// Records (and rolls) sent before this are forgotten, when due.
+    var pruneBefore: Instant?
+
+    /// The one statement: `pushbridge_commit_sends` with every array.
+    func statement(scope: String) throws -> PostgresQuery {
+        var binds = PostgresBindings()
+        let (badges, deliveries, records) = (effects.badges, effects.deliveries, effects.records)
+        let reads = self.reads.sorted { $0.key < $1.key }
+        let rolls = self.rolls.sorted { $0.key < $1.key }
+        let counters = logged ? [] : badges
+        binds.append(scope)
+        binds.append(configuration)
+        binds.append(data)
+        binds.append(lastLog)
+        binds.append(reads.map(\.key))
+        binds.append(reads.map(\.value.milliseconds))
+        binds.append(rolls.map(\.key))
+        binds.append(rolls.map(\.value.milliseconds))
+        binds.append(logged ? ByteBuffer(bytes: BadgeLogEntries.write(badges)) : nil)
+        binds.append(counters.map(\.key.rawValue))
+        binds.append(counters.map { Int64($0.badge) })
+        binds.append(deliveries.map(\.messageID))
+        binds.append(deliveries.map(\.receiver))
+        binds.append(deliveries.map(\.token))
+        binds.append(deliveries.map(\.environment.rawValue))
+        binds.append(deliveries.map(\.boundAt.milliseconds))
+        try binds.append(deliveries.map { ByteBuffer(bytes: OutboxDelivery.encode($0.headers)) })
+        binds.append(deliveries.map { ByteBuffer(bytes: $0.payload) })
+        binds.append(deliveries.map(\.queuedAt.milliseconds))
+        binds.append(records.map(\.id))
+        binds.append(records.map(\.sentAt.milliseconds))
+        binds.append(records.map { ByteBuffer(bytes: $0.decisions) })
+        binds.append(pruneBefore?.milliseconds)
+        let placeholders = (1...binds.count).map { "$\($0)" }.joined(separator: ", ")
+        return PostgresQuery(unsafeSQL: "SELECT * FROM pushbridge_commit_sends(\(placeholders))", binds: binds)
+    }
+}
+
+/// The effects of a group's sends as the writers gave them, merged.
+struct KeptDataEffects {
+    var badges: [(key: UserKey, badge: Int)] = []
+    var deliveries: [OutboxDelivery] = []
+    var records: [SentMessage] = []
+    var cutoff = Instant(milliseconds: .min)
+
+    var isEmpty: Bool { badges.isEmpty && deliveries.isEmpty && records.isEmpty }
+
+    mutating func add(badges: [(key: UserKey, badge: Int)], deliveries: [OutboxDelivery], records: [SentMessage], cutoff: Instant) {
+        self.badges += badges
+        self.deliveries += deliveries
+        self.records += records
+        if !records.isEmpty { self.cutoff = max(self.cutoff, cutoff) }
+    }
+
+    /// One counter a user row and one record an id, the latest of each (one statement changes a row once).
+    mutating func dedupe() {
+        var position: [UserKey: Int] = [:]
+        var merged: [(key: UserKey, badge: Int)] = []
+        for entry in badges {
+            if let at = position[entry.key] { merged[at].badge = entry.badge } else {
+                position[entry.key] = merged.count
+                merged.append(entry)
+            }
+        }
+        badges = merged
+        var last: [String: Int] = [:]
+        for (i, record) in records.enumerated() { last[record.id] = i }
+        records = records.indices.filter { last[records[$0].id] == $0 }.map { records[$0] }
+    }
+
+    /// The record a write of this group left for an id, sent since `cutoff`.
+    func record(_ id: String, since cutoff: Instant) -> [UInt8]? {
+        records.last { $0.id == id && $0.sentAt >= cutoff }?.decisions
+    }
+}
+
+/// One run of a group's writers against what the node keeps: what they read and what they write.
+/// A read of anything not kept (or a write other than a send's) is a *miss*: it is noted here, so
+/// that no `try?` of a caller hides it, and the run's result is thrown away.
+final class KeptDataRun {
+    unowned let store: PostgresStateStore
+    let app: AppConfiguration
+    let badges: BadgeOverlay
+    var effects = KeptDataEffects()
+    var reads: [String: Instant] = [:]
+    var rolls: [Int64: Instant] = [:]
+    private(set) var missed = false
+
+    init(store: PostgresStateStore, app: AppConfiguration, badges: BadgeOverlay) {
+        self.store = store
+        self.app = app
+        self.badges = badges
+    }
+
+    /// Notes a miss and returns the error that ends the writer's call.
+    func miss(_ what: String) -> StoreError {
+        missed = true
+        return StoreError(.busy, "not kept on this node: \(what)", context: "kept data")
+    }
+}
+
+/// The store a writer sees in a run against kept data: its writes are kept in the run; one that
+/// throws leaves nothing there.
+final class KeptDataStore: PushStateStore, @unchecked Sendable {
+    let run: KeptDataRun
+
+    init(_ run: KeptDataRun) { self.run = run }
+
+    func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
+        try atomically { _ in try body(KeptDataTransaction(run, writable: true)) }
+    }
+
+    func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
+        if run.missed { throw run.miss("a read after a miss") }
+        return try body(KeptDataTransaction(run, writable: false))
+    }
+
+    func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T {
+        if run.missed { throw run.miss("a write after a miss") }
+        let (effects, reads, rolls) = (run.effects, run.reads, run.rolls)
+        do {
+            return try body(self)
+        } catch {
+            (run.effects, run.reads, run.rolls) = (effects, reads, rolls)
+            throw error
+        }
+    }
+}
+
+/// A transaction that answers from what the node keeps, or misses.
+final class KeptDataTransaction: PushStateTransaction {
+    let run: KeptDataRun
+    let writable: Bool
+
+    init(_ run: KeptDataRun, writable: Bool) {
+        self.run = run
+        self.writable = writable
+    }
+
+    private var kept: PostgresStateStore.KeptData { run.store.kept }
+
+    private func checkWritable() throws {
+        guard writable else { throw StoreError(.readOnly, "a change inside a read transaction") }
+    }
+
+    // MARK: What a send reads
+
+    func app() throws -> AppConfiguration { run.app }
+
+    func sender(_ id: UserID, group: String?) throws -> UserState? {
+        guard let sender = kept.users.senders[.init(name: id, group: group)] else { throw run.miss("sender") }
+        return sender
+    }
+
+    func receivers(of audience: Audience, excluding sender: UserID, conversation: ConversationKey) throws -> StoredReceivers {
+        switch audience {
+        case .group(let group):
+            guard let table = kept.receivers.tables[.init(group: group, conversation: conversation)] else { throw run.miss("a group's receivers") }
+            return table.receivers(excluding: sender)
+        case .users(let users):
+            var seen = Set<UserID>()
+            let wanted = users.filter { $0 != sender && seen.insert($0).inserted }
+            let known = wanted.compactMap { kept.users.receivers[.init(name: $0, conversation: conversation)] }
+            guard known.count == wanted.count else { throw run.miss("a receiver") }
+            return StoredReceivers(known)
+        }
+    }
+
+    func groupProfile(of group: String) throws -> [UInt8]? {
+        guard let profile = kept.profiles[group] else { throw run.miss("a group's profile") }
+        return profile
+    }
+
+    /// Assumed unsent; the commit checks it (and finds a change when it was sent).
+    func sentMessage(_ id: String, since cutoff: Instant) throws -> [UInt8]? {
+        if let record = run.effects.record(id, since: cutoff) { return record }
+        run.reads[id] = min(run.reads[id] ?? cutoff, cutoff)
+        return nil
+    }
+
+    func sentMessages(_ ids: [(id: String, since: Instant)]) throws -> [[UInt8]?] {
+        try ids.map { try sentMessage($0.id, since: $0.since) }
+    }
+
+    // MARK: What a send writes
+
+    func storeRoll(_ roll: ReceiverRoll, usedAt: Instant, encoded: () -> [UInt8]) throws -> Int64 {
+        try checkWritable()
+        guard let id = kept.receivers.tables.values.first(where: { $0.roll === roll })?.rollID else { throw run.miss("a roll not stored yet") }
+        run.rolls[id] = max(run.rolls[id] ?? usedAt, usedAt)
+        return id
+    }
+
+    func writeSendEffects(badges: [(key: UserKey, badge: Int)], deliveries: [OutboxDelivery], records: [SentMessage], forgettingBefore cutoff: Instant) throws {
+        try checkWritable()
+        run.effects.add(badges: badges, deliveries: deliveries, records: records, cutoff: cutoff)
+    }
+
+    func setBadges(_ badges: [(key: UserKey, badge: Int)]) throws {
+        try writeSendEffects(badges: badges, deliveries: [], records: [], forgettingBefore: Instant(milliseconds: .min))
+    }
+
+    func enqueueDeliveries(_ deliveries: [OutboxDelivery]) throws {
+        try writeSendEffects(badges: [], deliveries: deliveries, records: [], forgettingBefore: Instant(milliseconds: .min))
+    }
+
+    func recordSentMessage(_ id: String, at instant: Instant, decisions: [UInt8], forgettingBefore cutoff: Instant) throws {
+        try recordSentMessages([SentMessage(id: id, sentAt: instant, decisions: decisions)], forgettingBefore: cutoff)
+    }
+
+    func recordSentMessages(_ messages: [SentMessage], forgettingBefore cutoff: Instant) throws {
+        try writeSendEffects(badges: [], deliveries: [], records: messages, forgettingBefore: cutoff)
+    }
+
+    // MARK: Everything else is read or written under the lock
+
+    func roll(_ id: Int64) throws -> [UInt8]? { throw run.miss("a stored roll") }
+    func setApp(_ app: AppConfiguration) throws { throw run.miss("a configuration change") }
+    func user(_ id: UserID) throws -> UserRecord? { throw run.miss("a user") }
+    func save(_ state: UserState, replacing previous: UserState?) throws { throw run.miss("a user change") }
+    func removeUser(_ id: UserID) throws -> Bool { throw run.miss("a user change") }
+    func owner(ofDevice token: String) throws -> UserID? { throw run.miss("a device") }
+    func pushBindings(of user: UserID) throws -> [PushBinding] { throw run.miss("push bindings") }
+    func setPushBindings(_ bindings: [PushBinding], of user: UserID) throws { throw run.miss("a push binding change") }
+    func members(of group: String) throws -> [UserID] { throw run.miss("members") }
+    func setMembers(_ members: [UserID], of group: String) throws { throw run.miss("a membership change") }
+    func setGroupProfile(_ profile: [UInt8]?, of group: String) throws { throw run.miss("a profile change") }
+    func messageSequence(of group: String, advancing: Bool) throws -> Int64 { throw run.miss("a message sequence") }
+    func groups(containing user: UserID?) throws -> [String] { throw run.miss("groups") }
+    func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) throws -> [OutboxDelivery] { throw run.miss("the outbox") }
+    func settleDeliveries(_ settlements: [DeliverySettlement], at now: Instant) throws { throw run.miss("the outbox") }
+    func releaseDeliveryClaims() throws { throw run.miss("the outbox") }
+    func nextDeliveryDue() throws -> Instant? { throw run.miss("the outbox") }
+    func deliveries(ofMessage id: String) throws -> [DeliveryRecord] { throw run.miss("the outbox") }
+    func pruneDeliveries(settledBefore cutoff: Instant) throws -> Int { throw run.miss("the outbox") }
+    func outboxCounts() throws -> OutboxCounts { throw run.miss("the outbox") }
+}

@@ -1,0 +1,144 @@
+import Dispatch
+import Foundation
+import PushBridgeCore
+import PushBridgeFacade
+import PushBridgeJSON
+@testable import PushBridgePostgres
+import PushBridgeStore
+import PushBridgeTestSupport
+import PushBridgeServiceTestSupport
+import PushBridgeVendorRESTTestSupport
+import PushBridgeStoreTestSupport
+import Testing
+
+/// Issue 49: a warm group of sends is decided from what the node keeps and committed in one round
+/// trip that holds no thread; when the commit's check finds a change (another node wrote, the id was
+/// sent) or a send reads something not kept, nothing of that run is kept and the group is decided
+/// again under the lock — the same outcomes as a memory store's.
+@Suite("PostgreSQL one round trip a commit")
+struct PostgresOneRoundTripTests {
+    /// Two nodes' stores on one new schema with the example app, u1 and u2 each with a device, and
+    /// group g1 of ``PostgresReceiverCacheTests/members``.
+    static func twoNodes() throws -> (a: PostgresStateStore, b: PostgresStateStore)? {
+        guard let (a, b) = try PostgresReceiverCacheTests.twoNodes() else { return nil }
+        for user in ["u1", "u2"] { try FacadeScenario.register(user, in: PushFacade(store: a)) }
+        return (a, b)
+    }
+
+    /// What the service's writer does with a group of sends: the awaited, repeatable group commit.
+    static func commit(_ store: any PushStateStore, _ messages: [PushFacade.PreparedMessage]) async throws -> [PushFacade.SendOutcome] {
+        nonisolated(unsafe) var outcomes: [PushFacade.SendOutcome] = []
+        try await store.writeGroup(
+            [{ scoped in outcomes = (try? PushFacade(store: scoped).send(messages).map { try $0.get() }) ?? [] }],
+            readingRecordsOf: messages.map(\.message.id), repeatable: true, on: DispatchQueue(label: "test-writer"))
+        return outcomes
+    }
+
+    static func prepare(_ message: JSONValue, on store: any PushStateStore) throws -> PushFacade.PreparedMessage {
+        try PushFacade(store: store).prepare(message, dialect: "agora-silent", now: FacadeScenario.now)
+    }
+
+    static func counts(_ store: PostgresStateStore) -> (statements: Int, committed: Int, changed: Int, missed: Int) {
+        (store.pool.statements.value, store.oneRoundTrip.committedCount.value, store.oneRoundTrip.changedCount.value, store.oneRoundTrip.missedCount.value)
+    }
+
+    @Test("a warm group of sends commits in one statement; its decisions and counters are a memory store's, and later sends count on from them")
+    func warmGroupInOneStatement() async throws {
+        guard let (a, _) = try Self.twoNodes() else { return }
+        let memory = MemoryStateStore()
+        let twin = PushFacade(store: memory)
+        try twin.configure(FacadeScenario.app)
+        for user in PostgresReceiverCacheTests.members + ["u1", "u2"] { try FacadeScenario.register(user, in: twin) }
+        try twin.setMembers(PostgresReceiverCacheTests.members, of: "g1")
+        // Warm: a one-to-one and a group send under the lock (the roll is stored then).
+        for store in [a, memory] as [any PushStateStore] {
+            _ = try PushFacade(store: store).send(try Self.prepare(PostgresRoundTripTests.oneToOne("warm-1"), on: store))
+            _ = try PushFacade(store: store).send(try Self.prepare(FacadeScenario.groupMessage(from: "m0", to: "g1", id: "warm-g"), on: store))
+        }
+        let messages = (0..<6).map { PostgresRoundTripTests.oneToOne("one-\($0)") } + [
+            FacadeScenario.groupMessage(from: "m1", to: "g1", id: "group-1"), FacadeScenario.groupMessage(from: "m2", to: "g1", id: "group-2"),
+        ]
+        let before = Self.counts(a)
+        let onPostgres = try await Self.commit(a, try messages.map { try Self.prepare($0, on: a) })
+        let after = Self.counts(a)
+        #expect(after.statements - before.statements == 1, "one statement for eight sends: \(after.statements - before.statements)")
+        #expect(after.committed - before.committed == 1 && after.changed == before.changed && after.missed == before.missed)
+        let inMemory = try await Self.commit(memory, try messages.map { try Self.prepare($0, on: memory) })
+        #expect(onPostgres.map(\.decisions) == inMemory.map(\.decisions) && onPostgres.count == 8)
+        // The records are the same bytes' worth (a group's refers to the stored roll).
+        for id in ["one-5", "group-2"] {
+            #expect(try PushFacade(store: a).sentMessage(id, now: FacadeScenario.now) == PushFacade(store: memory).sentMessage(id, now: FacadeScenario.now))
+        }
+        // Sends after it, under the lock and in one round trip again, count on from its counters.
+        for store in [a, memory] as [any PushStateStore] {
+            _ = try PushFacade(store: store).send(try Self.prepare(FacadeScenario.groupMessage(from: "m0", to: "g1", id: "after-1"), on: store))
+            _ = try await Self.commit(store, [try Self.prepare(PostgresRoundTripTests.oneToOne("after-2"), on: store)])
+        }
+        for user in ["u2", "m1", "m3", "m0"] {
+            #expect(try PushFacade(store: a).user(user)?.state.badge == PushFacade(store: memory).user(user)?.state.badge, "\(user)'s counter")
+        }
+        #expect(try PushFacade(store: a).user("u2")?.state.badge == 1 + 6 + 1)
+        #expect(try PushFacade(store: a).deliveries(ofMessage: "group-2").count == PushFacade(store: memory).deliveries(ofMessage: "group-2").count)
+    }
+
+    @Test("another node's send since: the check finds the data version moved, writes nothing, and the group is decided again under the lock")
+    func anotherNodesWriteSendsTheGroupToTheLock() async throws {
+        guard let (a, b) = try Self.twoNodes() else { return }
+        _ = try PushFacade(store: a).send(try Self.prepare(PostgresRoundTripTests.oneToOne("a-1"), on: a))
+        _ = try PushFacade(store: b).send(try Self.prepare(PostgresRoundTripTests.oneToOne("b-1"), on: b))
+        let before = Self.counts(a)
+        let outcomes = try await Self.commit(a, [try Self.prepare(PostgresRoundTripTests.oneToOne("a-2"), on: a)])
+        let after = Self.counts(a)
+        #expect(after.changed - before.changed == 1 && after.committed == before.committed, "the check found node B's write")
+        #expect(outcomes.count == 1 && outcomes[0].decisions.first?.decision.request?.badgeCounter == 3, "counted on from node B's send")
+        #expect(try PushFacade(store: b).user("u2")?.state.badge == 3, "a-1, b-1, a-2: nothing counted twice")
+        #expect(try PushFacade(store: b).deliveries(ofMessage: "a-2").count == 1, "one outbox row: the first run wrote nothing")
+        // The node's next group goes to the lock first (the back-off), then commits in one round trip again.
+        _ = try await Self.commit(a, [try Self.prepare(PostgresRoundTripTests.oneToOne("a-3"), on: a)])
+        let warm = Self.counts(a)
+        _ = try await Self.commit(a, [try Self.prepare(PostgresRoundTripTests.oneToOne("a-4"), on: a)])
+        #expect(Self.counts(a).statements - warm.statements == 1 && Self.counts(a).committed - warm.committed == 1)
+        #expect(try PushFacade(store: b).user("u2")?.state.badge == 5)
+    }
+
+    @Test("a message id another node sent is a repeat: the check finds its record, and the first send's decisions are answered")
+    func aRepeatSentOnAnotherNode() async throws {
+        guard let (a, b) = try Self.twoNodes() else { return }
+        _ = try PushFacade(store: a).send(try Self.prepare(PostgresRoundTripTests.oneToOne("warm"), on: a))
+        // Written behind node A's back as node B's record would be, without moving the data version.
+        let first = try PushFacade(store: b).send(try Self.prepare(PostgresRoundTripTests.oneToOne("same"), on: b))
+        try PostgresReceiverCacheTests.behindTheNodesBack(a, "UPDATE app_version SET data_version = data_version - 1")
+        let before = Self.counts(a)
+        let outcomes = try await Self.commit(a, [try Self.prepare(PostgresRoundTripTests.oneToOne("same"), on: a)])
+        #expect(Self.counts(a).changed - before.changed == 1, "the record's check, not the version's")
+        #expect(outcomes.first?.isRepeat == true && outcomes.first?.decisions == first.decisions)
+        #expect(try PushFacade(store: b).user("u2")?.state.badge == 2, "the repeat counted nothing")
+    }
+
+    @Test("a send that reads what the node does not keep (a receiver never sent to) is decided under the lock; the next one is not")
+    func aMissGoesToTheLock() async throws {
+        guard let (a, _) = try Self.twoNodes() else { return }
+        _ = try PushFacade(store: a).send(try Self.prepare(PostgresRoundTripTests.oneToOne("warm"), on: a))
+        let toM3 = FacadeScenario.json(#"{"id":"to-m3","conversationId":"m3","from":"u1","to":"m3","chatType":"Chat","body":{"type":"text","text":"hi"}}"#)
+        let before = Self.counts(a)
+        let outcomes = try await Self.commit(a, [try Self.prepare(toM3, on: a)])
+        #expect(Self.counts(a).missed - before.missed == 1 && Self.counts(a).committed == before.committed)
+        #expect(outcomes.first?.decisions.first?.decision.request?.badgeCounter == 1)
+        let again = FacadeScenario.json(#"{"id":"to-m3-again","conversationId":"m3","from":"u1","to":"m3","chatType":"Chat","body":{"type":"text","text":"hi"}}"#)
+        let warm = Self.counts(a)
+        let next = try await Self.commit(a, [try Self.prepare(again, on: a)])
+        #expect(Self.counts(a).statements - warm.statements == 1 && next.first?.decisions.first?.decision.request?.badgeCounter == 2)
+    }
+
+    @Test("a configuration changed on another node is seen by the check: the next group is decided with it")
+    func configurationChangedElsewhere() async throws {
+        guard let (a, b) = try Self.twoNodes() else { return }
+        _ = try PushFacade(store: a).send(try Self.prepare(PostgresRoundTripTests.oneToOne("warm"), on: a))
+        var app = try #require(try b.read { try $0.app() })
+        app.templates = []
+        app.certificates = []
+        try b.write { try $0.setApp(app) }
+        let outcomes = try await Self.commit(a, [try Self.prepare(PostgresRoundTripTests.oneToOne("after"), on: a)])
+        #expect(outcomes.first?.decisions.first?.decision.request == nil, "no certificate any more: nothing pushed (\(String(describing: outcomes.first?.decisions.first?.decision)))")
+    }
+}
