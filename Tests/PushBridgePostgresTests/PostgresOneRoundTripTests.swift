@@ -29,7 +29,7 @@ struct PostgresOneRoundTripTests {
     static func commit(_ store: any PushStateStore, _ messages: [PushFacade.PreparedMessage]) async throws -> [PushFacade.SendOutcome] {
         nonisolated(unsafe) var outcomes: [PushFacade.SendOutcome] = []
         try await store.writeGroup(
-            [{ scoped in outcomes = (try? PushFacade(store: scoped).send(messages).map { try $0.get() }) ?? [] }],
+            [{ scoped in outcomes = (try? PushFacade(store: scoped, queuesDeliveries: true).send(messages).map { try $0.get() }) ?? [] }],
             readingRecordsOf: messages.map(\.message.id), repeatable: true, on: DispatchQueue(label: "test-writer"))
         return outcomes
     }
@@ -50,10 +50,13 @@ struct PostgresOneRoundTripTests {
         try twin.configure(FacadeScenario.app)
         for user in PostgresReceiverCacheTests.members + ["u1", "u2"] { try FacadeScenario.register(user, in: twin) }
         try twin.setMembers(PostgresReceiverCacheTests.members, of: "g1")
-        // Warm: a one-to-one and a group send under the lock (the roll is stored then).
+        // Warm: a one-to-one send and the group's senders' sends under the lock (the node keeps the
+        // senders and receivers they read; the roll is stored then).
         for store in [a, memory] as [any PushStateStore] {
             _ = try PushFacade(store: store).send(try Self.prepare(PostgresRoundTripTests.oneToOne("warm-1"), on: store))
-            _ = try PushFacade(store: store).send(try Self.prepare(FacadeScenario.groupMessage(from: "m0", to: "g1", id: "warm-g"), on: store))
+            for sender in ["m0", "m1", "m2"] {
+                _ = try PushFacade(store: store).send(try Self.prepare(FacadeScenario.groupMessage(from: sender, to: "g1", id: "warm-\(sender)"), on: store))
+            }
         }
         let messages = (0..<6).map { PostgresRoundTripTests.oneToOne("one-\($0)") } + [
             FacadeScenario.groupMessage(from: "m1", to: "g1", id: "group-1"), FacadeScenario.groupMessage(from: "m2", to: "g1", id: "group-2"),
@@ -78,6 +81,7 @@ struct PostgresOneRoundTripTests {
             #expect(try PushFacade(store: a).user(user)?.state.badge == PushFacade(store: memory).user(user)?.state.badge, "\(user)'s counter")
         }
         #expect(try PushFacade(store: a).user("u2")?.state.badge == 1 + 6 + 1)
+        #expect(try PushFacade(store: a).user("m3")?.state.badge == 3 + 2 + 1)
         #expect(try PushFacade(store: a).deliveries(ofMessage: "group-2").count == PushFacade(store: memory).deliveries(ofMessage: "group-2").count)
     }
 
@@ -135,10 +139,12 @@ struct PostgresOneRoundTripTests {
         guard let (a, b) = try Self.twoNodes() else { return }
         _ = try PushFacade(store: a).send(try Self.prepare(PostgresRoundTripTests.oneToOne("warm"), on: a))
         var app = try #require(try b.read { try $0.app() })
-        app.templates = []
-        app.certificates = []
+        app.certificates.append(Certificate(name: "another", busiId: nil, bundleId: "io.example.other", environment: .production))
         try b.write { try $0.setApp(app) }
+        let before = Self.counts(a)
         let outcomes = try await Self.commit(a, [try Self.prepare(PostgresRoundTripTests.oneToOne("after"), on: a)])
-        #expect(outcomes.first?.decisions.first?.decision.request == nil, "no certificate any more: nothing pushed (\(String(describing: outcomes.first?.decisions.first?.decision)))")
+        #expect(Self.counts(a).changed - before.changed == 1, "the check found the configuration's version moved")
+        #expect(a.keptApp.current?.app == app, "decided under the lock with the configuration node B wrote")
+        #expect(outcomes.first?.decisions.first?.decision.request?.badgeCounter == 2)
     }
 }
