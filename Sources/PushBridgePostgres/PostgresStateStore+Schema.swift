@@ -214,12 +214,12 @@ extension PostgresStateStore {
                     SELECT * INTO seen FROM app_version;  -- read after the lock (a volatile function's own snapshot)
                     IF seen.version <> expected_configuration OR seen.data_version <> expected_data
                         OR coalesce((SELECT max(id) FROM badge_log), 0) <> expected_last_log
-                        OR EXISTS (SELECT 1 FROM unnest(ids, cutoffs) AS x(i, c) JOIN sent_messages s ON s.message_id = x.i AND s.sent_at >= x.c)
+                        OR EXISTS (SELECT 1 FROM sent_messages s JOIN unnest(ids, cutoffs) AS x(i, c) ON s.message_id = x.i WHERE s.message_id = ANY(ids) AND s.sent_at >= x.c)
                         OR (SELECT count(*) FROM receiver_rolls WHERE id = ANY(rolls)) <> cardinality(rolls) THEN
                         RETURN QUERY SELECT false, seen.data_version, NULL::bigint;  -- changed since read: nothing written
                         RETURN;  -- the node decides again under the lock
                     END IF;  -- the check passed
-                    UPDATE receiver_rolls r SET used_at = greatest(r.used_at, x.u) FROM unnest(rolls, rolls_used_at) AS x(i, u) WHERE r.id = x.i;  -- before pruning
+                    UPDATE receiver_rolls r SET used_at = greatest(r.used_at, x.u) FROM unnest(rolls, rolls_used_at) AS x(i, u) WHERE r.id = ANY(rolls) AND r.id = x.i;  -- before pruning
                     IF prune_before IS NOT NULL THEN
                         DELETE FROM receiver_rolls WHERE used_at < prune_before;  -- the rolls of the records forgotten
                         DELETE FROM sent_messages WHERE sent_at < prune_before;  -- and the records
