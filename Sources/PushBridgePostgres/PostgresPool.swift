@@ -90,10 +90,11 @@ final class PostgresPool: @unchecked Sendable {
 
     /// ``use(schema:_:)`` without holding a thread: the wait for a connection, the connecting and
     /// `body`'s statements are awaited.
-    func use<T>(schema: String, _ body: (PostgresSession) async throws -> T) async throws -> T {
+    /// - Parameter schema: the schema unqualified names mean; `nil`: any (`body` qualifies its names).
+    func use<T>(schema: String?, _ body: (PostgresSession) async throws -> T) async throws -> T {
         let session = try await checkOut(preferring: schema)
         do {
-            if session.schema != schema {
+            if let schema, session.schema != schema {
                 session.schema = nil  // unknown until the SET succeeds
                 try await session.execute("SET search_path TO \(schema)")
                 session.schema = schema
@@ -143,7 +144,7 @@ final class PostgresPool: @unchecked Sendable {
     }
 
     /// ``checkOut(preferring:)``, awaited.
-    private func checkOut(preferring schema: String) async throws -> PostgresSession {
+    private func checkOut(preferring schema: String?) async throws -> PostgresSession {
         switch try step(preferring: schema) {
         case .use(let session): return session
         case .connect: return try await connect()
@@ -163,10 +164,10 @@ final class PostgresPool: @unchecked Sendable {
     }
 
     /// What a check-out does: take an idle connection, connect one, or wait in line.
-    private func step(preferring schema: String) throws -> Step {
+    private func step(preferring schema: String?) throws -> Step {
         try lock.withLock {
             // One already in the schema is taken first.
-            if let index = idle.lastIndex(where: { $0.schema == schema }) { idle.append(idle.remove(at: index)) }
+            if let schema, let index = idle.lastIndex(where: { $0.schema == schema }) { idle.append(idle.remove(at: index)) }
             while let session = idle.popLast() {
                 if !session.isBroken { return .use(session) }
                 open -= 1

@@ -48,7 +48,7 @@ extension PostgresStateStore {
     /// - Returns: whether it committed (`false`: something it read had changed; nothing was written).
     private func commitInOneRoundTrip(_ commit: KeptDataCommit) async throws -> Bool {
         let statement = try commit.statement(scope: schema)
-        let found = try await pool.use(schema: schema) { session in try await session.query(statement) }.map(Cells.init)
+        let found = try await pool.use(schema: nil) { session in try await session.query(statement) }.map(Cells.init)
         guard let row = found.first else { throw StoreError(.postgres, "the commit returned no row", context: "pushbridge_commit_sends") }
         guard try row.bool(0) else {
             oneRoundTrip.changed()
@@ -160,7 +160,8 @@ struct KeptDataCommit {
         binds.append(records.map { ByteBuffer(bytes: $0.decisions) })
         binds.append(pruneBefore?.milliseconds)
         let placeholders = (1...binds.count).map { "$\($0)" }.joined(separator: ", ")
-        return PostgresQuery(unsafeSQL: "SELECT * FROM pushbridge_commit_sends(\(placeholders))", binds: binds)
+        // The schema is a checked identifier (PostgresLocation.checkSchema): the call needs no search path.
+        return PostgresQuery(unsafeSQL: "SELECT * FROM \(scope).pushbridge_commit_sends(\(placeholders))", binds: binds)
     }
 }
 

@@ -193,7 +193,10 @@ extension PostgresStateStore {
         // node read has changed since (the configuration and data versions, the badge log's end, no
         // record of the messages within their repeat windows, the rolls referred to still stored),
         // and only then writes the sends' effects, in the order a locked send writes them. When
-        // something changed it writes nothing and answers the data version it found.
+        // something changed it writes nothing and answers the data version it found. Its search path
+        // is its schema's, whatever the calling connection's: it is called schema-qualified on any
+        // connection, and its statements' plans stay cached across calls (a connection that moved
+        // between apps' schemas would plan them again each call).
         Migration(
             identifier: "2026-11-26-postgres-commit-sends",
             sql: """
@@ -205,7 +208,7 @@ extension PostgresStateStore {
                     d_headers bytea[], d_payload bytea[], d_queued_at bigint[],
                     r_message text[], r_sent_at bigint[], r_decisions bytea[], prune_before bigint)
                 RETURNS TABLE (committed boolean, data bigint, log_id bigint)
-                LANGUAGE plpgsql VOLATILE AS $$
+                LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT AS $$
                 DECLARE
                     seen app_version%ROWTYPE;  -- the versions once the lock is held
                     logged bigint;  -- the badge log row written, if any

@@ -95,7 +95,7 @@ final class GroupCommitWriter: Sendable {
     private let queue = Mutex(Queue())
     /// The serial executor a synchronous transaction runs on.
     private let executor: DispatchQueue
-    /// Where the rounds run between their waits: the same queue, never the cooperative pool (which
+    /// Where the rounds run between their waits: a dispatch queue, never the cooperative pool (which
     /// a caller blocking its threads could starve).
     private let roundsExecutor: DispatchQueueTaskExecutor
 
@@ -108,11 +108,13 @@ final class GroupCommitWriter: Sendable {
     ///   - timeout: the longest a write may wait for its turn.
     ///   - answersByDeadline: whether every write is answered by `timeout` even when its commit has
     ///     not ended (``ServiceError/storeTimedOut``): for a store over the network.
+    ///   - rounds: where the rounds run between their waits (a queue shared by a service's writers);
+    ///     `nil`: the writer's own queue.
     ///   - name: the executor's label.
     ///   - observer: told about each commit (metrics).
     init(
         store: any PushStateStore, sendBatch: @escaping SendBatch, maxBatch: Int, maxWaitMicroseconds: Int, timeout: Duration,
-        answersByDeadline: Bool = false, name: String, observer: Observer = Observer()
+        answersByDeadline: Bool = false, rounds: DispatchQueueTaskExecutor? = nil, name: String, observer: Observer = Observer()
     ) {
         self.store = store
         self.sendBatch = sendBatch
@@ -122,7 +124,7 @@ final class GroupCommitWriter: Sendable {
         self.answersByDeadline = answersByDeadline
         self.observer = observer
         executor = DispatchQueue(label: name)
-        roundsExecutor = DispatchQueueTaskExecutor(executor)
+        roundsExecutor = rounds ?? DispatchQueueTaskExecutor(executor)
     }
 
     /// Writes waiting for the writer.
@@ -296,5 +298,23 @@ final class DispatchQueueTaskExecutor: TaskExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
+
+/// The queues a service's writers run their rounds on: as many serial queues as the machine has cores
+/// (at least two), each writer given one in turn. A round holds its queue only while it decides; a
+/// synchronous store's transaction runs on the writer's own queue, and a store over the network is
+/// awaited: 8 or 800 busy apps need no thread each.
+final class WriterQueues: Sendable {
+    private let executors: [DispatchQueueTaskExecutor]
+    private let turn = Atomic<Int>(0)
+
+    init(count: Int = ProcessInfo.processInfo.activeProcessorCount) {
+        executors = (0..<max(2, count)).map { DispatchQueueTaskExecutor(DispatchQueue(label: "pushbridge-writers-\($0)")) }
+    }
+
+    /// The queue for the next writer.
+    func next() -> DispatchQueueTaskExecutor {
+        executors[turn.add(1, ordering: .relaxed).oldValue % executors.count]
     }
 }

@@ -24,6 +24,8 @@ package final class ServiceApps: @unchecked Sendable {
     let vendorBindings: VendorBindings
     /// Ids for vendor sends that carry none.
     let messageIDs = VendorMessageIDs()
+    /// The queues every app's writer runs its rounds on (a few, shared: busy apps cost no thread each).
+    let writerQueues = WriterQueues()
     /// Signatures made for an account that verified, until they expire (a vendor family's request signatures).
     package let verifiedSignatures = VerifiedSignatures()
     /// Bearer tokens that checked, until they expire (a vendor family's app tokens).
@@ -153,7 +155,7 @@ package final class ServiceApps: @unchecked Sendable {
         let writer = GroupCommitWriter(
             store: store, sendBatch: { try facade.writing(to: $0).send($1) }, maxBatch: configuration.groupCommitMaxBatch, maxWaitMicroseconds: configuration.groupCommitWaitMicroseconds,
             timeout: .milliseconds(Int64(configuration.requestTimeoutSeconds * 1000)), answersByDeadline: storage.isShared,
-            name: "pushbridge-writer-\(id)",
+            rounds: writerQueues.next(), name: "pushbridge-writer-\(id)",
             observer: .init(
                 committed: { batch, waiting in metrics.committed(app: id, batch: batch, waiting: waiting) },
                 failed: { [logger] error in logger.error("group commit failed", metadata: ["app": "\(id)", "error": "\(error)"]) }))
