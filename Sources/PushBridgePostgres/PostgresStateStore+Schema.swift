@@ -211,18 +211,28 @@ extension PostgresStateStore {
                 LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT AS $$
                 DECLARE
                     seen app_version%ROWTYPE;  -- the versions once the lock is held
+                    changed boolean;  -- whether anything the decisions read has changed
                     logged bigint;  -- the badge log row written, if any
                 BEGIN
                     PERFORM pg_advisory_xact_lock(1346524994, hashtext(scope));  -- every write's lock
                     SELECT * INTO seen FROM app_version;  -- read after the lock (a volatile function's own snapshot)
-                    IF seen.version <> expected_configuration OR seen.data_version <> expected_data
-                        OR coalesce((SELECT max(id) FROM badge_log), 0) <> expected_last_log
-                        OR EXISTS (SELECT 1 FROM sent_messages s JOIN unnest(ids, cutoffs) AS x(i, c) ON s.message_id = x.i WHERE s.message_id = ANY(ids) AND s.sent_at >= x.c)
-                        OR (SELECT count(*) FROM receiver_rolls WHERE id = ANY(rolls)) <> cardinality(rolls) THEN
+                    changed := seen.version <> expected_configuration OR seen.data_version <> expected_data
+                        OR coalesce((SELECT max(id) FROM badge_log), 0) <> expected_last_log;  -- the versions and the log
+                    IF NOT changed AND cardinality(ids) > 0 THEN
+                        changed := EXISTS (SELECT 1 FROM sent_messages s JOIN unnest(ids, cutoffs) AS x(i, c) ON s.message_id = x.i
+                            WHERE s.message_id = ANY(ids) AND s.sent_at >= x.c);  -- a record within its repeat window
+                    END IF;  -- the records
+                    IF NOT changed AND cardinality(rolls) > 0 THEN
+                        changed := (SELECT count(*) FROM receiver_rolls WHERE id = ANY(rolls)) <> cardinality(rolls);  -- a roll pruned
+                    END IF;  -- the rolls
+                    IF changed THEN
                         RETURN QUERY SELECT false, seen.data_version, NULL::bigint;  -- changed since read: nothing written
                         RETURN;  -- the node decides again under the lock
                     END IF;  -- the check passed
-                    UPDATE receiver_rolls r SET used_at = greatest(r.used_at, x.u) FROM unnest(rolls, rolls_used_at) AS x(i, u) WHERE r.id = ANY(rolls) AND r.id = x.i;  -- before pruning
+                    IF cardinality(rolls) > 0 THEN
+                        UPDATE receiver_rolls r SET used_at = greatest(r.used_at, x.u) FROM unnest(rolls, rolls_used_at) AS x(i, u)
+                            WHERE r.id = ANY(rolls) AND r.id = x.i;  -- before pruning
+                    END IF;  -- the rolls' times
                     IF prune_before IS NOT NULL THEN
                         DELETE FROM receiver_rolls WHERE used_at < prune_before;  -- the rolls of the records forgotten
                         DELETE FROM sent_messages WHERE sent_at < prune_before;  -- and the records
@@ -230,17 +240,23 @@ extension PostgresStateStore {
                     IF log_entries IS NOT NULL THEN
                         INSERT INTO badge_log (entries) VALUES (log_entries) RETURNING id INTO logged;  -- a group send's counters
                     END IF;  -- logged
-                    INSERT INTO badge_counters (user_id, badge) SELECT * FROM unnest(counter_users, counter_badges)
-                        ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge;  -- a few counters, in place
+                    IF cardinality(counter_users) > 0 THEN
+                        INSERT INTO badge_counters (user_id, badge) SELECT * FROM unnest(counter_users, counter_badges)
+                            ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge;  -- a few counters, in place
+                    END IF;  -- counted
                     IF log_entries IS NOT NULL OR cardinality(counter_users) > 0 THEN
                         UPDATE app_version SET data_version = data_version + 1;  -- counters change what nodes keep
                         seen.data_version := seen.data_version + 1;  -- as committed
                     END IF;  -- the version moved
-                    INSERT INTO deliveries (message_id, receiver, token, environment, bound_at, headers, payload, queued_at, due_at, updated_at)
-                        SELECT m, r, t, e, b, h, p, q, q, q FROM unnest(d_message, d_receiver, d_token, d_environment, d_bound_at, d_headers, d_payload, d_queued_at)
-                        AS x(m, r, t, e, b, h, p, q);  -- the outbox rows
-                    INSERT INTO sent_messages (message_id, sent_at, decisions) SELECT * FROM unnest(r_message, r_sent_at, r_decisions)
-                        ON CONFLICT (message_id) DO UPDATE SET sent_at = excluded.sent_at, decisions = excluded.decisions;  -- the records
+                    IF cardinality(d_message) > 0 THEN
+                        INSERT INTO deliveries (message_id, receiver, token, environment, bound_at, headers, payload, queued_at, due_at, updated_at)
+                            SELECT m, r, t, e, b, h, p, q, q, q FROM unnest(d_message, d_receiver, d_token, d_environment, d_bound_at, d_headers, d_payload, d_queued_at)
+                            AS x(m, r, t, e, b, h, p, q);  -- the outbox rows
+                    END IF;  -- queued
+                    IF cardinality(r_message) > 0 THEN
+                        INSERT INTO sent_messages (message_id, sent_at, decisions) SELECT * FROM unnest(r_message, r_sent_at, r_decisions)
+                            ON CONFLICT (message_id) DO UPDATE SET sent_at = excluded.sent_at, decisions = excluded.decisions;  -- the records
+                    END IF;  -- recorded
                     RETURN QUERY SELECT true, seen.data_version, logged;  -- committed
                 END $$;
                 """),
