@@ -31,6 +31,8 @@ final class PostgresPool: @unchecked Sendable {
     let statements = StatementCounter()
     /// Uses that waited for a connection past the deadline.
     let exhausted = StatementCounter()
+    /// The apps' one-round-trip commits, sent together.
+    let commits = PostgresCommitCombiner()
     private let lock = NSLock()
     private var idle: [PostgresSession] = []
     /// Connections that exist or are being made (idle, in use, connecting).
@@ -79,11 +81,7 @@ final class PostgresPool: @unchecked Sendable {
             checkIn(session)
             return result
         } catch {
-            if session.isBroken || (error as? StoreError)?.code == .unreachable {
-                drop(session)
-            } else {
-                checkIn(session)
-            }
+            giveBack(session, after: error)
             throw error
         }
     }
@@ -103,13 +101,14 @@ final class PostgresPool: @unchecked Sendable {
             checkIn(session)
             return result
         } catch {
-            if session.isBroken || (error as? StoreError)?.code == .unreachable {
-                drop(session)
-            } else {
-                checkIn(session)
-            }
+            giveBack(session, after: error)
             throw error
         }
+    }
+
+    /// A use failed: its connection is dropped when it broke (or cannot reach the server), else given back.
+    private func giveBack(_ session: PostgresSession, after error: any Error) {
+        if session.isBroken || (error as? StoreError)?.code == .unreachable { drop(session) } else { checkIn(session) }
     }
 
     /// Connections open now (idle, in use or being made).

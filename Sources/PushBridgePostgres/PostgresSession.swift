@@ -132,14 +132,21 @@ package final class PostgresSession: @unchecked Sendable {
 
     /// Awaits a future at most `deadline`; past it, runs `onTimeout` and throws ``DeadlinePassed``.
     static func value<T: Sendable>(of future: EventLoopFuture<T>, deadline: TimeAmount, onTimeout: @escaping @Sendable () -> Void) async throws -> T {
+        let (bounded, timer) = bound(future, deadline: deadline, onTimeout: onTimeout)
+        defer { timer.cancel() }
+        return try await bounded.get()
+    }
+
+    /// `future`, failed with ``DeadlinePassed`` (after `onTimeout` runs) when it has not ended by
+    /// `deadline`; and the timer to cancel once it has.
+    private static func bound<T: Sendable>(_ future: EventLoopFuture<T>, deadline: TimeAmount, onTimeout: @escaping @Sendable () -> Void) -> (EventLoopFuture<T>, Scheduled<Void>) {
         let promise = future.eventLoop.makePromise(of: T.self)
         future.cascade(to: promise)
         let timer = future.eventLoop.scheduleTask(in: deadline) {
             promise.fail(DeadlinePassed(seconds: Double(deadline.nanoseconds) / 1e9))
             onTimeout()
         }
-        defer { timer.cancel() }
-        return try await promise.futureResult.get()
+        return (promise.futureResult, timer)
     }
 
     /// No answer within a deadline.
@@ -151,14 +158,9 @@ package final class PostgresSession: @unchecked Sendable {
     /// Waits for a future at most `deadline` (never on an event loop: callers are writer threads
     /// and the thread pool); past it, runs `onTimeout` and throws ``DeadlinePassed``.
     package static func wait<T: Sendable>(_ future: EventLoopFuture<T>, deadline: TimeAmount, onTimeout: @escaping @Sendable () -> Void) throws -> T {
-        let promise = future.eventLoop.makePromise(of: T.self)
-        future.cascade(to: promise)
-        let timer = future.eventLoop.scheduleTask(in: deadline) {
-            promise.fail(DeadlinePassed(seconds: Double(deadline.nanoseconds) / 1e9))
-            onTimeout()
-        }
+        let (bounded, timer) = bound(future, deadline: deadline, onTimeout: onTimeout)
         defer { timer.cancel() }
-        return try promise.futureResult.wait()
+        return try bounded.wait()
     }
 
     /// ``execute(_:)`` without holding a thread.

@@ -47,15 +47,14 @@ extension PostgresStateStore {
     /// Sends `commit` as one statement; when it committed, what the node keeps takes its effects.
     /// - Returns: whether it committed (`false`: something it read had changed; nothing was written).
     private func commitInOneRoundTrip(_ commit: KeptDataCommit) async throws -> Bool {
-        let statement = try commit.statement(scope: schema)
-        let found = try await pool.use(schema: nil) { session in try await session.query(statement) }.map(Cells.init)
-        guard let row = found.first else { throw StoreError(.postgres, "the commit returned no row", context: "pushbridge_commit_sends") }
-        guard try row.bool(0) else {
+        // With the other apps' commits on this node that wait meanwhile, in one statement.
+        let answer = try await pool.commits.commit(commit, schema: schema, on: pool)
+        guard answer.committed else {
             oneRoundTrip.changed()
             return false
         }
         oneRoundTrip.committed()
-        keep(commit, committedAt: try row.int64(1), logRow: try row.optionalInt64(2))
+        keep(commit, committedAt: answer.dataVersion, logRow: answer.logRow)
         return true
     }
 
@@ -129,9 +128,9 @@ struct KeptDataCommit {
     /// Records (and rolls) sent before this are forgotten, when due.
     var pruneBefore: Instant?
 
-    /// The one statement: `pushbridge_commit_sends` with every array.
-    func statement(scope: String) throws -> PostgresQuery {
-        var binds = PostgresBindings()
+    /// The call of the schema's `pushbridge_commit_sends` with every array, its parameters appended to `binds`.
+    func call(scope: String, binds: inout PostgresBindings) throws -> String {
+        let first = binds.count + 1
         let (badges, deliveries, records) = (effects.badges, effects.deliveries, effects.records)
         let reads = self.reads.sorted { $0.key < $1.key }
         let rolls = self.rolls.sorted { $0.key < $1.key }
@@ -159,9 +158,9 @@ struct KeptDataCommit {
         binds.append(records.map(\.sentAt.milliseconds))
         binds.append(records.map { ByteBuffer(bytes: $0.decisions) })
         binds.append(pruneBefore?.milliseconds)
-        let placeholders = (1...binds.count).map { "$\($0)" }.joined(separator: ", ")
+        let placeholders = (first...binds.count).map { "$\($0)" }.joined(separator: ", ")
         // The schema is a checked identifier (PostgresLocation.checkSchema): the call needs no search path.
-        return PostgresQuery(unsafeSQL: "SELECT * FROM \(scope).pushbridge_commit_sends(\(placeholders))", binds: binds)
+        return "\(scope).pushbridge_commit_sends(\(placeholders))"
     }
 }
 

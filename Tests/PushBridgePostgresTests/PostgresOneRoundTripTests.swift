@@ -148,3 +148,63 @@ struct PostgresOneRoundTripTests {
         #expect(outcomes.first?.decisions.first?.decision.request?.badgeCounter == 2)
     }
 }
+
+/// Issue 49: the apps of a node commit together — the one-round-trip commits that wait while a
+/// statement is in flight go in the next one, each app's checked and written as it would be alone.
+@Suite("PostgreSQL commits of several apps")
+struct PostgresCommitCombinerTests {
+    /// `count` apps' stores on one pool (a node), each with the example app, u1 and u2, warmed by one send.
+    static func apps(_ count: Int) throws -> [PostgresStateStore]? {
+        guard let url = testPostgresURL() else { return nil }
+        let first = try freshPostgresSchema(url)
+        let pool = PostgresPool(location: first, limit: 4, logger: .init(label: "node"))
+        return try (0..<count).map { i in
+            let store = try PostgresStateStore(location: i == 0 ? first : try freshPostgresSchema(url), pool: pool)
+            let facade = PushFacade(store: store)
+            try facade.configure(FacadeScenario.app)
+            for user in ["u1", "u2"] { try FacadeScenario.register(user, in: facade) }
+            _ = try facade.send(try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("warm"), on: store))
+            return store
+        }
+    }
+
+    @Test("8 apps' groups at once: fewer statements than commits, every app's sends counted once")
+    func eightAppsCommitTogether() async throws {
+        guard let stores = try Self.apps(8) else { return }
+        let combiner = stores[0].pool.commits
+        let (statements, commits) = (combiner.statementCount.value, combiner.commitCount.value)
+        let outcomes = try await withThrowingTaskGroup(of: Int.self) { group in
+            for (i, store) in stores.enumerated() {
+                let messages = try (0..<3).map { try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("m\(i)-\($0)"), on: store) }
+                group.addTask { try await PostgresOneRoundTripTests.commit(store, messages).count }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(outcomes == 8 * 3)
+        #expect(combiner.commitCount.value - commits == 8, "every app's group in one round trip")
+        #expect(combiner.statementCount.value - statements < 8, "commits that waited went together: \(combiner.statementCount.value - statements) statements")
+        for store in stores {
+            #expect(try PushFacade(store: store).user("u2")?.state.badge == 1 + 3)
+            #expect(store.oneRoundTrip.committedCount.value == 1 && store.oneRoundTrip.changedCount.value == 0)
+        }
+    }
+
+    @Test("an app whose commit PostgreSQL refuses fails alone: the others' commits in its statement are sent again and kept")
+    func oneAppsErrorFailsNoOther() async throws {
+        guard let stores = try Self.apps(4) else { return }
+        try PostgresReceiverCacheTests.behindTheNodesBack(stores[2], "DROP FUNCTION pushbridge_commit_sends")
+        let results = await withTaskGroup(of: (Int, Bool).self) { group in
+            for (i, store) in stores.enumerated() {
+                let message = try? PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("x\(i)"), on: store)
+                group.addTask { (i, (try? await PostgresOneRoundTripTests.commit(store, message.map { [$0] } ?? [])) != nil) }
+            }
+            var results: [Int: Bool] = [:]
+            for await (i, ok) in group { results[i] = ok }
+            return results
+        }
+        #expect(results == [0: true, 1: true, 2: false, 3: true], "only the app without the function failed")
+        for (i, store) in stores.enumerated() {
+            #expect(try PushFacade(store: store).user("u2")?.state.badge == (i == 2 ? 1 : 2))
+        }
+    }
+}

@@ -223,17 +223,24 @@ struct ModuleGraphTests {
         }
     }
 
-    /// Issue 49, its first part: PostgreSQL's awaited group commit (decided from kept data, one statement)
-    /// blocks no thread — no future waited for, no thread pool, no lock waited on (it only tries the
-    /// store's) — and a group it cannot commit so runs under the lock on the writer's queue, not here.
+    /// Issue 49, its first part: PostgreSQL's awaited group commit (decided from kept data, one statement
+    /// with the node's other apps' commits) blocks no thread — no future waited for, no thread pool, no lock
+    /// waited on (it only tries the store's), no task of its own — and a group it cannot commit so runs
+    /// under the lock on the writer's queue, not here.
     @Test func thePostgresOneRoundTripCommitBlocksNothing() throws {
-        let text = try #require(try Self.sources("PushBridgePostgres").first { $0.name == "PostgresStateStore+OneRoundTrip.swift" }?.text)
-        let code = text.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }.joined(separator: "\n")
-        for word in [".wait(", "NIOThreadPool", "lock.lock()", "lock.withLock", "DispatchSemaphore", "Thread("] {
-            #expect(!code.contains(word), "PostgresStateStore+OneRoundTrip.swift uses \(word)")
+        let sources = try Self.sources("PushBridgePostgres")
+        var code: [String: String] = [:]
+        for name in ["PostgresStateStore+OneRoundTrip.swift", "PostgresCommitCombiner.swift"] {
+            let text = try #require(sources.first { $0.name == name }?.text, "\(name)")
+            code[name] = text.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }.joined(separator: "\n")
+            for word in [".wait(", "NIOThreadPool", "lock.lock()", "lock.withLock", "DispatchSemaphore", "Thread(", "Task {"] {
+                #expect(code[name]?.contains(word) == false, "\(name) uses \(word)")
+            }
         }
-        #expect(code.contains("try await executor.transaction { try self.writeGroup(writers, readingRecordsOf: ids) }"), "the locked path runs on the writer's queue")
-        #expect(code.contains("try await pool.use(schema: nil) { session in try await session.query(statement) }"), "the commit is awaited")
+        let store = code["PostgresStateStore+OneRoundTrip.swift"] ?? ""
+        #expect(store.contains("try await executor.transaction { try self.writeGroup(writers, readingRecordsOf: ids) }"), "the locked path runs on the writer's queue")
+        #expect(store.contains("try await pool.commits.commit(commit, schema: schema, on: pool)"), "the commit is awaited")
+        #expect(code["PostgresCommitCombiner.swift"]?.contains("try await pool.use(schema: nil) { session in try await session.query(query) }") == true, "its statement is awaited")
     }
 
     /// A new vendor lands in one module (issue 52): the server and the store name none in their code (types,

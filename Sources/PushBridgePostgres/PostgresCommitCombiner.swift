@@ -1,0 +1,140 @@
+import Foundation
+import PostgresNIO
+import PushBridgeStore
+import Synchronization
+
+/// The one-round-trip commits of a node's apps on one database, sent together (issue 49: many apps
+/// cost what one costs). While ``inFlightLimit`` statements are in flight, commits that arrive wait;
+/// the next statement carries all that waited (at most ``batchLimit``) — one transaction, each app's
+/// `pushbridge_commit_sends` in turn, the apps in schema order, so that two statements never take two
+/// apps' locks in opposite orders. Each app's function checks and writes its own commit as it would
+/// alone. When the statement fails with an error of PostgreSQL's (not a lost connection), each commit
+/// is sent again alone, so that one app's failure fails no other. (A commit whose statement was lost
+/// with its connection may have been written: when its group runs again, its check finds the change.)
+final class PostgresCommitCombiner: Sendable {
+    /// What one app's commit answered: whether it committed, the data version after it, the badge log row it wrote.
+    struct Answer: Sendable {
+        var committed: Bool
+        var dataVersion: Int64
+        var logRow: Int64?
+    }
+
+    /// A waiting commit's turn: answered by another's statement, or handed the batch to send.
+    private enum Turn {
+        case answered(Answer)
+        case send([Waiting])
+    }
+
+    private struct Waiting: @unchecked Sendable {
+        let id: Int
+        let schema: String
+        let commit: KeptDataCommit
+        let continuation: CheckedContinuation<Turn, any Error>
+    }
+
+    private struct State {
+        var waiting: [Waiting] = []
+        var inFlight = 0
+        var nextID = 0
+    }
+
+    /// Statements in flight at most (the others' commits wait for one to end).
+    let inFlightLimit: Int
+    /// Commits in one statement at most.
+    let batchLimit: Int
+    private let state = Mutex(State())
+    /// Statements sent, and commits they carried (their ratio is the batch).
+    let statementCount = StatementCounter(), commitCount = StatementCounter()
+
+    init(inFlightLimit: Int = 2, batchLimit: Int = 16) {
+        self.inFlightLimit = max(1, inFlightLimit)
+        self.batchLimit = max(1, batchLimit)
+    }
+
+    /// Commits `commit` to the app of `schema`, in the next statement, and returns its answer. The
+    /// caller whose commit finds a statement's place free sends it, with the commits waiting then; when
+    /// it ends, the first commit of those that waited meanwhile is handed the next statement. No task
+    /// or thread of its own: the senders are the writers' own tasks.
+    /// - Parameters:
+    ///   - commit: what a group of the app's sends decided from kept data.
+    ///   - schema: the app's schema (a checked identifier).
+    ///   - pool: the node's connections to the database.
+    func commit(_ commit: KeptDataCommit, schema: String, on pool: PostgresPool) async throws -> Answer {
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        let turn: Turn = try await withCheckedThrowingContinuation { continuation in
+            let batch: [Waiting]? = state.withLock { state in
+                state.waiting.append(Waiting(id: id, schema: schema, commit: commit, continuation: continuation))
+                guard state.inFlight < inFlightLimit else { return nil }
+                state.inFlight += 1
+                return take(&state)
+            }
+            if let batch { continuation.resume(returning: .send(batch)) }
+        }
+        switch turn {
+        case .answered(let answer):
+            return answer
+        case .send(let batch):
+            let results = await send(batch, on: pool)
+            var mine: Result<Answer, any Error>?
+            for (waiting, result) in zip(batch, results) {
+                if waiting.id == id { mine = result } else { waiting.continuation.resume(with: result.map(Turn.answered)) }
+            }
+            let next: [Waiting]? = state.withLock { state in
+                guard !state.waiting.isEmpty else {
+                    state.inFlight -= 1
+                    return nil
+                }
+                return take(&state)
+            }
+            if let next, let first = next.first { first.continuation.resume(returning: .send(next)) }
+            guard let mine else { throw StoreError(.postgres, "a commit was not in its own statement", context: "pushbridge_commit_sends") }
+            return try mine.get()
+        }
+    }
+
+    /// The waiting commits for one statement, in schema order.
+    private func take(_ state: inout State) -> [Waiting] {
+        let batch = state.waiting.prefix(batchLimit)
+        state.waiting.removeFirst(batch.count)
+        return batch.sorted { $0.schema < $1.schema }
+    }
+
+    /// Each commit's answer: one statement for all; when PostgreSQL refuses it, one each.
+    private func send(_ batch: [Waiting], on pool: PostgresPool) async -> [Result<Answer, any Error>] {
+        do {
+            return try await statement(batch, on: pool).map { .success($0) }
+        } catch let error as StoreError where error.code == .postgres && batch.count > 1 {
+            var results: [Result<Answer, any Error>] = []
+            for waiting in batch { results += await send([waiting], on: pool) }
+            return results
+        } catch {
+            return batch.map { _ in .failure(error) }
+        }
+    }
+
+    /// One statement for `batch`: each app's function, its answer numbered by its place.
+    private func statement(_ batch: [Waiting], on pool: PostgresPool) async throws -> [Answer] {
+        var binds = PostgresBindings()
+        var parts: [String] = []
+        for (i, waiting) in batch.enumerated() {
+            parts.append("SELECT \(i) AS n, c.* FROM \(try waiting.commit.call(scope: waiting.schema, binds: &binds)) c")
+        }
+        let query = PostgresQuery(unsafeSQL: parts.joined(separator: " UNION ALL "), binds: binds)
+        statementCount.add()
+        for _ in batch { commitCount.add() }
+        let rows = try await pool.use(schema: nil) { session in try await session.query(query) }.map(Cells.init)
+        var answers = [Answer?](repeating: nil, count: batch.count)
+        for row in rows {
+            let n = try row.int(0)
+            guard answers.indices.contains(n) else { continue }
+            answers[n] = Answer(committed: try row.bool(1), dataVersion: try row.int64(2), logRow: try row.optionalInt64(3))
+        }
+        return try answers.map { answer in
+            guard let answer else { throw StoreError(.postgres, "a commit returned no row", context: "pushbridge_commit_sends") }
+            return answer
+        }
+    }
+}
