@@ -256,7 +256,7 @@ final class KeptDataStore: PushStateStore, @unchecked Sendable {
 }
 
 /// A transaction that answers from what the node keeps, or misses.
-final class KeptDataTransaction: PushStateTransaction {
+final class KeptDataTransaction: SendEffectsInOneCall {
     let run: KeptDataRun
     let writable: Bool
 
@@ -322,18 +322,6 @@ final class KeptDataTransaction: PushStateTransaction {
     func writeSendEffects(badges: [(key: UserKey, badge: Int)], deliveries: [OutboxDelivery], records: [SentMessage], forgettingBefore cutoff: Instant) throws {
         try checkWritable()
         run.effects.add(badges: badges, deliveries: deliveries, records: records, cutoff: cutoff)
-    }
-
-    func setBadges(_ badges: [(key: UserKey, badge: Int)]) throws {
-        try writeSendEffects(badges: badges, deliveries: [], records: [], forgettingBefore: Instant(milliseconds: .min))
-    }
-
-    func enqueueDeliveries(_ deliveries: [OutboxDelivery]) throws {
-        try writeSendEffects(badges: [], deliveries: deliveries, records: [], forgettingBefore: Instant(milliseconds: .min))
-    }
-
-    func recordSentMessage(_ id: String, at instant: Instant, decisions: [UInt8], forgettingBefore cutoff: Instant) throws {
-        try recordSentMessages([SentMessage(id: id, sentAt: instant, decisions: decisions)], forgettingBefore: cutoff)
     }
 
     func recordSentMessages(_ messages: [SentMessage], forgettingBefore cutoff: Instant) throws {

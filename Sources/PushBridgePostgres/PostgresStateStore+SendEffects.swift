@@ -73,18 +73,6 @@ extension PostgresStateStore.Transaction {
         kept.users.setBadges(badges)
     }
 
-    func setBadges(_ badges: [(key: UserKey, badge: Int)]) throws {
-        try writeSendEffects(badges: badges, deliveries: [], records: [], forgettingBefore: Instant(milliseconds: .min))
-    }
-
-    func enqueueDeliveries(_ deliveries: [OutboxDelivery]) throws {
-        try writeSendEffects(badges: [], deliveries: deliveries, records: [], forgettingBefore: Instant(milliseconds: .min))
-    }
-
-    func recordSentMessage(_ id: String, at instant: Instant, decisions: [UInt8], forgettingBefore cutoff: Instant) throws {
-        try recordSentMessages([SentMessage(id: id, sentAt: instant, decisions: decisions)], forgettingBefore: cutoff)
-    }
-
     func recordSentMessages(_ messages: [SentMessage], forgettingBefore cutoff: Instant) throws {
         try checkWritable()
         // With records, the effects' statement prunes; without, pruning is all there is to do.
@@ -103,6 +91,26 @@ extension PostgresStateStore.Transaction {
         writer?.sentMessagesPrunedBefore = cutoff.milliseconds
     }
 }
+
+/// A transaction whose send effects are one call (``PushStateTransaction/writeSendEffects(badges:deliveries:records:forgettingBefore:)``):
+/// each table's own method is that call with one part.
+protocol SendEffectsInOneCall: PushStateTransaction {}
+
+extension SendEffectsInOneCall {
+    func setBadges(_ badges: [(key: UserKey, badge: Int)]) throws {
+        try writeSendEffects(badges: badges, deliveries: [], records: [], forgettingBefore: Instant(milliseconds: .min))
+    }
+
+    func enqueueDeliveries(_ deliveries: [OutboxDelivery]) throws {
+        try writeSendEffects(badges: [], deliveries: deliveries, records: [], forgettingBefore: Instant(milliseconds: .min))
+    }
+
+    func recordSentMessage(_ id: String, at instant: Instant, decisions: [UInt8], forgettingBefore cutoff: Instant) throws {
+        try recordSentMessages([SentMessage(id: id, sentAt: instant, decisions: decisions)], forgettingBefore: cutoff)
+    }
+}
+
+extension PostgresStateStore.Transaction: SendEffectsInOneCall {}
 
 /// One statement of data-modifying `WITH` parts and their parameters.
 struct EffectsStatement {
