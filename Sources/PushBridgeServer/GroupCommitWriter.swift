@@ -79,7 +79,7 @@ final class GroupCommitWriter: Sendable {
         /// The task running the rounds, while it runs.
         var rounds: Task<Void, Never>?
         /// The pause for more writes before a round, while it lasts (a full group ends it).
-        var pause: Task<Void, Never>?
+        var pause: Pause?
     }
 
     private let store: any PushStateStore
@@ -172,7 +172,7 @@ final class GroupCommitWriter: Sendable {
                     queue.rounds = Task(executorPreference: roundsExecutor) { [self] in await runRounds() }
                 } else if queue.pending.count == maxBatch {
                     // A full group need not wait out the pause before its round.
-                    queue.pause?.cancel()
+                    queue.pause?.end()
                 }
                 return true
             }
@@ -206,13 +206,13 @@ final class GroupCommitWriter: Sendable {
     private func runRounds() async {
         while true {
             if let maxWait {
-                let pause = Task { _ = try? await Task.sleep(for: .nanoseconds(maxWait)) }
+                let pause = Pause()
                 let full = queue.withLock { queue in
                     queue.pause = pause
                     return queue.pending.count >= maxBatch || queue.stopping
                 }
-                if full { pause.cancel() }
-                await pause.value
+                if full { pause.end() }
+                await pause.wait(nanoseconds: maxWait, on: executor)
             }
             guard await round() else { return }
         }
@@ -285,6 +285,40 @@ final class GroupCommitWriter: Sendable {
         }
         endRun()
         return writers
+    }
+}
+
+/// A writer's pause for more writes: ended by its timer (a dispatch timer, not the cooperative pool's)
+/// or early, by a full group; whichever comes first resumes the round, once.
+final class Pause: Sendable {
+    private enum State {
+        case notWaiting
+        case waiting(CheckedContinuation<Void, Never>)
+        case ended
+    }
+    private let state = Mutex(State.notWaiting)
+
+    /// Waits until ``end()`` or `nanoseconds` from now, whichever is first.
+    func wait(nanoseconds: Int64, on queue: DispatchQueue) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ended = state.withLock { state in
+                if case .ended = state { return true }
+                state = .waiting(continuation)
+                return false
+            }
+            if ended { return continuation.resume() }
+            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { self.end() }
+        }
+    }
+
+    /// Ends the pause (again: nothing).
+    func end() {
+        let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state = .ended }
+            if case .waiting(let continuation) = state { return continuation }
+            return nil
+        }
+        waiting?.resume()
     }
 }
 
