@@ -22,14 +22,10 @@ extension PostgresStateStore.Transaction {
             // A table not kept has no stored roll to share with the next send: no roll.
             return table.receivers(excluding: sender, asRoll: kept.receivers.keep(table, for: tableKey))
         case .users(let users):
-            var seen = Set<UserID>()
-            let wanted = users.filter { $0 != sender && seen.insert($0).inserted }
+            let wanted = PostgresStateStore.KeptOneToOne.wanted(users, excluding: sender)
             guard !wanted.isEmpty else { return StoredReceivers([]) }
             let kept = context.keptData?.users
-            if let kept {
-                let known = wanted.compactMap { kept.receivers[.init(name: $0, conversation: conversation)] }
-                if known.count == wanted.count { return StoredReceivers(known) }
-            }
+            if let known = kept?.receivers(wanted, in: conversation) { return StoredReceivers(known) }
             let found = try rows(
                 PostgresQuery(
                     unsafeSQL: """

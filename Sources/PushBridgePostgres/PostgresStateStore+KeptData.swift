@@ -61,6 +61,12 @@ extension PostgresStateStore {
             if badges == nil && firstLog == nil { badges = BadgeOverlay() }  // empty: known without reading it
         }
 
+        /// Counters written by this node's sends: the kept rows that hold them take them.
+        func counted(_ badges: [(key: UserKey, badge: Int)]) {
+            receivers.setBadges(badges)
+            users.setBadges(badges)
+        }
+
         /// Notes a committed write: what is kept is true at `version` (`nil`: unknown, dropped).
         func committed(at version: Int64?) {
             if profiles.count > KeptOneToOne.limit { profiles.removeAll() }
@@ -114,6 +120,18 @@ extension PostgresStateStore {
         func keep(sender: UserState?, _ key: SenderKey) {
             if senders.count >= Self.limit { senders.removeAll() }
             senders[key] = .some(sender)
+        }
+
+        /// The distinct receivers of a one-to-one audience (the sender left out), in order.
+        static func wanted(_ users: [UserID], excluding sender: UserID) -> [UserID] {
+            var seen = Set<UserID>()
+            return users.filter { $0 != sender && seen.insert($0).inserted }
+        }
+
+        /// The kept receivers `wanted` (from ``wanted(_:excluding:)``) on `conversation`, when all are kept.
+        func receivers(_ wanted: [UserID], in conversation: ConversationKey) -> [StoredReceiver]? {
+            let known = wanted.compactMap { receivers[ReceiverKey(name: $0, conversation: conversation)] }
+            return known.count == wanted.count ? known : nil
         }
 
         /// Sets the counters of the kept receivers among `badges`.

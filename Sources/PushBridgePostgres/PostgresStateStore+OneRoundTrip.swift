@@ -26,7 +26,7 @@ extension PostgresStateStore {
         guard lock.try() else { return nil }
         defer { lock.unlock() }
         guard let version = kept.dataVersion, let badges = kept.badges, !badges.isStale, let app = keptApp.current else { return nil }
-        let run = KeptDataRun(store: self, app: app.app, badges: badges)
+        let run = KeptDataRun(store: self, app: app.app)
         let store = KeptDataStore(run)
         for writer in writers { writer(store) }
         guard !run.missed else {
@@ -38,7 +38,7 @@ extension PostgresStateStore {
         let logged = !effects.badges.isEmpty && BadgeOverlay.logs(effects.badges) { badges }
         // A log past its limit is folded under the lock.
         if logged && badges.entries + effects.badges.count > badgeLogLimit { return nil }
-        let prunes = !effects.records.isEmpty && effects.cutoff.milliseconds >= sentMessagesPrunedBefore &+ 1_000
+        let prunes = !effects.records.isEmpty && Self.pruningIsDue(before: effects.cutoff, prunedBefore: sentMessagesPrunedBefore)
         return KeptDataCommit(
             configuration: app.version, data: version, lastLog: badges.lastID, reads: run.reads, rolls: run.rolls, effects: effects, logged: logged,
             pruneBefore: prunes ? effects.cutoff : nil)
@@ -66,10 +66,7 @@ extension PostgresStateStore {
         guard kept.dataVersion == commit.data else { return }
         let badges = commit.effects.badges
         if commit.logged, let logRow { kept.badges?.add(badges, id: logRow) }
-        if !badges.isEmpty {
-            kept.receivers.setBadges(badges)
-            kept.users.setBadges(badges)
-        }
+        if !badges.isEmpty { kept.counted(badges) }
         if let cutoff = commit.pruneBefore { sentMessagesPrunedBefore = cutoff.milliseconds }
         kept.committed(at: data)
     }
@@ -171,8 +168,6 @@ struct KeptDataEffects {
     var records: [SentMessage] = []
     var cutoff = Instant(milliseconds: .min)
 
-    var isEmpty: Bool { badges.isEmpty && deliveries.isEmpty && records.isEmpty }
-
     mutating func add(badges: [(key: UserKey, badge: Int)], deliveries: [OutboxDelivery], records: [SentMessage], cutoff: Instant) {
         self.badges += badges
         self.deliveries += deliveries
@@ -191,9 +186,7 @@ struct KeptDataEffects {
             }
         }
         badges = merged
-        var last: [String: Int] = [:]
-        for (i, record) in records.enumerated() { last[record.id] = i }
-        records = records.indices.filter { last[records[$0].id] == $0 }.map { records[$0] }
+        records = records.latestOfEachID()
     }
 
     /// The record a write of this group left for an id, sent since `cutoff`.
@@ -208,16 +201,14 @@ struct KeptDataEffects {
 final class KeptDataRun {
     unowned let store: PostgresStateStore
     let app: AppConfiguration
-    let badges: BadgeOverlay
     var effects = KeptDataEffects()
     var reads: [String: Instant] = [:]
     var rolls: [Int64: Instant] = [:]
     private(set) var missed = false
 
-    init(store: PostgresStateStore, app: AppConfiguration, badges: BadgeOverlay) {
+    init(store: PostgresStateStore, app: AppConfiguration) {
         self.store = store
         self.app = app
-        self.badges = badges
     }
 
     /// Notes a miss and returns the error that ends the writer's call.
@@ -286,10 +277,8 @@ final class KeptDataTransaction: SendEffectsInOneCall {
             guard let table = kept.receivers.tables[.init(group: group, conversation: conversation)] else { throw run.miss("a group's receivers") }
             return table.receivers(excluding: sender)
         case .users(let users):
-            var seen = Set<UserID>()
-            let wanted = users.filter { $0 != sender && seen.insert($0).inserted }
-            let known = wanted.compactMap { kept.users.receivers[.init(name: $0, conversation: conversation)] }
-            guard known.count == wanted.count else { throw run.miss("a receiver") }
+            let wanted = PostgresStateStore.KeptOneToOne.wanted(users, excluding: sender)
+            guard let known = kept.users.receivers(wanted, in: conversation) else { throw run.miss("a receiver") }
             return StoredReceivers(known)
         }
     }
@@ -304,10 +293,6 @@ final class KeptDataTransaction: SendEffectsInOneCall {
         if let record = run.effects.record(id, since: cutoff) { return record }
         run.reads[id] = min(run.reads[id] ?? cutoff, cutoff)
         return nil
-    }
-
-    func sentMessages(_ ids: [(id: String, since: Instant)]) throws -> [[UInt8]?] {
-        try ids.map { try sentMessage($0.id, since: $0.since) }
     }
 
     // MARK: What a send writes

@@ -46,9 +46,7 @@ extension PostgresStateStore.Transaction {
         }
         if !records.isEmpty {
             // A later record with the same id replaces an earlier one (one row may change once per statement).
-            var last: [String: Int] = [:]
-            for (i, message) in records.enumerated() { last[message.id] = i }
-            let kept = records.indices.filter { last[records[$0].id] == $0 }.map { records[$0] }
+            let kept = records.latestOfEachID()
             statement.parts.append(
                 """
                 recorded AS (INSERT INTO sent_messages (message_id, sent_at, decisions)
@@ -68,9 +66,7 @@ extension PostgresStateStore.Transaction {
             // Folded into badge_counters past the limit.
             if try badgeOverlay().entries > (context.store?.badgeLogLimit ?? .max) { try foldBadgeLog() }
         }
-        guard let kept = context.keptData else { return }
-        kept.receivers.setBadges(badges)
-        kept.users.setBadges(badges)
+        context.keptData?.counted(badges)
     }
 
     func recordSentMessages(_ messages: [SentMessage], forgettingBefore cutoff: Instant) throws {
@@ -84,11 +80,28 @@ extension PostgresStateStore.Transaction {
     /// only for space, as in SQLite's store).
     func pruneSentMessages(before cutoff: Instant) throws {
         let writer = context.holdsWriteLock ? context.store : nil  // its pruning time is kept under the write lock
-        guard cutoff.milliseconds >= (writer?.sentMessagesPrunedBefore ?? .min) &+ 1_000 else { return }
+        guard PostgresStateStore.pruningIsDue(before: cutoff, prunedBefore: writer?.sentMessagesPrunedBefore ?? .min) else { return }
         // Each roll's time is its latest record's: the rolls of the records just forgotten go too.
         try session.query(
             "WITH rolls AS (DELETE FROM receiver_rolls WHERE used_at < \(cutoff.milliseconds)) DELETE FROM sent_messages WHERE sent_at < \(cutoff.milliseconds)")
         writer?.sentMessagesPrunedBefore = cutoff.milliseconds
+    }
+}
+
+extension PostgresStateStore {
+    /// Whether records sent before `cutoff` are due to be pruned, the last pruning having been up to
+    /// `prunedBefore` (epoch ms): at most once per second of message time (reads skip older records anyway).
+    static func pruningIsDue(before cutoff: Instant, prunedBefore: Int64) -> Bool {
+        cutoff.milliseconds >= prunedBefore &+ 1_000
+    }
+}
+
+extension [SentMessage] {
+    /// One record an id, the latest (one statement may change a row once), in the order of the latest.
+    func latestOfEachID() -> [SentMessage] {
+        var last: [String: Int] = [:]
+        for (i, message) in enumerated() { last[message.id] = i }
+        return indices.filter { last[self[$0].id] == $0 }.map { self[$0] }
     }
 }
 
