@@ -6,17 +6,19 @@ import Synchronization
 /// The one-round-trip commits of a node's apps on one database, sent together (issue 49: many apps
 /// cost what one costs). While ``inFlightLimit`` statements are in flight, commits that arrive wait;
 /// the next statement carries all that waited (at most ``batchLimit``) — one transaction, each app's
-/// `pushbridge_commit_sends` in turn, the apps in schema order, so that two statements never take two
+/// `pushbridge_commit_logged` in turn, the apps in schema order, so that two statements never take two
 /// apps' locks in opposite orders. Each app's function checks and writes its own commit as it would
 /// alone. When the statement fails with an error of PostgreSQL's (not a lost connection), each commit
 /// is sent again alone, so that one app's failure fails no other. (A commit whose statement was lost
 /// with its connection may have been written: when its group runs again, its check finds the change.)
 final class PostgresCommitCombiner: Sendable {
-    /// What one app's commit answered: whether it committed, the data version after it, the badge log row it wrote.
+    /// What one app's commit answered: whether it committed, the data version after it, the badge log
+    /// row it wrote, and the rows other nodes appended to the log since its decision, in order.
     struct Answer: Sendable {
         var committed: Bool
         var dataVersion: Int64
         var logRow: Int64?
+        var appended: [BadgeLogRow] = []
     }
 
     /// A waiting commit's turn: answered by another's statement, or handed the batch to send.
@@ -90,7 +92,7 @@ final class PostgresCommitCombiner: Sendable {
                 return take(&state)
             }
             if let next, let first = next.first { first.continuation.resume(returning: .send(next)) }
-            guard let mine else { throw StoreError(.postgres, "a commit was not in its own statement", context: "pushbridge_commit_sends") }
+            guard let mine else { throw StoreError(.postgres, "a commit was not in its own statement", context: "pushbridge_commit_logged") }
             return try mine.get()
         }
     }
@@ -130,10 +132,14 @@ final class PostgresCommitCombiner: Sendable {
         for row in rows {
             let n = try row.int(0)
             guard answers.indices.contains(n) else { continue }
-            answers[n] = Answer(committed: try row.bool(1), dataVersion: try row.int64(2), logRow: try row.optionalInt64(3))
+            if row.isNull(1) {  // a row another node appended: after its commit's answer
+                answers[n]?.appended.append(BadgeLogRow(id: try row.int64(3), entries: try row.row[4].decode(ByteBuffer.self)))
+            } else {
+                answers[n] = Answer(committed: try row.bool(1), dataVersion: try row.int64(2), logRow: try row.optionalInt64(3))
+            }
         }
         return try answers.map { answer in
-            guard let answer else { throw StoreError(.postgres, "a commit returned no row", context: "pushbridge_commit_sends") }
+            guard let answer else { throw StoreError(.postgres, "a commit returned no row", context: "pushbridge_commit_logged") }
             return answer
         }
     }

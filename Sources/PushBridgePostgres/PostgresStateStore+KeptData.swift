@@ -67,6 +67,19 @@ extension PostgresStateStore {
             users.setBadges(badges)
         }
 
+        /// Reads on one badge log row another node appended after the last one kept: the log and the
+        /// kept rows its counters belong to take them. Counters move no data version (migration
+        /// `2026-11-26-postgres-counters-logged`), so the kept receivers stay, counted on.
+        /// - Throws: ``StoreError`` when the row's bytes are not entries PushBridge wrote.
+        func readOn(_ row: BadgeLogRow) throws {
+            var counted: [(key: UserKey, badge: Int)] = []
+            try row.entries.withUnsafeReadableBytes { blob in
+                _ = try BadgeLogEntries.read(blob) { key, badge in counted.append((UserKey(rawValue: key), badge)) }
+            }
+            badges?.add(counted, id: row.id)
+            self.counted(counted)
+        }
+
         /// Notes a committed write: what is kept is true at `version` (`nil`: unknown, dropped).
         func committed(at version: Int64?) {
             if profiles.count > KeptOneToOne.limit { profiles.removeAll() }
@@ -166,26 +179,35 @@ extension PostgresStateStore.Transaction {
     func badgeOverlay() throws -> BadgeOverlay {
         if let kept = context.keptData {
             if let overlay = kept.badges, !overlay.isStale { return overlay }
-            var overlay = kept.badges ?? BadgeOverlay()
-            kept.badges = nil  // one owner while it is read on
-            for row in try rows("SELECT id, entries FROM badge_log WHERE id > \(overlay.lastID) ORDER BY id") {
-                try overlay.add(row, id: try row.int64(0))
+            // Appended by another node: read on, each row's counters also set in the kept rows (its
+            // receivers stay kept, as they stay when this node counts).
+            if kept.badges == nil { kept.badges = BadgeOverlay() }
+            for row in try rows("SELECT id, entries FROM badge_log WHERE id > \(kept.badges?.lastID ?? 0) ORDER BY id") {
+                try kept.readOn(BadgeLogRow(id: try row.int64(0), entries: try row.row[1].decode(ByteBuffer.self)))
             }
-            overlay.isStale = false
-            kept.badges = overlay
-            return overlay
+            kept.badges?.isStale = false
+            return kept.badges ?? BadgeOverlay()
         }
         if let overlay = context.badges { return overlay }
         let published = context.store?.kept.published.withLock { $0 }
         let from = published?.badges ?? BadgeOverlay()
+        // At the published version, the rows from the published log's last on (counters move no
+        // version: other nodes may have appended since); at another, every row's id.
         let found = try rows(
             """
             SELECT a.data_version, l.id, CASE WHEN l.id > \(from.lastID) THEN l.entries END
-            FROM app_version a LEFT JOIN badge_log l ON a.data_version IS DISTINCT FROM \(published?.version) ORDER BY l.id
+            FROM app_version a LEFT JOIN badge_log l ON a.data_version IS DISTINCT FROM \(published?.version) OR l.id >= \(from.lastID) ORDER BY l.id
             """)
         var overlay: BadgeOverlay
         if let published, try found.first?.int64(0) == published.version {
-            overlay = published.badges
+            let ids = try found.filter { !$0.isNull(1) }.map { try $0.int64(1) }
+            if from.lastID == 0 || ids.first == from.lastID {  // the published log, maybe appended to since: read on
+                overlay = published.badges
+                for row in found where !row.isNull(2) { try overlay.add(row, id: try row.int64(1), column: 2) }
+            } else {  // a snapshot older than the node's last commit: all of it
+                overlay = BadgeOverlay()
+                for row in try rows("SELECT id, entries FROM badge_log ORDER BY id") { try overlay.add(row, id: try row.int64(0)) }
+            }
         } else if found.allSatisfy({ $0.isNull(1) }) {
             overlay = BadgeOverlay()
         } else {
@@ -200,11 +222,6 @@ extension PostgresStateStore.Transaction {
         }
         context.badges = overlay
         return overlay
-    }
-
-    /// Whether counters go to the badge log (``BadgeOverlay/logs(_:overlay:)``).
-    func logs(_ badges: [(key: UserKey, badge: Int)]) throws -> Bool {
-        try BadgeOverlay.logs(badges, overlay: badgeOverlay)
     }
 
     /// Folds the badge log into badge_counters (each user's latest counter, once; users forgotten
@@ -232,5 +249,22 @@ extension BadgeOverlay {
     mutating func add(_ row: Cells, id: Int64, column: Int = 1) throws {
         let buffer = try row.row[column].decode(ByteBuffer.self)
         try buffer.withUnsafeReadableBytes { try add($0, id: id) }
+    }
+}
+
+/// One badge log row as read: its id and its entries (``BadgeLogEntries``).
+struct BadgeLogRow: Sendable {
+    var id: Int64
+    var entries: ByteBuffer
+}
+
+extension BadgeLogEntries {
+    /// Up to this many user rows are listed with a log row (its `users`), and as the rows a commit's
+    /// decisions read: a larger group's row lists none, and is taken as counting everyone.
+    static let listedUsers = 256
+
+    /// The user rows a log row of `badges` counts, for its `users` column (`nil`: too many to list).
+    static func users(of badges: [(key: UserKey, badge: Int)]) -> [Int64]? {
+        badges.count <= listedUsers ? badges.map(\.key.rawValue).sorted() : nil
     }
 }

@@ -14,8 +14,16 @@ import Synchronization
 
 extension PostgresStateStore {
     public func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, on executor: DispatchQueue) async throws {
-        if repeatable, oneRoundTrip.shouldTry(), let commit = decideFromKeptData(writers) {
-            if try await commitInOneRoundTrip(commit) { return }
+        // Decided again from kept data once when the check found only another node's counters: the
+        // answer brought them, so the second decision counts on from them.
+        if repeatable, oneRoundTrip.shouldTry() {
+            var attempt = 1
+            while let commit = decideFromKeptData(writers) {
+                let outcome = try await commitInOneRoundTrip(commit, last: attempt == 2)
+                if outcome == .committed { return }
+                guard outcome == .countedElsewhere else { break }
+                attempt += 1
+            }
         }
         try await executor.transaction { try self.writeGroup(writers, readingRecordsOf: ids) }
     }
@@ -35,40 +43,67 @@ extension PostgresStateStore {
         }
         var effects = run.effects
         effects.dedupe()
-        let logged = !effects.badges.isEmpty && BadgeOverlay.logs(effects.badges) { badges }
         // A log past its limit is folded under the lock.
-        if logged && badges.entries + effects.badges.count > badgeLogLimit { return nil }
+        if badges.entries + effects.badges.count > badgeLogLimit { return nil }
         let prunes = !effects.records.isEmpty && Self.pruningIsDue(before: effects.cutoff, prunedBefore: sentMessagesPrunedBefore)
         return KeptDataCommit(
-            configuration: app.version, data: version, lastLog: badges.lastID, reads: run.reads, rolls: run.rolls, effects: effects, logged: logged,
+            configuration: app.version, data: version, lastLog: badges.lastID, readUsers: run.readUsers, reads: run.reads, rolls: run.rolls, effects: effects,
             pruneBefore: prunes ? effects.cutoff : nil)
     }
 
-    /// Sends `commit` as one statement; when it committed, what the node keeps takes its effects.
-    /// - Returns: whether it committed (`false`: something it read had changed; nothing was written).
-    private func commitInOneRoundTrip(_ commit: KeptDataCommit) async throws -> Bool {
-        // With the other apps' commits on this node that wait meanwhile, in one statement.
-        let answer = try await pool.commits.commit(commit, schema: schema, on: pool)
-        guard answer.committed else {
-            oneRoundTrip.changed()
-            return false
-        }
-        oneRoundTrip.committed()
-        keep(commit, committedAt: answer.dataVersion, logRow: answer.logRow)
-        return true
+    /// How a commit sent in one round trip ended.
+    enum OneRoundTripOutcome {
+        /// Written; what the node keeps took its effects.
+        case committed
+        /// Nothing written: another node counted a user whose state the decisions read; the node
+        /// keeps those counters now, so a second decision counts on from them.
+        case countedElsewhere
+        /// Nothing written: something else changed (the group goes to the lock).
+        case changed
     }
 
-    /// What the node keeps takes a committed group's effects: the counters, the badge log row, the
-    /// data version. Another write of this node since the decision leaves it to the next lock's check.
-    private func keep(_ commit: KeptDataCommit, committedAt data: Int64, logRow: Int64?) {
-        guard lock.try() else { return }
+    /// Sends `commit` as one statement; what the node keeps takes its effects when it committed, and
+    /// the badge log rows other nodes appended either way.
+    /// - Parameter last: whether no second decision follows (a change then counts toward the back-off).
+    private func commitInOneRoundTrip(_ commit: KeptDataCommit, last: Bool) async throws -> OneRoundTripOutcome {
+        // With the other apps' commits on this node that wait meanwhile, in one statement.
+        let answer = try await pool.commits.commit(commit, schema: schema, on: pool)
+        let readOn = keep(commit, answer)
+        guard answer.committed else {
+            if readOn && !answer.appended.isEmpty && !last {
+                oneRoundTrip.recounted()
+                return .countedElsewhere
+            }
+            oneRoundTrip.changed()
+            return .changed
+        }
+        oneRoundTrip.committed()
+        return .committed
+    }
+
+    /// What the node keeps takes the badge log rows other nodes appended since the decision, and a
+    /// committed group's effects: its counters, its log row, its pruning time. Another write of this
+    /// node since the decision leaves it to the next lock's check (the log's end tells).
+    /// - Returns: whether what the node keeps is at the log's end now (a second decision may follow).
+    private func keep(_ commit: KeptDataCommit, _ answer: PostgresCommitCombiner.Answer) -> Bool {
+        guard lock.try() else { return false }
         defer { lock.unlock() }
-        guard kept.dataVersion == commit.data else { return }
-        let badges = commit.effects.badges
-        if commit.logged, let logRow { kept.badges?.add(badges, id: logRow) }
-        if !badges.isEmpty { kept.counted(badges) }
-        if let cutoff = commit.pruneBefore { sentMessagesPrunedBefore = cutoff.milliseconds }
-        kept.committed(at: data)
+        guard kept.dataVersion == commit.data, answer.dataVersion == commit.data, kept.badges?.lastID == commit.lastLog else { return false }
+        do {
+            for row in answer.appended where row.id < answer.logRow ?? .max { try kept.readOn(row) }
+            if answer.committed {
+                let badges = commit.effects.badges
+                if let logRow = answer.logRow { kept.badges?.add(badges, id: logRow) }
+                if !badges.isEmpty { kept.counted(badges) }
+                if let cutoff = commit.pruneBefore { sentMessagesPrunedBefore = cutoff.milliseconds }
+            }
+            for row in answer.appended where row.id > answer.logRow ?? .max { try kept.readOn(row) }
+        } catch {
+            kept.forget()  // a log row this node cannot read: read everything again under the lock
+            return false
+        }
+        kept.committed(at: commit.data)
+        return true
     }
 
     /// How often a group of sends is decided from what the node keeps: always while those commits
@@ -80,9 +115,9 @@ extension PostgresStateStore {
             var backoff = 1
         }
         private let state = Mutex(State())
-        /// Groups committed in one round trip; groups whose check found a change; groups that read
-        /// something not kept.
-        let committedCount = StatementCounter(), changedCount = StatementCounter(), missedCount = StatementCounter()
+        /// Groups committed in one round trip; groups whose check found a change; commits whose check
+        /// found only another node's counters (decided again); groups that read something not kept.
+        let committedCount = StatementCounter(), changedCount = StatementCounter(), recountedCount = StatementCounter(), missedCount = StatementCounter()
 
         func shouldTry() -> Bool {
             state.withLock { state in
@@ -106,6 +141,8 @@ extension PostgresStateStore {
         }
 
         func missed() { missedCount.add() }
+
+        func recounted() { recountedCount.add() }
     }
 }
 
@@ -115,34 +152,34 @@ struct KeptDataCommit {
     var configuration: Int64
     var data: Int64
     var lastLog: Int64
+    /// The user rows whose state the decisions read (`nil`: too many to list — any counter moved
+    /// since is a change).
+    var readUsers: Set<Int64>?
     /// The message ids looked up, each with the earliest instant a record of it counts from.
     var reads: [String: Instant]
     /// The stored rolls referred to, with the latest instant each was used at.
     var rolls: [Int64: Instant]
     var effects: KeptDataEffects
-    /// Whether the counters go to the badge log as one row.
-    var logged: Bool
     /// Records (and rolls) sent before this are forgotten, when due.
     var pruneBefore: Instant?
 
-    /// The call of the schema's `pushbridge_commit_sends` with every array, its parameters appended to `binds`.
+    /// The call of the schema's `pushbridge_commit_logged` with every array, its parameters appended to `binds`.
     func call(scope: String, binds: inout PostgresBindings) throws -> String {
         let first = binds.count + 1
         let (badges, deliveries, records) = (effects.badges, effects.deliveries, effects.records)
         let reads = self.reads.sorted { $0.key < $1.key }
         let rolls = self.rolls.sorted { $0.key < $1.key }
-        let counters = logged ? [] : badges
         binds.append(scope)
         binds.append(configuration)
         binds.append(data)
         binds.append(lastLog)
+        binds.append(readUsers.map { $0.sorted() })
         binds.append(reads.map(\.key))
         binds.append(reads.map(\.value.milliseconds))
         binds.append(rolls.map(\.key))
         binds.append(rolls.map(\.value.milliseconds))
-        binds.append(logged ? ByteBuffer(bytes: BadgeLogEntries.write(badges)) : nil)
-        binds.append(counters.map(\.key.rawValue))
-        binds.append(counters.map { Int64($0.badge) })
+        binds.append(badges.isEmpty ? nil : ByteBuffer(bytes: BadgeLogEntries.write(badges)))
+        binds.append(BadgeLogEntries.users(of: badges))
         binds.append(deliveries.map(\.messageID))
         binds.append(deliveries.map(\.receiver))
         binds.append(deliveries.map(\.token))
@@ -157,7 +194,7 @@ struct KeptDataCommit {
         binds.append(pruneBefore?.milliseconds)
         let placeholders = (first...binds.count).map { "$\($0)" }.joined(separator: ", ")
         // The schema is a checked identifier (PostgresLocation.checkSchema): the call needs no search path.
-        return "\(scope).pushbridge_commit_sends(\(placeholders))"
+        return "\(scope).pushbridge_commit_logged(\(placeholders))"
     }
 }
 
@@ -204,7 +241,16 @@ final class KeptDataRun {
     var effects = KeptDataEffects()
     var reads: [String: Instant] = [:]
     var rolls: [Int64: Instant] = [:]
+    /// The user rows whose state was read (``KeptDataCommit/readUsers``).
+    var readUsers: Set<Int64>? = []
     private(set) var missed = false
+
+    /// Notes the receivers read; past ``BadgeLogEntries/listedUsers`` rows in all, they are not listed.
+    func read(_ receivers: StoredReceivers) {
+        guard readUsers != nil else { return }
+        guard (readUsers?.count ?? 0) + receivers.count <= BadgeLogEntries.listedUsers else { return readUsers = nil }
+        for receiver in receivers { if let key = receiver.key?.rawValue { readUsers?.insert(key) } }
+    }
 
     init(store: PostgresStateStore, app: AppConfiguration) {
         self.store = store
@@ -236,11 +282,11 @@ final class KeptDataStore: PushStateStore, @unchecked Sendable {
 
     func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T {
         if run.missed { throw run.miss("a write after a miss") }
-        let (effects, reads, rolls) = (run.effects, run.reads, run.rolls)
+        let (effects, reads, rolls, readUsers) = (run.effects, run.reads, run.rolls, run.readUsers)
         do {
             return try body(self)
         } catch {
-            (run.effects, run.reads, run.rolls) = (effects, reads, rolls)
+            (run.effects, run.reads, run.rolls, run.readUsers) = (effects, reads, rolls, readUsers)
             throw error
         }
     }
@@ -275,11 +321,15 @@ final class KeptDataTransaction: SendEffectsInOneCall {
         switch audience {
         case .group(let group):
             guard let table = kept.receivers.tables[.init(group: group, conversation: conversation)] else { throw run.miss("a group's receivers") }
-            return table.receivers(excluding: sender)
+            let receivers = table.receivers(excluding: sender)
+            run.read(receivers)
+            return receivers
         case .users(let users):
             let wanted = PostgresStateStore.KeptOneToOne.wanted(users, excluding: sender)
             guard let known = kept.users.receivers(wanted, in: conversation) else { throw run.miss("a receiver") }
-            return StoredReceivers(known)
+            let receivers = StoredReceivers(known)
+            run.read(receivers)
+            return receivers
         }
     }
 

@@ -5,7 +5,7 @@ import PushBridgeCore
 import PushBridgeRecordCoding
 import PushBridgeStore
 
-// What sends change, written in one statement: the badge counters (or one badge log row), the
+// What sends change, written in one statement: the badge counters as one badge log row, the
 // outbox rows and the sent-message records, each a data-modifying `WITH` of one INSERT (issue 39:
 // round trips). The tables' own methods (`setBadges`, `enqueueDeliveries`, `recordSentMessages`)
 // are this statement with one part.
@@ -15,21 +15,14 @@ extension PostgresStateStore.Transaction {
         try checkWritable()
         if !records.isEmpty { try pruneSentMessages(before: cutoff) }
         var statement = EffectsStatement()
-        let logged = try !badges.isEmpty && logs(badges)
-        if !badges.isEmpty {
-            // Counters change what nodes keep: the data version moves with them (once a transaction).
-            if let bump = context.bumpingCTE() { statement.parts.append(bump) }
-            if logged {
-                // A group send: one row in the badge log, not one update each (SPEC §10's counters either way).
-                statement.parts.append("logged AS (INSERT INTO badge_log (entries) VALUES (\(try statement.bind(ByteBuffer(bytes: BadgeLogEntries.write(badges))))) RETURNING id)")
-            } else {
-                statement.parts.append(
-                    """
-                    counted AS (INSERT INTO badge_counters (user_id, badge)
-                        SELECT * FROM unnest(\(try statement.bind(badges.map(\.key.rawValue)))::bigint[], \(try statement.bind(badges.map { Int64($0.badge) }))::bigint[])
-                        ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge)
-                    """)
-            }
+        let logged = !badges.isEmpty
+        if logged {
+            // One row in the badge log, not one update each (SPEC §10's counters either way), with the
+            // user rows it counts; it moves no data version: a node reads the log on from where it
+            // was (migration `2026-11-26-postgres-counters-logged`).
+            let entries = try statement.bind(ByteBuffer(bytes: BadgeLogEntries.write(badges)))
+            let users = try BadgeLogEntries.users(of: badges).map { try statement.bind($0) + "::bigint[]" } ?? "NULL"
+            statement.parts.append("logged AS (INSERT INTO badge_log (entries, users) VALUES (\(entries), \(users)) RETURNING id)")
         }
         if !deliveries.isEmpty {
             statement.parts.append(
@@ -59,13 +52,20 @@ extension PostgresStateStore.Transaction {
         let found = try rows(statement.query(final: logged ? "SELECT id FROM logged" : "SELECT 1"))
         // The records read with the write lock stay this transaction's view of them.
         for record in records where context.records != nil { context.records?[record.id] = .some(PostgresStateStore.StoredSentMessage(sentAt: record.sentAt.milliseconds, decisions: record.decisions)) }
-        guard !badges.isEmpty else { return }
-        if logged {
-            let id = try found[0].int64(0)
-            if let kept = context.keptData { kept.badges?.add(badges, id: id) } else { context.badges?.add(badges, id: id) }
-            // Folded into badge_counters past the limit.
-            if try badgeOverlay().entries > (context.store?.badgeLogLimit ?? .max) { try foldBadgeLog() }
-        }
+        guard logged else { return }
+        let id = try found[0].int64(0)
+        if let kept = context.keptData { kept.badges?.add(badges, id: id) } else { context.badges?.add(badges, id: id) }
+        // Folded into badge_counters past the limit.
+        if try badgeOverlay().entries > (context.store?.badgeLogLimit ?? .max) { try foldBadgeLog() }
+        context.keptData?.counted(badges)
+    }
+
+    /// A saved user's counter (the save moves the data version anyway): in place, unless the badge
+    /// log has the user, whose entry would win — then one log row, as a send's.
+    func saveCounter(_ key: UserKey, _ badge: Int) throws {
+        let badges = [(key: key, badge: badge)]
+        if try BadgeOverlay.logs(badges, overlay: badgeOverlay) { return try setBadges(badges) }
+        try session.query("INSERT INTO badge_counters (user_id, badge) VALUES (\(key.rawValue), \(Int64(badge))) ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge")
         context.keptData?.counted(badges)
     }
 

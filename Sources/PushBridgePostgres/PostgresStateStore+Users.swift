@@ -90,7 +90,7 @@ extension PostgresStateStore.Transaction {
             RETURNING id
             """)
         guard let key = try upserted.first?.int64(0) else { throw StoreError(.postgres, "the user upsert returned no id", context: "users") }
-        try setBadges([(UserKey(rawValue: key), state.badge)])  // into the badge log when the log has the user (its entry would win)
+        try saveCounter(UserKey(rawValue: key), state.badge)
 
         // Devices: rewritten in binding order when they changed. A token another user had moves
         // to this one (the token is the key); each binding takes the next sequence number.

@@ -146,6 +146,8 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
         let data = try row.int64(1)
         kept.check(version: data, firstLog: try row.optionalInt64(2), lastLog: try row.optionalInt64(3))
         let context = TransactionContext(store: self, appVersion: try row.int64(0), dataVersion: data, holdsWriteLock: true)
+        // Another node counted since: the kept rows take its counters before any is used.
+        if kept.badges?.isStale == true { _ = try Transaction(session, writable: false, context: context).badgeOverlay() }
         if !ids.isEmpty {
             var records: [String: StoredSentMessage?] = Dictionary(uniqueKeysWithValues: ids.map { ($0, nil) })
             for record in found.dropFirst() { records[try record.string(4)] = StoredSentMessage(sentAt: try record.int64(5), decisions: try record.bytes(6)) }
