@@ -142,13 +142,27 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         return total
     }
     let oneToOne = #"{"id":"%ID%","conversationId":"u1","from":"u0","to":"u1","chatType":"Chat","body":{"type":"text","text":"hello"}}"#
+    // The same message to one of `spread` receivers (r0 …), each with a device: counters another node writes
+    // meanwhile are mostly other users' (ruling 161).
+    let spread = 1_000
+    let toMany = #"{"id":"%ID%","conversationId":"r%R%","from":"u0","to":"r%R%","chatType":"Chat","body":{"type":"text","text":"hello"}}"#
+    for i in 0..<spread {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(nodeA)/v1/apps/\(apps[0])/users/r\(i)/calls?dialect=agora-silent")
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer \(keys[0])")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        let token = String(format: "%064x", 0xfeed_0000 + i)
+        request.body = .bytes(ByteBuffer(string: #"[{"call":"initializeSDK","appkey":"1#1","apnsCertName":"agoraTest"},{"call":"registerForRemoteNotificationsWithDeviceToken","deviceToken":"\#(token)"}]"#))
+        let answer = try await client.execute(request, timeout: .seconds(30))
+        if answer.status.code != 200 { fail("setting up receiver r\(i): \(answer.status)") }
+    }
     func messages(_ port: Int, _ app: String) -> String { "http://127.0.0.1:\(port)/v1/apps/\(app)/messages?dialect=agora-silent" }
     /// Several wrk runs at once, each on a thread of its own (wrk blocks its thread; the nodes'
     /// handlers need the cooperative threads), with the CPU time PostgreSQL's processes and this
     /// process (both nodes) spent meanwhile.
     var runNumber = 0
     typealias Run = (figures: [WrkFigures], load: CPULoad, statements: Double)
-    func load(_ runs: [(url: String, key: String, connections: Int)], seconds: Int = runSeconds) async -> Run {
+    func load(_ runs: [(url: String, key: String, connections: Int)], seconds: Int = runSeconds, receivers: Int = 1) async -> Run {
         runNumber += 1
         let runNumber = runNumber
         let statementsBefore = await statementsSent()
@@ -160,8 +174,8 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
                         // Ids unique per run and client (two clients of one app on two nodes would repeat each other's);
                         // an answer counts until the service's own request timeout (wrk's default gives up after 2 s).
                         Thread.detachNewThread {
-                            continuation.resume(returning: (i, wrk(url: run.url, body: oneToOne, connections: run.connections, seconds: seconds, key: run.key, idPrefix: "r\(runNumber)c\(i)w",
-                                timeoutSeconds: 30)))
+                            continuation.resume(returning: (i, wrk(url: run.url, body: receivers > 1 ? toMany : oneToOne, connections: run.connections, seconds: seconds, key: run.key,
+                                idPrefix: "r\(runNumber)c\(i)w", timeoutSeconds: 30, receivers: receivers)))
                         }
                     }
                 }
@@ -181,11 +195,13 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     let twoNodes = await load([(messages(nodeA, apps[0]), keys[0], clients / 2), (messages(nodeB, apps[0]), keys[0], clients / 2)])
     let oneNodeEight = await load(apps.indices.map { (messages(nodeA, apps[$0]), keys[$0], clients / 8) })
     let twoNodesEight = await load(apps.indices.map { (messages($0 % 2 == 0 ? nodeA : nodeB, apps[$0]), keys[$0], clients / 8) })
+    let oneNodeSpread = await load([(messages(nodeA, apps[0]), keys[0], clients)], receivers: spread)
+    let twoNodesSpread = await load([(messages(nodeA, apps[0]), keys[0], clients / 2), (messages(nodeB, apps[0]), keys[0], clients / 2)], receivers: spread)
     try await client.shutdown()
     for (_, group) in nodes { await group.triggerGracefulShutdown() }
     func total(_ run: Run) -> Double { run.figures.map(\.requestsPerSecond).reduce(0, +) }
     func p99(_ run: Run) -> Double { run.figures.map(\.p99ms).max() ?? .nan }
-    let runs = [sqliteRun, oneNode, twoNodes, oneNodeEight, twoNodesEight]
+    let runs = [sqliteRun, oneNode, twoNodes, oneNodeEight, twoNodesEight, oneNodeSpread, twoNodesSpread]
     let non2xx = runs.flatMap(\.figures).map { $0.non2xx + $0.errors }.reduce(0, +)
 
     let roundTrips = try await statementRoundTrips(base, statements: 5_000)
@@ -195,7 +211,8 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     print(String(format: "fan-out to %d members, PostgreSQL: first %.0f ms, then %.0f / %.0f ms", members, postgresMilliseconds[0], postgresMilliseconds[1], postgresMilliseconds[2]))
     print(String(format: "fan-out to %d members, SQLite:     first %.0f ms, then %.0f / %.0f ms", members, sqliteMilliseconds[0], sqliteMilliseconds[1], sqliteMilliseconds[2]))
     for (name, run) in [("SQLite, one node, one app", sqliteRun), ("PostgreSQL, one node, one app", oneNode), ("PostgreSQL, two nodes, one app", twoNodes),
-                        ("PostgreSQL, one node, 8 apps", oneNodeEight), ("PostgreSQL, two nodes, 8 apps", twoNodesEight)] {
+                        ("PostgreSQL, one node, 8 apps", oneNodeEight), ("PostgreSQL, two nodes, 8 apps", twoNodesEight),
+                        ("PG, one node, one app, \(spread) rcv", oneNodeSpread), ("PG, two nodes, one app, \(spread) rcv", twoNodesSpread)] {
         let rps = total(run)
         let failed = run.figures.map { $0.non2xx + $0.errors }.reduce(0, +)
         let sent = rps * Double(runSeconds)
@@ -225,6 +242,8 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     target("two nodes' CPU a message (nodes + PostgreSQL) ≤ 1.1× one node's, 8 apps", cpuRatio, cpuRatio <= 1.1, "%.2f×")
     target("warm \(members)-member fan-out on PostgreSQL ≤ 2× SQLite's warm", fanoutRatio, fanoutRatio <= 2, "%.2f×")
     target("p99 of one-to-one on PostgreSQL ≤ 50 ms (one node, one app)", p99(oneNode), p99(oneNode) <= 50, "%.1f ms")
+    print(String(format: "figure  two nodes / one node, one app, its messages spread over %d receivers (beside the target's one receiver): %.2f×", spread,
+        total(twoNodesSpread) / total(oneNodeSpread)))
     // The scale model (SeveralNodes): what nodes on machines of their own would do, from the CPU a message measured
     // here for 8 apps on two nodes (cross-node reads included). A projection, not a measurement.
     let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
@@ -236,14 +255,15 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         let projected = min(Double(n) * nodeBound, databaseBound)
         print(String(format: "projection (not measured): %d node(s), many apps: %.0f/s, bound by %@", n, projected, (Double(n) * nodeBound < databaseBound ? "the nodes' CPU" : "the database's CPU") as NSString))
     }
-    print(String(format: "projection (not measured): one app, any number of nodes: about %.0f/s (measured on two nodes; its writes take one advisory lock in turn, so nodes add availability, not throughput)",
-        total(twoNodes)))
+    print(String(format: "projection (not measured): one app, any number of nodes: about %.0f/s to one receiver, %.0f/s spread over %d (measured on two nodes; its writes take one advisory lock in turn, so nodes add availability, not throughput)",
+        total(twoNodes), total(twoNodesSpread), spread))
     var w = JSONWriter()
     w.write(.object(JSONObject([
         ("fanout_members", .int(Int64(members))),
         ("postgres_fanout_ms", .array(postgresMilliseconds.map { .double($0.rounded()) })), ("sqlite_fanout_ms", .array(sqliteMilliseconds.map { .double($0.rounded()) })),
         ("sqlite_one_node_rps", .double(total(sqliteRun).rounded())), ("one_node_rps", .double(total(oneNode).rounded())), ("two_nodes_rps", .double(total(twoNodes).rounded())),
         ("one_node_8_apps_rps", .double(total(oneNodeEight).rounded())), ("two_nodes_8_apps_rps", .double(total(twoNodesEight).rounded())),
+        ("one_node_spread_rps", .double(total(oneNodeSpread).rounded())), ("two_nodes_spread_rps", .double(total(twoNodesSpread).rounded())),
         ("one_node_p99_ms", .double(p99(oneNode))), ("one_node_8_apps_p99_ms", .double(p99(oneNodeEight))), ("two_nodes_8_apps_p99_ms", .double(p99(twoNodesEight))),
         ("statements_a_message_8_apps", .double(max(one.statements, two.statements))), ("two_nodes_cpu_ratio_8_apps", .double(cpuRatio)),
         ("non_2xx", .int(Int64(non2xx))),

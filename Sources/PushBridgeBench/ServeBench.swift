@@ -25,8 +25,9 @@ struct WrkFigures {
 }
 
 /// Runs wrk with a Lua script that posts `body` (with `%ID%` replaced by a unique id per request, and
-/// `%N%` by a unique 32-bit number from `numbers` on: Tencent's `MsgRandom`).
-func wrk(url: String, body: String, connections: Int, seconds: Int, key: String?, numbers: Int = 0, idPrefix: String = "w", timeoutSeconds: Int = 2) -> WrkFigures {
+/// `%N%` by a unique 32-bit number from `numbers` on: Tencent's `MsgRandom`; `%R%` by one of `0..<receivers`,
+/// spread over the requests).
+func wrk(url: String, body: String, connections: Int, seconds: Int, key: String?, numbers: Int = 0, idPrefix: String = "w", timeoutSeconds: Int = 2, receivers: Int = 1) -> WrkFigures {
     let script = FileManager.default.temporaryDirectory.appendingPathComponent("pushbridge-wrk-\(UUID().uuidString).lua").path
     let escaped = body.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
     let lua = """
@@ -41,7 +42,8 @@ func wrk(url: String, body: String, connections: Int, seconds: Int, key: String?
           counter = counter + 1
           local id = "\(idPrefix)" .. tid .. "-" .. counter .. "-" .. os.time()
           local n = string.format("%d", \(numbers) + tid * 100000000 + counter)
-          return wrk.format(nil, nil, nil, (string.gsub((string.gsub(template, "%%ID%%", id)), "%%N%%", n)))
+          local r = string.format("%d", (tid * 7919 + counter * 104729) % \(max(1, receivers)))
+          return wrk.format(nil, nil, nil, (string.gsub((string.gsub((string.gsub(template, "%%ID%%", id)), "%%N%%", n)), "%%R%%", r)))
         end
         """
     FileManager.default.createFile(atPath: script, contents: Data(lua.utf8))
