@@ -44,7 +44,7 @@ extension PostgresStateStore {
         var effects = run.effects
         effects.dedupe()
         // A log past its limit is folded under the lock.
-        if badges.entries + effects.badges.count > badgeLogLimit { return nil }
+        if logIsFull(badges, adding: effects.badges.count) { return nil }
         let prunes = !effects.records.isEmpty && Self.pruningIsDue(before: effects.cutoff, prunedBefore: sentMessagesPrunedBefore)
         return KeptDataCommit(
             configuration: app.version, data: version, lastLog: badges.lastID, readUsers: run.readUsers, reads: run.reads, rolls: run.rolls, effects: effects,

@@ -55,8 +55,8 @@ extension PostgresStateStore.Transaction {
         guard logged else { return }
         let id = try found[0].int64(0)
         if let kept = context.keptData { kept.badges?.add(badges, id: id) } else { context.badges?.add(badges, id: id) }
-        // Folded into badge_counters past the limit.
-        if try badgeOverlay().entries > (context.store?.badgeLogLimit ?? .max) { try foldBadgeLog() }
+        // Folded into badge_counters past either limit.
+        if let store = context.store, store.logIsFull(try badgeOverlay(), adding: 0) { try foldBadgeLog() }
         context.keptData?.counted(badges)
     }
 

@@ -35,6 +35,9 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// Past this many entries the badge log is folded into the counters (as SQLite's store's
     /// ``SQLiteStateStore/Options/badgeLogLimit``).
     let badgeLogLimit: Int
+    /// Past this many rows it is folded too: every commit's counters are a row of their own, and one
+    /// fold deleting hundreds of thousands of rows would hold the app's lock long.
+    let badgeLogRowLimit: Int
 
     /// Connects (a pool of its own, at most four connections) and brings the schema up to date.
     /// - Parameters:
@@ -51,13 +54,20 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     ///   - pool: the node's connections to that server and database.
     ///   - keptReceivers: group members' rows kept between sends (SQLite's store's default).
     ///   - badgeLogLimit: badge counters logged before the log is folded.
-    init(location: PostgresLocation, pool: PostgresPool, keptReceivers: Int = 400_000, badgeLogLimit: Int = 1_000_000) throws {
+    ///   - badgeLogRowLimit: badge log rows before the log is folded.
+    init(location: PostgresLocation, pool: PostgresPool, keptReceivers: Int = 400_000, badgeLogLimit: Int = 1_000_000, badgeLogRowLimit: Int = 100_000) throws {
         self.location = location
         self.pool = pool
         kept = KeptData(limit: keptReceivers)
         self.badgeLogLimit = badgeLogLimit
+        self.badgeLogRowLimit = badgeLogRowLimit
         schema = location.schema ?? "public"
         try pool.use(schema: schema) { try Self.prepare($0, location, migrations: Self.migrations) }  // a bad database fails here
+    }
+
+    /// Whether the badge log, with `adding` more entries in one row, is past either limit (folded under the lock).
+    func logIsFull(_ overlay: BadgeOverlay, adding: Int) -> Bool {
+        overlay.entries + adding > badgeLogLimit || (overlay.firstID > 0 && overlay.lastID - overlay.firstID + 1 >= badgeLogRowLimit)
     }
 
     /// The first key of the advisory lock every write takes ("PBWR"); the second is the schema's hash.

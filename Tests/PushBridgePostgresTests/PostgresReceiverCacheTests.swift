@@ -20,10 +20,10 @@ struct PostgresReceiverCacheTests {
     static let members = (0..<80).map { "m\($0)" }
 
     /// Two nodes' stores on one new schema with the example app and group g1 of ``members``.
-    static func twoNodes(badgeLogLimitA: Int = 1_000_000) throws -> (a: PostgresStateStore, b: PostgresStateStore)? {
+    static func twoNodes(badgeLogLimitA: Int = 1_000_000, badgeLogRowLimitA: Int = 100_000) throws -> (a: PostgresStateStore, b: PostgresStateStore)? {
         guard let url = testPostgresURL() else { return nil }
         let location = try freshPostgresSchema(url)
-        let a = try PostgresStateStore(location: location, pool: PostgresPool(location: location, limit: 2, logger: .init(label: "a")), badgeLogLimit: badgeLogLimitA)
+        let a = try PostgresStateStore(location: location, pool: PostgresPool(location: location, limit: 2, logger: .init(label: "a")), badgeLogLimit: badgeLogLimitA, badgeLogRowLimit: badgeLogRowLimitA)
         let b = try PostgresStateStore(location: location, pool: PostgresPool(location: location, limit: 2, logger: .init(label: "b")))
         let facade = PushFacade(store: a)
         try facade.configure(FacadeScenario.app)
@@ -213,6 +213,29 @@ struct PostgresReceiverCacheTests {
         let last = try Self.send(a, "z5", from: "m1")
         #expect(last.first { $0.receiver == "m3" }?.decision.request?.badgeCounter == 6)
         #expect(last.first { $0.receiver == "m0" }?.decision.request?.badgeCounter == 1, "m0 sent the others: its first push")
+    }
+
+    @Test("one-to-one counters are log rows that move no data version; past the row limit the log is folded, and both nodes count on")
+    func oneToOneRowsFold() async throws {
+        guard let (a, b) = try Self.twoNodes(badgeLogRowLimitA: 4) else { return }
+        func send(_ store: PostgresStateStore, _ id: String) throws -> Int? {
+            let message = FacadeScenario.json(#"{"id":"\#(id)","conversationId":"m3","from":"m0","to":"m3","chatType":"Chat","body":{"type":"text","text":"hi"}}"#)
+            return try PushFacade(store: store).send(message, dialect: "agora-silent", now: FacadeScenario.now).first?.decision.request?.badgeCounter
+        }
+        let version = try Self.count(a, "SELECT data_version FROM app_version")
+        #expect(try send(a, "p1") == 1)
+        #expect(try send(b, "p2") == 2)
+        #expect(try Self.count(a, "SELECT data_version FROM app_version") == version, "counters moved no data version")
+        #expect(try Self.count(a, "SELECT count(*) FROM badge_log WHERE users = ARRAY[(SELECT id FROM users WHERE name = 'm3')]") == 2, "each row lists m3")
+        for i in 3...6 {
+            let outcome = try await PostgresOneRoundTripTests.commit(a, [try PostgresOneRoundTripTests.prepare(
+                FacadeScenario.json(#"{"id":"p\#(i)","conversationId":"m3","from":"m0","to":"m3","chatType":"Chat","body":{"type":"text","text":"hi"}}"#), on: a)])
+            #expect(outcome.first?.decisions.first?.decision.request?.badgeCounter == i)
+        }
+        #expect(try Self.count(a, "SELECT count(*) FROM badge_log") < 4, "folded past node A's 4 rows")
+        #expect(try send(b, "p7") == 7, "node B counts on after the fold")
+        #expect(try PushFacade(store: a).user("m3")?.state.badge == 7)
+        #expect(try send(a, "p8") == 8)
     }
 
     @Test("a group message's record refers to one stored roll: repeats answer the first decisions on either node")
