@@ -85,8 +85,19 @@ extension PostgresStateStore {
             if profiles.count > KeptOneToOne.limit { profiles.removeAll() }
             guard let version else { return forget() }
             dataVersion = version
-            if let badges, !badges.isStale { published.withLock { $0 = (version, badges) } }
+            guard let badges, !badges.isStale else { return }
+            // Published at a new version or log, else every ``publishEvery`` rows: each publication
+            // costs the next count a copy of the log's counters, and a read reads on from the rows
+            // published (at most that many).
+            published.withLock { published in
+                guard let last = published?.badges, published?.version == version, last.firstID == badges.firstID,
+                    badges.lastID - last.lastID < Self.publishEvery
+                else { return published = (version, badges) }
+            }
         }
+
+        /// Badge log rows a read may read on past what the node published.
+        static let publishEvery: Int64 = 1_024
 
         /// Forgets everything kept (a rollback, a failed commit, a savepoint rolled back).
         func forget() {

@@ -5,29 +5,32 @@ import PushBridgeCore
 import PushBridgeStore
 
 // The delivery outbox: claim, settle, release, prune, count (enqueued with a send's effects, +SendEffects).
+// Each is one statement (``OutboxStatement``), run inside a transaction's session or, awaited, on a
+// connection of its own (``PostgresStateStore/awaitedOutbox``): a claim skips rows other nodes hold
+// locked and needs no app lock, so a node's delivery worker holds no thread and never waits for sends.
 
-extension PostgresStateStore.Transaction {
+/// The outbox's statements, the same whether a transaction or the awaited outbox runs them.
+enum OutboxStatement {
     /// Claims due deliveries; rows another node holds locked are skipped, not waited for.
-    func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) throws -> [OutboxDelivery] {
-        try checkWritable()
-        let claimed = try rows(
-            """
-            UPDATE deliveries SET claimed_until = \(claimUntil.milliseconds)
-            WHERE id IN (
-                SELECT id FROM deliveries WHERE state = 0 AND due_at <= \(now.milliseconds) AND claimed_until <= \(now.milliseconds)
-                ORDER BY due_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
-            RETURNING \(unescaped: ClaimedDeliveryColumn.sql)
-            """)
-        var out = try claimed.map { try $0.claimedDelivery() }
-        out.sort { $0.id < $1.id }
-        return out
+    static func claim(dueBy now: Instant, claimUntil: Instant, limit: Int) -> PostgresQuery {
+        """
+        UPDATE deliveries SET claimed_until = \(claimUntil.milliseconds)
+        WHERE id IN (
+            SELECT id FROM deliveries WHERE state = 0 AND due_at <= \(now.milliseconds) AND claimed_until <= \(now.milliseconds)
+            ORDER BY due_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+        RETURNING \(unescaped: ClaimedDeliveryColumn.sql)
+        """
     }
 
-    func settleDeliveries(_ settlements: [DeliverySettlement], at now: Instant) throws {
-        try checkWritable()
-        guard !settlements.isEmpty else { return }
-        try session.query(
-            """
+    /// The claimed deliveries of `rows`, in id order.
+    static func claimed(_ rows: [Cells]) throws -> [OutboxDelivery] {
+        try rows.map { try $0.claimedDelivery() }.sorted { $0.id < $1.id }
+    }
+
+    /// Records attempts of still-queued deliveries (`nil`: none to record).
+    static func settle(_ settlements: [DeliverySettlement], at now: Instant) -> PostgresQuery? {
+        guard !settlements.isEmpty else { return nil }
+        return """
             UPDATE deliveries d SET state = x.s, status = nullif(x.st, -1), reason = CASE WHEN x.hr THEN x.r END,
                 due_at = coalesce(nullif(x.due, -1), d.due_at), claimed_until = 0,
                 attempts = d.attempts + 1, updated_at = \(now.milliseconds), device_removed = x.removed
@@ -37,7 +40,55 @@ extension PostgresStateStore.Transaction {
                 \(settlements.map(\.deviceRemoved))::boolean[])
                 AS x(id, s, st, r, hr, due, removed)
             WHERE d.id = x.id AND d.state = 0
-            """)
+            """
+    }
+
+    /// Forgets settled deliveries last changed before `cutoff`; answers how many.
+    static func prune(settledBefore cutoff: Instant) -> PostgresQuery {
+        "WITH gone AS (DELETE FROM deliveries WHERE state <> 0 AND updated_at < \(cutoff.milliseconds) RETURNING 1) SELECT count(*) FROM gone"
+    }
+
+    /// When the next queued delivery is due.
+    static let nextDue: PostgresQuery = "SELECT -1, 0, min(greatest(due_at, claimed_until)) FROM deliveries WHERE state = 0"
+
+    /// The count of each state.
+    static let counts: PostgresQuery = "SELECT state, count(*), NULL::bigint FROM deliveries GROUP BY state"
+
+    /// ``counts`` and ``nextDue`` in one statement (one snapshot).
+    static let state: PostgresQuery = """
+        SELECT state, count(*), NULL::bigint FROM deliveries GROUP BY state
+        UNION ALL SELECT -1, 0, min(greatest(due_at, claimed_until)) FROM deliveries WHERE state = 0
+        """
+
+    /// The counts and next due of the rows of ``state``, ``counts`` or ``nextDue``.
+    static func state(_ rows: [Cells]) throws -> (counts: OutboxCounts, nextDue: Instant?) {
+        var counts = OutboxCounts(queued: 0, delivered: 0, failed: 0)
+        var nextDue: Instant?
+        for row in rows {
+            let state = try row.int(0)
+            if state == -1 {
+                nextDue = try row.optionalInt64(2).map(Instant.init(milliseconds:))
+                continue
+            }
+            switch try StoredCodes.deliveryState(state) {
+            case .queued: counts.queued = try row.int(1)
+            case .delivered: counts.delivered = try row.int(1)
+            case .failed: counts.failed = try row.int(1)
+            }
+        }
+        return (counts, nextDue)
+    }
+}
+
+extension PostgresStateStore.Transaction {
+    func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) throws -> [OutboxDelivery] {
+        try checkWritable()
+        return try OutboxStatement.claimed(try rows(OutboxStatement.claim(dueBy: now, claimUntil: claimUntil, limit: limit)))
+    }
+
+    func settleDeliveries(_ settlements: [DeliverySettlement], at now: Instant) throws {
+        try checkWritable()
+        if let statement = OutboxStatement.settle(settlements, at: now) { try session.query(statement) }
     }
 
     func releaseDeliveryClaims() throws {
@@ -46,8 +97,7 @@ extension PostgresStateStore.Transaction {
     }
 
     func nextDeliveryDue() throws -> Instant? {
-        guard let row = try rows("SELECT min(greatest(due_at, claimed_until)) FROM deliveries WHERE state = 0").first else { return nil }
-        return try row.optionalInt64(0).map(Instant.init(milliseconds:))
+        try OutboxStatement.state(try rows(OutboxStatement.nextDue)).nextDue
     }
 
     func deliveries(ofMessage id: String) throws -> [DeliveryRecord] {
@@ -58,19 +108,37 @@ extension PostgresStateStore.Transaction {
 
     func pruneDeliveries(settledBefore cutoff: Instant) throws -> Int {
         try checkWritable()
-        return try rows("WITH gone AS (DELETE FROM deliveries WHERE state <> 0 AND updated_at < \(cutoff.milliseconds) RETURNING 1) SELECT count(*) FROM gone")
-            .first?.int(0) ?? 0
+        return try rows(OutboxStatement.prune(settledBefore: cutoff)).first?.int(0) ?? 0
     }
 
     func outboxCounts() throws -> OutboxCounts {
-        var counts = OutboxCounts(queued: 0, delivered: 0, failed: 0)
-        for row in try rows("SELECT state, count(*) FROM deliveries GROUP BY state") {
-            switch try StoredCodes.deliveryState(try row.int(0)) {
-            case .queued: counts.queued = try row.int(1)
-            case .delivered: counts.delivered = try row.int(1)
-            case .failed: counts.failed = try row.int(1)
-            }
-        }
-        return counts
+        try OutboxStatement.state(try rows(OutboxStatement.counts)).counts
+    }
+}
+
+extension PostgresStateStore: AwaitedOutbox {
+    /// The outbox's statements, each awaited on a connection of its own (no transaction, no write lock).
+    public var awaitedOutbox: (any AwaitedOutbox)? { self }
+
+    public func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery] {
+        try OutboxStatement.claimed(try await rows(OutboxStatement.claim(dueBy: now, claimUntil: claimUntil, limit: limit)))
+    }
+
+    public func settleDeliveries(_ settlements: [DeliverySettlement], at now: Instant) async throws {
+        guard let statement = OutboxStatement.settle(settlements, at: now) else { return }
+        _ = try await rows(statement)
+    }
+
+    public func pruneDeliveries(settledBefore cutoff: Instant) async throws -> Int {
+        try await rows(OutboxStatement.prune(settledBefore: cutoff)).first?.int(0) ?? 0
+    }
+
+    public func outboxState() async throws -> (counts: OutboxCounts, nextDue: Instant?) {
+        try OutboxStatement.state(try await rows(OutboxStatement.state))
+    }
+
+    /// One statement on the app's schema, awaited.
+    private func rows(_ query: PostgresQuery) async throws -> [Cells] {
+        try await pool.use(schema: schema) { session in try await session.query(query) }.map(Cells.init)
     }
 }

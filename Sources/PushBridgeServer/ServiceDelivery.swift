@@ -212,17 +212,23 @@ final class WorkerEnd: Sendable {
     }
 }
 
-/// An app's outbox through its group-commit writer (writes) and reader connections (reads).
+/// An app's outbox: the store's own awaited statements when it has them (PostgreSQL: no write lock, no
+/// thread held), else its group-commit writer (writes) and reader connections (reads). Removing dead
+/// devices changes users: such a settlement always goes through the writer.
 struct TenantOutbox: DeliveryOutbox {
     let tenant: AppTenant
     let metrics: ServiceMetrics
 
     func claim(now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery] {
-        try await tenant.write(waking: false, rerouting: false) { try $0.claimDeliveries(now: now, claimUntil: claimUntil, limit: limit) }
+        if let claimed = try await tenant.awaitedOutbox(writes: true, { try await $0.claimDeliveries(dueBy: now, claimUntil: claimUntil, limit: limit) }) {
+            return claimed
+        }
+        return try await tenant.write(waking: false, rerouting: false) { try $0.claimDeliveries(now: now, claimUntil: claimUntil, limit: limit) }
     }
 
     func settle(_ settlements: [DeliverySettlement], dead: [PushFacade.DeadDevice], at now: Instant) async throws -> [PushFacade.RemovedDevice] {
-        try await tenant.write(waking: false, rerouting: false) { try $0.settleDeliveries(settlements, dead: dead, at: now) }
+        if dead.isEmpty, try await tenant.awaitedOutbox(writes: true, { try await $0.settleDeliveries(settlements, at: now) }) != nil { return [] }
+        return try await tenant.write(waking: false, rerouting: false) { try $0.settleDeliveries(settlements, dead: dead, at: now) }
     }
 
     func releaseClaims() async throws {
@@ -233,18 +239,25 @@ struct TenantOutbox: DeliveryOutbox {
     /// outbox was empty (an app with deliveries to make is not closed as idle).
     func nextDue() async throws -> Instant? {
         let writes = tenant.writesBeforeOutboxLook()
-        let state = try await tenant.read(rerouting: false) { try $0.outboxState() }
+        let state = try await outboxState()
         tenant.outboxLooked(empty: state.nextDue == nil && state.counts.queued == 0, writesBefore: writes)
         metrics.deliveryQueue(app: tenant.id, depth: state.counts.queued)
         return state.nextDue
     }
 
     func prune(settledBefore cutoff: Instant) async throws -> Int {
-        try await tenant.write(waking: false, rerouting: false) { try $0.pruneDeliveries(settledBefore: cutoff) }
+        if let pruned = try await tenant.awaitedOutbox(writes: true, { try await $0.pruneDeliveries(settledBefore: cutoff) }) { return pruned }
+        return try await tenant.write(waking: false, rerouting: false) { try $0.pruneDeliveries(settledBefore: cutoff) }
     }
 
     func counts() async throws -> OutboxCounts {
-        try await tenant.read(rerouting: false) { try $0.outboxState().counts }
+        try await outboxState().counts
+    }
+
+    /// The outbox's counts and next due, in one snapshot.
+    private func outboxState() async throws -> (counts: OutboxCounts, nextDue: Instant?) {
+        if let state = try await tenant.awaitedOutbox(writes: false, { try await $0.outboxState() }) { return state }
+        return try await tenant.read(rerouting: false) { try $0.outboxState() }
     }
 }
 

@@ -53,6 +53,10 @@ public protocol PushStateStore: AnyObject, Sendable {
     /// calls: all of them, or none).
     /// - Parameter body: the writes.
     func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T
+
+    /// The store's outbox as awaited statements of its own, when it has them (PostgreSQL); `nil`: the
+    /// outbox is used through write and read transactions.
+    var awaitedOutbox: (any AwaitedOutbox)? { get }
 }
 
 extension UserTable {
@@ -100,6 +104,9 @@ extension PushStateStore {
     /// ``PushStateStore/atomically(_:)`` for a store whose writes commit on their own: `body` runs
     /// as it is (each of its writes is atomic, together they are not).
     public func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T { try body(self) }
+
+    /// None: the outbox is used through write and read transactions.
+    public var awaitedOutbox: (any AwaitedOutbox)? { nil }
 
     /// Runs each writer on this store: one transaction each (no shared commit).
     public func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {

@@ -241,6 +241,13 @@ struct ModuleGraphTests {
         #expect(store.contains("try await executor.transaction { try self.writeGroup(writers, readingRecordsOf: ids) }"), "the locked path runs on the writer's queue")
         #expect(store.contains("try await pool.commits.commit(commit, schema: schema, on: pool)"), "the commit is awaited")
         #expect(code["PostgresCommitCombiner.swift"]?.contains("try await pool.use(schema: nil) { session in try await session.query(query) }") == true, "its statement is awaited")
+        // The delivery worker's claims, settlements, prunes and looks are the store's awaited statements on PostgreSQL.
+        let outbox = try #require(sources.first { $0.name == "PostgresStateStore+Outbox.swift" }?.text)
+        #expect(outbox.contains("try await pool.use(schema: schema) { session in try await session.query(query) }"), "the outbox's statements are awaited")
+        let delivery = try #require(try Self.sources("PushBridgeServer").first { $0.name == "ServiceDelivery.swift" }?.text)
+        for call in ["$0.claimDeliveries(dueBy:", "$0.settleDeliveries(settlements, at: now)", "$0.pruneDeliveries(settledBefore:", "$0.outboxState()"] {
+            #expect(delivery.contains("tenant.awaitedOutbox(writes:") && delivery.contains("{ try await " + call), "the worker awaits \(call)")
+        }
     }
 
     /// A new vendor lands in one module (issue 52): the server and the store name none in their code (types,

@@ -1,6 +1,7 @@
 import NIOPosix
 import PushBridgeDialects
 import PushBridgeFacade
+import PushBridgeStore
 import Synchronization
 
 /// One open app of the service: the facade over its store (reads, and what needs no store), and its
@@ -93,6 +94,17 @@ package final class AppTenant: Sendable {
             let facade = facade
             return try await NIOThreadPool.singleton.runIfActive { try body(facade) }
         }
+    }
+
+    /// Runs an outbox operation on the store's own awaited statements (``PushStateStore/awaitedOutbox``),
+    /// holding a lease as the delivery worker's writes do (a closed tenant refuses: its worker ends with it).
+    /// - Parameters:
+    ///   - writes: whether the operation changes the outbox (for the outbox's empty look).
+    ///   - body: the operation.
+    /// - Returns: its result; `nil` when the store has no awaited outbox (use ``write(waking:rerouting:_:)``).
+    func awaitedOutbox<T: Sendable>(writes: Bool, _ body: (any AwaitedOutbox) async throws -> T) async throws -> T? {
+        guard let outbox = facade.store.awaitedOutbox else { return nil }
+        return try await leased(writes: writes, rerouting: false, elsewhere: { _ in throw ServiceError.stopping }) { try await body(outbox) }
     }
 
     /// Runs `operation` holding a lease on this tenant; on a closed tenant, runs `elsewhere` on the
