@@ -211,8 +211,8 @@ extension PostgresStateStore.Transaction {
             """)
         var overlay: BadgeOverlay
         if let published, try found.first?.int64(0) == published.version {
-            let ids = try found.filter { !$0.isNull(1) }.map { try $0.int64(1) }
-            if from.lastID == 0 || ids.first == from.lastID {  // the published log, maybe appended to since: read on
+            let firstID = try found.first.flatMap { $0.isNull(1) ? nil : try $0.int64(1) }  // ids ascending; a row without one is alone
+            if from.lastID == 0 || firstID == from.lastID {  // the published log, maybe appended to since: read on
                 overlay = published.badges
                 for row in found where !row.isNull(2) { try overlay.add(row, id: try row.int64(1), column: 2) }
             } else {  // a snapshot older than the node's last commit: all of it

@@ -7,8 +7,9 @@ import PushBridgeStore
 import Synchronization
 
 // A group of sends decided against what the node keeps, then committed in one round trip that
-// holds no thread (issue 49): the function `pushbridge_commit_sends` takes the write lock, checks
-// that nothing read has changed since, and writes the sends' effects. When anything was not kept,
+// holds no thread (issue 49): the function `pushbridge_commit_logged` takes the write lock, checks
+// that nothing read has changed since (another node's counters only when they are of users read),
+// and writes the sends' effects. When anything was not kept,
 // or the check finds a change (another node wrote), the group runs again under the lock as
 // ``PostgresStateStore/writeGroup(_:readingRecordsOf:)`` runs it — same decisions, same bytes.
 
@@ -247,8 +248,8 @@ final class KeptDataRun {
 
     /// Notes the receivers read; past ``BadgeLogEntries/listedUsers`` rows in all, they are not listed.
     func read(_ receivers: StoredReceivers) {
-        guard readUsers != nil else { return }
-        guard (readUsers?.count ?? 0) + receivers.count <= BadgeLogEntries.listedUsers else { return readUsers = nil }
+        guard let listed = readUsers else { return }
+        guard listed.count + receivers.count <= BadgeLogEntries.listedUsers else { return readUsers = nil }
         for receiver in receivers { if let key = receiver.key?.rawValue { readUsers?.insert(key) } }
     }
 
@@ -305,7 +306,7 @@ final class KeptDataTransaction: SendEffectsInOneCall {
     private var kept: PostgresStateStore.KeptData { run.store.kept }
 
     private func checkWritable() throws {
-        guard writable else { throw StoreError(.readOnly, "a change inside a read transaction") }
+        guard writable else { throw StoreError.changeInReadTransaction }
     }
 
     // MARK: What a send reads

@@ -122,7 +122,7 @@ extension PostgresStateStore {
         }
 
         func checkWritable() throws {
-            guard writable else { throw StoreError(.readOnly, "a change inside a read transaction") }
+            guard writable else { throw StoreError.changeInReadTransaction }
             context.hasChanges = true
         }
 

@@ -86,7 +86,7 @@ public final class MemoryStateStore: PushStateStore {
         }
 
         func checkWritable() throws {
-            guard writable else { throw StoreError(.readOnly, "a change inside a read transaction") }
+            guard writable else { throw StoreError.changeInReadTransaction }
         }
 
         func app() throws -> AppConfiguration { contents.app }

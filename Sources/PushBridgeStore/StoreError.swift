@@ -55,6 +55,9 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         self.context = context
     }
 
+    /// A change asked of a read transaction (every store's transactions refuse it alike).
+    package static let changeInReadTransaction = StoreError(.readOnly, "a change inside a read transaction")
+
     public var description: String {
         var text = "store error [\(code)"
         if let sqliteCode { text += " \(sqliteCode)" }

@@ -15,7 +15,7 @@ extension SQLiteStateStore {
         }
 
         func checkWritable() throws {
-            guard writable else { throw StoreError(.readOnly, "a change inside a read transaction") }
+            guard writable else { throw StoreError.changeInReadTransaction }
         }
 
         // MARK: App configuration
