@@ -87,7 +87,7 @@ func runDeliverBench(members: Int, latencies: [Int], connections: Int, concurren
 
     // The app: `members` users with one production device each, all in one group.
     let key = AccessKey.generate()
-    _ = try SQLiteAppDirectory(path: dir + "/service.sqlite").register(
+    _ = try await SQLiteAppDirectory(path: dir + "/service.sqlite").register(
         RegisteredApp(id: "bench", keyHash: AccessKey.hash(key), createdAt: Instant(milliseconds: 0)))
     let certificate = Certificate(name: "cert", busiId: nil, bundleId: "io.bench.app", environment: .production)
     do {

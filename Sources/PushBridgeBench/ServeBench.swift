@@ -109,7 +109,7 @@ func runServeBench(seconds: Int) async throws {
     try FileManager.default.createDirectory(atPath: dir + "/apps", withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let key = AccessKey.generate()
-    _ = try SQLiteAppDirectory(path: dir + "/service.sqlite").register(
+    _ = try await SQLiteAppDirectory(path: dir + "/service.sqlite").register(
         RegisteredApp(id: "bench", keyHash: AccessKey.hash(key), createdAt: Instant(milliseconds: 0)))
     do {
         let facade = PushFacade(store: try SQLiteStateStore(path: dir + "/apps/bench.sqlite"))
@@ -131,10 +131,10 @@ func runServeBench(seconds: Int) async throws {
     // The vendors' REST on the same app: an Easemob binding with a token, a Tencent one with a UserSig.
     let directory = try SQLiteAppDirectory(path: dir + "/service.sqlite")
     let signingKey = (0..<32).map { _ in UInt8.random(in: 0...255) }
-    _ = try directory.bind(
+    _ = try await directory.bind(
         VendorBinding(app: "bench", vendor: .easemob, key: "bench/bench", account: "id", secret: AccessKey.hash("secret"), signingKey: signingKey,
             tokenSeconds: 3600, boundAt: Instant(milliseconds: 0)))
-    _ = try directory.bind(VendorBinding(app: "bench", vendor: .tencent, key: "1400000000", account: "administrator", secret: Array("bench-key".utf8), boundAt: Instant(milliseconds: 0)))
+    _ = try await directory.bind(VendorBinding(app: "bench", vendor: .tencent, key: "1400000000", account: "administrator", secret: Array("bench-key".utf8), boundAt: Instant(milliseconds: 0)))
     let nowSeconds = Int64(Date().timeIntervalSince1970)
     let appToken = AppToken.issue(signingKey: signingKey, expiresAt: Instant(milliseconds: (nowSeconds + 3600) * 1000))
     let userSig = UserSig.generate(sdkAppID: 1_400_000_000, identifier: "administrator", secretKey: "bench-key", time: nowSeconds, expire: 3600)

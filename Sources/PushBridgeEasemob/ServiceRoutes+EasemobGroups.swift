@@ -68,12 +68,12 @@ extension ServiceRoutes {
             try await easemob(request, context) { app in
                 let creation = try EasemobREST.groupCreation(try await body(request, context), publicRequired: app.binding.agoraAppID == nil)
                 let now = Instant.now
+                let candidates = CandidateIDs { EasemobREST.newGroupID() }
                 let id = try await answering { () async throws -> String in
                     try await app.tenant.write { facade in
                         for user in [creation.owner] + creation.members where try facade.user(user) == nil { throw EasemobFailure.noUser(user) }
                         guard creation.members.count + 1 <= creation.maxUsers else { throw EasemobFailure.tooManyMembers }
-                        var id = EasemobREST.newGroupID()
-                        while try facade.groupExists(id) { id = EasemobREST.newGroupID() }
+                        let id = try candidates.first { try !facade.groupExists($0) }
                         var profile = GroupProfile(
                             owner: creation.owner, name: creation.name, maxUsers: creation.maxUsers,
                             offlinePush: creation.maxUsers <= EasemobREST.largeGroupThreshold, createdAt: now, vendorFields: creation.fields)

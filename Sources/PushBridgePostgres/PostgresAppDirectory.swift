@@ -4,6 +4,7 @@ import NIOCore
 import PostgresNIO
 import PushBridgeCore
 import PushBridgeStore
+import Synchronization
 
 /// The service's apps, key hashes and vendor bindings in PostgreSQL (the twin of
 /// `SQLiteAppDirectory`), in schema `pushbridge_service` unless the location names another: every
@@ -45,106 +46,137 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
     /// The node's connections (shared with its apps' stores when the service opened it).
     private let pool: PostgresPool
     private let schema: String
-    /// Whether the schema has been brought up to date (done on the first use that connects).
-    private var isPrepared = false
-    /// Guards ``isPrepared``; held while the migrations run, the first time only.
-    private let preparing = NSLock()
+    /// Whether the schema has been brought up to date (done on the first use that connects; two
+    /// first uses at once both migrate, which the migration's advisory lock makes one).
+    private let isPrepared = Mutex(false)
+    /// How a synchronous call waits; `nil`: synchronous calls refuse (a service's directory).
+    private let blocking: BlockingWait?
 
     /// Connects (a pool of its own, at most two connections), creates the schema when missing and
-    /// brings it up to date. A server that cannot be reached now is no error: every call tries again
-    /// (and says `unreachable` until it answers), so a node can start while its database is down.
+    /// brings it up to date, blocking the calling thread: for tools and tests, whose synchronous
+    /// calls block too. A server that cannot be reached now is no error: every call tries again
+    /// (and says `unreachable` until it answers).
     /// - Parameters:
     ///   - location: the server and database (its schema, or `pushbridge_service`).
     ///   - logger: postgres-nio's logger.
     /// - Throws: `StoreError` (`newer-schema`, `postgres`).
     public convenience init(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
-        try self.init(location: location, pool: PostgresPool(location: location, limit: 2, logger: logger))
-    }
-
-    /// The directory on a node's pool (see ``init(location:logger:)``).
-    init(location: PostgresLocation, pool: PostgresPool) throws {
-        let location = location.schema == nil ? try location.inSchema("pushbridge_service") : location
-        self.location = location
-        self.pool = pool
-        schema = location.schema ?? "pushbridge_service"
+        let blocking = BlockingWait()
+        try self.init(location: location, pool: PostgresPool(location: location, limit: 2, logger: logger), blocking: blocking)
         do {
-            try use { _ in }
+            try blocking.run { try await use { _ in } }
         } catch let error as StoreError where error.code == .unreachable || error.code == .busy {
             // Tried again on the next call.
         }
     }
 
+    /// The directory on a node's pool, prepared on its first use (a node may start while its
+    /// database is down); `blocking`: how synchronous calls wait (`nil`: they refuse).
+    init(location: PostgresLocation, pool: PostgresPool, blocking: BlockingWait? = nil) throws {
+        let location = location.schema == nil ? try location.inSchema("pushbridge_service") : location
+        self.location = location
+        self.pool = pool
+        self.blocking = blocking
+        schema = location.schema ?? "pushbridge_service"
+    }
+
     /// Runs `body` on one of the pool's connections in the directory's schema, bringing the schema
-    /// up to date first the first time. No lock is held while `body` runs.
-    private func use<T>(_ body: (PostgresSession) throws -> T) throws -> T {
-        try pool.use(schema: schema) { session in
-            if !preparing.withLock({ isPrepared }) {
-                try preparing.withLock {
-                    guard !isPrepared else { return }
-                    try PostgresStateStore.prepare(session, location, migrations: Self.migrations)
-                    isPrepared = true
-                }
+    /// up to date first the first time. Awaited; no lock is held while `body` runs.
+    private func use<T>(_ body: (PostgresSession) async throws -> T) async throws -> T {
+        try await pool.use(schema: nil) { session in
+            if !isPrepared.withLock({ $0 }) {
+                try await PostgresStateStore.prepare(session, location, migrations: Self.migrations)
+                isPrepared.withLock { $0 = true }
+            } else if session.schema != schema {
+                session.schema = nil
+                try await session.execute("SET search_path TO \(schema)")
+                session.schema = schema
             }
-            return try body(session)
+            return try await body(session)
         }
+    }
+
+    /// Runs an awaited call for a synchronous caller: blocks its thread, or refuses (a service's directory).
+    private func synchronously<T>(_ work: () async throws -> T) throws -> T {
+        guard let blocking else {
+            throw StoreError(
+                .postgres, "this PostgreSQL directory answers awaited calls only: a synchronous call would hold a thread while the server answers",
+                context: location.description)
+        }
+        return try blocking.run(work)
     }
 
     /// Whether the database answers a trivial statement now (`/readyz`).
-    public func isReachable() -> Bool {
-        (try? use { try $0.query("SELECT 1") }) != nil
+    public func isReachable() async -> Bool {
+        (try? await use { try await $0.query("SELECT 1") }) != nil
     }
 
-    public func apps() throws -> [RegisteredApp] {
-        try use { session in
-            try session.query("SELECT \(unescaped: RegisteredAppColumn.sql) FROM apps ORDER BY created_at, id").map { try Cells($0).registeredApp() }
+    public func apps() async throws -> [RegisteredApp] {
+        try await use { session in
+            try await session.query("SELECT \(unescaped: RegisteredAppColumn.sql) FROM apps ORDER BY created_at, id").map { try Cells($0).registeredApp() }
         }
     }
 
-    public func app(_ id: String) throws -> RegisteredApp? {
-        try use { session in
-            try session.query("SELECT \(unescaped: RegisteredAppColumn.sql) FROM apps WHERE id = \(id)").first.map { try Cells($0).registeredApp() }
+    public func app(_ id: String) async throws -> RegisteredApp? {
+        try await use { session in
+            try await session.query("SELECT \(unescaped: RegisteredAppColumn.sql) FROM apps WHERE id = \(id)").first.map { try Cells($0).registeredApp() }
         }
     }
 
-    public func register(_ app: RegisteredApp) throws -> Bool {
-        try use { session in
-            !(try session.query(
+    public func register(_ app: RegisteredApp) async throws -> Bool {
+        try await use { session in
+            !(try await session.query(
                 "INSERT INTO apps (id, key_sha256, created_at) VALUES (\(app.id), \(ByteBuffer(bytes: app.keyHash)), \(app.createdAt.milliseconds)) ON CONFLICT DO NOTHING RETURNING 1"
             ).isEmpty)
         }
     }
 
-    public func vendorBindings() throws -> [VendorBinding] {
-        try use { session in
-            try session.query("SELECT \(unescaped: VendorBindingColumn.sql) FROM vendor_bindings ORDER BY app, vendor")
+    public func vendorBindings() async throws -> [VendorBinding] {
+        try await use { session in
+            try await session.query("SELECT \(unescaped: VendorBindingColumn.sql) FROM vendor_bindings ORDER BY app, vendor")
                 .map { try Cells($0).vendorBinding() }
         }
     }
 
-    public func bind(_ binding: VendorBinding) throws -> Bool {
-        try use { session in
-            try PostgresStateStore.transaction(session) {
+    public func bind(_ binding: VendorBinding) async throws -> Bool {
+        try await use { session in
+            try await session.execute("BEGIN")
+            do {
                 // One binder at a time, on every node: the key check and the upsert are one step.
-                try session.query("SELECT pg_advisory_xact_lock(\(PostgresStateStore.writeLock), hashtext(\(location.schema ?? "")))")
-                let taken = try session.query(
+                try await session.query("SELECT pg_advisory_xact_lock(\(PostgresStateStore.writeLock), hashtext(\(location.schema ?? "")))")
+                let taken = try await session.query(
                     "SELECT app FROM vendor_bindings WHERE vendor = \(binding.vendor.rawValue) AND key = \(binding.key) AND app <> \(binding.app)")
-                if !taken.isEmpty { return false }
-                try session.query(
-                    """
-                    INSERT INTO vendor_bindings (app, vendor, key, account, secret, signing_key, token_seconds, bound_at)
-                    VALUES (\(binding.app), \(binding.vendor.rawValue), \(binding.key), \(binding.account), \(ByteBuffer(bytes: binding.secret)),
-                        \(ByteBuffer(bytes: binding.signingKey)), \(binding.tokenSeconds), \(binding.boundAt.milliseconds))
-                    ON CONFLICT (app, vendor) DO UPDATE SET key = excluded.key, account = excluded.account, secret = excluded.secret,
-                        signing_key = excluded.signing_key, token_seconds = excluded.token_seconds, bound_at = excluded.bound_at
-                    """)
-                return true
+                if taken.isEmpty {
+                    try await session.query(
+                        """
+                        INSERT INTO vendor_bindings (app, vendor, key, account, secret, signing_key, token_seconds, bound_at)
+                        VALUES (\(binding.app), \(binding.vendor.rawValue), \(binding.key), \(binding.account), \(ByteBuffer(bytes: binding.secret)),
+                            \(ByteBuffer(bytes: binding.signingKey)), \(binding.tokenSeconds), \(binding.boundAt.milliseconds))
+                        ON CONFLICT (app, vendor) DO UPDATE SET key = excluded.key, account = excluded.account, secret = excluded.secret,
+                            signing_key = excluded.signing_key, token_seconds = excluded.token_seconds, bound_at = excluded.bound_at
+                        """)
+                }
+                try await session.execute("COMMIT")
+                return taken.isEmpty
+            } catch {
+                try await PostgresStateStore.rollBack(session)
+                throw error
             }
         }
     }
 
-    public func unbind(app: String, vendor: VendorBinding.Vendor) throws -> Bool {
-        try use { session in
-            !(try session.query("DELETE FROM vendor_bindings WHERE app = \(app) AND vendor = \(vendor.rawValue) RETURNING 1").isEmpty)
+    public func unbind(app: String, vendor: VendorBinding.Vendor) async throws -> Bool {
+        try await use { session in
+            !(try await session.query("DELETE FROM vendor_bindings WHERE app = \(app) AND vendor = \(vendor.rawValue) RETURNING 1").isEmpty)
         }
     }
+
+    // The synchronous calls (tools, tests): the awaited ones, blocking the calling thread.
+
+    public func apps() throws -> [RegisteredApp] { try synchronously { try await apps() } }
+    public func app(_ id: String) throws -> RegisteredApp? { try synchronously { try await app(id) } }
+    public func register(_ app: RegisteredApp) throws -> Bool { try synchronously { try await register(app) } }
+    public func vendorBindings() throws -> [VendorBinding] { try synchronously { try await vendorBindings() } }
+    public func bind(_ binding: VendorBinding) throws -> Bool { try synchronously { try await bind(binding) } }
+    public func unbind(app: String, vendor: VendorBinding.Vendor) throws -> Bool { try synchronously { try await unbind(app: app, vendor: vendor) } }
 }

@@ -119,16 +119,33 @@ final class PostgresCommitCombiner: Sendable {
 
     /// One statement for `batch`: each app's function, its answer numbered by its place.
     private func statement(_ batch: [Waiting], on pool: PostgresPool) async throws -> [Answer] {
-        var binds = PostgresBindings()
-        var parts: [String] = []
-        for (i, waiting) in batch.enumerated() {
-            parts.append("SELECT \(i) AS n, c.* FROM \(try waiting.commit.call(scope: waiting.schema, binds: &binds)) c")
-        }
-        let query = PostgresQuery(unsafeSQL: parts.joined(separator: " UNION ALL "), binds: binds)
+        let query = try Self.query(batch.map { ($0.schema, $0.commit) })
         statementCount.add()
         for _ in batch { commitCount.add() }
         let rows = try await pool.use(schema: nil) { session in try await session.query(query) }.map(Cells.init)
-        var answers = [Answer?](repeating: nil, count: batch.count)
+        return try Self.answers(rows, count: batch.count)
+    }
+
+    /// One commit on a connection inside the app's transaction (a group decided under the write
+    /// lock): the function as the batches call it, alone.
+    static func commit(_ commit: KeptDataCommit, schema: String, on session: PostgresSession) async throws -> Answer {
+        let rows = try await session.query(try query([(schema, commit)])).map(Cells.init)
+        return try answers(rows, count: 1)[0]
+    }
+
+    /// The statement calling each app's function, its rows numbered by the commit's place.
+    private static func query(_ commits: [(schema: String, commit: KeptDataCommit)]) throws -> PostgresQuery {
+        var binds = PostgresBindings()
+        var parts: [String] = []
+        for (i, (schema, commit)) in commits.enumerated() {
+            parts.append("SELECT \(i) AS n, c.* FROM \(try commit.call(scope: schema, binds: &binds)) c")
+        }
+        return PostgresQuery(unsafeSQL: parts.joined(separator: " UNION ALL "), binds: binds)
+    }
+
+    /// Each commit's answer from the statement's rows.
+    private static func answers(_ rows: [Cells], count: Int) throws -> [Answer] {
+        var answers = [Answer?](repeating: nil, count: count)
         for row in rows {
             let n = try row.int(0)
             guard answers.indices.contains(n) else { continue }

@@ -19,8 +19,7 @@ import PushBridgeStore
 ///   503 without waiting for a connection that cannot be made, and writes resume within about 2 s
 ///   of the server coming back.
 ///
-/// Waits are bounded futures on NIO's event loops (no thread of its own); callers are the stores'
-/// callers, never an event loop.
+/// Waits are bounded futures on NIO's event loops, awaited: no thread waits for a connection.
 final class PostgresPool: @unchecked Sendable {
     /// The server and database (the schema is each use's).
     let location: PostgresLocation
@@ -63,32 +62,14 @@ final class PostgresPool: @unchecked Sendable {
     }
 
     /// Runs `body` on a connection whose `search_path` is `schema`; gives the connection back after,
-    /// or drops it when it broke.
+    /// or drops it when it broke. The wait for a connection, the connecting and `body`'s statements
+    /// are awaited: no thread waits.
     /// - Parameters:
-    ///   - schema: the schema unqualified names mean (checked by `PostgresLocation.checkSchema`).
+    ///   - schema: the schema unqualified names mean (checked by `PostgresLocation.checkSchema`);
+    ///     `nil`: any (`body` qualifies its names).
     ///   - body: the statements.
     /// - Throws: `StoreError` — `unreachable` (no connection can be made now), `busy` (every connection
     ///   stayed in use past the deadline) — or what `body` throws.
-    func use<T>(schema: String, _ body: (PostgresSession) throws -> T) throws -> T {
-        let session = try checkOut(preferring: schema)
-        do {
-            if session.schema != schema {
-                session.schema = nil  // unknown until the SET succeeds
-                try session.execute("SET search_path TO \(schema)")
-                session.schema = schema
-            }
-            let result = try body(session)
-            checkIn(session)
-            return result
-        } catch {
-            giveBack(session, after: error)
-            throw error
-        }
-    }
-
-    /// ``use(schema:_:)`` without holding a thread: the wait for a connection, the connecting and
-    /// `body`'s statements are awaited.
-    /// - Parameter schema: the schema unqualified names mean; `nil`: any (`body` qualifies its names).
     func use<T>(schema: String?, _ body: (PostgresSession) async throws -> T) async throws -> T {
         let session = try await checkOut(preferring: schema)
         do {
@@ -120,34 +101,15 @@ final class PostgresPool: @unchecked Sendable {
     private enum Step {
         case use(PostgresSession)
         case connect
-        case wait(Int, EventLoopPromise<PostgresSession?>)
+        case queued(Int, EventLoopPromise<PostgresSession?>)
     }
 
-    private func checkOut(preferring schema: String) throws -> PostgresSession {
-        switch try step(preferring: schema) {
-        case .use(let session): return session
-        case .connect: return try connect()
-        case .wait(let id, let promise):
-            let timer = expire(id, promise)
-            defer { timer.cancel() }
-            let handed: PostgresSession?
-            do {
-                handed = try promise.futureResult.wait()
-            } catch {
-                throw exhaustedError()
-            }
-            if let handed { return handed }
-            try connectAfterRelease()
-            return try connect()
-        }
-    }
-
-    /// ``checkOut(preferring:)``, awaited.
+    /// An idle connection (one in `schema` first), a new one, or one given back while this waited in line.
     private func checkOut(preferring schema: String?) async throws -> PostgresSession {
         switch try step(preferring: schema) {
         case .use(let session): return session
         case .connect: return try await connect()
-        case .wait(let id, let promise):
+        case .queued(let id, let promise):
             let timer = expire(id, promise)
             defer { timer.cancel() }
             let handed: PostgresSession?
@@ -182,7 +144,7 @@ final class PostgresPool: @unchecked Sendable {
             nextWaiter += 1
             let promise = MultiThreadedEventLoopGroup.singleton.next().makePromise(of: PostgresSession?.self)
             waiters.append((nextWaiter, promise))
-            return .wait(nextWaiter, promise)
+            return .queued(nextWaiter, promise)
         }
     }
 
@@ -216,15 +178,6 @@ final class PostgresPool: @unchecked Sendable {
     }
 
     /// Connects one new connection in a place already counted in ``open``.
-    private func connect() throws -> PostgresSession {
-        do {
-            return connected(try PostgresSession(configuration: location.configuration, target: location.description, logger: logger))
-        } catch {
-            throw failedToConnect(error)
-        }
-    }
-
-    /// ``connect()``, awaited.
     private func connect() async throws -> PostgresSession {
         do {
             return connected(try await PostgresSession.connect(configuration: location.configuration, target: location.description, logger: logger))

@@ -28,8 +28,14 @@ public struct PostgresServiceStorage: ServiceStorage {
 
     public func openDirectory() throws -> any AppDirectory { directory }
 
+    /// Refuses: the stores of a service on PostgreSQL open awaited (``openStoreAwaited(forApp:)``).
     public func openStore(forApp app: String) throws -> any PushStateStore {
-        try PostgresStateStore(location: try location.inSchema(Self.schema(ofApp: app)), pool: pool)
+        throw StoreError(.postgres, "a PostgreSQL store opens awaited: a synchronous open would hold a thread while the server answers", context: location.description)
+    }
+
+    /// Opens an app's store, awaited: its calls are awaited too (a synchronous one refuses).
+    public func openStoreAwaited(forApp app: String) async throws -> any PushStateStore {
+        try await PostgresStateStore.open(location: try location.inSchema(Self.schema(ofApp: app)), pool: pool)
     }
 
     /// Connections open now (idle, in use or being made), for tests and metrics.
@@ -41,7 +47,7 @@ public struct PostgresServiceStorage: ServiceStorage {
 
     public var isShared: Bool { true }
 
-    public func isReachable() -> Bool { directory.isReachable() }
+    public func isReachable() async -> Bool { await directory.isReachable() }
 
     /// The PostgreSQL schema of an app's state: `app_`, the id lower-cased with characters other
     /// than a–z, 0–9 and `_` as `_` (at most 40 of them), `_`, and 8 hex digits of the id's SHA-256,

@@ -14,9 +14,12 @@ final class StatementCounter: Sendable {
     var value: Int { count.load(ordering: .relaxed) }
 }
 
-/// One PostgreSQL connection used synchronously: the store protocol is synchronous (SQLite's
-/// shape), so each call waits for postgres-nio's future on the calling thread, which is never an
-/// event loop (the service's writer threads and the thread pool).
+/// One PostgreSQL connection. Every statement is awaited: no thread waits for the server (issue 49).
+///
+/// The store's transactions are synchronous bodies (SQLite's shape, the facade's calls); on this
+/// connection they run *replayed* (``StatementReplay``): the synchronous ``query(_:)`` answers from
+/// the statements already sent, and the first one not sent yet ends the run — the driver
+/// (``PostgresStateStore/replaying(_:_:)``) sends it, awaited, and runs the body again.
 package final class PostgresSession: @unchecked Sendable {
     let connection: PostgresConnection
     let logger: Logger
@@ -28,27 +31,6 @@ package final class PostgresSession: @unchecked Sendable {
     var counter: StatementCounter?
     /// The schema its `search_path` names (set by ``PostgresPool``; `nil`: none set, or unknown).
     var schema: String?
-
-    /// Connects.
-    /// - Parameters:
-    ///   - configuration: host, port, user, password, database.
-    ///   - target: how errors name the server.
-    ///   - logger: postgres-nio's logger.
-    init(configuration: PostgresConnection.Configuration, target: String, logger: Logger) throws {
-        self.target = target
-        self.logger = logger
-        deadline = configuration.options.connectTimeout
-        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
-        do {
-            let connecting = PostgresConnection.connect(on: eventLoop, configuration: configuration, id: 1, logger: logger)
-            connection = try Self.wait(connecting, deadline: deadline) {
-                // A connection made after the deadline is closed as soon as it exists.
-                connecting.whenSuccess { late in late.close().whenComplete { _ in withExtendedLifetime(late) {} } }
-            }
-        } catch {
-            throw StoreError(.unreachable, "cannot connect to PostgreSQL at \(target): \(Self.describe(error))", context: target)
-        }
-    }
 
     deinit { closeNow() }
 
@@ -65,27 +47,23 @@ package final class PostgresSession: @unchecked Sendable {
     var isBroken: Bool { isDiscarded || connection.isClosed }
     /// Closed here (a failed rollback, a dropped connection): never used again.
     private(set) var isDiscarded = false
+    /// Why it was closed here, when a statement's deadline passed (the statement's start, no values).
+    var closedBecause: String?
 
-    /// Runs a statement and returns its rows; at most ``deadline``, after which the connection is
-    /// closed and the call throws `unreachable`.
+    /// The replay a synchronous body's statements are answered from, while one runs (``PostgresStateStore/replaying(_:_:)``).
+    var replay: StatementReplay?
+
+    /// A synchronous body's statement: answered from ``replay``, or the run ends (``StatementReplay/Suspended``)
+    /// so that the driver sends it, awaited. Never waits.
     @discardableResult
     func query(_ query: PostgresQuery) throws -> [PostgresRow] {
-        // postgres-nio does not fail a query on a closed connection: it would wait for the deadline.
-        // One closed here may not be closed yet: it takes no statement either.
-        guard !isBroken else {
-            throw StoreError(.unreachable, "PostgreSQL at \(target): the connection is closed", context: target)
+        guard let replay else {
+            throw StoreError(.postgres, "a synchronous statement outside a replayed transaction", context: target)
         }
-        counter?.add()
-        do {
-            let connection = connection
-            let result = try Self.wait(connection.query(query, logger: logger), deadline: deadline) { connection.close().whenComplete { _ in withExtendedLifetime(connection) {} } }
-            return Array(result.rows)
-        } catch {
-            throw Self.storeError(error, target: target)
-        }
+        return try replay.answer(query)
     }
 
-    /// Connects without holding a thread: ``init(configuration:target:logger:)``, awaited.
+    /// Connects without holding a thread; at most the configuration's connect timeout.
     static func connect(configuration: PostgresConnection.Configuration, target: String, logger: Logger) async throws -> PostgresSession {
         let deadline = configuration.options.connectTimeout
         let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
@@ -112,16 +90,18 @@ package final class PostgresSession: @unchecked Sendable {
         self.logger = logger
     }
 
-    /// ``query(_:)`` without holding a thread: the statement's answer is awaited, at most ``deadline``.
+    /// Runs a statement and returns its rows, awaited; at most ``deadline``, after which the
+    /// connection is closed and the call throws `unreachable`.
     @discardableResult
     func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
         guard !isBroken else {
-            throw StoreError(.unreachable, "PostgreSQL at \(target): the connection is closed", context: target)
+            throw StoreError(.unreachable, "PostgreSQL at \(target): the connection is closed\(closedBecause.map { " (\($0))" } ?? "")", context: target)
         }
         counter?.add()
         do {
             let connection = connection
-            let result = try await Self.value(of: connection.query(query, logger: logger), deadline: deadline) {
+            let result = try await Self.value(of: connection.query(query, logger: logger), deadline: deadline) { [weak self] in
+                self?.closedBecause = "no answer within the deadline to \(query.sql.prefix(60))…"
                 connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
             }
             return Array(result.rows)
@@ -141,10 +121,15 @@ package final class PostgresSession: @unchecked Sendable {
     /// `deadline`; and the timer to cancel once it has.
     private static func bound<T: Sendable>(_ future: EventLoopFuture<T>, deadline: TimeAmount, onTimeout: @escaping @Sendable () -> Void) -> (EventLoopFuture<T>, Scheduled<Void>) {
         let promise = future.eventLoop.makePromise(of: T.self)
-        future.cascade(to: promise)
         let timer = future.eventLoop.scheduleTask(in: deadline) {
             promise.fail(DeadlinePassed(seconds: Double(deadline.nanoseconds) / 1e9))
             onTimeout()
+        }
+        // Ended on the event loop when the answer comes, not when the awaiting task next runs: a task
+        // that waits for a thread past the deadline must not find its connection closed.
+        future.whenComplete { result in
+            timer.cancel()
+            promise.completeWith(result)
         }
         return (promise.futureResult, timer)
     }
@@ -155,21 +140,13 @@ package final class PostgresSession: @unchecked Sendable {
         var description: String { "no answer within \(seconds) s" }
     }
 
-    /// Waits for a future at most `deadline` (never on an event loop: callers are writer threads
-    /// and the thread pool); past it, runs `onTimeout` and throws ``DeadlinePassed``.
-    package static func wait<T: Sendable>(_ future: EventLoopFuture<T>, deadline: TimeAmount, onTimeout: @escaping @Sendable () -> Void) throws -> T {
-        let (bounded, timer) = bound(future, deadline: deadline, onTimeout: onTimeout)
-        defer { timer.cancel() }
-        return try bounded.wait()
-    }
-
-    /// ``execute(_:)`` without holding a thread.
+    /// Runs statements without parameters (a migration's script), one by one, awaited: each ends
+    /// with `;` at the end of a line (none of PushBridge's contains one elsewhere).
     func execute(_ sql: String) async throws {
         for statement in Self.statements(sql) { try await query(statement) }
     }
 
-    /// Runs statements without parameters (a migration's script), one by one: each ends with `;` at
-    /// the end of a line (none of PushBridge's contains one elsewhere).
+    /// ``execute(_:)`` in a replayed body.
     func execute(_ sql: String) throws {
         for statement in Self.statements(sql) { try query(statement) }
     }

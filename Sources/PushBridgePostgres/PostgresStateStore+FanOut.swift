@@ -85,19 +85,9 @@ extension PostgresStateStore.Transaction {
         return out
     }
 
-    /// Reads one user's row again into the kept receiver tables that hold it (after a change to it).
-    func refreshKeptReceiver(_ key: Int64) throws {
-        guard let kept = context.keptData else { return }
-        for (tableKey, table) in kept.receivers.tables {
-            guard let position = table.position(of: key) else { continue }
-            let conversation = tableKey.conversation
-            let found = try groupReceivers(
-                tableKey.group, conversation: conversation, filter: "u.id = $4", binds: try binds(tableKey.group, conversation.kind == .group, conversation.id, key))
-            guard let row = found.first else {
-                kept.receivers.tables[tableKey] = nil
-                continue
-            }
-            table.replace(row, at: position)
-        }
+    /// Drops the kept receiver tables that hold a user's row (after a change to it), when the
+    /// transaction commits: the next send to them reads them again.
+    func dropKeptReceiver(_ key: Int64) {
+        context.changeKept { kept in kept.receivers.tables = kept.receivers.tables.filter { $0.value.position(of: key) == nil } }
     }
 }

@@ -13,7 +13,7 @@ extension PostgresStateStore.Transaction {
 
     func setMembers(_ members: [UserID], of group: String) throws {
         try checkWritable()
-        if let kept = context.keptData {
+        context.changeKept { kept in
             kept.receivers.tables = kept.receivers.tables.filter { $0.key.group != group }
             kept.users.removeAll()  // a one-to-one receiver kept unknown may be made a user here
         }
@@ -39,7 +39,7 @@ extension PostgresStateStore.Transaction {
     /// Moves the data version: nodes keep profiles.
     func setGroupProfile(_ profile: [UInt8]?, of group: String) throws {
         try checkWritable()
-        context.keptData?.profiles[group] = nil
+        context.changeKept { $0.profiles[group] = nil }
         guard let profile else {
             try session.query("\(unescaped: context.bumping())DELETE FROM group_profiles WHERE group_id = \(group)")
             return

@@ -200,7 +200,7 @@ extension PostgresStateStore.Transaction {
             return kept.badges ?? BadgeOverlay()
         }
         if let overlay = context.badges { return overlay }
-        let published = context.store?.kept.published.withLock { $0 }
+        let published = context.start.published
         let from = published?.badges ?? BadgeOverlay()
         // At the published version, the rows from the published log's last on (counters move no
         // version: other nodes may have appended since); at another, every row's id.
@@ -251,7 +251,10 @@ extension PostgresStateStore.Transaction {
                 ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge)
             DELETE FROM badge_log
             """)
-        if let kept = context.keptData { kept.badges = BadgeOverlay() } else { context.badges = BadgeOverlay() }
+        if let kept = context.keptData { kept.badges = BadgeOverlay() } else {
+            context.badges = BadgeOverlay()
+            context.changeKept { $0.badges = BadgeOverlay() }
+        }
     }
 }
 

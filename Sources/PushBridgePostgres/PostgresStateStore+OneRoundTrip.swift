@@ -9,9 +9,11 @@ import Synchronization
 // A group of sends decided against what the node keeps, then committed in one round trip that
 // holds no thread (issue 49): the function `pushbridge_commit_logged` takes the write lock, checks
 // that nothing read has changed since (another node's counters only when they are of users read),
-// and writes the sends' effects. When anything was not kept,
-// or the check finds a change (another node wrote), the group runs again under the lock as
-// ``PostgresStateStore/writeGroup(_:readingRecordsOf:)`` runs it — same decisions, same bytes.
+// and writes the sends' effects. When anything was not kept, or the check finds a change (another
+// node wrote), the group is decided again under the write lock, from kept data still: what it reads
+// that is not kept is read (awaited) and kept, and the same function writes its effects. A group
+// that reads what kept data cannot answer (a write other than a send's) runs as
+// ``PostgresStateStore/writeGroup(_:readingRecordsOf:)`` runs it, replayed — same decisions, same bytes.
 
 extension PostgresStateStore {
     public func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, on executor: DispatchQueue) async throws {
@@ -26,16 +28,65 @@ extension PostgresStateStore {
                 attempt += 1
             }
         }
-        try await executor.transaction { try self.writeGroup(writers, readingRecordsOf: ids) }
+        try await writingGroup(writers, readingRecordsOf: ids)
+    }
+
+    /// The writers run against kept data under the lock, as often as they miss something a load can
+    /// bring (each load awaited and kept); their commit, or `nil` when they need what no load brings.
+    func decideUnderLock(_ writers: [(any PushStateStore) -> Void], lock: WriteLock, session: PostgresSession) async throws -> KeptDataCommit? {
+        let start = startingPoint()
+        let app: AppConfiguration
+        if let kept = start.app, kept.version == lock.appVersion {
+            app = kept.app
+        } else {
+            app = try await load(session, lock: lock, start: start) { try $0.app() }
+        }
+        let records = LockedRecords(lock.records ?? [:])
+        // Each round of loads brings what the last run missed; a run that misses again after
+        // `maximumLoadRounds` (something a load cannot keep: a group past the node's budget) goes
+        // to the replayed path.
+        for _ in 0...Self.maximumLoadRounds {
+            let run = KeptDataRun(store: self, app: app, records: records)
+            let store = KeptDataStore(run)
+            for writer in writers { writer(store) }
+            guard run.missed else {
+                var effects = run.effects
+                effects.dedupe()
+                guard let badges = kept.badges, !logIsFull(badges, adding: effects.badges.count) else { return nil }  // a fold: the replayed path
+                let prunes = !effects.records.isEmpty && Self.pruningIsDue(before: effects.cutoff, prunedBefore: sentMessagesPrunedBefore)
+                return KeptDataCommit(
+                    configuration: lock.appVersion, data: lock.dataVersion, lastLog: badges.lastID, readUsers: nil, reads: [:], rolls: run.rolls,
+                    effects: effects, pruneBefore: prunes ? effects.cutoff : nil)
+            }
+            guard !run.loads.isEmpty, run.loads.count == run.misses else { return nil }
+            for load in run.loads { _ = try await self.load(session, lock: lock, start: start, load) }
+        }
+        return nil
+    }
+
+    /// Rounds of loads a group decided under the lock may take (a sender, its receivers, a roll…).
+    static let maximumLoadRounds = 4
+
+    /// Runs one load (a transaction method that reads what a send needs and keeps it) on the lock's
+    /// transaction, replayed: its statements are awaited; what it keeps, it keeps as its last step.
+    private func load<T>(_ session: PostgresSession, lock: WriteLock, start: TransactionContext.StartingPoint, _ body: (Transaction) throws -> T) async throws -> T {
+        var last: TransactionContext?
+        let result = try await Self.replaying(session) {
+            let context = TransactionContext(store: self, lock: lock, start: start, keepsData: true)
+            last = context
+            return try body(Transaction(session, writable: true, context: context))
+        }
+        last?.keepStoreChanges()
+        return result
     }
 
     /// Runs the writers against what the node keeps, when it keeps what a send reads and no write of
     /// this store runs on the node now: their effects and what they read, or `nil` (the locked path).
     private func decideFromKeptData(_ writers: [(any PushStateStore) -> Void]) -> KeptDataCommit? {
-        guard lock.try() else { return nil }
-        defer { lock.unlock() }
+        guard gate.tryEnter() else { return nil }
+        defer { gate.leave() }
         guard let version = kept.dataVersion, let badges = kept.badges, !badges.isStale, let app = keptApp.current else { return nil }
-        let run = KeptDataRun(store: self, app: app.app)
+        let run = KeptDataRun(store: self, app: app.app, records: nil)
         let store = KeptDataStore(run)
         for writer in writers { writer(store) }
         guard !run.missed else {
@@ -87,9 +138,22 @@ extension PostgresStateStore {
     /// node since the decision leaves it to the next lock's check (the log's end tells).
     /// - Returns: whether what the node keeps is at the log's end now (a second decision may follow).
     private func keep(_ commit: KeptDataCommit, _ answer: PostgresCommitCombiner.Answer) -> Bool {
-        guard lock.try() else { return false }
-        defer { lock.unlock() }
+        guard gate.tryEnter() else { return false }
+        defer { gate.leave() }
         guard kept.dataVersion == commit.data, answer.dataVersion == commit.data, kept.badges?.lastID == commit.lastLog else { return false }
+        do {
+            return try apply(commit, answer)
+        } catch {
+            kept.forget()  // a log row this node cannot read: read everything again under the lock
+            return false
+        }
+    }
+
+    /// What the node keeps takes a commit's answer: the rows other nodes appended, the commit's
+    /// counters and log row, its pruning time. Under ``gate``.
+    /// - Returns: `true`.
+    /// - Throws: ``StoreError`` for a log row this node cannot read.
+    func apply(_ commit: KeptDataCommit, _ answer: PostgresCommitCombiner.Answer) throws -> Bool {
         do {
             for row in answer.appended where row.id < answer.logRow ?? .max { try kept.readOn(row) }
             if answer.committed {
@@ -99,9 +163,6 @@ extension PostgresStateStore {
                 if let cutoff = commit.pruneBefore { sentMessagesPrunedBefore = cutoff.milliseconds }
             }
             for row in answer.appended where row.id > answer.logRow ?? .max { try kept.readOn(row) }
-        } catch {
-            kept.forget()  // a log row this node cannot read: read everything again under the lock
-            return false
         }
         kept.committed(at: commit.data)
         return true
@@ -119,6 +180,8 @@ extension PostgresStateStore {
         /// Groups committed in one round trip; groups whose check found a change; commits whose check
         /// found only another node's counters (decided again); groups that read something not kept.
         let committedCount = StatementCounter(), changedCount = StatementCounter(), recountedCount = StatementCounter(), missedCount = StatementCounter()
+        /// Groups decided from kept data under the write lock.
+        let lockedCount = StatementCounter()
 
         func shouldTry() -> Bool {
             state.withLock { state in
@@ -199,6 +262,13 @@ struct KeptDataCommit {
     }
 }
 
+/// The sent-message records a group decided under the write lock reads: those the lock read, and those
+/// loaded since (`nil`: no record of that id).
+final class LockedRecords {
+    var byID: [String: PostgresStateStore.StoredSentMessage?]
+    init(_ byID: [String: PostgresStateStore.StoredSentMessage?]) { self.byID = byID }
+}
+
 /// The effects of a group's sends as the writers gave them, merged.
 struct KeptDataEffects {
     var badges: [(key: UserKey, badge: Int)] = []
@@ -244,7 +314,17 @@ final class KeptDataRun {
     var rolls: [Int64: Instant] = [:]
     /// The user rows whose state was read (``KeptDataCommit/readUsers``).
     var readUsers: Set<Int64>? = []
+    /// The counters this run's writers set so far, by user row: a later writer reads them.
+    var counted: [Int64: Int] = [:]
     private(set) var missed = false
+    /// Under the write lock: the records of the group's message ids, as the lock (or a load) read
+    /// them; `nil`: not under the lock (each is assumed unsent, and checked).
+    let records: LockedRecords?
+    /// Under the write lock: misses, and the loads that bring what they missed (a load per miss when
+    /// every miss has one). Writers after a miss still run, so that one round of loads brings
+    /// what all of them need.
+    private(set) var misses = 0
+    private(set) var loads: [(PostgresStateStore.Transaction) throws -> Void] = []
 
     /// Notes the receivers read; past ``BadgeLogEntries/listedUsers`` rows in all, they are not listed.
     func read(_ receivers: StoredReceivers) {
@@ -253,14 +333,23 @@ final class KeptDataRun {
         for receiver in receivers { if let key = receiver.key?.rawValue { readUsers?.insert(key) } }
     }
 
-    init(store: PostgresStateStore, app: AppConfiguration) {
+    init(store: PostgresStateStore, app: AppConfiguration, records: LockedRecords?) {
         self.store = store
         self.app = app
+        self.records = records
     }
 
+    /// Whether the run is under the write lock (its misses are loaded, and it runs again).
+    var isLocked: Bool { records != nil }
+
     /// Notes a miss and returns the error that ends the writer's call.
-    func miss(_ what: String) -> StoreError {
+    /// - Parameters:
+    ///   - what: what was not kept, for the error.
+    ///   - load: under the lock, the transaction call that reads it and keeps it.
+    func miss(_ what: String, load: ((PostgresStateStore.Transaction) throws -> Void)? = nil) -> StoreError {
         missed = true
+        misses += 1
+        if let load { loads.append(load) }
         return StoreError(.busy, "not kept on this node: \(what)", context: "kept data")
     }
 }
@@ -277,17 +366,17 @@ final class KeptDataStore: PushStateStore, @unchecked Sendable {
     }
 
     func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
-        if run.missed { throw run.miss("a read after a miss") }
+        if run.missed && !run.isLocked { throw run.miss("a read after a miss") }
         return try body(KeptDataTransaction(run, writable: false))
     }
 
     func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T {
-        if run.missed { throw run.miss("a write after a miss") }
-        let (effects, reads, rolls, readUsers) = (run.effects, run.reads, run.rolls, run.readUsers)
+        if run.missed && !run.isLocked { throw run.miss("a write after a miss") }
+        let (effects, reads, rolls, readUsers, counted) = (run.effects, run.reads, run.rolls, run.readUsers, run.counted)
         do {
             return try body(self)
         } catch {
-            (run.effects, run.reads, run.rolls, run.readUsers) = (effects, reads, rolls, readUsers)
+            (run.effects, run.reads, run.rolls, run.readUsers, run.counted) = (effects, reads, rolls, readUsers, counted)
             throw error
         }
     }
@@ -314,43 +403,71 @@ final class KeptDataTransaction: SendEffectsInOneCall {
     func app() throws -> AppConfiguration { run.app }
 
     func sender(_ id: UserID, group: String?) throws -> UserState? {
-        guard let sender = kept.users.senders[.init(name: id, group: group)] else { throw run.miss("sender") }
+        guard let sender = kept.users.senders[.init(name: id, group: group)] else { throw run.miss("sender") { _ = try $0.sender(id, group: group) } }
         return sender
     }
 
     func receivers(of audience: Audience, excluding sender: UserID, conversation: ConversationKey) throws -> StoredReceivers {
         switch audience {
         case .group(let group):
-            guard let table = kept.receivers.tables[.init(group: group, conversation: conversation)] else { throw run.miss("a group's receivers") }
-            let receivers = table.receivers(excluding: sender)
+            guard let table = kept.receivers.tables[.init(group: group, conversation: conversation)] else {
+                throw run.miss("a group's receivers") { _ = try $0.receivers(of: audience, excluding: sender, conversation: conversation) }
+            }
+            let receivers = table.receivers(excluding: sender).recounted(run.counted)
             run.read(receivers)
             return receivers
         case .users(let users):
             let wanted = PostgresStateStore.KeptOneToOne.wanted(users, excluding: sender)
-            guard let known = kept.users.receivers(wanted, in: conversation) else { throw run.miss("a receiver") }
-            let receivers = StoredReceivers(known)
+            guard let known = kept.users.receivers(wanted, in: conversation) else {
+                throw run.miss("a receiver") { _ = try $0.receivers(of: audience, excluding: sender, conversation: conversation) }
+            }
+            let receivers = StoredReceivers(known).recounted(run.counted)
             run.read(receivers)
             return receivers
         }
     }
 
     func groupProfile(of group: String) throws -> [UInt8]? {
-        guard let profile = kept.profiles[group] else { throw run.miss("a group's profile") }
+        guard let profile = kept.profiles[group] else { throw run.miss("a group's profile") { _ = try $0.groupProfile(of: group) } }
         return profile
     }
 
-    /// Assumed unsent; the commit checks it (and finds a change when it was sent).
+    /// Under the lock, as the lock read it; else assumed unsent: the commit checks it (and finds a
+    /// change when it was sent).
     func sentMessage(_ id: String, since cutoff: Instant) throws -> [UInt8]? {
         if let record = run.effects.record(id, since: cutoff) { return record }
+        if let records = run.records {
+            guard let known = records.byID[id] else {
+                throw run.miss("a record the lock did not read") { records.byID[id] = .some(try $0.storedRecords([id])[id]) }
+            }
+            return known.flatMap { $0.sentAt >= cutoff.milliseconds ? $0.decisions : nil }
+        }
         run.reads[id] = min(run.reads[id] ?? cutoff, cutoff)
         return nil
+    }
+
+    /// Under the lock, one load for every id it did not read; else one ``sentMessage(_:since:)`` each.
+    func sentMessages(_ ids: [(id: String, since: Instant)]) throws -> [[UInt8]?] {
+        if let records = run.records {
+            let missing = ids.map(\.id).filter { records.byID[$0] == nil }
+            if !missing.isEmpty {
+                throw run.miss("records the lock did not read") { transaction in
+                    let found = try transaction.storedRecords(missing)
+                    for id in missing { records.byID[id] = .some(found[id]) }
+                }
+            }
+        }
+        return try ids.map { try sentMessage($0.id, since: $0.since) }
     }
 
     // MARK: What a send writes
 
     func storeRoll(_ roll: ReceiverRoll, usedAt: Instant, encoded: () -> [UInt8]) throws -> Int64 {
         try checkWritable()
-        guard let id = kept.receivers.tables.values.first(where: { $0.roll === roll })?.rollID else { throw run.miss("a roll not stored yet") }
+        guard let id = kept.receivers.tables.values.first(where: { $0.roll === roll })?.rollID else {
+            let bytes = encoded()
+            throw run.miss("a roll not stored yet") { _ = try $0.storeRoll(roll, usedAt: usedAt, encoded: { bytes }) }
+        }
         run.rolls[id] = max(run.rolls[id] ?? usedAt, usedAt)
         return id
     }
@@ -358,6 +475,7 @@ final class KeptDataTransaction: SendEffectsInOneCall {
     func writeSendEffects(badges: [(key: UserKey, badge: Int)], deliveries: [OutboxDelivery], records: [SentMessage], forgettingBefore cutoff: Instant) throws {
         try checkWritable()
         run.effects.add(badges: badges, deliveries: deliveries, records: records, cutoff: cutoff)
+        for (key, badge) in badges { run.counted[key.rawValue] = badge }
     }
 
     func recordSentMessages(_ messages: [SentMessage], forgettingBefore cutoff: Instant) throws {

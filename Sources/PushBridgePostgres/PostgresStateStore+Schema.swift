@@ -336,27 +336,27 @@ extension PostgresStateStore {
 
     /// Applies the migrations the database lacks, in one transaction under an advisory lock, so
     /// nodes starting together migrate once.
-    static func migrate(_ session: PostgresSession, scope: String, migrations: [Migration] = PostgresStateStore.migrations) throws {
-        try session.execute("BEGIN")
+    static func migrate(_ session: PostgresSession, scope: String, migrations: [Migration] = PostgresStateStore.migrations) async throws {
+        try await session.execute("BEGIN")
         do {
             // The first key spells "PBMG"; the second is the schema's.
-            try session.query("SELECT pg_advisory_xact_lock(1346522439, hashtext(\(scope)))")
-            try session.execute(
+            try await session.query("SELECT pg_advisory_xact_lock(1346522439, hashtext(\(scope)))")
+            try await session.execute(
                 "CREATE TABLE IF NOT EXISTS pushbridge_migrations (identifier text PRIMARY KEY, applied_at bigint NOT NULL, position bigserial)")
-            let applied = Set(try session.query("SELECT identifier FROM pushbridge_migrations").map { try $0.decode(String.self) })
+            let applied = Set(try await session.query("SELECT identifier FROM pushbridge_migrations").map { try $0.decode(String.self) })
             let known = Set(migrations.map(\.identifier))
             if let unknown = applied.subtracting(known).sorted().first {
                 throw StoreError(.newerSchema, "the database has migration \"\(unknown)\", which this PushBridge does not know; use a newer PushBridge",
                     context: session.target)
             }
             for migration in migrations where !applied.contains(migration.identifier) {
-                try session.execute(migration.sql)
-                try session.query(
+                try await session.execute(migration.sql)
+                try await session.query(
                     "INSERT INTO pushbridge_migrations (identifier, applied_at) VALUES (\(migration.identifier), (extract(epoch from now()) * 1000)::bigint)")
             }
-            try session.execute("COMMIT")
+            try await session.execute("COMMIT")
         } catch {
-            try? session.execute("ROLLBACK")
+            try await rollBack(session)
             throw error
         }
     }

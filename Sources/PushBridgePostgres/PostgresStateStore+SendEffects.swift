@@ -54,10 +54,13 @@ extension PostgresStateStore.Transaction {
         for record in records where context.records != nil { context.records?[record.id] = .some(PostgresStateStore.StoredSentMessage(sentAt: record.sentAt.milliseconds, decisions: record.decisions)) }
         guard logged else { return }
         let id = try found[0].int64(0)
-        if let kept = context.keptData { kept.badges?.add(badges, id: id) } else { context.badges?.add(badges, id: id) }
+        if let kept = context.keptData { kept.badges?.add(badges, id: id) } else {
+            context.badges?.add(badges, id: id)
+            context.changeKept { $0.badges?.add(badges, id: id) }
+        }
+        context.changeKept { $0.counted(badges) }
         // Folded into badge_counters past either limit.
         if let store = context.store, store.logIsFull(try badgeOverlay(), adding: 0) { try foldBadgeLog() }
-        context.keptData?.counted(badges)
     }
 
     /// A saved user's counter (the save moves the data version anyway): in place, unless the badge
@@ -66,7 +69,7 @@ extension PostgresStateStore.Transaction {
         let badges = [(key: key, badge: badge)]
         if try BadgeOverlay.logs(badges, overlay: badgeOverlay) { return try setBadges(badges) }
         try session.query("INSERT INTO badge_counters (user_id, badge) VALUES (\(key.rawValue), \(Int64(badge))) ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge")
-        context.keptData?.counted(badges)
+        context.changeKept { $0.counted(badges) }
     }
 
     func recordSentMessages(_ messages: [SentMessage], forgettingBefore cutoff: Instant) throws {
@@ -79,12 +82,14 @@ extension PostgresStateStore.Transaction {
     /// message time per store on this node (reads skip records older than their cutoff, so pruning is
     /// only for space, as in SQLite's store).
     func pruneSentMessages(before cutoff: Instant) throws {
-        let writer = context.holdsWriteLock ? context.store : nil  // its pruning time is kept under the write lock
-        guard PostgresStateStore.pruningIsDue(before: cutoff, prunedBefore: writer?.sentMessagesPrunedBefore ?? .min) else { return }
+        // Its pruning time is kept under the write lock (the store's, as the transaction began).
+        let prunedBefore = max(context.holdsWriteLock ? context.store?.sentMessagesPrunedBefore ?? .min : .min, context.prunedBefore)
+        guard PostgresStateStore.pruningIsDue(before: cutoff, prunedBefore: prunedBefore) else { return }
         // Each roll's time is its latest record's: the rolls of the records just forgotten go too.
         try session.query(
             "WITH rolls AS (DELETE FROM receiver_rolls WHERE used_at < \(cutoff.milliseconds)) DELETE FROM sent_messages WHERE sent_at < \(cutoff.milliseconds)")
-        writer?.sentMessagesPrunedBefore = cutoff.milliseconds
+        context.prunedBefore = cutoff.milliseconds
+        if context.holdsWriteLock { context.changeStore { $0.sentMessagesPrunedBefore = max($0.sentMessagesPrunedBefore, cutoff.milliseconds) } }
     }
 }
 

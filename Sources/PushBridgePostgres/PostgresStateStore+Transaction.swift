@@ -7,11 +7,27 @@ import PushBridgeStore
 extension PostgresStateStore {
     /// What the writers of one database transaction share: the store, the app configuration's
     /// version read with the write lock (`nil` in a read, and once a writer changed the
-    /// configuration), the data version read with it, and whether this node's writer lock is held.
+    /// configuration), the data version read with it, and whether the schema's write lock is held.
+    ///
+    /// A transaction's body runs replayed (``StatementReplay``): each run has a context of its own,
+    /// reads the store's caches as they were when the transaction began (``start``), and changes them
+    /// — and what the node keeps — only through ``storeChanges`` and ``keptChanges``, done when it
+    /// commits.
     final class TransactionContext {
+        /// The store's caches as the transaction began.
+        struct StartingPoint {
+            var app: (version: Int64, app: AppConfiguration)?
+            var certificates: [Int64: Certificate]
+            var published: (version: Int64, badges: BadgeOverlay)?
+        }
+
         let store: PostgresStateStore?
         var appVersion: Int64?
         let holdsWriteLock: Bool
+        /// Whether the body reads and fills what the node keeps as it goes (a send's loads under the
+        /// lock, each its own replay); otherwise it does not read it, and changes wait for the commit.
+        let keepsData: Bool
+        let start: StartingPoint
         /// `app_version.data_version` as the write lock read it (`nil` in a read).
         private(set) var dataVersion: Int64?
         /// Whether a change was made since the write lock was taken (a write method was called).
@@ -19,25 +35,58 @@ extension PostgresStateStore {
         /// Rolls the transaction back and begins it again under the lock (a group commit's), for a
         /// savepoint taken before any change: see ``PostgresSavepointStore``.
         var restart: (() throws -> Void)?
+        /// Whether ``restart`` ran: the lock was taken again inside the body.
+        private(set) var wasRestarted = false
         /// Whether a statement of this transaction moved the data version.
         private(set) var movedDataVersion = false
         /// A savepoint was rolled back: what the data version is after the commit is not known here.
         var versionIsUncertain = false
-        /// The badge log as this transaction read it, when the node keeps none for it (a read).
+        /// The badge log as this transaction read it, when the node keeps none for it.
         var badges: BadgeOverlay?
         /// The sent-message records of the ids a group commit named, as the write lock read them and
         /// this transaction's writes changed them (`nil` for an id without one; `nil` in all: none named,
         /// or dropped by a savepoint rolled back).
         var records: [String: StoredSentMessage?]?
-        var keptApp: AppConfigurationCache? { store?.keptApp }
-        /// What the node keeps between writes, while this transaction holds the write lock.
-        var keptData: PostgresStateStore.KeptData? { holdsWriteLock ? store?.kept : nil }
+        /// Records sent before this (epoch ms) were pruned by this transaction.
+        var prunedBefore: Int64 = .min
+        /// What the store's caches take when the transaction ends well, in order.
+        private(set) var storeChanges: [(PostgresStateStore) -> Void] = []
+        /// What the node keeps takes when the transaction commits, in order.
+        private(set) var keptChanges: [(KeptData) -> Void] = []
+        /// What the node keeps, when this transaction reads it (``keepsData``).
+        var keptData: PostgresStateStore.KeptData? { holdsWriteLock && keepsData ? store?.kept : nil }
 
-        init(store: PostgresStateStore? = nil, appVersion: Int64? = nil, dataVersion: Int64? = nil, holdsWriteLock: Bool = false) {
+        /// A read's context.
+        init(store: PostgresStateStore? = nil, start: StartingPoint = StartingPoint(certificates: [:])) {
             self.store = store
-            self.appVersion = appVersion
-            self.dataVersion = dataVersion
-            self.holdsWriteLock = holdsWriteLock
+            self.start = start
+            holdsWriteLock = false
+            keepsData = false
+        }
+
+        /// A write's context under the write lock.
+        init(store: PostgresStateStore, lock: WriteLock, start: StartingPoint, keepsData: Bool = false) {
+            self.store = store
+            self.start = start
+            appVersion = lock.appVersion
+            dataVersion = lock.dataVersion
+            records = lock.records
+            holdsWriteLock = true
+            self.keepsData = keepsData
+        }
+
+        /// Changes what the node keeps: now (``keepsData``), or when the transaction commits.
+        func changeKept(_ change: @escaping (KeptData) -> Void) {
+            if let kept = keptData { change(kept) } else if holdsWriteLock { keptChanges.append(change) }
+        }
+
+        /// Changes the store's caches when the transaction ends well.
+        func changeStore(_ change: @escaping (PostgresStateStore) -> Void) { storeChanges.append(change) }
+
+        /// The transaction ended well: the store's caches take its changes.
+        func keepStoreChanges() {
+            guard let store else { return }
+            for change in storeChanges { change(store) }
         }
 
         /// The common table expression that moves the data version, the first time this
@@ -62,14 +111,16 @@ extension PostgresStateStore {
         }
 
         /// Takes the versions of a transaction begun again (``restart``): nothing of the first is left.
-        func renew(from fresh: TransactionContext) {
-            appVersion = fresh.appVersion
-            dataVersion = fresh.dataVersion
+        func renew(from lock: WriteLock) {
+            appVersion = lock.appVersion
+            dataVersion = lock.dataVersion
             movedDataVersion = false
             versionIsUncertain = false
             hasChanges = false
             badges = nil
-            records = fresh.records
+            records = lock.records
+            keptChanges = []
+            wasRestarted = true
         }
 
         /// The data version once this transaction commits, when known.
@@ -132,13 +183,13 @@ extension PostgresStateStore {
 
         func app() throws -> AppConfiguration {
             if let appConfiguration { return appConfiguration }
-            if let version = context.appVersion, let kept = context.keptApp?.app(at: version) {
-                appConfiguration = kept
-                return kept
+            if let version = context.appVersion, let kept = context.start.app, kept.version == version {
+                appConfiguration = kept.app
+                return kept.app
             }
             let app = try readApp()
             appConfiguration = app
-            if let version = context.appVersion { context.keptApp?.keep(app, at: version) }
+            if let version = context.appVersion { context.changeStore { $0.keptApp.keep(app, at: version) } }
             return app
         }
 
@@ -164,7 +215,7 @@ extension PostgresStateStore {
             try checkWritable()
             // The version moves with the change; until this transaction ends no kept copy is used or made.
             context.appVersion = nil
-            context.keptApp?.forget()
+            context.changeStore { $0.keptApp.forget() }
             try session.query("UPDATE app_version SET version = version + 1")
             defer { appConfiguration = app }
             try session.query("DELETE FROM app_certificates")
@@ -184,9 +235,9 @@ extension PostgresStateStore {
         /// and a row id is never used twice), read from the table when none are known yet.
         func certificatesByID() throws -> [Int64: Certificate] {
             if let certificates { return certificates }
-            if let known = context.store?.knownCertificates.withLock({ $0 }), !known.isEmpty {
-                certificates = known
-                return known
+            if !context.start.certificates.isEmpty {
+                certificates = context.start.certificates
+                return context.start.certificates
             }
             return try readCertificates()
         }
@@ -200,7 +251,7 @@ extension PostgresStateStore {
                 out[id] = certificate
             }
             certificates = out
-            context.store?.knownCertificates.withLock { $0.merge(out) { _, read in read } }
+            context.changeStore { $0.knownCertificates.withLock { $0.merge(out) { _, read in read } } }
             return out
         }
 
@@ -215,7 +266,7 @@ extension PostgresStateStore {
             )
             let id = try row[0].int64(0)
             certificates?[id] = certificate
-            context.store?.knownCertificates.withLock { $0[id] = certificate }
+            context.changeStore { $0.knownCertificates.withLock { $0[id] = certificate } }
             return id
         }
 

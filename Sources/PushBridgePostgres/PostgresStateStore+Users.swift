@@ -67,7 +67,7 @@ extension PostgresStateStore.Transaction {
 
     func save(_ state: UserState, replacing previous: UserState?) throws {
         try checkWritable()
-        context.keptData?.users.forget(state.user)
+        context.changeKept { $0.users.forget(state.user) }
         let bound = try state.boundCertificate.map { try certificateID($0) }
         let (presence, since) = StoredCodes.encode(state.presence)
         let remind = state.app.remindType.map(StoredCodes.encode)
@@ -96,7 +96,8 @@ extension PostgresStateStore.Transaction {
         // to this one (the token is the key); each binding takes the next sequence number.
         var movedFrom: [Int64] = []
         if previous?.devices != state.devices {
-            if let kept = context.keptData, !kept.receivers.isEmpty {  // their rows are read again below
+            // Their rows are dropped from what the node keeps (stable while the gate is held).
+            if context.holdsWriteLock, let kept = context.store?.kept, !kept.receivers.isEmpty {
                 movedFrom = try rows("SELECT DISTINCT user_id FROM devices WHERE token = ANY(\(state.devices.map(\.token))::text[]) AND user_id <> \(key)")
                     .map { try $0.int64(0) }
             }
@@ -112,14 +113,18 @@ extension PostgresStateStore.Transaction {
             }
         }
 
-        // Conversations and name cards: rewrite only the entries that changed.
+        // Conversations and name cards: rewrite only the entries that changed, in a fixed order (a
+        // replayed body asks for the same statements each run; a dictionary's order is not fixed).
         let oldConversations = previous?.conversations ?? [:]
         if previous == nil { try session.query("DELETE FROM conversation_settings WHERE user_id = \(key)") }
-        for (conversation, _) in oldConversations where state.conversations[conversation] == nil {
+        let byKey = { (a: (key: ConversationKey, value: ConversationPushSettings), b: (key: ConversationKey, value: ConversationPushSettings)) in
+            (a.key.kind == .group ? 1 : 0, a.key.id) < (b.key.kind == .group ? 1 : 0, b.key.id)
+        }
+        for (conversation, _) in oldConversations.sorted(by: byKey) where state.conversations[conversation] == nil {
             try session.query(
                 "DELETE FROM conversation_settings WHERE user_id = \(key) AND group_chat = \(conversation.kind == .group) AND conversation = \(conversation.id)")
         }
-        for (conversation, settings) in state.conversations where !settings.isEmpty && oldConversations[conversation] != settings {
+        for (conversation, settings) in state.conversations.sorted(by: byKey) where !settings.isEmpty && oldConversations[conversation] != settings {
             try session.query(
                 """
                 INSERT INTO conversation_settings (user_id, group_chat, conversation, remind, silent_start, silent_until)
@@ -131,22 +136,22 @@ extension PostgresStateStore.Transaction {
         }
         let oldCards = previous?.nameCards ?? [:]
         if previous == nil { try session.query("DELETE FROM name_cards WHERE user_id = \(key)") }
-        for (group, _) in oldCards where state.nameCards[group] == nil {
+        for (group, _) in oldCards.sorted(by: { $0.key < $1.key }) where state.nameCards[group] == nil {
             try session.query("DELETE FROM name_cards WHERE user_id = \(key) AND group_id = \(group)")
         }
-        for (group, card) in state.nameCards where oldCards[group] != card {
+        for (group, card) in state.nameCards.sorted(by: { $0.key < $1.key }) where oldCards[group] != card {
             try session.query(
                 "INSERT INTO name_cards (user_id, group_id, card) VALUES (\(key), \(group), \(card)) ON CONFLICT (user_id, group_id) DO UPDATE SET card = excluded.card"
             )
         }
-        if !movedFrom.isEmpty { context.keptData?.users.removeAll() }
-        for changed in [key] + movedFrom { try refreshKeptReceiver(changed) }
+        if !movedFrom.isEmpty { context.changeKept { $0.users.removeAll() } }
+        for changed in [key] + movedFrom { dropKeptReceiver(changed) }
     }
 
     func removeUser(_ id: UserID) throws -> Bool {
         try checkWritable()
         guard let key = try rows("SELECT id FROM users WHERE name = \(id)").first?.int64(0) else { return false }
-        if let kept = context.keptData {
+        context.changeKept { kept in
             kept.receivers.tables = kept.receivers.tables.filter { $0.value.position(of: key) == nil }
             kept.users.forget(id)
         }

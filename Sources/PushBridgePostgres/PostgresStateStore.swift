@@ -12,6 +12,13 @@ import Synchronization
 /// read and rewritten by one send cannot lose another node's update, and a group commit never fails
 /// on a conflict. Reads run in a repeatable-read snapshot and take no lock. Delivery claims use
 /// `FOR UPDATE SKIP LOCKED`, so two nodes never claim one delivery.
+///
+/// No thread waits for the server (issue 49): every statement is awaited, and a synchronous
+/// transaction body (the facade's calls) runs replayed (``StatementReplay``). The awaited entry
+/// points are ``awaitedTransactions``, ``awaitedOutbox`` and the group commit
+/// ``writeGroup(_:readingRecordsOf:repeatable:on:)``. The synchronous ones (``write(_:)``,
+/// ``read(_:)``…) are for command-line tools and tests: a store opened synchronously blocks its
+/// caller's thread on them (``BlockingWait``); one a service opened awaited refuses them.
 public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// Where it is (no password).
     public let location: PostgresLocation
@@ -20,13 +27,13 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// The schema of its tables; also the scope of its advisory lock, so apps sharing a database do
     /// not wait for each other.
     let schema: String
-    /// One writer of this store at a time on this node (the advisory lock orders the nodes).
-    let lock = NSLock()
+    /// One writer of this store at a time on this node, awaited (the advisory lock orders the nodes).
+    let gate = WriterGate()
     /// The app's configuration between writes, checked by its version.
     let keptApp = AppConfigurationCache()
     /// Certificate rows by id as this node has read or interned them (rows never change).
     let knownCertificates = Mutex<[Int64: Certificate]>([:])
-    /// Sent-message records older than this (epoch ms) were last pruned; writes only (under ``lock``).
+    /// Sent-message records older than this (epoch ms) were last pruned; writes only (under ``gate``).
     var sentMessagesPrunedBefore: Int64 = .min
     /// Groups' receivers and the badge log between this node's writes (``KeptData``).
     let kept: KeptData
@@ -38,8 +45,12 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// Past this many rows it is folded too: every commit's counters are a row of their own, and one
     /// fold deleting hundreds of thousands of rows would hold the app's lock long.
     let badgeLogRowLimit: Int
+    /// How a synchronous call waits; `nil`: synchronous calls refuse (a store a service opened).
+    let blocking: BlockingWait?
 
-    /// Connects (a pool of its own, at most four connections) and brings the schema up to date.
+    /// Connects (a pool of its own, at most four connections) and brings the schema up to date,
+    /// blocking the calling thread: for tools and tests, whose synchronous calls block too. A service
+    /// uses ``open(location:logger:)``.
     /// - Parameters:
     ///   - location: the server and database.
     ///   - logger: postgres-nio's logger (quiet by default).
@@ -48,21 +59,55 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
         try self.init(location: location, pool: PostgresPool(location: location, limit: 4, logger: logger))
     }
 
-    /// Opens the store on a node's pool and brings its schema up to date.
+    /// Connects (a pool of its own, at most four connections) and brings the schema up to date,
+    /// awaited; the store answers awaited calls only.
+    /// - Parameters:
+    ///   - location: the server and database.
+    ///   - logger: postgres-nio's logger (quiet by default).
+    /// - Throws: `StoreError` (`unreachable` when the server cannot be reached; `newer-schema`).
+    public static func open(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) async throws -> PostgresStateStore {
+        try await open(location: location, pool: PostgresPool(location: location, limit: 4, logger: logger))
+    }
+
+    /// Opens the store on a node's pool and brings its schema up to date, blocking the calling
+    /// thread (tools and tests: its synchronous calls block too).
     /// - Parameters:
     ///   - location: the server, database and schema.
     ///   - pool: the node's connections to that server and database.
     ///   - keptReceivers: group members' rows kept between sends (SQLite's store's default).
     ///   - badgeLogLimit: badge counters logged before the log is folded.
     ///   - badgeLogRowLimit: badge log rows before the log is folded.
-    init(location: PostgresLocation, pool: PostgresPool, keptReceivers: Int = 400_000, badgeLogLimit: Int = 1_000_000, badgeLogRowLimit: Int = 100_000) throws {
+    convenience init(location: PostgresLocation, pool: PostgresPool, keptReceivers: Int = 400_000, badgeLogLimit: Int = 1_000_000, badgeLogRowLimit: Int = 100_000) throws {
+        let blocking = BlockingWait()
+        self.init(
+            unprepared: location, pool: pool, keptReceivers: keptReceivers, badgeLogLimit: badgeLogLimit, badgeLogRowLimit: badgeLogRowLimit, blocking: blocking)
+        try blocking.run { try await prepare() }  // a bad database fails here
+    }
+
+    /// Opens the store on a node's pool and brings its schema up to date, awaited (a service's):
+    /// its synchronous calls refuse.
+    static func open(location: PostgresLocation, pool: PostgresPool) async throws -> PostgresStateStore {
+        let store = PostgresStateStore(unprepared: location, pool: pool, blocking: nil)
+        try await store.prepare()
+        return store
+    }
+
+    private init(
+        unprepared location: PostgresLocation, pool: PostgresPool, keptReceivers: Int = 400_000, badgeLogLimit: Int = 1_000_000, badgeLogRowLimit: Int = 100_000,
+        blocking: BlockingWait?
+    ) {
         self.location = location
         self.pool = pool
         kept = KeptData(limit: keptReceivers)
         self.badgeLogLimit = badgeLogLimit
         self.badgeLogRowLimit = badgeLogRowLimit
+        self.blocking = blocking
         schema = location.schema ?? "public"
-        try pool.use(schema: schema) { try Self.prepare($0, location, migrations: Self.migrations) }  // a bad database fails here
+    }
+
+    /// Creates the schema when missing and applies the migrations it lacks.
+    private func prepare() async throws {
+        try await pool.use(schema: nil) { try await Self.prepare($0, location, migrations: Self.migrations) }
     }
 
     /// Whether the badge log, with `adding` more entries in one row, is past either limit (folded under the lock).
@@ -75,41 +120,24 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// The first key of the lock that creates a schema ("PBSC").
     static let schemaLock: Int32 = 1_346_524_995
 
+    // MARK: Synchronous calls (tools, tests)
+
+    /// Runs an awaited call for a synchronous caller: blocks its thread (``blocking``), or refuses.
+    func synchronously<T>(_ work: () async throws -> T) throws -> T {
+        guard let blocking else {
+            throw StoreError(
+                .postgres, "this PostgreSQL store answers awaited calls only: a synchronous call would hold a thread while the server answers",
+                context: location.description)
+        }
+        return try blocking.run(work)
+    }
+
     public func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
-        try lock.withLock {
-            try pool.use(schema: schema) { session in
-                try writing(session) { try body(Transaction(session, writable: true, context: $0)) }
-            }
-        }
+        try synchronously { try await writingAlone { try $0.write(body) } }
     }
 
-    /// One write transaction under the write lock: what the node keeps is checked against the data
-    /// version when the lock is held, and is true at the version the commit leaves (dropped when
-    /// anything fails). Under ``lock``.
-    private func writing<T>(_ session: PostgresSession, readingRecordsOf ids: [String] = [], _ body: (TransactionContext) throws -> T) throws -> T {
-        var context: TransactionContext?
-        do {
-            let result = try Self.transaction(session) {
-                let locked = try lockForWriting(session, readingRecordsOf: ids)
-                context = locked
-                return try body(locked)
-            }
-            kept.committed(at: context?.committedDataVersion)
-            return result
-        } catch {
-            kept.forget()
-            throw error
-        }
-    }
-
-    /// Reads run on a connection of their own, so they never wait for a write: a snapshot
-    /// (repeatable read, read only).
     public func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
-        try pool.use(schema: schema) { session in
-            try Self.transaction(session, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
-                try body(Transaction(session, writable: false, context: TransactionContext(store: self)))
-            }
-        }
+        try synchronously { try await reading { session, context in try body(Transaction(session, writable: false, context: context)) } }
     }
 
     /// Group commit: one transaction around all writers, each in a savepoint.
@@ -120,86 +148,256 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// Group commit whose write lock reads the records of the messages its writers send, in the
     /// lock's round trip.
     public func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String]) throws {
-        let ids = Array(Set(ids.filter { !$0.isEmpty }))
-        try lock.withLock {
-            try pool.use(schema: schema) { session in
-                try writing(session, readingRecordsOf: ids) { context in
-                    context.restart = { [unowned self, unowned context] in  // the context holds it
-                        kept.forget()  // what the undone writes changed of it
-                        do {
-                            try session.execute("ROLLBACK")
-                            try session.execute("BEGIN")
-                            context.renew(from: try lockForWriting(session, readingRecordsOf: ids))
-                        } catch {
-                            session.closeNow()  // no later writer's statement may run outside the transaction and the lock
-                            throw error
-                        }
+        try synchronously { try await writeGroup(writers, readingRecordsOf: ids, repeatable: true, on: .global()) }
+    }
+
+    /// Runs `body` in one transaction: its writes are savepoints, all kept or none.
+    public func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T {
+        try synchronously { try await writingAlone { try $0.atomically(body) } }
+    }
+
+    /// The identifiers of the migrations the database has, in the order applied.
+    public func appliedMigrations() throws -> [String] {
+        try synchronously { try await appliedMigrations() }
+    }
+
+    /// ``appliedMigrations()``, awaited.
+    public func appliedMigrations() async throws -> [String] {
+        try await pool.use(schema: schema) { session in
+            try await session.query("SELECT identifier FROM pushbridge_migrations ORDER BY position").map { try $0.decode(String.self) }
+        }
+    }
+
+    // MARK: Awaited transactions
+
+    public var awaitedTransactions: (any AwaitedTransactions)? { awaited }
+
+    /// The store's awaited transactions: a body's `write`s are savepoints of one transaction.
+    var awaited: Awaited { Awaited(store: self) }
+
+    /// ``PostgresStateStore/awaitedTransactions``.
+    struct Awaited: AwaitedTransactions {
+        let store: PostgresStateStore
+
+        func read<T>(_ body: (any PushStateStore) throws -> T) async throws -> T {
+            try await store.reading { session, context in try body(PostgresSavepointStore(session, context: context)) }
+        }
+
+        func write<T>(_ body: (any PushStateStore) throws -> T) async throws -> T {
+            try await store.writingAlone { try $0.atomically(body) }
+        }
+    }
+
+    /// A read: a snapshot (repeatable read, read only) on a connection of its own, so it never waits
+    /// for a write; `body` replayed. What it would keep for later (the app's configuration,
+    /// certificates) is kept when it ends.
+    func reading<T>(_ body: (PostgresSession, TransactionContext) throws -> T) async throws -> T {
+        try await pool.use(schema: schema) { session in
+            var attempt = 0
+            while true {
+                attempt += 1
+                try await session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                do {
+                    let start = startingPoint()
+                    var last: TransactionContext?
+                    let result = try await Self.replaying(session) {
+                        let context = TransactionContext(store: self, start: start)
+                        last = context
+                        return try body(session, context)
                     }
-                    let savepoints = PostgresSavepointStore(session, context: context)
-                    for writer in writers { writer(savepoints) }
+                    try await session.execute("COMMIT")
+                    last?.keepStoreChanges()
+                    return result
+                } catch {
+                    try await Self.rollBack(session)
+                    if error is StatementReplay.Diverged, attempt < 3 { continue }
+                    throw error
                 }
             }
         }
     }
 
-    /// Takes the schema's write lock (``writeLock``) and then reads the app configuration's version,
-    /// the data version and where the badge log starts and ends — and the sent-message records of
-    /// `ids`, when given — in one round trip (the schema's function `pushbridge_write_lock`); drops
-    /// what the node keeps that another node changed.
-    private func lockForWriting(_ session: PostgresSession, readingRecordsOf ids: [String] = []) throws -> TransactionContext {
-        let found = try session.query(
-            ids.isEmpty ? "SELECT * FROM pushbridge_write_lock(\(schema))" : "SELECT * FROM pushbridge_write_lock(\(schema), \(ids)::text[])"
-        ).map(Cells.init)
+    /// One write transaction under the node's gate and the schema's write lock, `body` replayed.
+    /// The lock brings what the node keeps to the data it finds; `body` does not use it, and what
+    /// its writes change of it is done once it commits (dropped when anything fails).
+    func writing<T>(readingRecordsOf ids: [String], _ body: (PostgresSession, TransactionContext) throws -> T) async throws -> T {
+        try await inWriteTransaction(readingRecordsOf: ids) { session, lock in try await replayed(session, lock, body) }
+    }
+
+    /// `body` replayed under the lock, and what its commit does to what the node keeps.
+    private func replayed<T>(_ session: PostgresSession, _ lock: WriteLock, _ body: (PostgresSession, TransactionContext) throws -> T) async throws -> (T, () -> Void) {
+        let start = startingPoint()
+        var last: TransactionContext?
+        let result = try await Self.replaying(session) {
+            let context = TransactionContext(store: self, lock: lock, start: start)
+            last = context
+            return try body(session, context)
+        }
+        return (result, { [self] in if let last { committed(last) } })
+    }
+
+    /// Runs `body` in a transaction under the node's gate and the schema's write lock, taken first
+    /// (``lockForWriting(_:readingRecordsOf:)``); commits, then runs what `body` returned for after the
+    /// commit. A failure rolls back and drops what the node keeps; a body whose runs diverged
+    /// (``StatementReplay/Diverged``) is begun again, at most twice.
+    private func inWriteTransaction<T>(
+        readingRecordsOf ids: [String], _ body: (PostgresSession, WriteLock) async throws -> (T, () throws -> Void)
+    ) async throws -> T {
+        await gate.enter()
+        defer { gate.leave() }
+        return try await pool.use(schema: schema) { session in
+            var attempt = 0
+            while true {
+                attempt += 1
+                try await session.execute("BEGIN")
+                do {
+                    let lock = try await lockForWriting(session, readingRecordsOf: ids)
+                    let (result, afterCommit) = try await body(session, lock)
+                    try await session.execute("COMMIT")
+                    try afterCommit()
+                    return result
+                } catch {
+                    kept.forget()
+                    try await Self.rollBack(session)
+                    if error is StatementReplay.Diverged, attempt < 3 { continue }
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// Group commit under the lock: the writers decided from what the node keeps when they can be
+    /// (sends: ``decideUnderLock(_:lock:session:)``); else one transaction around all of them, each in
+    /// a savepoint, replayed (in the same transaction).
+    func writingGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String]) async throws {
+        let ids = Array(Set(ids.filter { !$0.isEmpty })).sorted()
+        try await inWriteTransaction(readingRecordsOf: ids) { session, lock in
+            if let commit = try await decideUnderLock(writers, lock: lock, session: session) {
+                let answer = try await PostgresCommitCombiner.commit(commit, schema: schema, on: session)
+                guard answer.committed else {
+                    throw StoreError(.postgres, "a commit under the write lock found a change", context: "pushbridge_commit_logged")
+                }
+                return ((), { [self] in
+                    _ = try apply(commit, answer)
+                    oneRoundTrip.lockedCount.add()
+                })
+            }
+            return try await replayed(session, lock) { session, context in
+                context.restart = { [unowned self, unowned context] in  // the context holds it
+                    try session.execute("ROLLBACK")
+                    try session.execute("BEGIN")
+                    context.renew(from: try relock(session, readingRecordsOf: ids))
+                }
+                let savepoints = PostgresSavepointStore(session, context: context)
+                for writer in writers { writer(savepoints) }
+            }
+        }
+    }
+
+    /// One writer's work as a group of one, awaited: the one-round-trip commit when the node keeps
+    /// what it reads, else under the lock (``writeGroup(_:readingRecordsOf:repeatable:on:)``).
+    /// - Parameter body: runs against the store it is given, maybe more than once (its only effect is its result).
+    func writingAlone<T>(_ body: (any PushStateStore) throws -> T) async throws -> T {
+        try await withoutActuallyEscaping(body) { body in
+            nonisolated(unsafe) var result: Result<T, any Error>?
+            try await writeGroup([{ store in result = Result { try body(store) } }], readingRecordsOf: [], repeatable: true, on: .global())
+            guard let result else { throw StoreError(.postgres, "a write ended without running", context: location.description) }
+            return try result.get()
+        }
+    }
+
+    /// Rolls back after a failure; a connection that cannot roll back is never given back.
+    static func rollBack(_ session: PostgresSession) async throws {
+        do { try await session.execute("ROLLBACK") } catch { session.closeNow() }
+    }
+
+    /// What the store's caches held when a transaction began: each run of its body reads them as they
+    /// were then (``StatementReplay``).
+    func startingPoint() -> TransactionContext.StartingPoint {
+        TransactionContext.StartingPoint(
+            app: keptApp.current, certificates: knownCertificates.withLock { $0 }, published: kept.published.withLock { $0 })
+    }
+
+    /// A write committed: the store's caches take what it read, and what the node keeps takes its
+    /// changes (in order) and is true at the version it left — unless it was begun again inside
+    /// (its lock's view is not the one the node's was brought to): then it is dropped.
+    private func committed(_ context: TransactionContext) {
+        context.keepStoreChanges()
+        guard !context.wasRestarted else { return kept.forget() }
+        for change in context.keptChanges { change(kept) }
+        kept.committed(at: context.committedDataVersion)
+    }
+
+    /// The write lock's answer: the app configuration's and the data's versions, and the records of
+    /// the ids named (`nil` for an id without one; `nil` in all: none named).
+    struct WriteLock {
+        var appVersion: Int64
+        var dataVersion: Int64
+        var firstLog: Int64?
+        var lastLog: Int64?
+        var records: [String: StoredSentMessage?]?
+    }
+
+    /// The statement that takes the schema's write lock (``writeLock``) and reads the versions, where
+    /// the badge log starts and ends, and the records of `ids` (the schema's function `pushbridge_write_lock`).
+    private func lockQuery(_ ids: [String]) -> PostgresQuery {
+        ids.isEmpty ? "SELECT * FROM pushbridge_write_lock(\(schema))" : "SELECT * FROM pushbridge_write_lock(\(schema), \(ids)::text[])"
+    }
+
+    private static func writeLock(_ rows: [PostgresRow], readingRecordsOf ids: [String]) throws -> WriteLock {
+        let found = rows.map(Cells.init)
         guard let row = found.first else {
             throw StoreError(.postgres, "the write lock returned no row", context: "pushbridge_write_lock")
         }
-        let data = try row.int64(1)
-        kept.check(version: data, firstLog: try row.optionalInt64(2), lastLog: try row.optionalInt64(3))
-        let context = TransactionContext(store: self, appVersion: try row.int64(0), dataVersion: data, holdsWriteLock: true)
-        // Another node counted since: the kept rows take its counters before any is used.
-        if kept.badges?.isStale == true { _ = try Transaction(session, writable: false, context: context).badgeOverlay() }
+        var lock = WriteLock(appVersion: try row.int64(0), dataVersion: try row.int64(1), firstLog: try row.optionalInt64(2), lastLog: try row.optionalInt64(3))
         if !ids.isEmpty {
             var records: [String: StoredSentMessage?] = Dictionary(uniqueKeysWithValues: ids.map { ($0, nil) })
             for record in found.dropFirst() { records[try record.string(4)] = StoredSentMessage(sentAt: try record.int64(5), decisions: try record.bytes(6)) }
-            context.records = records
+            lock.records = records
         }
-        return context
+        return lock
     }
 
-    /// Runs `body` between `begin` and `COMMIT`; rolls back when either throws.
-    static func transaction<T>(_ session: PostgresSession, begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
-        try session.execute(begin)
-        do {
-            let result = try body()
-            try session.execute("COMMIT")
-            return result
-        } catch {
-            // A connection left inside a transaction is never given back.
-            do { try session.execute("ROLLBACK") } catch { session.closeNow() }
-            throw error
+    /// Takes the write lock (one round trip, awaited) and brings what the node keeps to the data it
+    /// finds: drops what another node changed, and reads the badge log on (counters move no version).
+    func lockForWriting(_ session: PostgresSession, readingRecordsOf ids: [String] = []) async throws -> WriteLock {
+        let lock = try Self.writeLock(try await session.query(lockQuery(ids)), readingRecordsOf: ids)
+        kept.check(version: lock.dataVersion, firstLog: lock.firstLog, lastLog: lock.lastLog)
+        if kept.badges == nil || kept.badges?.isStale == true {
+            if kept.badges == nil { kept.badges = BadgeOverlay() }
+            let rows = try await session.query("SELECT id, entries FROM badge_log WHERE id > \(kept.badges?.lastID ?? 0) ORDER BY id").map(Cells.init)
+            for row in rows { try kept.readOn(BadgeLogRow(id: try row.int64(0), entries: try row.row[1].decode(ByteBuffer.self))) }
+            kept.badges?.isStale = false
         }
+        return lock
+    }
+
+    /// The write lock taken again inside a replayed body (a group commit begun again): the node's
+    /// kept data is not brought to it (the commit drops it instead).
+    private func relock(_ session: PostgresSession, readingRecordsOf ids: [String]) throws -> WriteLock {
+        try Self.writeLock(try session.query(lockQuery(ids)), readingRecordsOf: ids)
     }
 
     /// Creates the location's schema when missing, sets the session's `search_path` to it, and
     /// applies the migrations the schema lacks.
-    static func prepare(_ session: PostgresSession, _ location: PostgresLocation, migrations: [Migration]) throws {
+    static func prepare(_ session: PostgresSession, _ location: PostgresLocation, migrations: [Migration]) async throws {
         let schema = location.schema ?? "public"
         if location.schema != nil {
             // Checked to be a plain identifier (PostgresLocation.checkSchema), so it can be spelled in SQL.
-            try transaction(session) {
-                try session.query("SELECT pg_advisory_xact_lock(\(schemaLock), hashtext(\(schema)))")
-                try session.execute("CREATE SCHEMA IF NOT EXISTS \(schema)")
+            try await session.execute("BEGIN")
+            do {
+                try await session.query("SELECT pg_advisory_xact_lock(\(schemaLock), hashtext(\(schema)))")
+                try await session.execute("CREATE SCHEMA IF NOT EXISTS \(schema)")
+                try await session.execute("COMMIT")
+            } catch {
+                try await rollBack(session)
+                throw error
             }
-            try session.execute("SET search_path TO \(schema)")
+            session.schema = nil
+            try await session.execute("SET search_path TO \(schema)")
+            session.schema = schema
         }
-        try migrate(session, scope: schema, migrations: migrations)
-    }
-
-    /// The identifiers of the migrations the database has, in the order applied.
-    public func appliedMigrations() throws -> [String] {
-        try pool.use(schema: schema) { session in
-            try session.query("SELECT identifier FROM pushbridge_migrations ORDER BY position").map { try $0.decode(String.self) }
-        }
+        try await migrate(session, scope: schema, migrations: migrations)
     }
 }
 
@@ -217,7 +415,8 @@ final class PostgresSavepointStore: PushStateStore, @unchecked Sendable {
     }
 
     func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
-        try savepoint("pushbridge_write") { try body(PostgresStateStore.Transaction(session, writable: true, context: context)) }
+        guard context.holdsWriteLock else { throw StoreError.changeInReadTransaction }
+        return try savepoint("pushbridge_write") { try body(PostgresStateStore.Transaction(session, writable: true, context: context)) }
     }
 
     func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
@@ -225,7 +424,8 @@ final class PostgresSavepointStore: PushStateStore, @unchecked Sendable {
     }
 
     func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T {
-        try savepoint("pushbridge_request") { try body(self) }
+        guard context.holdsWriteLock else { return try body(self) }
+        return try savepoint("pushbridge_request") { try body(self) }
     }
 
     private func savepoint<T>(_ name: String, _ body: () throws -> T) throws -> T {

@@ -97,7 +97,7 @@ final class GroupCommitWriter: Sendable {
     private let executor: DispatchQueue
     /// Where the rounds run between their waits: a dispatch queue, never the cooperative pool (which
     /// a caller blocking its threads could starve).
-    private let roundsExecutor: DispatchQueueTaskExecutor
+    private let roundsExecutor: QueueTaskExecutor
 
     /// Makes the writer (it starts nothing: its executor runs only while writes wait).
     /// - Parameters:
@@ -114,7 +114,7 @@ final class GroupCommitWriter: Sendable {
     ///   - observer: told about each commit (metrics).
     init(
         store: any PushStateStore, sendBatch: @escaping SendBatch, maxBatch: Int, maxWaitMicroseconds: Int, timeout: Duration,
-        answersByDeadline: Bool = false, rounds: DispatchQueueTaskExecutor? = nil, name: String, observer: Observer = Observer()
+        answersByDeadline: Bool = false, rounds: QueueTaskExecutor? = nil, name: String, observer: Observer = Observer()
     ) {
         self.store = store
         self.sendBatch = sendBatch
@@ -124,7 +124,7 @@ final class GroupCommitWriter: Sendable {
         self.answersByDeadline = answersByDeadline
         self.observer = observer
         executor = DispatchQueue(label: name)
-        roundsExecutor = rounds ?? DispatchQueueTaskExecutor(executor)
+        roundsExecutor = rounds ?? QueueTaskExecutor(executor)
     }
 
     /// Writes waiting for the writer.
@@ -322,33 +322,20 @@ final class Pause: Sendable {
     }
 }
 
-/// Runs a task's jobs on a dispatch queue (a task's executor preference): the task holds a thread
-/// only while it runs, and never waits for the cooperative pool.
-final class DispatchQueueTaskExecutor: TaskExecutor {
-    let queue: DispatchQueue
-
-    init(_ queue: DispatchQueue) { self.queue = queue }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-    }
-}
-
 /// The queues a service's writers run their rounds on: as many serial queues as the machine has cores
 /// (at least two), each writer given one in turn. A round holds its queue only while it decides; a
 /// synchronous store's transaction runs on the writer's own queue, and a store over the network is
 /// awaited: 8 or 800 busy apps need no thread each.
 final class WriterQueues: Sendable {
-    private let executors: [DispatchQueueTaskExecutor]
+    private let executors: [QueueTaskExecutor]
     private let turn = Atomic<Int>(0)
 
     init(count: Int = ProcessInfo.processInfo.activeProcessorCount) {
-        executors = (0..<max(2, count)).map { DispatchQueueTaskExecutor(DispatchQueue(label: "pushbridge-writers-\($0)")) }
+        executors = (0..<max(2, count)).map { QueueTaskExecutor(DispatchQueue(label: "pushbridge-writers-\($0)")) }
     }
 
     /// The queue for the next writer.
-    func next() -> DispatchQueueTaskExecutor {
+    func next() -> QueueTaskExecutor {
         executors[turn.add(1, ordering: .relaxed).oldValue % executors.count]
     }
 }

@@ -82,6 +82,7 @@ struct StoreCloser: Service {
         await withTaskGroup(of: Void.self) { group in
             if let delivery = apps.delivery { group.addTask { await delivery.run() } }
             group.addTask { await apps.sweep() }
+            await apps.loadDirectory()
             // Every app with a queue left from before resumes delivering now.
             if apps.delivery != nil { await apps.openAll() }
             try? await gracefulShutdown()

@@ -8,7 +8,7 @@ extension ServiceRoutes {
         router.get("/readyz") { _, _ in
             guard apps.isOpen else { throw ServiceError.stopping }
             // Not ready while the database cannot be reached (PostgreSQL); /healthz stays the liveness check.
-            guard apps.storeIsReachable() else { throw ServiceError.storeUnavailable }
+            guard await apps.storeIsReachable() else { throw ServiceError.storeUnavailable }
             return json(Array(#"{"status":"ready"}"#.utf8))
         }
         router.get("/metrics") { _, _ in

@@ -57,6 +57,10 @@ public protocol PushStateStore: AnyObject, Sendable {
     /// The store's outbox as awaited statements of its own, when it has them (PostgreSQL); `nil`: the
     /// outbox is used through write and read transactions.
     var awaitedOutbox: (any AwaitedOutbox)? { get }
+
+    /// The store's transactions as awaited calls, when it has them (PostgreSQL); `nil`: its
+    /// transactions are synchronous, and a caller that must hold no thread runs them elsewhere.
+    var awaitedTransactions: (any AwaitedTransactions)? { get }
 }
 
 extension UserTable {
@@ -108,6 +112,9 @@ extension PushStateStore {
     /// None: the outbox is used through write and read transactions.
     public var awaitedOutbox: (any AwaitedOutbox)? { nil }
 
+    /// None: every transaction is synchronous.
+    public var awaitedTransactions: (any AwaitedTransactions)? { nil }
+
     /// Runs each writer on this store: one transaction each (no shared commit).
     public func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
         for writer in writers { writer(self) }
@@ -126,6 +133,10 @@ extension PushStateStore {
 }
 
 extension DispatchQueue {
+    /// Where a synchronous directory's or file storage's awaited calls run: a serial queue of its own
+    /// (it is given a thread even while the shared pool's threads are all busy or blocked).
+    package static let storageCalls = DispatchQueue(label: "pushbridge-storage-calls")
+
     /// Runs a synchronous transaction on this queue and awaits its end; the caller holds no thread meanwhile.
     /// - Parameter body: the transaction, run once on the queue.
     package func transaction<T>(_ body: @escaping () throws -> T) async throws -> T {
@@ -237,6 +248,17 @@ public struct StoredReceivers: RandomAccessCollection, Sendable {
                 for row in rows.indices where row != skipped { try body(first + row, rows[row].state.badge, row) }
             }
         }
+    }
+
+    /// These receivers with the counters of some user rows replaced (sends decided earlier in the
+    /// same transaction counted them), the rows and roll shared; itself when none of them is here.
+    /// - Parameter counters: counters by user row (``UserKey/rawValue``).
+    package func recounted(_ counters: [Int64: Int]) -> StoredReceivers {
+        guard !counters.isEmpty, rows.contains(where: { $0.key.map { counters[$0.rawValue] != nil } ?? false }) else { return self }
+        let badges = rows.indices.map { row in
+            rows[row].key.flatMap { counters[$0.rawValue] } ?? self.badges?[row] ?? rows[row].state.badge
+        }
+        return StoredReceivers(rows: rows, badges: badges, skipping: skippedRow, roll: roll)
     }
 
     /// The devices of ``allRows``, by row, for the requests of a send to refer to instead of each

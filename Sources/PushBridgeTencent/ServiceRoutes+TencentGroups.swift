@@ -14,16 +14,18 @@ extension ServiceRoutes {
         case .createGroup:
             let creation = try TencentREST.groupCreation(body)
             let now = Instant.now
+            let candidates = CandidateIDs { TencentREST.newGroupID() }
             let id = try await answering { () async throws -> String in
                 try await tenant.write { facade in
                     for user in (creation.owner.map { [$0] } ?? []) + creation.members.map(\.id) where try facade.user(user)?.isConfigured != true {
                         throw TencentREST.Failure(code: 10019, info: "account \(JSONWriter.quoted(user)) does not exist (import it first)")
                     }
-                    var id = creation.groupID ?? TencentREST.newGroupID()
-                    if creation.groupID != nil {
-                        guard try !facade.groupExists(id) else { throw TencentREST.Failure(code: 10021, info: "GroupId \(JSONWriter.quoted(id)) is already used") }
+                    let id: String
+                    if let given = creation.groupID {
+                        guard try !facade.groupExists(given) else { throw TencentREST.Failure(code: 10021, info: "GroupId \(JSONWriter.quoted(given)) is already used") }
+                        id = given
                     } else {
-                        while try facade.groupExists(id) { id = TencentREST.newGroupID() }
+                        id = try candidates.first { try !facade.groupExists($0) }
                     }
                     let all = (creation.owner.map { [$0] } ?? []) + creation.members.map(\.id)
                     guard all.count <= creation.maxMembers else { throw TencentREST.Failure(code: 10038, info: "\(all.count) members exceed MaxMemberCount \(creation.maxMembers)") }

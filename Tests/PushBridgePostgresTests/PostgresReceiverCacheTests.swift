@@ -43,11 +43,12 @@ struct PostgresReceiverCacheTests {
 
     /// Runs SQL on the store's schema behind every node's back (it moves no data version).
     static func behindTheNodesBack(_ store: PostgresStateStore, _ sql: String) throws {
-        try store.pool.use(schema: store.schema) { try $0.execute(sql) }
+        try store.synchronously { try await store.pool.use(schema: store.schema) { try await $0.execute(sql) } }
     }
 
     static func count(_ store: PostgresStateStore, _ sql: String) throws -> Int64 {
-        try store.pool.use(schema: store.schema) { try Cells(try #require($0.query(PostgresQuery(unsafeSQL: sql)).first)).int64(0) }
+        let rows = try store.synchronously { try await store.pool.use(schema: store.schema) { try await $0.query(PostgresQuery(unsafeSQL: sql)) } }
+        return try Cells(try #require(rows.first)).int64(0)
     }
 
     @Test("a warm group send uses the node's kept receivers until another node's write moves the data version; another node's sends only count on")

@@ -83,16 +83,17 @@ struct PostgresRoundTripTests {
         #expect(groupOfEight <= 4, "a group commit of eight: \(groupOfEight) statements")
         // x sent by the first writer and again by the third; y sent in a savepoint rolled back, then again.
         let (x, y) = (try prepare("x"), try prepare("y"))
-        var repeats: [Bool] = []
+        // Each writer keeps its result in a place of its own: a store may run writers more than once.
+        var repeats: [[Bool]] = [[], [], []]
         try store.writeGroup([
-            { scoped in repeats += (try? facade.writing(to: scoped).send([x]).map { try $0.get().isRepeat }) ?? [] },
+            { scoped in repeats[0] = (try? facade.writing(to: scoped).send([x]).map { try $0.get().isRepeat }) ?? [] },
             { scoped in _ = try? scoped.atomically { inner -> Void in
-                repeats += try facade.writing(to: inner).send([y]).map { try $0.get().isRepeat }
+                repeats[1] = try facade.writing(to: inner).send([y]).map { try $0.get().isRepeat }
                 throw Refused()
             } },
-            { scoped in repeats += (try? facade.writing(to: scoped).send([x, y]).map { try $0.get().isRepeat }) ?? [] },
+            { scoped in repeats[2] = (try? facade.writing(to: scoped).send([x, y]).map { try $0.get().isRepeat }) ?? [] },
         ], readingRecordsOf: ["x", "y", "x", "y"])
-        #expect(repeats == [false, false, true, false], "x a repeat the second time; y undone, so sent anew")
+        #expect(repeats.joined().map { $0 } == [false, false, true, false], "x a repeat the second time; y undone, so sent anew")
         #expect(try facade.user("u2")?.state.badge == 1 + 1 + 8 + 2, "warm, one, eight, then x and y once each")
     }
 
@@ -104,21 +105,24 @@ struct PostgresRoundTripTests {
         struct Refused: Error {}
         let key = try #require(try store.read { try $0.receivers(of: .users(["u2"]), excluding: "u1", conversation: ConversationKey(.oneToOne, "u1")).first?.key })
         let sends = try (0..<3).map { try facade.prepare(Self.oneToOne("w\($0)"), dialect: "agora-silent", now: FacadeScenario.now) }
-        var outcomes: [String] = []
+        // Each writer keeps its result in a place of its own: a store may run writers more than once.
+        var outcomes = ["", "", "", ""]
         try store.writeGroup([
             { scoped in  // two writes, the second refused: both undone
+                outcomes[0] = "kept"
                 do {
                     try scoped.atomically { inner in
                         try inner.write { try $0.setBadges([(key, 40)]) }
                         try inner.write { _ in throw Refused() }
                     }
-                } catch { outcomes.append("refused") }
+                } catch { outcomes[0] = "refused" }
             },
-            { scoped in outcomes.append((try? facade.writing(to: scoped).send([sends[0]]).count).map { "sent \($0)" } ?? "failed") },
+            { scoped in outcomes[1] = (try? facade.writing(to: scoped).send([sends[0]]).count).map { "sent \($0)" } ?? "failed" },
             { scoped in  // after a change: a real savepoint, rolled back alone
-                do { try scoped.write { try $0.setBadges([(key, 70)]); throw Refused() } } catch { outcomes.append("refused") }
+                outcomes[2] = "kept"
+                do { try scoped.write { try $0.setBadges([(key, 70)]); throw Refused() } } catch { outcomes[2] = "refused" }
             },
-            { scoped in outcomes.append((try? facade.writing(to: scoped).send([sends[1]]).count).map { "sent \($0)" } ?? "failed") },
+            { scoped in outcomes[3] = (try? facade.writing(to: scoped).send([sends[1]]).count).map { "sent \($0)" } ?? "failed" },
         ])
         #expect(outcomes == ["refused", "sent 1", "refused", "sent 1"])
         #expect(try facade.user("u2")?.state.badge == 2, "two sends counted from 0; neither 40 nor 70 kept")

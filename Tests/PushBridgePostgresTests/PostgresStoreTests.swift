@@ -45,7 +45,9 @@ struct PostgresStoreTests {
         let gate = DispatchSemaphore(value: 0)
         let holds = DispatchSemaphore(value: 0)
         // (Blocking calls run on dispatch threads: the concurrency pool has two threads here.)
-        let holding = Task { try await offPool { try a.write { _ in holds.signal(); gate.wait() } } }
+        // (A write's body runs once per statement it sends, plus once: after its last statement, it holds
+        // the connection inside its transaction.)
+        let holding = Task { try await offPool { try a.write { try $0.setMembers(["held"], of: "h"); holds.signal(); gate.wait() } } }
         await offPool { holds.wait() }  // the write holds the connection now (a sleep was not enough on a loaded machine)
         let start = ContinuousClock.now
         let refused = await offPool { () -> StoreError? in
@@ -74,7 +76,7 @@ struct PostgresStoreTests {
         let (first, second) = try await (a, b)
         #expect(first == PostgresStateStore.migrationIdentifiers)
         #expect(second == PostgresStateStore.migrationIdentifiers)
-        #expect(try PostgresStateStore(location: location).appliedMigrations() == PostgresStateStore.migrationIdentifiers)
+        #expect(try await PostgresStateStore(location: location).appliedMigrations() == PostgresStateStore.migrationIdentifiers)
     }
 
     @Test("The directory keeps a binding of any family: the store names no vendor")

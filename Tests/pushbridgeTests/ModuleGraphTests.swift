@@ -216,35 +216,44 @@ struct ModuleGraphTests {
         }
         let blocking = ["Thread {", "Thread(", "Thread.detachNewThread", "NSCondition", "DispatchSemaphore"]
         for module in ["PushBridgeServer", "PushBridgeDelivery", "PushBridgeStore"] {
-            for (name, text) in try sources(module) {
+            // BlockingWait is how a synchronous caller (a tool, a test) waits for an awaited store; the
+            // service never has one (checked below).
+            for (name, text) in try sources(module) where !(module == "PushBridgeStore" && name == "Awaited/BlockingWait.swift") {
                 let code = text.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }.joined(separator: "\n")
                 for word in blocking { #expect(!code.contains(word), "\(module)/\(name) uses \(word): the runtime holds no thread of its own") }
             }
         }
+        for module in ["PushBridgeServer", "PushBridgeDelivery", "PushBridgeEasemob", "PushBridgeTencent", "PushBridgeVendorREST"] {
+            for (name, text) in try sources(module) { #expect(!text.contains("BlockingWait"), "\(module)/\(name) blocks a thread on an awaited store") }
+        }
     }
 
-    /// Issue 49, its first part: PostgreSQL's awaited group commit (decided from kept data, one statement
-    /// with the node's other apps' commits) blocks no thread — no future waited for, no thread pool, no lock
-    /// waited on (it only tries the store's), no task of its own — and a group it cannot commit so runs
-    /// under the lock on the writer's queue, not here.
-    @Test func thePostgresOneRoundTripCommitBlocksNothing() throws {
+    /// Issue 49: nothing in the PostgreSQL module holds a thread while the server answers — no future
+    /// waited for, no thread pool, no semaphore, no thread or task of its own; a synchronous transaction
+    /// body is replayed over awaited statements. The service reads, opens stores and reads its
+    /// directory awaited on it, and the delivery worker's outbox statements are awaited.
+    @Test func thePostgresModuleBlocksNothing() throws {
         let sources = try Self.sources("PushBridgePostgres")
-        var code: [String: String] = [:]
-        for name in ["PostgresStateStore+OneRoundTrip.swift", "PostgresCommitCombiner.swift"] {
-            let text = try #require(sources.first { $0.name == name }?.text, "\(name)")
-            code[name] = text.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }.joined(separator: "\n")
-            for word in [".wait(", "NIOThreadPool", "lock.lock()", "lock.withLock", "DispatchSemaphore", "Thread(", "Task {"] {
-                #expect(code[name]?.contains(word) == false, "\(name) uses \(word)")
+        #expect(sources.count >= 20, "the module's files are read")
+        for (name, text) in sources {
+            let code = text.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }.joined(separator: "\n")
+            for word in [".wait(", "wait()", "NIOThreadPool", "DispatchSemaphore", "NSCondition", "Thread(", "Thread.detachNewThread", "Task {", "Task.detached"] {
+                #expect(!code.contains(word), "PushBridgePostgres/\(name) uses \(word)")
             }
         }
-        let store = code["PostgresStateStore+OneRoundTrip.swift"] ?? ""
-        #expect(store.contains("try await executor.transaction { try self.writeGroup(writers, readingRecordsOf: ids) }"), "the locked path runs on the writer's queue")
-        #expect(store.contains("try await pool.commits.commit(commit, schema: schema, on: pool)"), "the commit is awaited")
-        #expect(code["PostgresCommitCombiner.swift"]?.contains("try await pool.use(schema: nil) { session in try await session.query(query) }") == true, "its statement is awaited")
+        let session = try #require(sources.first { $0.name == "PostgresSession.swift" }?.text)
+        #expect(session.contains("return try replay.answer(query)"), "a synchronous statement is answered from its replay, never waited for")
+        let server = try Self.sources("PushBridgeServer")
+        let tenant = try #require(server.first { $0.name == "Apps/AppTenant.swift" }?.text)
+        #expect(tenant.contains("if let awaited = facade.store.awaitedTransactions {"), "a read on an awaited store is awaited")
+        for name in ["Apps/KnownApps.swift", "Apps/VendorBindings.swift"] {
+            let text = try #require(server.first { $0.name == name }?.text, "\(name)")
+            #expect(!text.contains("NIOThreadPool"), "\(name) reads the directory on the thread pool")
+        }
+        let apps = try #require(server.first { $0.name == "Apps/ServiceApps.swift" }?.text)
+        #expect(apps.contains("storage.isShared\n            ? try await storage.openStoreAwaited(forApp: id)"), "a shared storage's stores open awaited")
         // The delivery worker's claims, settlements, prunes and looks are the store's awaited statements on PostgreSQL.
-        let outbox = try #require(sources.first { $0.name == "PostgresStateStore+Outbox.swift" }?.text)
-        #expect(outbox.contains("try await pool.use(schema: schema) { session in try await session.query(query) }"), "the outbox's statements are awaited")
-        let delivery = try #require(try Self.sources("PushBridgeServer").first { $0.name == "ServiceDelivery.swift" }?.text)
+        let delivery = try #require(server.first { $0.name == "ServiceDelivery.swift" }?.text)
         for call in ["$0.claimDeliveries(dueBy:", "$0.settleDeliveries(settlements, at: now)", "$0.pruneDeliveries(settledBefore:", "$0.outboxState()"] {
             #expect(delivery.contains("tenant.awaitedOutbox(writes:") && delivery.contains("{ try await " + call), "the worker awaits \(call)")
         }

@@ -85,13 +85,17 @@ package final class AppTenant: Sendable {
         }
     }
 
-    /// Runs a facade operation that only reads, on a reader connection off the event loops.
+    /// Runs a facade operation that only reads: awaited on a store whose transactions are
+    /// (PostgreSQL: no thread held), else on the blocking-I/O pool, off the event loops.
     /// - Parameters:
     ///   - rerouting: as for ``write(waking:rerouting:_:)``.
-    ///   - body: the operation.
+    ///   - body: the operation; on an awaited store it may run more than once (its only effect is its result).
     package func read<T: Sendable>(rerouting: Bool = true, _ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
         try await leased(writes: false, rerouting: rerouting, elsewhere: { try await $0.read(body) }) {
             let facade = facade
+            if let awaited = facade.store.awaitedTransactions {
+                return try await awaited.read { try body(facade.writing(to: $0)) }
+            }
             return try await NIOThreadPool.singleton.runIfActive { try body(facade) }
         }
     }

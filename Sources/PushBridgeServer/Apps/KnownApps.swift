@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import NIOPosix
 import PushBridgeStore
 
 /// The apps this node knows — ids and key hashes, read from the directory — and what a bearer key
@@ -25,7 +24,8 @@ final class KnownApps: @unchecked Sendable {
     private var known: [String: RegisteredApp] = [:]
     private let reloads = DirectoryReloads()
 
-    /// Reads the directory's apps (a directory that cannot be reached now is read on the first miss).
+    /// Reads the directory's apps when it is a local one; a shared one (over the network, awaited) is
+    /// read by ``load()`` and on misses.
     /// - Parameters:
     ///   - directory: the storage's directory.
     ///   - isShared: whether other nodes change it too.
@@ -39,10 +39,17 @@ final class KnownApps: @unchecked Sendable {
         self.adminKeyHash = adminKeyHash
         self.changes = changes
         self.logger = logger
+        if !isShared { for app in try directory.apps() { known[app.id] = app } }
+    }
+
+    /// Reads a shared directory's apps, awaited (a directory that cannot be reached now is read on
+    /// the first miss after: a node may start while its database is down).
+    func load() async {
+        guard isShared else { return }
         do {
-            for app in try directory.apps() { known[app.id] = app }
-        } catch let error as StoreError where error.code == .unreachable {
-            // A node may start while its database is down: the apps are read on the first miss after.
+            let apps = try await directory.apps()
+            lock.withLock { for app in apps { known[app.id] = app } }
+        } catch {
             logger.warning("the app directory is unreachable; starting without it", metadata: ["error": "\(error)"])
         }
     }
@@ -87,20 +94,20 @@ final class KnownApps: @unchecked Sendable {
         let key = AccessKey.generate()
         let app = RegisteredApp(id: id, keyHash: AccessKey.hash(key), createdAt: .now)
         return try await changes.run { [self] in
-            guard lock.withLock({ known[id] == nil }), try directory.register(app) else { return nil }
+            guard lock.withLock({ known[id] == nil }), try await directory.register(app) else { return nil }
             lock.withLock { known[id] = app }
             return key
         }
     }
 
     /// On a shared directory, re-reads the apps another node may have created: called on a miss, at
-    /// most once a second. The read runs on the blocking-I/O pool with no lock held (each statement
-    /// has its deadline); only the merge takes the lock.
+    /// most once a second. The read is awaited with no lock held (each statement has its deadline);
+    /// only the merge takes the lock.
     private func refreshShared() async {
         guard isShared, reloads.isDue() else { return }
         do {
             let directory = directory
-            let apps = try await NIOThreadPool.singleton.runIfActive { try directory.apps() }
+            let apps = try await directory.apps()
             lock.withLock { for app in apps { known[app.id] = app } }
         } catch {
             logger.warning("reading the shared app directory failed", metadata: ["error": "\(error)"])
@@ -108,14 +115,14 @@ final class KnownApps: @unchecked Sendable {
     }
 
     /// On a shared directory, reads the one app this node does not know (another node may have just
-    /// created it): on every miss, one row by its key, on the blocking-I/O pool with no lock held. A
+    /// created it): on every miss, one row by its key, awaited with no lock held. A
     /// request for an app created on another node a moment ago is served at once.
     /// - Returns: whether the app is known now; `nil` when the directory could not be read.
     private func lookUpShared(_ id: String) async -> Bool? {
         guard isShared else { return lock.withLock { known[id] != nil } }
         do {
             let directory = directory
-            let found = try await NIOThreadPool.singleton.runIfActive { try directory.app(id) }
+            let found = try await directory.app(id)
             return lock.withLock {
                 if let found { known[id] = found }
                 return known[id] != nil

@@ -87,7 +87,7 @@ package final class ServiceApps: @unchecked Sendable {
     func create(_ id: String) async throws -> String? { try await known.create(id) }
 
     /// Whether the service's stores answer (`/readyz`): the shared directory on PostgreSQL; files always.
-    func storeIsReachable() -> Bool { storage.isReachable() }
+    func storeIsReachable() async -> Bool { await storage.isReachable() }
 
     /// The storage's connections to its database server (`/metrics`), when it has any.
     func storageConnections() -> StorageConnections? { storage.connections() }
@@ -120,11 +120,12 @@ package final class ServiceApps: @unchecked Sendable {
         }
     }
 
-    /// Opens an app's store on the blocking-I/O pool and enters it in the registry.
+    /// Opens an app's store (awaited on a shared storage; a storage of files opens it on the
+    /// blocking-I/O pool) and enters it in the registry.
     private func open(_ id: String, asked: Bool) async throws -> AppTenant {
         let tenant: AppTenant
         do {
-            tenant = try await NIOThreadPool.singleton.runIfActive { try self.makeTenant(id) }
+            tenant = try await makeTenant(id)
         } catch {
             lock.withLock { opening[id] = nil }
             throw error
@@ -147,8 +148,10 @@ package final class ServiceApps: @unchecked Sendable {
     }
 
     /// Makes an app's tenant: opens its store, and the writer that commits to it.
-    private func makeTenant(_ id: String) throws -> AppTenant {
-        let store = try storage.openStore(forApp: id)
+    private func makeTenant(_ id: String) async throws -> AppTenant {
+        let storage = storage
+        let store = storage.isShared
+            ? try await storage.openStoreAwaited(forApp: id) : try await NIOThreadPool.singleton.runIfActive { try storage.openStore(forApp: id) }
         let metrics = metrics
         let facade = PushFacade(
             store: store, registry: registry, repeatWindowSeconds: configuration.repeatWindowSeconds, queuesDeliveries: delivery != nil)
@@ -212,6 +215,12 @@ package final class ServiceApps: @unchecked Sendable {
                 _ = self.lock.withLock { self.closing.removeValue(forKey: key) }
             }
         }
+    }
+
+    /// Reads a shared directory (apps and vendor bindings), awaited: when the service starts.
+    func loadDirectory() async {
+        await known.load()
+        await vendorBindings.load()
     }
 
     /// Closes idle apps past the limit once a second until the service closes (an app kept open

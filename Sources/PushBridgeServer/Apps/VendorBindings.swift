@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import NIOPosix
 import PushBridgeStore
 
 /// The vendor credentials the apps answer the vendors' REST with (SPEC §12), by vendor and the key
@@ -15,7 +14,7 @@ final class VendorBindings: @unchecked Sendable {
     private var bindings: [VendorBinding.Vendor: [String: VendorBinding]] = [:]
     private let reloads = DirectoryReloads()
 
-    /// Reads the directory's bindings (a directory that cannot be reached now is read on the first miss).
+    /// Reads the directory's bindings when it is a local one; a shared one is read by ``load()`` and on misses.
     /// - Parameters:
     ///   - directory: the storage's directory.
     ///   - isShared: whether other nodes change it too.
@@ -27,11 +26,14 @@ final class VendorBindings: @unchecked Sendable {
         self.isShared = isShared
         self.changes = changes
         self.logger = logger
-        do {
-            bindings = Self.indexed(try directory.vendorBindings())
-        } catch let error as StoreError where error.code == .unreachable {
-            // Read on the first miss after (KnownApps logs the unreachable directory once).
-        }
+        if !isShared { bindings = Self.indexed(try directory.vendorBindings()) }
+    }
+
+    /// Reads a shared directory's bindings, awaited (one that cannot be reached now is read on the
+    /// first miss after; KnownApps logs the unreachable directory once).
+    func load() async {
+        guard isShared, let fresh = try? await directory.vendorBindings() else { return }
+        lock.withLock { bindings = Self.indexed(fresh) }
     }
 
     /// The binding the vendor's requests name (`org/app`, or the SDKAppID).
@@ -50,7 +52,7 @@ final class VendorBindings: @unchecked Sendable {
     /// - Returns: `false` when another app holds the key.
     func bind(_ binding: VendorBinding) async throws -> Bool {
         try await changes.run { [self] in
-            guard try directory.bind(binding) else { return false }
+            guard try await directory.bind(binding) else { return false }
             lock.withLock {
                 bindings[binding.vendor] = (bindings[binding.vendor] ?? [:]).filter { $0.value.app != binding.app }
                 bindings[binding.vendor, default: [:]][binding.key] = binding
@@ -63,19 +65,19 @@ final class VendorBindings: @unchecked Sendable {
     /// - Returns: `false` when the app had none.
     func unbind(app: String, vendor: VendorBinding.Vendor) async throws -> Bool {
         try await changes.run { [self] in
-            guard try directory.unbind(app: app, vendor: vendor) else { return false }
+            guard try await directory.unbind(app: app, vendor: vendor) else { return false }
             lock.withLock { bindings[vendor] = bindings[vendor]?.filter { $0.value.app != app } }
             return true
         }
     }
 
     /// On a shared directory, re-reads the bindings another node may have changed: called on a
-    /// miss, at most once a second, on the blocking-I/O pool with no lock held.
+    /// miss, at most once a second, awaited with no lock held.
     private func refreshShared() async {
         guard isShared, reloads.isDue() else { return }
         do {
             let directory = directory
-            let fresh = try await NIOThreadPool.singleton.runIfActive { Self.indexed(try directory.vendorBindings()) }
+            let fresh = Self.indexed(try await directory.vendorBindings())
             lock.withLock { bindings = fresh }
         } catch {
             logger.warning("reading the shared vendor bindings failed", metadata: ["error": "\(error)"])

@@ -1,3 +1,4 @@
+import Dispatch
 import PushBridgeCore
 import Synchronization
 
@@ -44,6 +45,33 @@ public protocol AppDirectory: AnyObject, Sendable {
     /// - Parameter id: the app id.
     /// - Returns: the app, or `nil` when none has that id.
     func app(_ id: String) throws -> RegisteredApp?
+
+    // The same, awaited: a directory over the network (PostgreSQL) holds no thread while it answers;
+    // a synchronous one runs the call on a dispatch queue.
+
+    /// ``apps()``, awaited.
+    func apps() async throws -> [RegisteredApp]
+    /// ``register(_:)``, awaited.
+    func register(_ app: RegisteredApp) async throws -> Bool
+    /// ``vendorBindings()``, awaited.
+    func vendorBindings() async throws -> [VendorBinding]
+    /// ``bind(_:)``, awaited.
+    func bind(_ binding: VendorBinding) async throws -> Bool
+    /// ``unbind(app:vendor:)``, awaited.
+    func unbind(app: String, vendor: VendorBinding.Vendor) async throws -> Bool
+    /// ``app(_:)``, awaited.
+    func app(_ id: String) async throws -> RegisteredApp?
+}
+
+extension AppDirectory {
+    public func apps() async throws -> [RegisteredApp] { try await DispatchQueue.storageCalls.transaction { try self.apps() } }
+    public func register(_ app: RegisteredApp) async throws -> Bool { try await DispatchQueue.storageCalls.transaction { try self.register(app) } }
+    public func vendorBindings() async throws -> [VendorBinding] { try await DispatchQueue.storageCalls.transaction { try self.vendorBindings() } }
+    public func bind(_ binding: VendorBinding) async throws -> Bool { try await DispatchQueue.storageCalls.transaction { try self.bind(binding) } }
+    public func unbind(app: String, vendor: VendorBinding.Vendor) async throws -> Bool {
+        try await DispatchQueue.storageCalls.transaction { try self.unbind(app: app, vendor: vendor) }
+    }
+    public func app(_ id: String) async throws -> RegisteredApp? { try await DispatchQueue.storageCalls.transaction { try self.app(id) } }
 }
 
 extension AppDirectory {

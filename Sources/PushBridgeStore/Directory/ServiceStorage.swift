@@ -13,10 +13,17 @@ public protocol ServiceStorage: Sendable {
     ///   open it unreachable and say so on each call.
     func openDirectory() throws -> any AppDirectory
 
-    /// Opens one app's store (on a thread that may block; never on an event loop).
+    /// Opens one app's store (on a thread that may block; never on an event loop). A storage over
+    /// the network (``isShared``) may refuse: it opens its stores awaited.
     /// - Parameter app: the app id (as the directory holds it: letters, digits, `_`, `-` and `.`).
     /// - Throws: ``StoreError`` when the store cannot be opened.
     func openStore(forApp app: String) throws -> any PushStateStore
+
+    /// Opens one app's store, awaited: a storage over the network holds no thread while it answers;
+    /// one of files opens it on the calling thread (the service calls it on its blocking-I/O pool).
+    /// - Parameter app: the app id.
+    /// - Throws: ``StoreError`` when the store cannot be opened.
+    func openStoreAwaited(forApp app: String) async throws -> any PushStateStore
 
     /// Whether several service nodes share this storage over the network: the directory is read
     /// again when a node does not know an app, a delivery claim lapses rather than being ended at
@@ -28,8 +35,8 @@ public protocol ServiceStorage: Sendable {
     /// it, so every app stays open.
     var isVolatile: Bool { get }
 
-    /// Whether the storage answers now (`/readyz`).
-    func isReachable() -> Bool
+    /// Whether the storage answers now (`/readyz`), awaited.
+    func isReachable() async -> Bool
 
     /// Its connections to a database server now (`/metrics`), or `nil` when it has none (files, memory).
     func connections() -> StorageConnections?
@@ -38,7 +45,8 @@ public protocol ServiceStorage: Sendable {
 extension ServiceStorage {
     public var isShared: Bool { false }
     public var isVolatile: Bool { false }
-    public func isReachable() -> Bool { true }
+    public func isReachable() async -> Bool { true }
+    public func openStoreAwaited(forApp app: String) async throws -> any PushStateStore { try openStore(forApp: app) }
     public func connections() -> StorageConnections? { nil }
 }
 
