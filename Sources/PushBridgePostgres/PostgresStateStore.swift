@@ -14,11 +14,11 @@ import Synchronization
 /// `FOR UPDATE SKIP LOCKED`, so two nodes never claim one delivery.
 ///
 /// No thread waits for the server (issue 49): every statement is awaited, and a synchronous
-/// transaction body (the facade's calls) runs replayed (``StatementReplay``). The awaited entry
+/// transaction body (the facade's calls) runs replayed (`StatementReplay`). The awaited entry
 /// points are ``awaitedTransactions``, ``awaitedOutbox`` and the group commit
 /// ``writeGroup(_:readingRecordsOf:repeatable:on:)``. The synchronous ones (``write(_:)``,
 /// ``read(_:)``…) are for command-line tools and tests: a store opened synchronously blocks its
-/// caller's thread on them (``BlockingWait``); one a service opened awaited refuses them.
+/// caller's thread on them (PushBridgeStore's `BlockingWait`); one a service opened awaited refuses them.
 public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// Where it is (no password).
     public let location: PostgresLocation
