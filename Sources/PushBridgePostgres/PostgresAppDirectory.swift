@@ -83,14 +83,12 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
     /// Runs `body` on one of the pool's connections in the directory's schema, bringing the schema
     /// up to date first the first time. Awaited; no lock is held while `body` runs.
     private func use<T>(_ body: (PostgresSession) async throws -> T) async throws -> T {
-        try await pool.use(schema: nil) { session in
-            if !isPrepared.withLock({ $0 }) {
+        // Once prepared, the pool sets the search path; the first use's preparing sets it.
+        let prepared = isPrepared.withLock { $0 }
+        return try await pool.use(schema: prepared ? schema : nil) { session in
+            if !prepared {
                 try await PostgresStateStore.prepare(session, location, migrations: Self.migrations)
                 isPrepared.withLock { $0 = true }
-            } else if session.schema != schema {
-                session.schema = nil
-                try await session.execute("SET search_path TO \(schema)")
-                session.schema = schema
             }
             return try await body(session)
         }

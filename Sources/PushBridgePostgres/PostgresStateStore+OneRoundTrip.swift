@@ -50,13 +50,8 @@ extension PostgresStateStore {
             let store = KeptDataStore(run)
             for writer in writers { writer(store) }
             guard run.missed else {
-                var effects = run.effects
-                effects.dedupe()
-                guard let badges = kept.badges, !logIsFull(badges, adding: effects.badges.count) else { return nil }  // a fold: the replayed path
-                let prunes = !effects.records.isEmpty && Self.pruningIsDue(before: effects.cutoff, prunedBefore: sentMessagesPrunedBefore)
-                return KeptDataCommit(
-                    configuration: lock.appVersion, data: lock.dataVersion, lastLog: badges.lastID, readUsers: nil, reads: [:], rolls: run.rolls,
-                    effects: effects, pruneBefore: prunes ? effects.cutoff : nil)
+                // `nil` past the badge log's limit (a fold): the replayed path.
+                return kept.badges.flatMap { commit(of: run, configuration: lock.appVersion, data: lock.dataVersion, badges: $0) }
             }
             guard !run.loads.isEmpty, run.loads.count == run.misses else { return nil }
             for load in run.loads { _ = try await self.load(session, lock: lock, start: start, load) }
@@ -70,11 +65,8 @@ extension PostgresStateStore {
     /// Runs one load (a transaction method that reads what a send needs and keeps it) on the lock's
     /// transaction, replayed: its statements are awaited; what it keeps, it keeps as its last step.
     private func load<T>(_ session: PostgresSession, lock: WriteLock, start: TransactionContext.StartingPoint, _ body: (Transaction) throws -> T) async throws -> T {
-        var last: TransactionContext?
-        let result = try await Self.replaying(session) {
-            let context = TransactionContext(store: self, lock: lock, start: start, keepsData: true)
-            last = context
-            return try body(Transaction(session, writable: true, context: context))
+        let (result, last) = try await Self.replaying(session, context: { TransactionContext(store: self, lock: lock, start: start, keepsData: true) }) {
+            try body(Transaction($0, writable: true, context: $1))
         }
         last?.keepStoreChanges()
         return result
@@ -93,13 +85,20 @@ extension PostgresStateStore {
             oneRoundTrip.missed()
             return nil
         }
+        // A log past its limit is folded under the lock.
+        return commit(of: run, configuration: app.version, data: version, badges: badges)
+    }
+
+    /// What a run that missed nothing commits at the versions it was decided at: its effects (one
+    /// counter a user row, one record an id) and what it read; `nil` when the badge log would pass
+    /// its limit (folded under the lock, on the replayed path).
+    private func commit(of run: KeptDataRun, configuration: Int64, data: Int64, badges: BadgeOverlay) -> KeptDataCommit? {
         var effects = run.effects
         effects.dedupe()
-        // A log past its limit is folded under the lock.
         if logIsFull(badges, adding: effects.badges.count) { return nil }
         let prunes = !effects.records.isEmpty && Self.pruningIsDue(before: effects.cutoff, prunedBefore: sentMessagesPrunedBefore)
         return KeptDataCommit(
-            configuration: app.version, data: version, lastLog: badges.lastID, readUsers: run.readUsers, reads: run.reads, rolls: run.rolls, effects: effects,
+            configuration: configuration, data: data, lastLog: badges.lastID, readUsers: run.readUsers, reads: run.reads, rolls: run.rolls, effects: effects,
             pruneBefore: prunes ? effects.cutoff : nil)
     }
 
@@ -142,7 +141,8 @@ extension PostgresStateStore {
         defer { gate.leave() }
         guard kept.dataVersion == commit.data, answer.dataVersion == commit.data, kept.badges?.lastID == commit.lastLog else { return false }
         do {
-            return try apply(commit, answer)
+            try apply(commit, answer)
+            return true
         } catch {
             kept.forget()  // a log row this node cannot read: read everything again under the lock
             return false
@@ -151,21 +151,17 @@ extension PostgresStateStore {
 
     /// What the node keeps takes a commit's answer: the rows other nodes appended, the commit's
     /// counters and log row, its pruning time. Under ``gate``.
-    /// - Returns: `true`.
     /// - Throws: ``StoreError`` for a log row this node cannot read.
-    func apply(_ commit: KeptDataCommit, _ answer: PostgresCommitCombiner.Answer) throws -> Bool {
-        do {
-            for row in answer.appended where row.id < answer.logRow ?? .max { try kept.readOn(row) }
-            if answer.committed {
-                let badges = commit.effects.badges
-                if let logRow = answer.logRow { kept.badges?.add(badges, id: logRow) }
-                if !badges.isEmpty { kept.counted(badges) }
-                if let cutoff = commit.pruneBefore { sentMessagesPrunedBefore = cutoff.milliseconds }
-            }
-            for row in answer.appended where row.id > answer.logRow ?? .max { try kept.readOn(row) }
+    func apply(_ commit: KeptDataCommit, _ answer: PostgresCommitCombiner.Answer) throws {
+        for row in answer.appended where row.id < answer.logRow ?? .max { try kept.readOn(row) }
+        if answer.committed {
+            let badges = commit.effects.badges
+            if let logRow = answer.logRow { kept.badges?.add(badges, id: logRow) }
+            if !badges.isEmpty { kept.counted(badges) }
+            if let cutoff = commit.pruneBefore { sentMessagesPrunedBefore = cutoff.milliseconds }
         }
+        for row in answer.appended where row.id > answer.logRow ?? .max { try kept.readOn(row) }
         kept.committed(at: commit.data)
-        return true
     }
 
     /// How often a group of sends is decided from what the node keeps: always while those commits

@@ -170,12 +170,9 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
 
     // MARK: Awaited transactions
 
-    public var awaitedTransactions: (any AwaitedTransactions)? { awaited }
+    public var awaitedTransactions: (any AwaitedTransactions)? { Awaited(store: self) }
 
-    /// The store's awaited transactions: a body's `write`s are savepoints of one transaction.
-    var awaited: Awaited { Awaited(store: self) }
-
-    /// ``PostgresStateStore/awaitedTransactions``.
+    /// ``PostgresStateStore/awaitedTransactions``: a body's `write`s are savepoints of one transaction.
     struct Awaited: AwaitedTransactions {
         let store: PostgresStateStore
 
@@ -193,75 +190,56 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// certificates) is kept when it ends.
     func reading<T>(_ body: (PostgresSession, TransactionContext) throws -> T) async throws -> T {
         try await pool.use(schema: schema) { session in
-            var attempt = 0
-            while true {
-                attempt += 1
-                try await session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                do {
-                    let start = startingPoint()
-                    var last: TransactionContext?
-                    let result = try await Self.replaying(session) {
-                        let context = TransactionContext(store: self, start: start)
-                        last = context
-                        return try body(session, context)
-                    }
-                    try await session.execute("COMMIT")
-                    last?.keepStoreChanges()
-                    return result
-                } catch {
-                    try await Self.rollBack(session)
-                    if error is StatementReplay.Diverged, attempt < 3 { continue }
-                    throw error
-                }
+            try await Self.transaction(session, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+                let start = startingPoint()
+                let (result, last) = try await Self.replaying(session, context: { TransactionContext(store: self, start: start) }, body)
+                return (result, { last?.keepStoreChanges() })
             }
         }
-    }
-
-    /// One write transaction under the node's gate and the schema's write lock, `body` replayed.
-    /// The lock brings what the node keeps to the data it finds; `body` does not use it, and what
-    /// its writes change of it is done once it commits (dropped when anything fails).
-    func writing<T>(readingRecordsOf ids: [String], _ body: (PostgresSession, TransactionContext) throws -> T) async throws -> T {
-        try await inWriteTransaction(readingRecordsOf: ids) { session, lock in try await replayed(session, lock, body) }
     }
 
     /// `body` replayed under the lock, and what its commit does to what the node keeps.
     private func replayed<T>(_ session: PostgresSession, _ lock: WriteLock, _ body: (PostgresSession, TransactionContext) throws -> T) async throws -> (T, () -> Void) {
         let start = startingPoint()
-        var last: TransactionContext?
-        let result = try await Self.replaying(session) {
-            let context = TransactionContext(store: self, lock: lock, start: start)
-            last = context
-            return try body(session, context)
-        }
+        let (result, last) = try await Self.replaying(session, context: { TransactionContext(store: self, lock: lock, start: start) }, body)
         return (result, { [self] in if let last { committed(last) } })
     }
 
     /// Runs `body` in a transaction under the node's gate and the schema's write lock, taken first
     /// (``lockForWriting(_:readingRecordsOf:)``); commits, then runs what `body` returned for after the
-    /// commit. A failure rolls back and drops what the node keeps; a body whose runs diverged
-    /// (``StatementReplay/Diverged``) is begun again, at most twice.
+    /// commit. A failure drops what the node keeps (``transaction(_:begin:failed:_:)``).
     private func inWriteTransaction<T>(
         readingRecordsOf ids: [String], _ body: (PostgresSession, WriteLock) async throws -> (T, () throws -> Void)
     ) async throws -> T {
         await gate.enter()
         defer { gate.leave() }
         return try await pool.use(schema: schema) { session in
-            var attempt = 0
-            while true {
-                attempt += 1
-                try await session.execute("BEGIN")
-                do {
-                    let lock = try await lockForWriting(session, readingRecordsOf: ids)
-                    let (result, afterCommit) = try await body(session, lock)
-                    try await session.execute("COMMIT")
-                    try afterCommit()
-                    return result
-                } catch {
-                    kept.forget()
-                    try await Self.rollBack(session)
-                    if error is StatementReplay.Diverged, attempt < 3 { continue }
-                    throw error
-                }
+            try await Self.transaction(session, failed: { kept.forget() }) {
+                try await body(session, try await lockForWriting(session, readingRecordsOf: ids))
+            }
+        }
+    }
+
+    /// Runs `body` between `begin` and `COMMIT` on `session`, then what it returned for after the
+    /// commit. A failure runs `failed` and rolls back; a body whose runs diverged
+    /// (``StatementReplay/Diverged``) is begun again, at most twice.
+    private static func transaction<T>(
+        _ session: PostgresSession, begin: String = "BEGIN", failed: () -> Void = {}, _ body: () async throws -> (T, () throws -> Void)
+    ) async throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            try await session.execute(begin)
+            do {
+                let (result, afterCommit) = try await body()
+                try await session.execute("COMMIT")
+                try afterCommit()
+                return result
+            } catch {
+                failed()
+                try await rollBack(session)
+                if error is StatementReplay.Diverged, attempt < 3 { continue }
+                throw error
             }
         }
     }
@@ -278,7 +256,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
                     throw StoreError(.postgres, "a commit under the write lock found a change", context: "pushbridge_commit_logged")
                 }
                 return ((), { [self] in
-                    _ = try apply(commit, answer)
+                    try apply(commit, answer)
                     oneRoundTrip.lockedCount.add()
                 })
             }

@@ -31,8 +31,6 @@ final class StatementReplay {
     private var position = 0
     /// The statement the current run is waiting for, if any.
     private(set) var wanted: PostgresQuery?
-    /// Runs so far (the first included).
-    private(set) var runs = 0
     /// How the current run asked for another statement than the one sent at its place, if it did.
     private(set) var divergence: Diverged?
 
@@ -41,7 +39,6 @@ final class StatementReplay {
         position = 0
         wanted = nil
         divergence = nil
-        runs += 1
     }
 
     /// The answer of the run's next statement; throws ``Suspended`` when it was not sent yet.
@@ -96,5 +93,24 @@ extension PostgresStateStore {
             if let divergence = replay.divergence { throw divergence }
             return try outcome.get()
         }
+    }
+
+    /// ``replaying(_:_:)`` with a transaction context made afresh for each run (a run's changes to
+    /// its context are not seen by the next).
+    /// - Parameters:
+    ///   - session: the connection.
+    ///   - context: makes a run's context.
+    ///   - body: the transaction's work.
+    /// - Returns: what `body` returned, and the context of its last run (what its commit keeps).
+    static func replaying<T>(
+        _ session: PostgresSession, context: () -> TransactionContext, _ body: (PostgresSession, TransactionContext) throws -> T
+    ) async throws -> (T, TransactionContext?) {
+        var last: TransactionContext?
+        let result = try await replaying(session) {
+            let fresh = context()
+            last = fresh
+            return try body(session, fresh)
+        }
+        return (result, last)
     }
 }

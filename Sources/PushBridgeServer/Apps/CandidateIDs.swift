@@ -12,7 +12,7 @@ package final class CandidateIDs: Sendable {
     package init(_ make: @escaping @Sendable () -> String) { self.make = make }
 
     /// The `index`th id.
-    package subscript(index: Int) -> String {
+    private subscript(index: Int) -> String {
         made.withLock { made in
             while made.count <= index { made.append(make()) }
             return made[index]

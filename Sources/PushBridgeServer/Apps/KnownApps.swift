@@ -46,12 +46,7 @@ final class KnownApps: @unchecked Sendable {
     /// the first miss after: a node may start while its database is down).
     func load() async {
         guard isShared else { return }
-        do {
-            let apps = try await directory.apps()
-            lock.withLock { for app in apps { known[app.id] = app } }
-        } catch {
-            logger.warning("the app directory is unreachable; starting without it", metadata: ["error": "\(error)"])
-        }
+        await readAll(failure: "the app directory is unreachable; starting without it")
     }
 
     /// The ids of the apps known now.
@@ -105,12 +100,16 @@ final class KnownApps: @unchecked Sendable {
     /// only the merge takes the lock.
     private func refreshShared() async {
         guard isShared, reloads.isDue() else { return }
+        await readAll(failure: "reading the shared app directory failed")
+    }
+
+    /// Reads every app of the directory, awaited, and knows them; a failure is logged as `failure`.
+    private func readAll(failure: String) async {
         do {
-            let directory = directory
             let apps = try await directory.apps()
             lock.withLock { for app in apps { known[app.id] = app } }
         } catch {
-            logger.warning("reading the shared app directory failed", metadata: ["error": "\(error)"])
+            logger.warning("\(failure)", metadata: ["error": "\(error)"])
         }
     }
 

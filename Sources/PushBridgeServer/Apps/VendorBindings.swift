@@ -32,8 +32,8 @@ final class VendorBindings: @unchecked Sendable {
     /// Reads a shared directory's bindings, awaited (one that cannot be reached now is read on the
     /// first miss after; KnownApps logs the unreachable directory once).
     func load() async {
-        guard isShared, let fresh = try? await directory.vendorBindings() else { return }
-        lock.withLock { bindings = Self.indexed(fresh) }
+        guard isShared else { return }
+        await readAll(failure: nil)
     }
 
     /// The binding the vendor's requests name (`org/app`, or the SDKAppID).
@@ -75,12 +75,17 @@ final class VendorBindings: @unchecked Sendable {
     /// miss, at most once a second, awaited with no lock held.
     private func refreshShared() async {
         guard isShared, reloads.isDue() else { return }
+        await readAll(failure: "reading the shared vendor bindings failed")
+    }
+
+    /// Reads every binding of the directory, awaited, in place of those known; a failure is logged
+    /// as `failure` (`nil`: not logged).
+    private func readAll(failure: String?) async {
         do {
-            let directory = directory
             let fresh = Self.indexed(try await directory.vendorBindings())
             lock.withLock { bindings = fresh }
         } catch {
-            logger.warning("reading the shared vendor bindings failed", metadata: ["error": "\(error)"])
+            if let failure { logger.warning("\(failure)", metadata: ["error": "\(error)"]) }
         }
     }
 
