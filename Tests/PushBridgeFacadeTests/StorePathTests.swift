@@ -24,9 +24,11 @@ struct StorePathTests {
     @Test("fixture passes through the PostgreSQL store", arguments: Repository.fixtureFiles())
     func fixturePassesThroughPostgres(_ file: String) throws {
         guard let url = testPostgresURL() else { return }
-        let runner = ConformanceRunner(provider: StoreDecisionProvider(makeStore: { try PostgresStateStore(location: try freshPostgresSchema(url)) }))
-        let result = runner.run(file: Repository.root.appendingPathComponent(file).path)
+        let schemas = PostgresSchemas(url)
+        let result = ConformanceRunner(provider: StoreDecisionProvider(makeStore: { try PostgresStateStore(location: try schemas.fresh()) }))
+            .run(file: Repository.root.appendingPathComponent(file).path)
         #expect(result.passed, "\(file) via PostgreSQL\n\(result.failure?.description ?? "")")
+        try schemas.dropAll()
     }
 
     @Test("store decision equals the engine's in every profile", arguments: Repository.fixtureFiles(under: "easemob-legacy")

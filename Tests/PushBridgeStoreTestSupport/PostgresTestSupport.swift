@@ -1,6 +1,7 @@
 import Foundation
 import PushBridgeTestSupport
 import PushBridgePostgres
+import Synchronization
 import Testing
 
 /// The test cluster `Tests/Scripts/with-postgres.sh` started (`make test` runs the suite under it),
@@ -18,6 +19,30 @@ package func testPostgresURL() -> String? {
 /// A new empty schema in the test cluster's database, for one test (cheaper than a database).
 package func freshPostgresSchema(_ url: String) throws -> PostgresLocation {
     try PostgresLocation(url: url).inSchema("t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20))
+}
+
+/// The schemas one test makes, dropped together when it is done (a full run makes hundreds: kept,
+/// they would hold hundreds of megabytes of disk until the cluster is removed).
+package final class PostgresSchemas: Sendable {
+    private let url: String
+    private let made = Mutex<[String]>([])
+
+    package init(_ url: String) { self.url = url }
+
+    /// A new empty schema, remembered for `dropAll()`.
+    package func fresh() throws -> PostgresLocation {
+        let location = try freshPostgresSchema(url)
+        made.withLock { $0.append(location.schema ?? "") }
+        return location
+    }
+
+    /// Drops every schema `fresh()` made (stores on them must be done with).
+    package func dropAll() throws {
+        let names = made.withLock { names in defer { names = [] }; return names.filter { !$0.isEmpty } }
+        if names.isEmpty { return }
+        let run = try runProgram("/usr/bin/env", ["psql", "-q", "-v", "ON_ERROR_STOP=1", url, "-c", "DROP SCHEMA \(names.joined(separator: ", ")) CASCADE"])
+        guard run.status == 0 else { throw PostgresTestFailure(message: "DROP SCHEMA failed: \(run.stderr)") }
+    }
 }
 
 /// A new empty database in the test cluster, for one test; returns its location.
