@@ -79,6 +79,20 @@ struct PostgresStoreTests {
         #expect(try await PostgresStateStore(location: location).appliedMigrations() == PostgresStateStore.migrationIdentifiers)
     }
 
+    @Test("The commit function keeps one plan a connection and its own search path")
+    func theCommitFunctionKeepsOnePlan() throws {
+        guard let url = testPostgresURL() else { return }
+        let location = try freshPostgresSchema(url)
+        _ = try PostgresStateStore(location: location).appliedMigrations()
+        let schema = try #require(location.schema)
+        // Read by psql from the catalog, not through the store: what every call of the function runs with.
+        let run = try runProgram("/usr/bin/env", ["psql", "-At", url, "-c",
+            "SELECT array_to_string(p.proconfig, ',') FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = '\(schema)' AND p.proname = 'pushbridge_commit_logged'"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let settings = Set(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",").map(String.init))
+        #expect(settings == ["search_path=\(schema)", "plan_cache_mode=force_generic_plan"], "\(settings)")
+    }
+
     @Test("The directory keeps a binding of any family: the store names no vendor")
     func theDirectoryTakesAnyVendorFamily() throws {
         guard let url = testPostgresURL() else { return }
