@@ -190,6 +190,16 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     // Warm-up: every app opened on both nodes (an app's first request on a node opens its store).
     _ = await load([(messages(sqliteNode, apps[0]), sqliteKey, 4)], seconds: 2)
     _ = await load(apps.indices.flatMap { [(messages(nodeA, apps[$0]), keys[$0], 1), (messages(nodeB, apps[$0]), keys[$0], 1)] }, seconds: 2)
+    if ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"] == "eight-apps" {  // 8 apps on one node alone, for a profiler
+        FileHandle.standardError.write(Data("start eight-apps pid \(getpid())\n".utf8))
+        let run = await load(apps.indices.map { (messages(nodeA, apps[$0]), keys[$0], clients / 8) })
+        let sent = run.figures.map(\.requestsPerSecond).reduce(0, +) * Double(runSeconds)
+        print(String(format: "8 apps, one node: %.0f/s, CPU a message: nodes %.2f ms, PostgreSQL %.2f ms; statements a message %.2f",
+            sent / Double(runSeconds), run.load.ownMilliseconds / sent, run.load.postgresMilliseconds / sent, run.statements / sent))
+        try await client.shutdown()
+        for (_, group) in nodes { await group.triggerGracefulShutdown() }
+        return
+    }
     let sqliteRun = await load([(messages(sqliteNode, apps[0]), sqliteKey, clients)])
     let oneNode = await load([(messages(nodeA, apps[0]), keys[0], clients)])
     let twoNodes = await load([(messages(nodeA, apps[0]), keys[0], clients / 2), (messages(nodeB, apps[0]), keys[0], clients / 2)])
