@@ -190,14 +190,24 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     // Warm-up: every app opened on both nodes (an app's first request on a node opens its store).
     _ = await load([(messages(sqliteNode, apps[0]), sqliteKey, 4)], seconds: 2)
     _ = await load(apps.indices.flatMap { [(messages(nodeA, apps[$0]), keys[$0], 1), (messages(nodeB, apps[$0]), keys[$0], 1)] }, seconds: 2)
+    func total(_ run: Run) -> Double { run.figures.map(\.requestsPerSecond).reduce(0, +) }
+    func p99(_ run: Run) -> Double { run.figures.map(\.p99ms).max() ?? .nan }
+    // A message's CPU, in the nodes and in PostgreSQL; statements a message.
+    func perMessage(_ run: Run) -> (node: Double, postgres: Double, statements: Double) {
+        let sent = total(run) * Double(runSeconds)
+        return (run.load.ownMilliseconds / sent, run.load.postgresMilliseconds / sent, run.statements / sent)
+    }
+    func stopNodes() async throws {
+        try await client.shutdown()
+        for (_, group) in nodes { await group.triggerGracefulShutdown() }
+    }
     if ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"] == "eight-apps" {  // 8 apps on one node alone, for a profiler
         FileHandle.standardError.write(Data("start eight-apps pid \(getpid())\n".utf8))
         let run = await load(apps.indices.map { (messages(nodeA, apps[$0]), keys[$0], clients / 8) })
-        let sent = run.figures.map(\.requestsPerSecond).reduce(0, +) * Double(runSeconds)
+        let cost = perMessage(run)
         print(String(format: "8 apps, one node: %.0f/s, CPU a message: nodes %.2f ms, PostgreSQL %.2f ms; statements a message %.2f",
-            sent / Double(runSeconds), run.load.ownMilliseconds / sent, run.load.postgresMilliseconds / sent, run.statements / sent))
-        try await client.shutdown()
-        for (_, group) in nodes { await group.triggerGracefulShutdown() }
+            total(run), cost.node, cost.postgres, cost.statements))
+        try await stopNodes()
         return
     }
     let sqliteRun = await load([(messages(sqliteNode, apps[0]), sqliteKey, clients)])
@@ -207,10 +217,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     let twoNodesEight = await load(apps.indices.map { (messages($0 % 2 == 0 ? nodeA : nodeB, apps[$0]), keys[$0], clients / 8) })
     let oneNodeSpread = await load([(messages(nodeA, apps[0]), keys[0], clients)], receivers: spread)
     let twoNodesSpread = await load([(messages(nodeA, apps[0]), keys[0], clients / 2), (messages(nodeB, apps[0]), keys[0], clients / 2)], receivers: spread)
-    try await client.shutdown()
-    for (_, group) in nodes { await group.triggerGracefulShutdown() }
-    func total(_ run: Run) -> Double { run.figures.map(\.requestsPerSecond).reduce(0, +) }
-    func p99(_ run: Run) -> Double { run.figures.map(\.p99ms).max() ?? .nan }
+    try await stopNodes()
     let runs = [sqliteRun, oneNode, twoNodes, oneNodeEight, twoNodesEight, oneNodeSpread, twoNodesSpread]
     let non2xx = runs.flatMap(\.figures).map { $0.non2xx + $0.errors }.reduce(0, +)
 
@@ -225,21 +232,15 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
                         ("PG, one node, one app, \(spread) rcv", oneNodeSpread), ("PG, two nodes, one app, \(spread) rcv", twoNodesSpread)] {
         let rps = total(run)
         let failed = run.figures.map { $0.non2xx + $0.errors }.reduce(0, +)
-        let sent = rps * Double(runSeconds)
+        let cost = perMessage(run)
         print(String(format: "one-to-one, %-31@ %7.0f/s  p50 %6.2f ms  p99 %7.2f ms   CPU a message: nodes %.2f ms, PostgreSQL %.2f ms; statements a message %.1f; machine %3.0f%% busy",
-            name as NSString, rps, run.figures.map(\.p50ms).max() ?? .nan, p99(run), run.load.ownMilliseconds / sent,
-            run.load.postgresMilliseconds / sent, run.statements / sent, run.load.busyPercent) + (failed > 0 ? "  (\(failed) non-2xx or errors)" : ""))
+            name as NSString, rps, run.figures.map(\.p50ms).max() ?? .nan, p99(run), cost.node, cost.postgres, cost.statements, run.load.busyPercent) + (failed > 0 ? "  (\(failed) non-2xx or errors)" : ""))
     }
     print(String(format: "a statement's round trip (SELECT 1, 5,000 in a row): a blocked thread %.0f µs, %.0f µs of the node's CPU; an async task %.0f µs, %.0f µs (async / blocked: %.2f× the time, %.2f× the CPU)",
         roundTrips.blocking.wall, roundTrips.blocking.cpu, roundTrips.async.wall, roundTrips.async.cpu,
         roundTrips.async.wall / roundTrips.blocking.wall, roundTrips.async.cpu / roundTrips.blocking.cpu))
     func target(_ text: String, _ value: Double, _ met: Bool, _ format: String) {
         print("target  \(text): " + String(format: format, value) + (met ? "  met" : "  NOT MET"))
-    }
-    // A message's CPU, in the nodes and in PostgreSQL; statements a message.
-    func perMessage(_ run: Run) -> (node: Double, postgres: Double, statements: Double) {
-        let sent = total(run) * Double(runSeconds)
-        return (run.load.ownMilliseconds / sent, run.load.postgresMilliseconds / sent, run.statements / sent)
     }
     let (one, two) = (perMessage(oneNodeEight), perMessage(twoNodesEight))
     let cpuRatio = (two.node + two.postgres) / (one.node + one.postgres)

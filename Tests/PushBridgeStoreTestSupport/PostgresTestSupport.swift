@@ -32,13 +32,13 @@ package final class PostgresSchemas: Sendable {
     /// A new empty schema, remembered for `dropAll()`.
     package func fresh() throws -> PostgresLocation {
         let location = try freshPostgresSchema(url)
-        made.withLock { $0.append(location.schema ?? "") }
+        if let schema = location.schema { made.withLock { $0.append(schema) } }
         return location
     }
 
     /// Drops every schema `fresh()` made (stores on them must be done with).
     package func dropAll() throws {
-        let names = made.withLock { names in defer { names = [] }; return names.filter { !$0.isEmpty } }
+        let names = made.withLock { names in defer { names = [] }; return names }
         if names.isEmpty { return }
         let run = try runProgram("/usr/bin/env", ["psql", "-q", "-v", "ON_ERROR_STOP=1", url, "-c", "DROP SCHEMA \(names.joined(separator: ", ")) CASCADE"])
         guard run.status == 0 else { throw PostgresTestFailure(message: "DROP SCHEMA failed: \(run.stderr)") }
