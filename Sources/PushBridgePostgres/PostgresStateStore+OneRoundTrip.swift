@@ -17,18 +17,31 @@ import Synchronization
 
 extension PostgresStateStore {
     public func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, on executor: DispatchQueue) async throws {
+        try await writeGroup(writers, readingRecordsOf: ids, repeatable: repeatable, joinedBy: nil, on: executor)
+    }
+
+    public func writeGroup(
+        _ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, joinedBy joiners: WriteGroupJoiners?, on executor: DispatchQueue
+    ) async throws {
+        let group = GroupMembers(writers: writers, ids: ids)
         // Decided again from kept data once when the check found only another node's counters: the
         // answer brought them, so the second decision counts on from them.
         if repeatable, oneRoundTrip.shouldTry() {
             var attempt = 1
-            while let commit = decideFromKeptData(writers) {
-                let outcome = try await commitInOneRoundTrip(commit, last: attempt == 2)
+            // The first decision is made when its statement goes, with the sends that joined meanwhile.
+            while true {
+                let joining = attempt == 1 ? joiners : nil
+                guard let (commit, answer) = try await pool.commits.commit(schema: schema, on: pool, decide: { [self] in
+                    if let joining { group.join(joining.take()) }
+                    return decideFromKeptData(group.writers)
+                }) else { break }
+                let outcome = outcome(of: commit, answer, last: attempt == 2)
                 if outcome == .committed { return }
                 guard outcome == .countedElsewhere else { break }
                 attempt += 1
             }
         }
-        try await writingGroup(writers, readingRecordsOf: ids)
+        try await writingGroup(group.writers, readingRecordsOf: group.ids)
     }
 
     /// The writers run against kept data under the lock, as often as they miss something a load can
@@ -113,12 +126,10 @@ extension PostgresStateStore {
         case changed
     }
 
-    /// Sends `commit` as one statement; what the node keeps takes its effects when it committed, and
-    /// the badge log rows other nodes appended either way.
+    /// What the node keeps takes `commit`'s answer (its effects when it committed, and the badge log
+    /// rows other nodes appended either way); how the commit ended.
     /// - Parameter last: whether no second decision follows (a change then counts toward the back-off).
-    private func commitInOneRoundTrip(_ commit: KeptDataCommit, last: Bool) async throws -> OneRoundTripOutcome {
-        // With the other apps' commits on this node that wait meanwhile, in one statement.
-        let answer = try await pool.commits.commit(commit, schema: schema, on: pool)
+    private func outcome(of commit: KeptDataCommit, _ answer: PostgresCommitCombiner.Answer, last: Bool) -> OneRoundTripOutcome {
         let readOn = keep(commit, answer)
         guard answer.committed else {
             if readOn && !answer.appended.isEmpty && !last {
@@ -255,6 +266,30 @@ struct KeptDataCommit {
         let placeholders = (first...binds.count).map { "$\($0)" }.joined(separator: ", ")
         // The schema is a checked identifier (PostgresLocation.checkSchema): the call needs no search path.
         return "\(scope).pushbridge_commit_logged(\(placeholders))"
+    }
+}
+
+/// A group's writers and the ids of the messages they send: those it began with, and those that
+/// joined it before its first decision (set by the task that sends its statement, read by the group's
+/// own once that statement has answered).
+final class GroupMembers: @unchecked Sendable {
+    private let lock = Mutex(())
+    private var members: (writers: [(any PushStateStore) -> Void], ids: [String])
+
+    init(writers: [(any PushStateStore) -> Void], ids: [String]) {
+        members = (writers, ids)
+    }
+
+    var writers: [(any PushStateStore) -> Void] { lock.withLock { _ in members.writers } }
+    var ids: [String] { lock.withLock { _ in members.ids } }
+
+    /// Appends the writers and ids that joined.
+    func join(_ joined: (writers: [(any PushStateStore) -> Void], ids: [String])) {
+        guard !joined.writers.isEmpty else { return }
+        lock.withLock { _ in
+            members.writers += joined.writers
+            members.ids += joined.ids
+        }
     }
 }
 

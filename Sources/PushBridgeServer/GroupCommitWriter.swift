@@ -222,30 +222,31 @@ final class GroupCommitWriter: Sendable {
     /// - Returns: whether writes remain queued after it (a round must follow); when none remain, the
     ///   rounds' task ends.
     private func round() async -> Bool {
-        let (batch, waiting) = queue.withLock { queue -> ([Job], Int) in
+        let batch = queue.withLock { queue -> [Job] in
             queue.pause = nil
             let batch = Array(queue.pending.prefix(maxBatch))
             queue.pending.removeFirst(batch.count)
-            return (batch, queue.pending.count)
+            return batch
         }
-        let now = ContinuousClock.now
-        var live: [Job] = []
-        live.reserveCapacity(batch.count)
-        for job in batch {
-            if now - job.enqueued > timeout { job.finish(.busy) } else if job.state.start() { live.append(job) }
-        }
+        var live = started(batch)
         if !live.isEmpty {
             var failure: ServiceError?
             let ids = live.compactMap { if case .send(let message, _) = $0.work { message.message.id } else { nil } }
+            let repeatable = ids.count == live.count
+            let joined = JoinedJobs()
             do {
-                // Sends alone keep nothing but their outcomes: the store may run them again.
-                try await store.writeGroup(writers(live), readingRecordsOf: ids, repeatable: ids.count == live.count, on: executor)
+                // Sends alone keep nothing but their outcomes: the store may run them again, and the
+                // sends that arrive before it decides them may join them.
+                try await store.writeGroup(
+                    writers(live), readingRecordsOf: ids, repeatable: repeatable, joinedBy: repeatable ? joiners(room: maxBatch - live.count, into: joined) : nil,
+                    on: executor)
             } catch {
                 observer.failed(error)
                 failure = ServiceError.store(error)
             }
+            live += joined.jobs
             // Counted before anyone is answered, so metrics never lag behind a reply.
-            observer.committed(live.count, waiting)
+            observer.committed(live.count, queue.withLock { $0.pending.count })
             for job in live { job.finish(failure) }
         }
         return queue.withLock { queue in
@@ -253,6 +254,41 @@ final class GroupCommitWriter: Sendable {
             queue.scheduled = false
             queue.rounds = nil
             return false
+        }
+    }
+
+    /// The jobs of `batch` still to run, each moved into its commit: those that waited past the timeout
+    /// are answered ``ServiceError/busy``, those whose deadline answered them are left.
+    private func started(_ batch: [Job]) -> [Job] {
+        let now = ContinuousClock.now
+        var live: [Job] = []
+        live.reserveCapacity(batch.count)
+        for job in batch {
+            if now - job.enqueued > timeout { job.finish(.busy) } else if job.state.start() { live.append(job) }
+        }
+        return live
+    }
+
+    /// The sends that may join a group of sends before its store decides it: at most `room` of those
+    /// at the head of the queue (up to the first write that is not a send), kept in `joined` to be
+    /// answered with the group.
+    private func joiners(room: Int, into joined: JoinedJobs) -> WriteGroupJoiners {
+        WriteGroupJoiners { [self] in
+            let batch = queue.withLock { queue -> [Job] in
+                var count = 0
+                for job in queue.pending.prefix(room) {
+                    guard case .send = job.work else { break }
+                    count += 1
+                }
+                let batch = Array(queue.pending.prefix(count))
+                queue.pending.removeFirst(count)
+                return batch
+            }
+            guard !batch.isEmpty else { return ([], []) }
+            let live = started(batch)
+            joined.append(live)
+            let ids = live.compactMap { if case .send(let message, _) = $0.work { message.message.id } else { nil } }
+            return (writers(live), ids)
         }
     }
 
@@ -286,6 +322,17 @@ final class GroupCommitWriter: Sendable {
         endRun()
         return writers
     }
+}
+
+/// The jobs that joined a group after its round began (``GroupCommitWriter/joiners(room:into:)``):
+/// added by the task that sends the group's commit, answered by the round once the commit ended.
+final class JoinedJobs: @unchecked Sendable {
+    private let lock = Mutex(())
+    private var list: [GroupCommitWriter.Job] = []
+
+    func append(_ jobs: [GroupCommitWriter.Job]) { lock.withLock { _ in list += jobs } }
+
+    var jobs: [GroupCommitWriter.Job] { lock.withLock { _ in list } }
 }
 
 /// A writer's pause for more writes: ended by its timer (a dispatch timer, not the cooperative pool's)

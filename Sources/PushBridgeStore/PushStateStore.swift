@@ -48,6 +48,20 @@ public protocol PushStateStore: AnyObject, Sendable {
     ///   - executor: the serial queue that runs a synchronous transaction.
     func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, on executor: DispatchQueue) async throws
 
+    /// ``writeGroup(_:readingRecordsOf:repeatable:on:)`` for a group that later writes may join: a
+    /// store that decides a group only when its commit's turn comes (PostgreSQL, whose commits wait for
+    /// a statement) first takes the writes that arrived meanwhile, and they are the group's from then on.
+    /// - Parameters:
+    ///   - writers: the writers, run in order, each given the store to write through.
+    ///   - ids: the ids of the messages the writers send.
+    ///   - repeatable: as in ``writeGroup(_:readingRecordsOf:repeatable:on:)``; the writes that join
+    ///     are repeatable too.
+    ///   - joiners: the writes that may join, or `nil`.
+    ///   - executor: the serial queue that runs a synchronous transaction.
+    func writeGroup(
+        _ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, joinedBy joiners: WriteGroupJoiners?, on executor: DispatchQueue
+    ) async throws
+
     /// Runs `body`, which may make several writes through the store it is given; when `body`
     /// throws, every write it made is undone (a group commit's writer that makes several facade
     /// calls: all of them, or none).
@@ -61,6 +75,19 @@ public protocol PushStateStore: AnyObject, Sendable {
     /// The store's transactions as awaited calls, when it has them (PostgreSQL); `nil`: its
     /// transactions are synchronous, and a caller that must hold no thread runs them elsewhere.
     var awaitedTransactions: (any AwaitedTransactions)? { get }
+}
+
+/// The writes that may join a group commit until its store decides it (``PushStateStore/writeGroup(_:readingRecordsOf:repeatable:joinedBy:on:)``).
+public struct WriteGroupJoiners: Sendable {
+    /// Takes the writes that wait now; they are the group's from then on. Their writers (run after
+    /// the group's, in order) and the ids of the messages they send; none when none wait.
+    public let take: @Sendable () -> (writers: [(any PushStateStore) -> Void], ids: [String])
+
+    /// Makes the joiners.
+    /// - Parameter take: takes the writes that wait now (each a send: repeatable).
+    public init(take: @escaping @Sendable () -> (writers: [(any PushStateStore) -> Void], ids: [String])) {
+        self.take = take
+    }
 }
 
 extension UserTable {
@@ -129,6 +156,14 @@ extension PushStateStore {
     /// synchronous transaction.
     public func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, on executor: DispatchQueue) async throws {
         try await executor.transaction { try self.writeGroup(writers, readingRecordsOf: ids) }
+    }
+
+    /// ``writeGroup(_:readingRecordsOf:repeatable:on:)``: a store whose commit does not wait for a
+    /// turn decides the group as it began (no write joins it).
+    public func writeGroup(
+        _ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, joinedBy joiners: WriteGroupJoiners?, on executor: DispatchQueue
+    ) async throws {
+        try await writeGroup(writers, readingRecordsOf: ids, repeatable: repeatable, on: executor)
     }
 }
 

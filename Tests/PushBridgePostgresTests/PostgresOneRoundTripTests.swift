@@ -9,6 +9,7 @@ import PushBridgeTestSupport
 import PushBridgeServiceTestSupport
 import PushBridgeVendorRESTTestSupport
 import PushBridgeStoreTestSupport
+import Synchronization
 import Testing
 
 /// Issue 49: a warm group of sends is decided from what the node keeps and committed in one round
@@ -166,6 +167,59 @@ struct PostgresOneRoundTripTests {
         #expect(Self.counts(a).changed - before.changed == 1, "the check found the configuration's version moved")
         #expect(a.keptApp.current?.app == app, "decided under the lock with the configuration node B wrote")
         #expect(outcomes.first?.decisions.first?.decision.request?.badgeCounter == 2)
+    }
+}
+
+/// Issue 49: the sends that join a group before its statement goes (they arrived while it waited for
+/// its turn) are decided and committed with it.
+@Suite("PostgreSQL groups joined while they wait")
+struct PostgresJoinedGroupTests {
+    /// The group's writers and its joiners' (taken once), each keeping its outcome under its id.
+    static func group(_ store: PostgresStateStore, first: [String], joining: [String]) throws
+        -> (writers: [(any PushStateStore) -> Void], joiners: WriteGroupJoiners, outcomes: @Sendable () -> [String: PushFacade.SendOutcome])
+    {
+        let outcomes = Mutex<[String: PushFacade.SendOutcome]>([:])
+        func writer(_ ids: [String]) throws -> (any PushStateStore) -> Void {
+            let messages = try ids.map { try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne($0), on: store) }
+            return { scoped in
+                let sent = (try? PushFacade(store: scoped, queuesDeliveries: true).send(messages).map { try $0.get() }) ?? []
+                outcomes.withLock { outcomes in for outcome in sent { outcomes[outcome.messageID] = outcome } }
+            }
+        }
+        nonisolated(unsafe) let joined = try writer(joining)
+        let taken = Mutex(false)
+        let joiners = WriteGroupJoiners {
+            guard !taken.withLock({ taken in defer { taken = true }; return taken }) else { return ([], []) }
+            return ([joined], joining)
+        }
+        return ([try writer(first)], joiners, { outcomes.withLock { $0 } })
+    }
+
+    @Test("sends that joined a warm group commit with it: one call of the function, each its own decision")
+    func joinedSendsCommitWithTheGroup() async throws {
+        guard let (a, b) = try PostgresOneRoundTripTests.twoNodes() else { return }
+        _ = try PushFacade(store: a).send(try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("warm"), on: a))
+        let (writers, joiners, outcomes) = try Self.group(a, first: ["g-0"], joining: ["g-1", "g-2"])
+        let (before, calls) = (PostgresOneRoundTripTests.counts(a), a.pool.commits.commitCount.value)
+        try await a.writeGroup(writers, readingRecordsOf: ["g-0"], repeatable: true, joinedBy: joiners, on: DispatchQueue(label: "test-writer"))
+        #expect(a.pool.commits.commitCount.value - calls == 1, "one call of the function for the group and the sends that joined it")
+        #expect(PostgresOneRoundTripTests.counts(a).committed - before.committed == 1)
+        #expect(outcomes().mapValues { $0.decisions.first?.decision.request?.badgeCounter } == ["g-0": 2, "g-1": 3, "g-2": 4])
+        #expect(try PushFacade(store: b).user("u2")?.state.badge == 4, "another node reads what the joined sends counted")
+    }
+
+    @Test("a joined send that was sent before is a repeat: the check finds its record, and the group, joined sends too, is decided again under the lock")
+    func aJoinedRepeatIsFound() async throws {
+        guard let (a, b) = try PostgresOneRoundTripTests.twoNodes() else { return }
+        _ = try PushFacade(store: a).send(try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("warm"), on: a))
+        let (writers, joiners, outcomes) = try Self.group(a, first: ["h-0"], joining: ["warm", "h-1"])
+        let before = PostgresOneRoundTripTests.counts(a)
+        try await a.writeGroup(writers, readingRecordsOf: ["h-0"], repeatable: true, joinedBy: joiners, on: DispatchQueue(label: "test-writer"))
+        #expect(PostgresOneRoundTripTests.counts(a).changed - before.changed == 1, "the commit's check found the joined id's record")
+        let found = outcomes()
+        #expect(found["warm"]?.isRepeat == true && found["warm"]?.decisions.first?.decision.request?.badgeCounter == 1, "the first send's decision")
+        #expect(found["h-0"]?.decisions.first?.decision.request?.badgeCounter == 2 && found["h-1"]?.decisions.first?.decision.request?.badgeCounter == 3)
+        #expect(try PushFacade(store: b).user("u2")?.state.badge == 3, "the repeat counted nothing")
     }
 }
 

@@ -142,6 +142,88 @@ struct ServiceReliabilityTests {
         await writer.stop()
     }
 
+    /// A store whose first group waits for its commit's turn (as PostgreSQL's commits wait for a
+    /// statement) until the test gives it, then takes the writes that joined it meanwhile.
+    final class TurnTakingStore: PushStateStore, @unchecked Sendable {
+        let base = MemoryStateStore()
+        private let waiting = Mutex<(turn: CheckedContinuation<Void, Never>?, given: Bool, groups: [Int])>((nil, false, []))
+        func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T { try base.write(body) }
+        func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T { try base.read(body) }
+
+        func writeGroup(
+            _ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, joinedBy joiners: WriteGroupJoiners?, on executor: DispatchQueue
+        ) async throws {
+            await withCheckedContinuation { continuation in
+                let go = waiting.withLock { waiting in
+                    guard !waiting.given else { return true }
+                    waiting.turn = continuation
+                    return false
+                }
+                if go { continuation.resume() }
+            }
+            let joined = joiners?.take() ?? (writers: [], ids: [])
+            waiting.withLock { $0.groups.append(ids.count + joined.ids.count) }
+            for writer in writers + joined.writers { writer(base) }
+        }
+
+        /// Whether a group waits for its turn.
+        var hasWaitingGroup: Bool { waiting.withLock { $0.turn != nil } }
+
+        /// Gives the waiting group its turn (and every later group at once).
+        func giveTurn() {
+            let turn = waiting.withLock { waiting in
+                waiting.given = true
+                defer { waiting.turn = nil }
+                return waiting.turn
+            }
+            turn?.resume()
+        }
+
+        /// The sends each group committed.
+        var groups: [Int] { waiting.withLock { $0.groups } }
+    }
+
+    /// Issue 49: the sends that arrive while a group of sends waits for its commit's turn join it (one
+    /// commit where there would be several); a write that is not a send waits for the next round, and
+    /// every send is answered with its own outcome.
+    @Test func sendsThatArriveWhileAGroupWaitsForItsTurnJoinIt() async throws {
+        let store = TurnTakingStore()
+        let facade = PushFacade(store: store.base)
+        try facade.configure(FacadeScenario.app)
+        for user in ["u1", "u2"] { try FacadeScenario.register(user, in: facade) }
+        func message(_ id: String) throws -> PushFacade.PreparedMessage {
+            try facade.prepare(
+                FacadeScenario.json(#"{"id":"\#(id)","conversationId":"u2","from":"u1","to":"u2","chatType":"Chat","body":{"type":"text","text":"hi"}}"#),
+                dialect: "agora-silent", now: FacadeScenario.now)
+        }
+        let commits = Mutex<[Int]>([])
+        let writer = GroupCommitWriter(
+            store: store, sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 64, maxWaitMicroseconds: 0, timeout: .seconds(10), name: "turn-writer",
+            observer: .init(committed: { batch, _ in commits.withLock { $0.append(batch) } }))
+        let first = Task { try await writer.send(try message("m0")) }
+        while !store.hasWaitingGroup { try await Task.sleep(for: .milliseconds(2)) }
+        var joining: [Task<PushFacade.SendOutcome, any Error>] = []
+        for i in 1...3 {  // queued in order
+            joining.append(Task { try await writer.send(try message("m\(i)")) })
+            while writer.depth < i { try await Task.sleep(for: .milliseconds(2)) }
+        }
+        let membership = Task { try await writer.write { try $0.write { try $0.setMembers(["u1"], of: "g1") } } }
+        while writer.depth < 4 { try await Task.sleep(for: .milliseconds(2)) }
+        let after = Task { try await writer.send(try message("m4")) }
+        while writer.depth < 5 { try await Task.sleep(for: .milliseconds(2)) }
+        store.giveTurn()
+        var badges = [try await first.value.decisions.first?.decision.request?.badgeCounter]
+        for task in joining { badges.append(try await task.value.decisions.first?.decision.request?.badgeCounter) }
+        try await membership.value
+        badges.append(try await after.value.decisions.first?.decision.request?.badgeCounter)
+        #expect(badges == [1, 2, 3, 4, 5], "each send answered with its own decision, in order")
+        #expect(store.groups == [4, 1], "the three sends joined the first group; the membership change and the send after it did not (they are the next group)")
+        #expect(commits.withLock { $0 } == [4, 2])
+        #expect(try facade.user("u2")?.state.badge == 5)
+        #expect(try store.base.read { try $0.members(of: "g1") } == ["u1"])
+        await writer.stop()
+    }
+
     /// A writer over a store that can stop answering (PostgreSQL) answers every write by its timeout:
     /// a commit that has not ended is 503 `store-unavailable` (it still ends, and is kept), a write
     /// still waiting is 503 `busy` and never runs.
