@@ -61,7 +61,10 @@ test: core deps test-deps
 	@# PostgreSQL store tests run against a throwaway cluster the script starts (installing postgresql
 	@# when missing) and stops; without one they say SKIPPED, and under CI=true they fail.
 	@# A CI log may be cut to its last lines: the failures are printed again at the end, after the summary.
-	@Tests/Scripts/with-postgres.sh $(SWIFT) test 2>&1 | grep --line-buffered -v '^◇ Test case passing' | tee .build/test-output.log \
+	@# The tests' scratch folders (databases, service folders, logs) go under a
+	@# temporary folder of the run's own (TMPDIR), removed when the run ends, whatever its outcome.
+	@scratch="$$(mktemp -d /tmp/pushbridge-tests.XXXXXX)"; trap 'rm -rf "$$scratch"' EXIT; \
+	TMPDIR="$$scratch" Tests/Scripts/with-postgres.sh $(SWIFT) test 2>&1 | grep --line-buffered -v '^◇ Test case passing' | tee .build/test-output.log \
 		|| { echo "== failures, repeated from above (whole log: .build/test-output.log) =="; \
 			grep -E -A4 '✘|recorded an issue|error:|Fatal error|Crash' .build/test-output.log | grep -v '^✔' | tail -120; exit 1; }
 

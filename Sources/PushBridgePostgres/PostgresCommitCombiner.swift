@@ -40,7 +40,8 @@ final class PostgresCommitCombiner: Sendable {
         let schema: String
         /// Decides the commit when its statement goes (`nil`: not decided from kept data).
         let decide: () -> KeptDataCommit?
-        let continuation: CheckedContinuation<Turn, any Error>
+        /// `nil` for the commit of the task that sends the statement.
+        let continuation: CheckedContinuation<Turn, any Error>?
     }
 
     private struct State {
@@ -77,11 +78,14 @@ final class PostgresCommitCombiner: Sendable {
     ///   - decide: decides a group of the app's sends from kept data; `nil` when it needs what is not
     ///     kept (then nothing is sent and this returns `nil`).
     func commit(schema: String, on pool: PostgresPool, decide: @escaping () -> KeptDataCommit?) async throws -> Decided {
-        let id = state.withLock { state in
+        // A statement's place free: this commit goes now, decided on the caller's task (no hop).
+        let (id, free) = state.withLock { state in
             state.nextID += 1
-            return state.nextID
+            guard state.inFlight < inFlightLimit, state.waiting.isEmpty else { return (state.nextID, false) }
+            state.inFlight += 1
+            return (state.nextID, true)
         }
-        let turn: Turn = try await withCheckedThrowingContinuation { continuation in
+        let turn: Turn = free ? .send([Waiting(id: id, schema: schema, decide: decide, continuation: nil)]) : try await withCheckedThrowingContinuation { continuation in
             let batch: [Waiting]? = state.withLock { state in
                 state.waiting.append(Waiting(id: id, schema: schema, decide: decide, continuation: continuation))
                 guard state.inFlight < inFlightLimit else { return nil }
@@ -97,7 +101,7 @@ final class PostgresCommitCombiner: Sendable {
             let results = await send(batch, on: pool)
             var mine: Result<Decided, any Error>?
             for (waiting, result) in zip(batch, results) {
-                if waiting.id == id { mine = result } else { waiting.continuation.resume(with: result.map(Turn.answered)) }
+                if waiting.id == id { mine = result } else { waiting.continuation?.resume(with: result.map(Turn.answered)) }
             }
             let next: [Waiting]? = state.withLock { state in
                 guard !state.waiting.isEmpty else {
@@ -106,7 +110,7 @@ final class PostgresCommitCombiner: Sendable {
                 }
                 return take(&state)
             }
-            if let next, let first = next.first { first.continuation.resume(returning: .send(next)) }
+            if let next, let first = next.first { first.continuation?.resume(returning: .send(next)) }
             guard let mine else { throw StoreError(.postgres, "a commit was not in its own statement", context: "pushbridge_commit_logged") }
             return try mine.get()
         }
