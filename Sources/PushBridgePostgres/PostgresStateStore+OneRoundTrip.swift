@@ -16,10 +16,6 @@ import Synchronization
 // ``PostgresStateStore/writeGroup(_:readingRecordsOf:)`` runs it, replayed — same decisions, same bytes.
 
 extension PostgresStateStore {
-    public func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, on executor: DispatchQueue) async throws {
-        try await writeGroup(writers, readingRecordsOf: ids, repeatable: repeatable, joinedBy: nil, on: executor)
-    }
-
     public func writeGroup(
         _ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, joinedBy joiners: WriteGroupJoiners?, on executor: DispatchQueue
     ) async throws {

@@ -16,7 +16,7 @@ import Synchronization
 /// No thread waits for the server (issue 49): every statement is awaited, and a synchronous
 /// transaction body (the facade's calls) runs replayed (`StatementReplay`). The awaited entry
 /// points are ``awaitedTransactions``, ``awaitedOutbox`` and the group commit
-/// ``writeGroup(_:readingRecordsOf:repeatable:on:)``. The synchronous ones (``write(_:)``,
+/// ``writeGroup(_:readingRecordsOf:repeatable:joinedBy:on:)``. The synchronous ones (``write(_:)``,
 /// ``read(_:)``…) are for command-line tools and tests: a store opened synchronously blocks its
 /// caller's thread on them (PushBridgeStore's `BlockingWait`); one a service opened awaited refuses them.
 public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
@@ -273,7 +273,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     }
 
     /// One writer's work as a group of one, awaited: the one-round-trip commit when the node keeps
-    /// what it reads, else under the lock (``writeGroup(_:readingRecordsOf:repeatable:on:)``).
+    /// what it reads, else under the lock (``writeGroup(_:readingRecordsOf:repeatable:joinedBy:on:)``).
     /// - Parameter body: runs against the store it is given, maybe more than once (its only effect is its result).
     func writingAlone<T>(_ body: (any PushStateStore) throws -> T) async throws -> T {
         try await withoutActuallyEscaping(body) { body in

@@ -5,7 +5,7 @@ import PushBridgeFacade
 import PushBridgeStore
 
 /// One app store's writer: one commit at a time (a task while writes wait) that takes the writes of
-/// concurrent requests and commits them together (``PushStateStore/writeGroup(_:readingRecordsOf:repeatable:on:)``),
+/// concurrent requests and commits them together (``PushStateStore/writeGroup(_:readingRecordsOf:repeatable:joinedBy:on:)``),
 /// each in its own savepoint. The queue of writes waiting is the group: a commit takes what arrived
 /// while the one before it ran, up to `maxBatch`. A store whose transactions are synchronous runs
 /// them on the writer's serial executor (a dispatch queue, holding a thread only while it commits);
@@ -231,7 +231,7 @@ final class GroupCommitWriter: Sendable {
         var live = started(batch)
         if !live.isEmpty {
             var failure: ServiceError?
-            let ids = live.compactMap { if case .send(let message, _) = $0.work { message.message.id } else { nil } }
+            let ids = sendIDs(live)
             let repeatable = ids.count == live.count
             let joined = JoinedJobs()
             do {
@@ -287,9 +287,13 @@ final class GroupCommitWriter: Sendable {
             guard !batch.isEmpty else { return ([], []) }
             let live = started(batch)
             joined.append(live)
-            let ids = live.compactMap { if case .send(let message, _) = $0.work { message.message.id } else { nil } }
-            return (writers(live), ids)
+            return (writers(live), sendIDs(live))
         }
+    }
+
+    /// The ids of the messages `jobs` send.
+    private func sendIDs(_ jobs: [Job]) -> [String] {
+        jobs.compactMap { if case .send(let message, _) = $0.work { message.message.id } else { nil } }
     }
 
     /// The group's writers, in order: each write alone, each run of sends as one batch.

@@ -39,22 +39,14 @@ public protocol PushStateStore: AnyObject, Sendable {
     /// With `repeatable`, a store may run the writers first against what it keeps of its data and
     /// write their changes in one round trip that checks nothing they read has changed since; when
     /// something has, nothing of that first run is kept and the writers run again as
-    /// ``writeGroup(_:readingRecordsOf:)`` runs them.
+    /// ``writeGroup(_:readingRecordsOf:)`` runs them. Later writes may join the group: a store that
+    /// decides a group only when its commit's turn comes (PostgreSQL, whose commits wait for a
+    /// statement) first takes the writes that arrived meanwhile, and they are the group's from then on.
     /// - Parameters:
     ///   - writers: the writers, run in order, each given the store to write through.
     ///   - ids: the ids of the messages the writers send.
     ///   - repeatable: whether the writers may be run more than once: their only effects are through
-    ///     the store they are given and results they keep until this returns.
-    ///   - executor: the serial queue that runs a synchronous transaction.
-    func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, on executor: DispatchQueue) async throws
-
-    /// ``writeGroup(_:readingRecordsOf:repeatable:on:)`` for a group that later writes may join: a
-    /// store that decides a group only when its commit's turn comes (PostgreSQL, whose commits wait for
-    /// a statement) first takes the writes that arrived meanwhile, and they are the group's from then on.
-    /// - Parameters:
-    ///   - writers: the writers, run in order, each given the store to write through.
-    ///   - ids: the ids of the messages the writers send.
-    ///   - repeatable: as in ``writeGroup(_:readingRecordsOf:repeatable:on:)``; the writes that join
+    ///     the store they are given and results they keep until this returns. The writes that join
     ///     are repeatable too.
     ///   - joiners: the writes that may join, or `nil`.
     ///   - executor: the serial queue that runs a synchronous transaction.
@@ -153,17 +145,16 @@ extension PushStateStore {
     }
 
     /// ``writeGroup(_:readingRecordsOf:)`` on `executor`, awaited: every write of this store is a
-    /// synchronous transaction.
-    public func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, on executor: DispatchQueue) async throws {
-        try await executor.transaction { try self.writeGroup(writers, readingRecordsOf: ids) }
-    }
-
-    /// ``writeGroup(_:readingRecordsOf:repeatable:on:)``: a store whose commit does not wait for a
-    /// turn decides the group as it began (no write joins it).
+    /// synchronous transaction, whose commit does not wait for a turn (no write joins the group).
     public func writeGroup(
         _ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, joinedBy joiners: WriteGroupJoiners?, on executor: DispatchQueue
     ) async throws {
-        try await writeGroup(writers, readingRecordsOf: ids, repeatable: repeatable, on: executor)
+        try await executor.transaction { try self.writeGroup(writers, readingRecordsOf: ids) }
+    }
+
+    /// ``writeGroup(_:readingRecordsOf:repeatable:joinedBy:on:)`` for a group no write joins.
+    public func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, on executor: DispatchQueue) async throws {
+        try await writeGroup(writers, readingRecordsOf: ids, repeatable: repeatable, joinedBy: nil, on: executor)
     }
 }
 
