@@ -103,7 +103,7 @@ extension PostgresStateStore {
     /// its limit (folded under the lock, on the replayed path).
     private func commit(of run: KeptDataRun, configuration: Int64, data: Int64, badges: BadgeOverlay) -> KeptDataCommit? {
         var effects = run.effects
-        effects.dedupe()
+        effects.dedupe(users: run.counted.count)
         if logIsFull(badges, adding: effects.badges.count) { return nil }
         let prunes = !effects.records.isEmpty && Self.pruningIsDue(before: effects.cutoff, prunedBefore: sentMessagesPrunedBefore)
         return KeptDataCommit(
@@ -311,9 +311,15 @@ struct KeptDataEffects {
     }
 
     /// One counter a user row and one record an id, the latest of each (one statement changes a row once).
-    mutating func dedupe() {
+    /// - Parameter users: how many user rows the counters are of (``KeptDataRun/counted``'s count):
+    ///   when each counter is of a row of its own (a group send's are), they stay as they are.
+    mutating func dedupe(users: Int) {
+        records = records.latestOfEachID()
+        guard users < badges.count else { return }
         var position: [UserKey: Int] = [:]
+        position.reserveCapacity(users)
         var merged: [(key: UserKey, badge: Int)] = []
+        merged.reserveCapacity(users)
         for entry in badges {
             if let at = position[entry.key] { merged[at].badge = entry.badge } else {
                 position[entry.key] = merged.count
@@ -321,7 +327,6 @@ struct KeptDataEffects {
             }
         }
         badges = merged
-        records = records.latestOfEachID()
     }
 
     /// The record a write of this group left for an id, sent since `cutoff`.
@@ -502,6 +507,7 @@ final class KeptDataTransaction: SendEffectsInOneCall {
     func writeSendEffects(badges: [(key: UserKey, badge: Int)], deliveries: [OutboxDelivery], records: [SentMessage], forgettingBefore cutoff: Instant) throws {
         try checkWritable()
         run.effects.add(badges: badges, deliveries: deliveries, records: records, cutoff: cutoff)
+        if run.counted.isEmpty { run.counted.reserveCapacity(badges.count) }  // a group send's: one growth, not twenty
         for (key, badge) in badges { run.counted[key.rawValue] = badge }
     }
 

@@ -282,3 +282,33 @@ struct PostgresCommitCombinerTests {
         }
     }
 }
+
+@Suite("A group's effects merged")
+struct KeptDataEffectsTests {
+    static func effects(_ badges: [(Int64, Int)], records: [(String, Int64)]) -> KeptDataEffects {
+        var effects = KeptDataEffects()
+        effects.add(
+            badges: badges.map { (UserKey(rawValue: $0.0), $0.1) }, deliveries: [],
+            records: records.map { SentMessage(id: $0.0, sentAt: Instant(milliseconds: $0.1), decisions: Array($0.0.utf8)) }, cutoff: Instant(milliseconds: 0))
+        return effects
+    }
+
+    @Test("counters of one user row are merged into one, the latest, at its first place; records keep the latest of each id")
+    func countersOfOneRowAreMerged() {
+        var effects = Self.effects([(1, 1), (2, 1), (1, 2), (3, 1), (2, 2), (1, 3)], records: [("m1", 10), ("m2", 20), ("m1", 30)])
+        effects.dedupe(users: 3)
+        #expect(effects.badges.map(\.key.rawValue) == [1, 2, 3])
+        #expect(effects.badges.map(\.badge) == [3, 2, 1])
+        #expect(Set(effects.records.map { "\($0.id)@\($0.sentAt.milliseconds)" }) == ["m1@30", "m2@20"])
+    }
+
+    @Test("counters each of a row of their own (a group send's) stay as they are, in order")
+    func distinctCountersStay() {
+        let counters: [(Int64, Int)] = (0..<1_000).map { (Int64(1_000 - $0), $0 % 7) }
+        var effects = Self.effects(counters, records: [("m1", 10)])
+        effects.dedupe(users: counters.count)
+        #expect(effects.badges.map(\.key.rawValue) == counters.map(\.0))
+        #expect(effects.badges.map(\.badge) == counters.map(\.1))
+        #expect(effects.records.count == 1)
+    }
+}
