@@ -210,6 +210,15 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         try await stopNodes()
         return
     }
+    if ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"] == "one-app" {  // one app on one node, then on two, alone
+        let one = await load([(messages(nodeA, apps[0]), keys[0], clients)])
+        let two = await load([(messages(nodeA, apps[0]), keys[0], clients / 2), (messages(nodeB, apps[0]), keys[0], clients / 2)])
+        let (a, b) = (perMessage(one), perMessage(two))
+        print(String(format: "one app, one node %.0f/s, two nodes %.0f/s (%.2f×); CPU a message: nodes %.2f / %.2f ms, PostgreSQL %.2f / %.2f ms; statements a message %.2f / %.2f",
+            total(one), total(two), total(two) / total(one), a.node, b.node, a.postgres, b.postgres, a.statements, b.statements))
+        try await stopNodes()
+        return
+    }
     let sqliteRun = await load([(messages(sqliteNode, apps[0]), sqliteKey, clients)])
     let oneNode = await load([(messages(nodeA, apps[0]), keys[0], clients)])
     let twoNodes = await load([(messages(nodeA, apps[0]), keys[0], clients / 2), (messages(nodeB, apps[0]), keys[0], clients / 2)])

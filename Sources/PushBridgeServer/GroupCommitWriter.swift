@@ -269,14 +269,15 @@ final class GroupCommitWriter: Sendable {
         return live
     }
 
-    /// The sends that may join a group of sends before its store decides it: at most `room` of those
-    /// at the head of the queue (up to the first write that is not a send), kept in `joined` to be
-    /// answered with the group.
+    /// The sends that may join a group of sends before its store decides it (each time it decides it):
+    /// at most `room` in all, of those at the head of the queue (up to the first write that is not a
+    /// send), kept in `joined` to be answered with the group.
     private func joiners(room: Int, into joined: JoinedJobs) -> WriteGroupJoiners {
         WriteGroupJoiners { [self] in
+            let left = room - joined.count
             let batch = queue.withLock { queue -> [Job] in
                 var count = 0
-                for job in queue.pending.prefix(room) {
+                for job in queue.pending.prefix(max(0, left)) {
                     guard case .send = job.work else { break }
                     count += 1
                 }
@@ -337,6 +338,9 @@ final class JoinedJobs: @unchecked Sendable {
     func append(_ jobs: [GroupCommitWriter.Job]) { lock.withLock { _ in list += jobs } }
 
     var jobs: [GroupCommitWriter.Job] { lock.withLock { _ in list } }
+
+    /// How many joined.
+    var count: Int { lock.withLock { _ in list.count } }
 }
 
 /// A writer's pause for more writes: ended by its timer (a dispatch timer, not the cooperative pool's)
