@@ -146,6 +146,9 @@ struct ServiceReliabilityTests {
     /// statement) until the test gives it, then takes the writes that joined it meanwhile.
     final class TurnTakingStore: PushStateStore, @unchecked Sendable {
         let base = MemoryStateStore()
+        /// How often a group takes the sends that wait to join it.
+        let takes: Int
+        init(takes: Int = 1) { self.takes = takes }
         private let waiting = Mutex<(turn: CheckedContinuation<Void, Never>?, given: Bool, groups: [Int])>((nil, false, []))
         func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T { try base.write(body) }
         func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T { try base.read(body) }
@@ -161,7 +164,11 @@ struct ServiceReliabilityTests {
                 }
                 if go { continuation.resume() }
             }
-            let joined = joiners?.take() ?? (writers: [], ids: [])
+            var joined: (writers: [(any PushStateStore) -> Void], ids: [String]) = ([], [])
+            for _ in 0..<takes {  // a store deciding the group again takes the joiners again
+                guard let taken = joiners?.take() else { break }
+                joined = (joined.writers + taken.writers, joined.ids + taken.ids)
+            }
             waiting.withLock { $0.groups.append(ids.count + joined.ids.count) }
             for writer in writers + joined.writers { writer(base) }
         }
@@ -221,6 +228,35 @@ struct ServiceReliabilityTests {
         #expect(commits.withLock { $0 } == [4, 2])
         #expect(try facade.user("u2")?.state.badge == 5)
         #expect(try store.base.read { try $0.members(of: "g1") } == ["u1"])
+        await writer.stop()
+    }
+
+    /// Issue 49: a group that takes its joiners more than once (decided again) takes no more in all
+    /// than the writer's room: the sends past it are the next group.
+    @Test func joinersTakenAgainStayWithinTheBatch() async throws {
+        let store = TurnTakingStore(takes: 2)
+        let facade = PushFacade(store: store.base)
+        try facade.configure(FacadeScenario.app)
+        for user in ["u1", "u2"] { try FacadeScenario.register(user, in: facade) }
+        func message(_ id: String) throws -> PushFacade.PreparedMessage {
+            try facade.prepare(
+                FacadeScenario.json(#"{"id":"\#(id)","conversationId":"u2","from":"u1","to":"u2","chatType":"Chat","body":{"type":"text","text":"hi"}}"#),
+                dialect: "agora-silent", now: FacadeScenario.now)
+        }
+        let writer = GroupCommitWriter(
+            store: store, sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 3, maxWaitMicroseconds: 0, timeout: .seconds(10), name: "room-writer")
+        let first = Task { try await writer.send(try message("m0")) }
+        while !store.hasWaitingGroup { try await Task.sleep(for: .milliseconds(2)) }
+        var rest: [Task<PushFacade.SendOutcome, any Error>] = []
+        for i in 1...4 {
+            rest.append(Task { try await writer.send(try message("m\(i)")) })
+            while writer.depth < i { try await Task.sleep(for: .milliseconds(2)) }
+        }
+        store.giveTurn()
+        var badges = [try await first.value.decisions.first?.decision.request?.badgeCounter]
+        for task in rest { badges.append(try await task.value.decisions.first?.decision.request?.badgeCounter) }
+        #expect(badges == [1, 2, 3, 4, 5])
+        #expect(store.groups == [3, 2], "two joined the first group (its room: a batch of 3), the second take found none; the other two are the next group")
         await writer.stop()
     }
 
