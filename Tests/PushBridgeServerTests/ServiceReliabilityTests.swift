@@ -149,6 +149,21 @@ struct ServiceReliabilityTests {
         /// How often a group takes the sends that wait to join it.
         let takes: Int
         init(takes: Int = 1) { self.takes = takes }
+
+        /// Configures the example app with u1 and u2 registered; its facade.
+        func exampleApp() throws -> PushFacade {
+            let facade = PushFacade(store: base)
+            try facade.configure(FacadeScenario.app)
+            for user in ["u1", "u2"] { try FacadeScenario.register(user, in: facade) }
+            return facade
+        }
+
+        /// u1's message `id` to u2, prepared.
+        @Sendable func message(_ id: String) throws -> PushFacade.PreparedMessage {
+            try PushFacade(store: base).prepare(
+                FacadeScenario.json(#"{"id":"\#(id)","conversationId":"u2","from":"u1","to":"u2","chatType":"Chat","body":{"type":"text","text":"hi"}}"#),
+                dialect: "agora-silent", now: FacadeScenario.now)
+        }
         private let waiting = Mutex<(turn: CheckedContinuation<Void, Never>?, given: Bool, groups: [Int])>((nil, false, []))
         func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T { try base.write(body) }
         func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T { try base.read(body) }
@@ -195,14 +210,8 @@ struct ServiceReliabilityTests {
     /// every send is answered with its own outcome.
     @Test func sendsThatArriveWhileAGroupWaitsForItsTurnJoinIt() async throws {
         let store = TurnTakingStore()
-        let facade = PushFacade(store: store.base)
-        try facade.configure(FacadeScenario.app)
-        for user in ["u1", "u2"] { try FacadeScenario.register(user, in: facade) }
-        func message(_ id: String) throws -> PushFacade.PreparedMessage {
-            try facade.prepare(
-                FacadeScenario.json(#"{"id":"\#(id)","conversationId":"u2","from":"u1","to":"u2","chatType":"Chat","body":{"type":"text","text":"hi"}}"#),
-                dialect: "agora-silent", now: FacadeScenario.now)
-        }
+        let facade = try store.exampleApp()
+        let message = store.message
         let commits = Mutex<[Int]>([])
         let writer = GroupCommitWriter(
             store: store, sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 64, maxWaitMicroseconds: 0, timeout: .seconds(10), name: "turn-writer",
@@ -235,14 +244,8 @@ struct ServiceReliabilityTests {
     /// than the writer's room: the sends past it are the next group.
     @Test func joinersTakenAgainStayWithinTheBatch() async throws {
         let store = TurnTakingStore(takes: 2)
-        let facade = PushFacade(store: store.base)
-        try facade.configure(FacadeScenario.app)
-        for user in ["u1", "u2"] { try FacadeScenario.register(user, in: facade) }
-        func message(_ id: String) throws -> PushFacade.PreparedMessage {
-            try facade.prepare(
-                FacadeScenario.json(#"{"id":"\#(id)","conversationId":"u2","from":"u1","to":"u2","chatType":"Chat","body":{"type":"text","text":"hi"}}"#),
-                dialect: "agora-silent", now: FacadeScenario.now)
-        }
+        let facade = try store.exampleApp()
+        let message = store.message
         let writer = GroupCommitWriter(
             store: store, sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 3, maxWaitMicroseconds: 0, timeout: .seconds(10), name: "room-writer")
         let first = Task { try await writer.send(try message("m0")) }
@@ -257,6 +260,7 @@ struct ServiceReliabilityTests {
         for task in rest { badges.append(try await task.value.decisions.first?.decision.request?.badgeCounter) }
         #expect(badges == [1, 2, 3, 4, 5])
         #expect(store.groups == [3, 2], "two joined the first group (its room: a batch of 3), the second take found none; the other two are the next group")
+        #expect(try facade.user("u2")?.state.badge == 5)
         await writer.stop()
     }
 
