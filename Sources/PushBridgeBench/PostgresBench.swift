@@ -201,6 +201,9 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         try await client.shutdown()
         for (_, group) in nodes { await group.triggerGracefulShutdown() }
     }
+    // One app's 16 connections: all on node A, or half on each node.
+    let oneAppOnOneNode = [(messages(nodeA, apps[0]), keys[0], clients)]
+    let oneAppOnTwoNodes = [(messages(nodeA, apps[0]), keys[0], clients / 2), (messages(nodeB, apps[0]), keys[0], clients / 2)]
     if ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"] == "eight-apps" {  // 8 apps on one node alone, for a profiler
         FileHandle.standardError.write(Data("start eight-apps pid \(getpid())\n".utf8))
         let run = await load(apps.indices.map { (messages(nodeA, apps[$0]), keys[$0], clients / 8) })
@@ -211,8 +214,8 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         return
     }
     if ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"] == "one-app" {  // one app on one node, then on two, alone
-        let one = await load([(messages(nodeA, apps[0]), keys[0], clients)])
-        let two = await load([(messages(nodeA, apps[0]), keys[0], clients / 2), (messages(nodeB, apps[0]), keys[0], clients / 2)])
+        let one = await load(oneAppOnOneNode)
+        let two = await load(oneAppOnTwoNodes)
         let (a, b) = (perMessage(one), perMessage(two))
         print(String(format: "one app, one node %.0f/s, two nodes %.0f/s (%.2f×); CPU a message: nodes %.2f / %.2f ms, PostgreSQL %.2f / %.2f ms; statements a message %.2f / %.2f",
             total(one), total(two), total(two) / total(one), a.node, b.node, a.postgres, b.postgres, a.statements, b.statements))
@@ -220,12 +223,12 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         return
     }
     let sqliteRun = await load([(messages(sqliteNode, apps[0]), sqliteKey, clients)])
-    let oneNode = await load([(messages(nodeA, apps[0]), keys[0], clients)])
-    let twoNodes = await load([(messages(nodeA, apps[0]), keys[0], clients / 2), (messages(nodeB, apps[0]), keys[0], clients / 2)])
+    let oneNode = await load(oneAppOnOneNode)
+    let twoNodes = await load(oneAppOnTwoNodes)
     let oneNodeEight = await load(apps.indices.map { (messages(nodeA, apps[$0]), keys[$0], clients / 8) })
     let twoNodesEight = await load(apps.indices.map { (messages($0 % 2 == 0 ? nodeA : nodeB, apps[$0]), keys[$0], clients / 8) })
-    let oneNodeSpread = await load([(messages(nodeA, apps[0]), keys[0], clients)], receivers: spread)
-    let twoNodesSpread = await load([(messages(nodeA, apps[0]), keys[0], clients / 2), (messages(nodeB, apps[0]), keys[0], clients / 2)], receivers: spread)
+    let oneNodeSpread = await load(oneAppOnOneNode, receivers: spread)
+    let twoNodesSpread = await load(oneAppOnTwoNodes, receivers: spread)
     try await stopNodes()
     let runs = [sqliteRun, oneNode, twoNodes, oneNodeEight, twoNodesEight, oneNodeSpread, twoNodesSpread]
     let non2xx = runs.flatMap(\.figures).map { $0.non2xx + $0.errors }.reduce(0, +)

@@ -272,8 +272,8 @@ struct KeptDataCommit {
 }
 
 /// A group's writers and the ids of the messages they send: those it began with, and those that
-/// joined it before its first decision (set by the task that sends its statement, read by the group's
-/// own once that statement has answered).
+/// joined it before any of its decisions (set by the task that sends that decision's statement, read
+/// by the group's own once the statement has answered).
 final class GroupMembers: @unchecked Sendable {
     private let lock = Mutex(())
     private var members: (writers: [(any PushStateStore) -> Void], ids: [String])
