@@ -204,16 +204,22 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     // One app's 16 connections: all on node A, or half on each node.
     let oneAppOnOneNode = [(messages(nodeA, apps[0]), keys[0], clients)]
     let oneAppOnTwoNodes = [(messages(nodeA, apps[0]), keys[0], clients / 2), (messages(nodeB, apps[0]), keys[0], clients / 2)]
-    if ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"] == "eight-apps" {  // 8 apps on one node alone, for a profiler
-        FileHandle.standardError.write(Data("start eight-apps pid \(getpid())\n".utf8))
-        let run = await load(apps.indices.map { (messages(nodeA, apps[$0]), keys[$0], clients / 8) })
+    // 8 apps' 16 connections: all on node A, or each app on one of the two nodes.
+    let eightAppsOnOneNode = apps.indices.map { (messages(nodeA, apps[$0]), keys[$0], clients / 8) }
+    let eightAppsOnTwoNodes = apps.indices.map { (messages($0 % 2 == 0 ? nodeA : nodeB, apps[$0]), keys[$0], clients / 8) }
+    // One load shape alone, for a profiler (its pid on standard error when it starts).
+    let shapes = [("eight-apps", "8 apps, one node", eightAppsOnOneNode), ("eight-apps-two-nodes", "8 apps, two nodes", eightAppsOnTwoNodes),
+                  ("one-app-one-node", "one app, one node", oneAppOnOneNode), ("one-app-two-nodes", "one app, two nodes", oneAppOnTwoNodes)]
+    if let only = ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"], let (name, label, shape) = shapes.first(where: { $0.0 == only }) {
+        FileHandle.standardError.write(Data("start \(name) pid \(getpid())\n".utf8))
+        let run = await load(shape)
         let cost = perMessage(run)
-        print(String(format: "8 apps, one node: %.0f/s, CPU a message: nodes %.2f ms, PostgreSQL %.2f ms; statements a message %.2f",
-            total(run), cost.node, cost.postgres, cost.statements))
+        print(String(format: "%@: %.0f/s, CPU a message: nodes %.2f ms, PostgreSQL %.2f ms; statements a message %.2f",
+            label as NSString, total(run), cost.node, cost.postgres, cost.statements))
         try await stopNodes()
         return
     }
-    if ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"] == "one-app" {  // one app on one node, then on two, alone
+    if ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"] == "one-app" {  // one app on one node, then on two
         let one = await load(oneAppOnOneNode)
         let two = await load(oneAppOnTwoNodes)
         let (a, b) = (perMessage(one), perMessage(two))
@@ -225,8 +231,8 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     let sqliteRun = await load([(messages(sqliteNode, apps[0]), sqliteKey, clients)])
     let oneNode = await load(oneAppOnOneNode)
     let twoNodes = await load(oneAppOnTwoNodes)
-    let oneNodeEight = await load(apps.indices.map { (messages(nodeA, apps[$0]), keys[$0], clients / 8) })
-    let twoNodesEight = await load(apps.indices.map { (messages($0 % 2 == 0 ? nodeA : nodeB, apps[$0]), keys[$0], clients / 8) })
+    let oneNodeEight = await load(eightAppsOnOneNode)
+    let twoNodesEight = await load(eightAppsOnTwoNodes)
     let oneNodeSpread = await load(oneAppOnOneNode, receivers: spread)
     let twoNodesSpread = await load(oneAppOnTwoNodes, receivers: spread)
     try await stopNodes()

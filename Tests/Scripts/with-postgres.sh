@@ -6,7 +6,7 @@
 # PUSHBRIDGE_TEST_POSTGRES_URL=postgres://pb@127.0.0.1:PORT/postgres, runs the command, and stops and
 # removes the cluster on every exit path. If PostgreSQL cannot be started, it says so and runs the
 # command without the variable: the PostgreSQL tests then report that they were skipped (and fail
-# under CI=true).
+# under CI=true). PUSHBRIDGE_POSTGRES_OPTIONS adds server options (e.g. "-c shared_preload_libraries=pg_stat_statements").
 set -uo pipefail
 
 SUDO=""
@@ -37,7 +37,7 @@ start_cluster() {
         AS=(runuser -u postgres --)
     fi
     "${AS[@]}" "$BIN/initdb" -D "$DIR/data" -A trust -U pb >"$DIR/initdb.log" 2>&1 || { cat "$DIR/initdb.log" >&2; return 1; }
-    "${AS[@]}" "$BIN/pg_ctl" -D "$DIR/data" -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off -c wal_level=minimal -c max_wal_senders=0 -c max_wal_size=64MB -c min_wal_size=32MB" \
+    "${AS[@]}" "$BIN/pg_ctl" -D "$DIR/data" -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off -c wal_level=minimal -c max_wal_senders=0 -c max_wal_size=64MB -c min_wal_size=32MB ${PUSHBRIDGE_POSTGRES_OPTIONS:-}" \
         -l "$DIR/server.log" -w -t 30 start >/dev/null || { cat "$DIR/server.log" >&2; return 1; }
     export PUSHBRIDGE_TEST_POSTGRES_URL="postgres://pb@127.0.0.1:$PORT/postgres"
     echo "with-postgres: PostgreSQL $("$BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$PORT (cluster in $DIR)" >&2
