@@ -28,6 +28,12 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     guard let url = ProcessInfo.processInfo.environment["PUSHBRIDGE_TEST_POSTGRES_URL"] else {
         fail("no PostgreSQL: run it as `make bench-postgres` (Tests/Scripts/with-postgres.sh starts a throwaway cluster)")
     }
+    // PUSHBRIDGE_BENCH_ONLY: one load shape alone (for a profiler), or one app's two.
+    let shapeNames = ["eight-apps", "eight-apps-two-nodes", "one-app-one-node", "one-app-two-nodes"]
+    let only = ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"]
+    if let only, !onlyFanOut, !(shapeNames + ["one-app"]).contains(only) {
+        fail("PUSHBRIDGE_BENCH_ONLY=\(only) is no load shape of --postgres; one of: \((shapeNames + ["one-app"]).joined(separator: ", "))")
+    }
     let base = try PostgresLocation(url: url)
     let now = Instant(iso8601: "2026-03-02T09:15:00Z")!
     let certificate = Certificate(name: "agoraTest", busiId: nil, bundleId: "io.agora.chatdemo", environment: .production)
@@ -208,9 +214,9 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     let eightAppsOnOneNode = apps.indices.map { (messages(nodeA, apps[$0]), keys[$0], clients / 8) }
     let eightAppsOnTwoNodes = apps.indices.map { (messages($0 % 2 == 0 ? nodeA : nodeB, apps[$0]), keys[$0], clients / 8) }
     // One load shape alone, for a profiler (its pid on standard error when it starts).
-    let shapes = [("eight-apps", "8 apps, one node", eightAppsOnOneNode), ("eight-apps-two-nodes", "8 apps, two nodes", eightAppsOnTwoNodes),
-                  ("one-app-one-node", "one app, one node", oneAppOnOneNode), ("one-app-two-nodes", "one app, two nodes", oneAppOnTwoNodes)]
-    if let only = ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"], let (name, label, shape) = shapes.first(where: { $0.0 == only }) {
+    let shapes = zip(shapeNames, [("8 apps, one node", eightAppsOnOneNode), ("8 apps, two nodes", eightAppsOnTwoNodes),
+                                  ("one app, one node", oneAppOnOneNode), ("one app, two nodes", oneAppOnTwoNodes)])
+    if let only, let (name, (label, shape)) = shapes.first(where: { $0.0 == only }) {
         FileHandle.standardError.write(Data("start \(name) pid \(getpid())\n".utf8))
         let run = await load(shape)
         let cost = perMessage(run)
@@ -219,7 +225,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         try await stopNodes()
         return
     }
-    if ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"] == "one-app" {  // one app on one node, then on two
+    if only == "one-app" {  // one app on one node, then on two
         let one = await load(oneAppOnOneNode)
         let two = await load(oneAppOnTwoNodes)
         let (a, b) = (perMessage(one), perMessage(two))
