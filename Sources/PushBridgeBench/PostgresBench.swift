@@ -32,7 +32,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     let shapeNames = ["eight-apps", "eight-apps-two-nodes", "one-app-one-node", "one-app-two-nodes"]
     let only = ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"]
     if let only, !onlyFanOut, !(shapeNames + ["one-app"]).contains(only) {
-        fail("PUSHBRIDGE_BENCH_ONLY=\(only) is no load shape of --postgres; one of: \((shapeNames + ["one-app"]).joined(separator: ", "))")
+        fail("PUSHBRIDGE_BENCH_ONLY=\(only) is no load shape of --postgres; one of: \(shapeNames.joined(separator: ", ")), one-app")
     }
     let base = try PostgresLocation(url: url)
     let now = Instant(iso8601: "2026-03-02T09:15:00Z")!

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Where PostgreSQL's time goes in the one-to-one benchmark's load shapes, and what other shapes of the
-# commit would cost (SeveralNodes: "Where the open targets stand"). Not run by CI.
+# commit would cost (SeveralNodes: "Where the three open targets stand"). Not run by CI.
 #   Tests/Scripts/postgres-costs.sh [shape ...]     (default: one-app-one-node eight-apps eight-apps-two-nodes)
 # Runs itself under Tests/Scripts/with-postgres.sh (a throwaway cluster with pg_stat_statements) and needs
 # the release bench (`swift build -c release --product pushbridge-bench`) and pgbench (Debian's postgresql).
@@ -56,7 +56,7 @@ psql -q "$U" -c "SELECT sum(calls) AS calls, round((sum(total_exec_time) / sum(c
     FROM pg_stat_statements WHERE toplevel = false GROUP BY 4 ORDER BY sum(total_exec_time) DESC LIMIT 8"
 [ "${3:-}" = "--commits" ] || exit 0
 
-# 2. Three shapes of one commit of eight sends to four apps.
+# 2. Four shapes of one commit of eight sends.
 mapfile -t APPS < <(psql -q "$U" -At -c "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'app\_bench%' ORDER BY nspname LIMIT 4")
 [ ${#APPS[@]} -eq 4 ] || { echo "postgres-costs: the bench made no four app schemas" >&2; exit 1; }
 python3 - "$U" "$WORK" "${APPS[@]}" <<'PY' || exit 1
@@ -119,34 +119,31 @@ BEGIN
         WHERE x.a = ANY(ok) ON CONFLICT ON CONSTRAINT sent_messages_pkey DO UPDATE SET sent_at = excluded.sent_at, decisions = excluded.decisions;
     RETURN QUERY SELECT a, a = ANY(ok) FROM unnest(apps) a;
 END $$;""")
-# Eight new message ids a transaction, two to each app; no badge log rows (the last log stays as read).
-def ids(n): return "ARRAY[" + ", ".join(f"'c{n}-{k}-' || :id || '-' || :client_id" for k in range(2)) + "]"
-two = lambda value, cast="": f"ARRAY[{value}, {value}]{cast}"
-def per_app(function, n, app):
-    data, last = psql(f"SELECT a.data_version, (SELECT coalesce(max(id), 0) FROM {app}.badge_log) FROM {app}.app_version a").split("|")
-    return (f"SELECT {n} AS n, c.* FROM {app}.{function}('{app}', 1, {data}, {last}, ARRAY[-1]::bigint[], {ids(n)}, {two(0, '::bigint[]')}, '{{}}'::bigint[], '{{}}'::bigint[], "
-            f"NULL, NULL, {ids(n)}, {two(repr('r1'))}, {two(repr('tok'))}, {two(repr('production'))}, {two(0, '::bigint[]')}, {two(chr(39) + chr(92) + 'x00' + chr(39) + '::bytea')}, "
-            f"{two(chr(39) + chr(92) + 'x7b7d' + chr(39) + '::bytea')}, {two(0, '::bigint[]')}, {ids(n)}, {two(0, '::bigint[]')}, {two(chr(39) + chr(92) + 'x00' + chr(39) + '::bytea')}, NULL) c")
+# Eight new message ids a transaction; no badge log rows (the last log stays as read).
 header = "\\set id random(1, 2000000000)\n"
-for name, function in (("apps", "pushbridge_commit_logged"), ("cte", "pb_costs_commit_cte")):
+def array(value, count, cast=""): return "ARRAY[" + ", ".join([value] * count) + "]" + cast
+def bytea(hex): return f"'\\x{hex}'::bytea"
+def new_ids(prefix, count): return "ARRAY[" + ", ".join(f"'{prefix}-{k}-' || :id || '-' || :client_id" for k in range(count)) + "]"
+def call(function, app, ids, count):
+    """The app's commit function (or its CTE twin) with `count` sends of the ids `ids`, to r1, each recorded."""
+    data, last = psql(f"SELECT a.data_version, (SELECT coalesce(max(id), 0) FROM {app}.badge_log) FROM {app}.app_version a").split("|")
+    zeros = array("0", count, "::bigint[]")
+    return (f"{app}.{function}('{app}', 1, {data}, {last}, ARRAY[-1]::bigint[], {ids}, {zeros}, '{{}}'::bigint[], '{{}}'::bigint[], NULL, NULL, "
+            f"{ids}, {array(repr('r1'), count)}, {array(repr('tok'), count)}, {array(repr('production'), count)}, {zeros}, {array(bytea('00'), count)}, "
+            f"{array(bytea('7b7d'), count)}, {zeros}, {ids}, {zeros}, {array(bytea('00'), count)}, NULL)")
+for name, function in (("apps", "pushbridge_commit_logged"), ("cte", "pb_costs_commit_cte")):  # two to each app
     with open(f"{work}/{name}.sql", "w") as f:
-        f.write(header + " UNION ALL ".join(per_app(function, n, app) for n, app in enumerate(apps)) + ";\n")
-eight = lambda value, cast="": "ARRAY[" + ", ".join([value] * 8) + "]" + cast
+        f.write(header + " UNION ALL ".join(f"SELECT {n} AS n, c.* FROM {call(function, app, new_ids(f'c{n}', 2), 2)} c" for n, app in enumerate(apps)) + ";\n")
 # The baseline: the eight sends to one app, in its function (what one app's commit of eight costs).
-one_ids = "ARRAY[" + ", ".join(f"'o{k}-' || :id || '-' || :client_id" for k in range(8)) + "]"
-data, last = psql(f"SELECT a.data_version, (SELECT coalesce(max(id), 0) FROM {apps[0]}.badge_log) FROM {apps[0]}.app_version a").split("|")
 with open(f"{work}/one.sql", "w") as f:
-    f.write(header + f"SELECT * FROM {apps[0]}.pushbridge_commit_logged('{apps[0]}', 1, {data}, {last}, ARRAY[-1]::bigint[], {one_ids}, {eight('0', '::bigint[]')}, "
-            f"'{{}}'::bigint[], '{{}}'::bigint[], NULL, NULL, {one_ids}, {eight(repr('r1'))}, {eight(repr('tok'))}, {eight(repr('production'))}, {eight('0', '::bigint[]')}, "
-            f"{eight(chr(39) + chr(92) + 'x00' + chr(39) + '::bytea')}, {eight(chr(39) + chr(92) + 'x7b7d' + chr(39) + '::bytea')}, {eight('0', '::bigint[]')}, {one_ids}, "
-            f"{eight('0', '::bigint[]')}, {eight(chr(39) + chr(92) + 'x00' + chr(39) + '::bytea')}, NULL);\n")
+    f.write(header + f"SELECT * FROM {call('pushbridge_commit_logged', apps[0], new_ids('o', 8), 8)};\n")
 owners = "ARRAY[0, 0, 1, 1, 2, 2, 3, 3]"
 all_ids = "ARRAY[" + ", ".join(f"'s{n}-{k}-' || :id || '-' || :client_id" for n in range(4) for k in range(2)) + "]"
+zeros = array("0", 8, "::bigint[]")
 with open(f"{work}/shared.sql", "w") as f:
     f.write(header + f"SELECT * FROM pb_shared.commit_many(ARRAY[0, 1, 2, 3], ARRAY[1, 1, 1, 1]::bigint[], ARRAY[1, 1, 1, 1]::bigint[], ARRAY[0, 0, 0, 0]::bigint[], "
-            f"'{{}}'::int[], '{{}}'::bytea[], '{{}}'::bigint[], {owners}, {all_ids}, {eight(repr('r1'))}, {eight(repr('tok'))}, {eight(repr('production'))}, "
-            f"{eight('0', '::bigint[]')}, {eight(chr(39) + chr(92) + 'x00' + chr(39) + '::bytea')}, {eight(chr(39) + chr(92) + 'x7b7d' + chr(39) + '::bytea')}, "
-            f"{eight('0', '::bigint[]')}, {owners}, {all_ids}, {eight('0', '::bigint[]')}, {eight(chr(39) + chr(92) + 'x00' + chr(39) + '::bytea')});\n")
+            f"'{{}}'::int[], '{{}}'::bytea[], '{{}}'::bigint[], {owners}, {all_ids}, {array(repr('r1'), 8)}, {array(repr('tok'), 8)}, {array(repr('production'), 8)}, "
+            f"{zeros}, {array(bytea('00'), 8)}, {array(bytea('7b7d'), 8)}, {zeros}, {owners}, {all_ids}, {zeros}, {array(bytea('00'), 8)});\n")
 PY
 echo "== eight sends in one transaction (pgbench -M prepared, one client; each shape warmed 2 s, then 5 s each, alternated)"
 for name in one apps cte shared; do pgbench -n -M prepared -T 2 -c 1 -f "$WORK/$name.sql" "$U" >/dev/null 2>&1; done
