@@ -19,17 +19,21 @@ deps:
 		fi; \
 	fi
 
-## test-deps: what the tests use beyond the build: Tencent's UserSig generator for the Python drop-in
-## example (Examples/vendor-rest/drop_in.py) and Agora's AccessToken2 builder (agora-rest-client-python),
-## when python3 is present. Tests only, never the product.
+## test-deps: what the tests use beyond the build, in a virtual environment of the project's own
+## (.build/test-venv; `rm -rf .build/test-venv` removes it), never in the system Python: Tencent's UserSig
+## generator (tls-sig-api-v2, for the Python drop-in example Examples/vendor-rest/drop_in.py) and Agora's
+## AccessToken2 builder (agora-rest-client-python), when python3 is present. Tests only, never the product.
+VENV := .build/test-venv
 test-deps:
-	@if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import TLSSigAPIv2' 2>/dev/null; then \
-		echo "Installing tls-sig-api-v2 for python3 (missing; the drop-in example test uses it)..."; \
-		python3 -m pip install -q tls-sig-api-v2 2>/dev/null || python3 -m pip install -q --break-system-packages tls-sig-api-v2; \
-	fi
-	@if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import agora_rest.utils.AccessToken2' 2>/dev/null; then \
-		echo "Installing agora-rest-client-python for python3 (missing; the Agora token test uses its builder)..."; \
-		python3 -m pip install -q agora-rest-client-python 2>/dev/null || python3 -m pip install -q --break-system-packages agora-rest-client-python; \
+	@if command -v python3 >/dev/null 2>&1; then \
+		if [ ! -x $(VENV)/bin/python3 ]; then \
+			echo "Creating $(VENV) (a virtual environment for the tests' Python packages)..."; \
+			mkdir -p .build && python3 -m venv $(VENV); \
+		fi; \
+		if ! $(VENV)/bin/python3 -c 'import TLSSigAPIv2, agora_rest.utils.AccessToken2' 2>/dev/null; then \
+			echo "Installing tls-sig-api-v2 and agora-rest-client-python into $(VENV) (missing; tests only)..."; \
+			$(VENV)/bin/python3 -m pip install -q --disable-pip-version-check tls-sig-api-v2 agora-rest-client-python; \
+		fi; \
 	fi
 
 build: deps
@@ -55,7 +59,10 @@ core:
 ## test: build and run every test (all fixtures run through the conformance harness). The core is built
 ## first, before `deps` installs json-c: on a fresh machine that proves it needs no C library.
 test: core deps test-deps
-	$(SWIFT) build --build-tests
+	@# Our own files build without a warning: Tests/Scripts/own-warnings.sh fails the run on any
+	@# (dependencies' warnings aside).
+	$(SWIFT) build --build-tests 2>&1 | tee .build/build-output.log
+	@Tests/Scripts/own-warnings.sh .build/build-output.log
 	@# Swift Testing announces each of the ~1,400 parameterised cases as it starts; the summary line of each
 	@# parameterised test (and every failure, with its argument) stays.
 	@# PostgreSQL store tests run against a throwaway cluster the script starts (installing postgresql
@@ -64,7 +71,7 @@ test: core deps test-deps
 	@# The tests' scratch folders (databases, service folders, logs) go under a
 	@# temporary folder of the run's own (TMPDIR), removed when the run ends, whatever its outcome.
 	@scratch="$$(mktemp -d /tmp/pushbridge-tests.XXXXXX)"; trap 'rm -rf "$$scratch"' EXIT; \
-	TMPDIR="$$scratch" Tests/Scripts/with-postgres.sh $(SWIFT) test 2>&1 | grep --line-buffered -v '^◇ Test case passing' | tee .build/test-output.log \
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" TMPDIR="$$scratch" Tests/Scripts/with-postgres.sh $(SWIFT) test --disable-xctest 2>&1 | grep --line-buffered -v '^◇ Test case passing' | tee .build/test-output.log \
 		|| { echo "== failures, repeated from above (whole log: .build/test-output.log) =="; \
 			grep -E -A4 '✘|recorded an issue|error:|Fatal error|Crash' .build/test-output.log | grep -v '^✔' | tail -120; exit 1; }
 

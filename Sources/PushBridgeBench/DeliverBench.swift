@@ -28,7 +28,7 @@ struct H2LoadFigures {
 /// concurrent streams each.
 func h2load(url: String, headers: [String], payload: [UInt8], requests: Int, connections: Int, streams: Int) -> H2LoadFigures {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("pushbridge-h2load-\(UUID().uuidString).json").path
-    FileManager.default.createFile(atPath: file, contents: Data(payload))
+    guard FileManager.default.createFile(atPath: file, contents: Data(payload)) else { fatalError("h2load: cannot write its payload to \(file)") }
     defer { try? FileManager.default.removeItem(atPath: file) }
     let output = runLoadTool(
         ["h2load", "-n", String(requests), "-c", String(connections), "-m", String(streams), "-t", "1", "-d", file] + headers.flatMap { ["-H", $0] } + [url],

@@ -52,7 +52,7 @@ func fanOut(members: Int, rounds: Int) throws -> FanOutFigures {
         }
         try facade.setMembers(ids, of: "big")
     }
-    // A new message id each send: a repeated id is answered from its record (SPEC §10), not decided.
+    // A new message id each send: a repeated id is answered from its record (Specification §10), not decided.
     let messages = try (0...rounds + 1).map { round in
         try JSONParser.parse(
             #"{"id":"m\#(round)","conversationId":"big","from":"user-1","to":"big","chatType":"GroupChat","body":{"type":"text","text":"Standup in 5 minutes"},"ext":{"em_at_list":["user-11"]}}"#)

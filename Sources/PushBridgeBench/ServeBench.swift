@@ -46,7 +46,7 @@ func wrk(url: String, body: String, connections: Int, seconds: Int, key: String?
           return wrk.format(nil, nil, nil, (string.gsub((string.gsub((string.gsub(template, "%%ID%%", id)), "%%N%%", n)), "%%R%%", r)))
         end
         """
-    FileManager.default.createFile(atPath: script, contents: Data(lua.utf8))
+    guard FileManager.default.createFile(atPath: script, contents: Data(lua.utf8)) else { fatalError("wrk: cannot write its script to \(script)") }
     defer { try? FileManager.default.removeItem(atPath: script) }
     let output = runLoadTool(
         ["wrk", "-t", String(min(2, connections)), "-c", String(connections), "-d", "\(seconds)s", "--timeout", "\(timeoutSeconds)s", "--latency", "-s", script, url], package: "wrk")

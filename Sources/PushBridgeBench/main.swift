@@ -264,7 +264,7 @@ for i in 0..<10_000 {
     object["name"] = .string((object["name"]?.stringValue ?? "") + " #\(i)")  // each file its own fixture
     var writer = JSONWriter()
     writer.write(.object(object))
-    FileManager.default.createFile(atPath: generated.appendingPathComponent(String(format: "%05d.json", i)).path, contents: Data(writer.bytes))
+    try Data(writer.bytes).write(to: generated.appendingPathComponent(String(format: "%05d.json", i)))
 }
 var conformReport = ConformanceReport(results: [])
 let conformSeconds = try median(max(1, rounds / 2)) { conformReport = try ConformanceRunner().run(paths: [generated.path]) }
@@ -376,7 +376,7 @@ for (name, value) in figures {
     json[name] = name == "foundation_false_equal" ? .int(Int64(value)) : .double((value * 1000).rounded() / 1000)
 }
 if arguments.contains("--record") {
-    FileManager.default.createFile(atPath: recordedPath, contents: Data((JSONWriter.prettyText(.object(json)) + "\n").utf8))
+    try Data((JSONWriter.prettyText(.object(json)) + "\n").utf8).write(to: URL(fileURLWithPath: recordedPath))
     print("recorded in \(recordedPath)")
 } else if recorded.isEmpty {
     FileHandle.standardError.write(Data("pushbridge-bench: no recorded figures at \(recordedPath); run with --record\n".utf8))

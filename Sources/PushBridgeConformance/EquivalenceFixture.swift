@@ -2,7 +2,7 @@ import PushBridgeCore
 import PushBridgeDialects
 import PushBridgeJSON
 
-/// One intent written in several dialects (SPEC §6, `Fixtures/equivalence/`): every variant,
+/// One intent written in several dialects (Specification §6, `Fixtures/equivalence/`): every variant,
 /// rendered with every profile in `expect`, must give that profile's decision, and all variants
 /// must reach equal canonical state.
 public struct EquivalenceFixture: Sendable {

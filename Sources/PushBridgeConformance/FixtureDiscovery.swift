@@ -3,7 +3,7 @@ import PushBridgeJSON
 
 /// Finds fixture files: every `*.json` under the given files and folders, sorted.
 ///
-/// Service fixtures (a folder named `service`, SPEC §12) drive a running service over HTTP; a walk
+/// Service fixtures (a folder named `service`, Specification §12) drive a running service over HTTP; a walk
 /// of a parent folder leaves them out, and naming the folder itself (or a file in it) takes them.
 public enum FixtureDiscovery {
     /// The folder name of service fixtures.

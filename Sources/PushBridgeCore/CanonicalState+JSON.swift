@@ -2,7 +2,7 @@ import Foundation
 import PushBridgeJSON
 
 extension UserState {
-    /// The canonical state as JSON, for a server's user read (SPEC §11): devices newest first,
+    /// The canonical state as JSON, for a server's user read (Specification §11): devices newest first,
     /// settings only where set, conversations sorted by kind and id.
     public var jsonValue: JSONValue {
         var o: [(key: String, value: JSONValue)] = [("user", .string(user))]

@@ -94,7 +94,7 @@ public struct Device: Hashable, Sendable {
     public var token: String
     public var certificate: Certificate
     /// When the token was last bound (a re-bind refreshes it). APNs feedback older than this does
-    /// not remove the device (SPEC §13).
+    /// not remove the device (Specification §13).
     public var boundAt: Instant
 
     /// - Parameters:
@@ -187,7 +187,7 @@ public struct UserState: Hashable, Sendable, CustomReflectable {
         get { storage.value.user }
         _modify { yield &storage.value.user }
     }
-    /// The registered devices, newest binding first (SPEC §10); one token appears once.
+    /// The registered devices, newest binding first (Specification §10); one token appears once.
     @inlinable public var devices: [Device] {
         get { storage.value.devices }
         _modify { yield &storage.value.devices }
@@ -306,7 +306,7 @@ public struct UserState: Hashable, Sendable, CustomReflectable {
     }
 
     /// Changes presence; becoming online resets the badge counter (it counts pushes since the user
-    /// was last online, SPEC §10).
+    /// was last online, Specification §10).
     /// - Parameter presence: the new presence.
     public mutating func setPresence(_ presence: Presence) {
         if presence == .online && self.presence != .online { badge = 0 }
@@ -349,7 +349,7 @@ public struct PushTemplate: Hashable, Sendable {
     }
 
     /// Fills `{n}` with `args[n]`, where `n` is ASCII digits only (`{+1}` and `{-0}` stay as
-    /// written, SPEC §10); a missing argument leaves `{n}` as written.
+    /// written, Specification §10); a missing argument leaves `{n}` as written.
     public static func fill(_ pattern: String, with args: [String]) -> String {
         guard pattern.contains("{") else { return pattern }
         var out = ""

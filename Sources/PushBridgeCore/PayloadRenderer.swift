@@ -1,6 +1,6 @@
 import PushBridgeJSON
 
-/// Renders the APNs payload for one receiver with one profile (SPEC §5).
+/// Renders the APNs payload for one receiver with one profile (Specification §5).
 ///
 /// Serialisation is deterministic: `aps` first with its keys in the order `alert`, `badge`,
 /// `sound`, `category`, `mutable-content`; inside a dictionary alert `title`, `subtitle`, `body`,

@@ -48,7 +48,9 @@ public struct PreparedPush: Sendable {
     /// A class's payload as written for its first receiver, with where that receiver's badge digits
     /// and id are (another receiver's payload replaces them), and what it was written from. A class
     /// instance, so that taking it for each receiver is one retain, not one per string inside.
-    final class Template: PayloadTemplate, @unchecked Sendable {
+    /// `package` as its base class is: an internal subclass of a `package` class makes Swift 6.3 warn
+    /// of an infinite recursion in code it synthesizes (none is written here).
+    package final class Template: PayloadTemplate, @unchecked Sendable {
         let alert: PayloadRenderer.Alert
         let parts: PayloadRenderer.Parts
         /// Where the payload has its body and title literals (the same for every receiver: their

@@ -1,4 +1,4 @@
-/// Decides whether a message is pushed to one receiver (SPEC §4, in its normative order).
+/// Decides whether a message is pushed to one receiver (Specification §4, in its normative order).
 ///
 /// Pure: no I/O, no clock, no dialect knowledge. The first rule that applies gives the reason.
 public struct PushDecider: Sendable {

@@ -18,10 +18,10 @@ public enum SuppressionReason: String, Hashable, Sendable, CaseIterable {
     case notMentioned = "not-mentioned"
     /// Even shortened, the payload does not fit in 4096 bytes.
     case payloadTooLarge = "payload-too-large"
-    /// The message is a command (`cmd`): signalling for the app, never an offline push (SPEC §14).
+    /// The message is a command (`cmd`): signalling for the app, never an offline push (Specification §14).
     case command
     /// The group's offline push is off (an Easemob / Agora Chat group created with `maxusers`
-    /// above 3,000, SPEC §14): decided after every other rule, for a receiver that would be pushed.
+    /// above 3,000, Specification §14): decided after every other rule, for a receiver that would be pushed.
     case largeGroup = "large-group"
 }
 

@@ -12,7 +12,7 @@ public enum ContentPart: Hashable, Sendable {
     /// A custom element or body, shown as its description (may be empty).
     case custom(description: String)
     /// A command (Easemob / Agora Chat `cmd`, pass-through): an action for the receiving app,
-    /// nothing to show; a message holding one is never pushed (SPEC §14).
+    /// nothing to show; a message holding one is never pushed (Specification §14).
     case command(action: String)
 
     /// The text this part contributes to a push body.
@@ -233,7 +233,7 @@ public struct PushMessage: Hashable, Sendable, CustomReflectable {
         _modify { yield &storage.value.mentions }
     }
     /// Android push options (Tencent `androidConfig` / REST `AndroidInfo`): carried as given so a
-    /// translation can keep or report them; they have no effect on APNs (SPEC §10).
+    /// translation can keep or report them; they have no effect on APNs (Specification §10).
     @inlinable public var androidOptions: JSONValue? {
         get { storage.value.androidOptions }
         _modify { yield &storage.value.androidOptions }
@@ -275,7 +275,7 @@ public struct PushMessage: Hashable, Sendable, CustomReflectable {
 
     /// Whether there is anything at all to display to a receiver (rule 4: empty content is not
     /// pushed). A non-empty translation in the receiver's language is content even when the
-    /// original text is empty (SPEC §10).
+    /// original text is empty (Specification §10).
     /// - Parameter language: the receiver's preferred notification language, if any.
     public func hasDisplayableContent(forLanguage language: String?) -> Bool {
         hasDisplayableContent(forLanguage: language, derivedContent: nil)

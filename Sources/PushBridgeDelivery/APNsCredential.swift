@@ -3,7 +3,7 @@ import Foundation
 import NIOSSL
 
 /// How PushBridge authenticates to APNs for some topics (bundle ids): a provider token signed with
-/// a `.p8` key, or a TLS client certificate (SPEC §13). Secrets are read from files; their
+/// a `.p8` key, or a TLS client certificate (Specification §13). Secrets are read from files; their
 /// contents never appear in errors or logs.
 public struct APNsCredential: Sendable {
     /// Where a credential's secret lives.

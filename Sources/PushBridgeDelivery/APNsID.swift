@@ -2,7 +2,7 @@ import Crypto
 
 /// The `apns-id` of a delivery: a name-based UUID (version 5, SHA-1) of the app, the message id and
 /// the device token, so that every retry of one delivery carries the same id and a duplicate is
-/// recognisable on the receiving side (SPEC §13).
+/// recognisable on the receiving side (Specification §13).
 public enum APNsID {
     /// PushBridge's namespace for the name-based UUIDs.
     static let namespace: [UInt8] = [0x6b, 0x1d, 0x2a, 0x9c, 0x4e, 0x0f, 0x5d, 0x3a, 0x8f, 0x27, 0x61, 0xc4, 0x0b, 0x9e, 0x52, 0xd7]

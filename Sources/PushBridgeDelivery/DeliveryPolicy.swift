@@ -39,7 +39,7 @@ public struct APNsAnswer: Sendable, Hashable {
     }
 }
 
-/// What SPEC §13 makes of each answer, as a pure function: deliver, remove the device, retry with
+/// What Specification §13 makes of each answer, as a pure function: deliver, remove the device, retry with
 /// backoff, refresh the provider token, or fail.
 public struct DeliveryPolicy: Sendable, Hashable {
     /// Retries stop (the delivery fails) once it has waited this long since it was queued.

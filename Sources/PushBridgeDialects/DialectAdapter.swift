@@ -12,7 +12,7 @@ public struct PushWorld: Hashable, Sendable {
         self.users = users
     }
 
-    /// Binds a device to a user (SPEC §10): the user gets it as the newest binding, and any other
+    /// Binds a device to a user (Specification §10): the user gets it as the newest binding, and any other
     /// user in this world that had the token loses it (one token is one app install).
     /// - Parameters:
     ///   - device: the device as bound now.

@@ -2,7 +2,7 @@ import Foundation
 import PushBridgeCore
 import PushBridgeJSON
 
-/// One scenario (SPEC §6): app, sender, receiver, message and optionally what to expect.
+/// One scenario (Specification §6): app, sender, receiver, message and optionally what to expect.
 public struct Scenario: Sendable {
     /// One party: a user and the calls made on its behalf during setup.
     public struct Party: Sendable {
@@ -200,7 +200,7 @@ public struct Scenario: Sendable {
         let e = try FieldReader(value, at: pointer, what: "an expectation object")
         for old in ["headers", "device"] where e.has(old) {
             throw InputError(.unknownKey, at: pointer / old,
-                expected: "expect.deliveries [{\"device\", \"headers\"}, …], one per device (SPEC §10 replaced the single \(old) key)",
+                expected: "expect.deliveries [{\"device\", \"headers\"}, …], one per device (Specification §10 replaced the single \(old) key)",
                 found: "the key \"\(old)\"")
         }
         try e.allowOnly(["push", "payload", "deliveries", "reason", "queries"], context: "an expectation")

@@ -100,7 +100,7 @@ public struct ScenarioEngine: Sendable {
 }
 
 extension ScenarioEngine.Prepared {
-    /// The sender's fields that take part in a push (SPEC §2: "per sender — display name / nickname,
+    /// The sender's fields that take part in a push (Specification §2: "per sender — display name / nickname,
     /// group name cards"); the sender's own receiving settings do not.
     public static let senderFields: Set<CanonicalField> = [.displayName, .nameCards]
 

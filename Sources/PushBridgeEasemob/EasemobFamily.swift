@@ -8,7 +8,7 @@ import PushBridgeStore
 import PushBridgeVendorREST
 
 extension VendorRESTFamily {
-    /// Easemob / Agora Chat server REST (SPEC §12, §14) at the vendor's paths, `/{org}/{app}/…`: bound
+    /// Easemob / Agora Chat server REST (Specification §12, §14) at the vendor's paths, `/{org}/{app}/…`: bound
     /// with Easemob's client credentials (`/v1/apps/{app}/vendors/easemob`) or Agora Chat's App ID and
     /// App Certificate (`/v1/apps/{app}/vendors/agora`).
     public static let easemob = VendorRESTFamily(EasemobFamily())

@@ -3,7 +3,7 @@ import PushBridgeDialects
 import PushBridgeJSON
 import PushBridgeVendorREST
 
-// Easemob / Agora Chat group REST (SPEC §14; vendor REST facts §1, §3, §7): request bodies read
+// Easemob / Agora Chat group REST (Specification §14; vendor REST facts §1, §3, §7): request bodies read
 // into what the service writes, with errors naming the JSON pointer.
 extension EasemobREST {
     /// The most users one batch add, batch remove or batch block names.

@@ -3,7 +3,7 @@ import PushBridgeDialects
 import PushBridgeJSON
 import PushBridgeVendorREST
 
-// Easemob / Agora Chat device binding and push without a message (SPEC §14; vendor REST facts §2,
+// Easemob / Agora Chat device binding and push without a message (Specification §14; vendor REST facts §2,
 // §3): bodies read into a binding, or into `agora-silent` messages the facade decides as any other.
 extension EasemobREST {
     /// A `PUT …/users/{u}/push/binding` body.

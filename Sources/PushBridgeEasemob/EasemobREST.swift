@@ -3,7 +3,7 @@ import PushBridgeDialects
 import PushBridgeJSON
 import PushBridgeVendorREST
 
-/// Easemob / Agora Chat server REST (SPEC §12, vendor facts §1.3 and §2.2) as dialect calls and
+/// Easemob / Agora Chat server REST (Specification §12, vendor facts §1.3 and §2.2) as dialect calls and
 /// messages: legacy user push fields → `easemob-legacy` calls, notification settings and
 /// language → `agora-silent` calls, the legacy send body → `easemob-legacy` messages, the current
 /// send bodies → `agora-silent` messages. Everything here is translation; errors are
@@ -358,7 +358,7 @@ public enum EasemobREST {
         "txt": (["msg"], "text"), "img": (["url", "filename", "secret", "size"], "image"), "audio": (["url", "filename", "length", "secret"], "voice"),
         "video": (["url", "filename", "thumb", "length", "secret", "file_length", "thumb_secret"], "video"),
         "file": (["url", "filename", "secret"], "file"), "loc": (["lat", "lng", "addr"], "location"), "custom": (["customEvent", "customExts"], "custom"),
-        // A command (pass-through) message: stored, never pushed (SPEC §14).
+        // A command (pass-through) message: stored, never pushed (Specification §14).
         "cmd": (["action"], "cmd"),
     ]
 

@@ -46,7 +46,7 @@ struct EasemobApp: Sendable {
 }
 
 extension ServiceRoutes {
-    /// Easemob / Agora Chat server REST (SPEC §12) at the vendor's own paths, `/{org}/{app}/…`.
+    /// Easemob / Agora Chat server REST (Specification §12) at the vendor's own paths, `/{org}/{app}/…`.
     func registerEasemob(on router: RecordingRouter<Context>) {
         router.post("/:org/:app/token") { request, context in
             try await easemob(request, context, authenticated: false) { app in
@@ -119,7 +119,7 @@ extension ServiceRoutes {
         router.put("/:org/:app/users/:username") { request, context in
             try await easemob(request, context) { app in
                 let user = try parameter("username", context)
-                let calls = try Self.easemobCalls(try EasemobREST.userCalls(try await body(request, context)))
+                let calls = Self.easemobCalls(try EasemobREST.userCalls(try await body(request, context)))
                 let results = try await answering { try await app.tenant.write { try $0.apply(calls, dialect: "easemob-legacy", user: user) } }
                 return envelope(app, request, action: "put", entities: [EasemobREST.userEntity(user, options: results.last.flatMap { $0 } ?? .null)])
             }
@@ -127,7 +127,7 @@ extension ServiceRoutes {
         router.put("/:org/:app/users/:username/notification/language") { request, context in
             try await easemob(request, context) { app in
                 let user = try parameter("username", context)
-                let calls = try Self.easemobCalls(try EasemobREST.languageCalls(try await body(request, context)))
+                let calls = Self.easemobCalls(try EasemobREST.languageCalls(try await body(request, context)))
                 let results = try await answering { try await app.tenant.write { try $0.apply(calls, dialect: "agora-silent", user: user) } }
                 return envelope(app, request, action: "put", data: EasemobREST.languageData(results.last.flatMap { $0 } ?? .null))
             }
@@ -143,7 +143,7 @@ extension ServiceRoutes {
                 let user = try parameter("username", context)
                 let target = try EasemobREST.notificationTarget(
                     chattype: try parameter("chattype", context), key: try parameter("key", context), username: user)
-                let calls = try Self.easemobCalls(try EasemobREST.notificationCalls(try await body(request, context), target: target))
+                let calls = Self.easemobCalls(try EasemobREST.notificationCalls(try await body(request, context), target: target))
                 let results = try await answering { try await app.tenant.write { try $0.apply(calls, dialect: "agora-silent", user: user) } }
                 return envelope(app, request, action: "put", data: EasemobREST.notificationData(results.last.flatMap { $0 } ?? .null, target: target))
             }
@@ -320,15 +320,17 @@ extension ServiceRoutes {
         return calls.map { PushFacade.DialectCall($0, at: now, pointer: .root) }
     }
 
-    /// Verifies an Agora Chat app token (AccessToken2) against an Agora binding: when it expires, or
-    /// the vendor's 401 (expired: "…due to expired access token"; a user
-    /// token, another app's, a forged or malformed one: "Unable to authenticate (OAuth)").
+    /// Verifies an Agora Chat app token (AccessToken2) against an Agora binding: when it stops being
+    /// honoured — its own expiry, and never more than 24 hours from `now` — or the vendor's 401
+    /// (expired: "…due to expired access token"; a user token, another app's, one issued in the
+    /// future, a forged or malformed one: "Unable to authenticate (OAuth)").
     func verifyAgoraToken(_ token: String, binding: VendorBinding, now: Instant) throws -> Instant {
         guard let appID = binding.agoraAppID else { throw EasemobFailure.unauthorized }
         do {
+            let seconds = now.milliseconds / 1000
             let verified = try AgoraAccessToken.verifyAppToken(
-                token, appID: appID, appCertificate: String(decoding: binding.secret, as: UTF8.self), now: now.milliseconds / 1000)
-            return Instant(milliseconds: verified.expiresAt * 1000)
+                token, appID: appID, appCertificate: String(decoding: binding.secret, as: UTF8.self), now: seconds)
+            return Instant(milliseconds: min(verified.expiresAt, seconds + AgoraAccessToken.maximumSeconds) * 1000)
         } catch .expired {
             throw EasemobFailure.expired
         } catch {

@@ -60,7 +60,7 @@ extension EasemobFailure {
 }
 
 extension ServiceRoutes {
-    /// Easemob / Agora Chat group management (SPEC §14) at `/{org}/{app}/chatgroups…`: the same
+    /// Easemob / Agora Chat group management (Specification §14) at `/{org}/{app}/chatgroups…`: the same
     /// membership the native API and the SDK dialects see, with a profile beside it.
     func registerEasemobGroups(on router: RecordingRouter<Context>) {
         // `POST …/chatgroups/` (a trailing slash, as earlier backends send) is the same route.

@@ -7,7 +7,7 @@ import PushBridgeStore
 import PushBridgeVendorREST
 
 extension ServiceRoutes {
-    /// Easemob / Agora Chat device binding and push without a message (SPEC §14): the same devices
+    /// Easemob / Agora Chat device binding and push without a message (Specification §14): the same devices
     /// `bindDeviceToken` makes, and pushes decided and queued in the outbox as any message's.
     func registerEasemobPush(on router: RecordingRouter<Context>) {
         router.put("/:org/:app/users/:username/push/binding") { request, context in

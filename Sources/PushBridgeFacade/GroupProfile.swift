@@ -2,7 +2,7 @@ import PushBridgeCore
 import PushBridgeJSON
 import PushBridgeStore
 
-/// What a vendor REST call said about a group beyond its members (SPEC §14): its owner, name,
+/// What a vendor REST call said about a group beyond its members (Specification §14): its owner, name,
 /// limits, admins, block list, whether its messages are pushed offline, and the vendor's own
 /// fields as given (kept for the vendor's answers, no effect on decisions).
 public struct GroupProfile: Hashable, Sendable {
@@ -13,7 +13,7 @@ public struct GroupProfile: Hashable, Sendable {
     /// The most members the group may have.
     public var maxUsers: Int
     /// Whether the group's messages are pushed offline: `false` for an Easemob / Agora Chat group
-    /// created with `maxusers` above 3,000 (SPEC §14); then decisions say `large-group`.
+    /// created with `maxusers` above 3,000 (Specification §14); then decisions say `large-group`.
     public var offlinePush: Bool
     /// Administrators (Tencent `Role` `Admin`).
     public var admins: [UserID]

@@ -8,7 +8,7 @@ import PushBridgeStore
 extension PushFacade {
     /// Applies one dialect call on behalf of a user, atomically.
     ///
-    /// A query call changes nothing and returns its result (SPEC §9 "Query results").
+    /// A query call changes nothing and returns its result (Specification §9 "Query results").
     /// - Parameters:
     ///   - call: `{"call": name, …params}` in the dialect's vocabulary (no `at`).
     ///   - dialect: the dialect id.
@@ -112,7 +112,7 @@ extension PushFacade {
     }
 
     /// Sets a user's presence as a server learns it from its connections. Becoming online resets the
-    /// badge counter (SPEC §10).
+    /// badge counter (Specification §10).
     /// - Parameters:
     ///   - presence: the new presence.
     ///   - user: a user the store knows (a call, a device or a group membership); another is bad input.
@@ -131,7 +131,7 @@ extension PushFacade {
         }
     }
 
-    /// Removes a device, whoever has it (the server API or APNs feedback, SPEC §10).
+    /// Removes a device, whoever has it (the server API or APNs feedback, Specification §10).
     /// - Parameters:
     ///   - token: the device token (hex; any case).
     ///   - user: when given, the device is removed only if this user holds it (a server's per-user route).

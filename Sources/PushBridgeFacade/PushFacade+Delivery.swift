@@ -31,7 +31,7 @@ extension PushFacade {
     /// Records delivery attempts and removes the devices APNs declared dead, in one transaction.
     ///
     /// A dead device is removed only while its owner has not bound it again after
-    /// ``DeadDevice/notBoundAfter`` (SPEC §13); the settlement of its delivery then says
+    /// ``DeadDevice/notBoundAfter`` (Specification §13); the settlement of its delivery then says
     /// `deviceRemoved`.
     /// - Parameters:
     ///   - settlements: one per attempted delivery.

@@ -2,7 +2,7 @@ import PushBridgeCore
 import PushBridgeJSON
 import PushBridgeStore
 
-// Groups as vendor REST manages them (SPEC §14): a profile beside the members, and Tencent's
+// Groups as vendor REST manages them (Specification §14): a profile beside the members, and Tencent's
 // per-group message sequence.
 extension PushFacade {
     /// A group's profile, `nil` for a group made by its membership alone (or none at all).

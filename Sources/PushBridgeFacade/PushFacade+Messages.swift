@@ -11,7 +11,7 @@ extension PushFacade {
     /// the same transaction.
     ///
     /// A message id already sent within ``repeatWindowSeconds`` is not a second message: the first
-    /// send's decisions come back byte for byte and no counter changes (SPEC §10). An empty id is
+    /// send's decisions come back byte for byte and no counter changes (Specification §10). An empty id is
     /// never taken for a repeat.
     ///
     /// A one-to-one message goes to its target(s); a group message to every member except the

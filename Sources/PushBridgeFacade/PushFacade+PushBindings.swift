@@ -2,7 +2,7 @@ import PushBridgeCore
 import PushBridgeJSON
 import PushBridgeStore
 
-// Devices bound the way Easemob / Agora Chat REST binds them (SPEC §14): by device id and
+// Devices bound the way Easemob / Agora Chat REST binds them (Specification §14): by device id and
 // certificate name, onto the same devices `bindDeviceToken` makes.
 extension PushFacade {
     /// A user's devices as push bindings: the ones bound through vendor REST with their device id,

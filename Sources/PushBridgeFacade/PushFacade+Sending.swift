@@ -23,14 +23,14 @@ extension PushFacade {
         }
         let decider = PushDecider(app: try transaction.app())
         let senderState = try transaction.sender(from, group: canonical.kind == .group ? canonical.groupId : nil)
-        // A group whose offline push is off (SPEC §14): what would be pushed is suppressed, last rule.
+        // A group whose offline push is off (Specification §14): what would be pushed is suppressed, last rule.
         var groupPushOff = false
         if canonical.kind == .group, let group = canonical.groupId, let bytes = try transaction.groupProfile(of: group) {
             groupPushOff = try !GroupProfile(decoding: bytes, group: group).offlinePush
         }
         let only = prepared.only
         let receivers = try transaction.receivers(of: prepared.audience, excluding: from, conversation: canonical.receiverConversation)
-        // Receivers that see the same alert share one written payload (SPEC §5's bytes either way).
+        // Receivers that see the same alert share one written payload (Specification §5's bytes either way).
         var push = PreparedPush(canonical, sender: senderState, profile: profile, decider: decider, receivers: receivers.count)
         var decisions: [ReceiverDecision] = []
         decisions.reserveCapacity(receivers.count)

@@ -13,12 +13,12 @@ public struct PushFacade: Sendable {
     public let store: any PushStateStore
     public let registry: DialectRegistry
     /// How long a sent message id is remembered: a send of the same id within this time returns
-    /// the first send's decisions and changes nothing (SPEC §10). At least 24 hours.
+    /// the first send's decisions and changes nothing (Specification §10). At least 24 hours.
     public let repeatWindowSeconds: Int64
 
-    /// The shortest repeat window SPEC §10 allows, and the default: 24 hours.
+    /// The shortest repeat window Specification §10 allows, and the default: 24 hours.
     public static let minimumRepeatWindowSeconds: Int64 = 86_400
-    /// Whether a send queues one outbox delivery per pushed device, in its own transaction (SPEC
+    /// Whether a send queues one outbox delivery per pushed device, in its own transaction (Specification
     /// §13): on for a service that delivers to APNs, off for deciding only.
     public let queuesDeliveries: Bool
 

@@ -258,7 +258,7 @@ struct KeptDataCommit {
         binds.append(deliveries.map(\.token))
         binds.append(deliveries.map(\.environment.rawValue))
         binds.append(deliveries.map(\.boundAt.milliseconds))
-        try binds.append(deliveries.map { ByteBuffer(bytes: OutboxDelivery.encode($0.headers)) })
+        binds.append(deliveries.map { ByteBuffer(bytes: OutboxDelivery.encode($0.headers)) })
         binds.append(deliveries.map { ByteBuffer(bytes: $0.payload) })
         binds.append(deliveries.map(\.queuedAt.milliseconds))
         binds.append(records.map(\.id))

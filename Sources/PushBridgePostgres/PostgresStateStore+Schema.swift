@@ -168,7 +168,7 @@ extension PostgresStateStore {
                 CREATE FUNCTION pushbridge_write_lock(scope text, ids text[]) RETURNS TABLE (configuration bigint, data bigint, first_log bigint, last_log bigint, message_id text, sent_at bigint, decisions bytea)
                     LANGUAGE plpgsql VOLATILE AS $$ BEGIN PERFORM pg_advisory_xact_lock(1346524994, hashtext(scope)); RETURN QUERY SELECT a.version, a.data_version, (SELECT min(id) FROM badge_log), (SELECT max(id) FROM badge_log), NULL::text, NULL::bigint, NULL::bytea FROM app_version a; RETURN QUERY SELECT NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, s.message_id, s.sent_at, s.decisions FROM sent_messages s WHERE s.message_id = ANY(ids); END $$;
                 """),
-        // Vendor REST groups and device binding (SPEC §14): a group's profile (NULL for a group
+        // Vendor REST groups and device binding (Specification §14): a group's profile (NULL for a group
         // that only has a message sequence) and Tencent's per-group message sequence; the devices
         // bound by Easemob device id and certificate name, by user name.
         Migration(

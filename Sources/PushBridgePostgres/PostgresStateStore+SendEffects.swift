@@ -17,7 +17,7 @@ extension PostgresStateStore.Transaction {
         var statement = EffectsStatement()
         let logged = !badges.isEmpty
         if logged {
-            // One row in the badge log, not one update each (SPEC §10's counters either way), with the
+            // One row in the badge log, not one update each (Specification §10's counters either way), with the
             // user rows it counts; it moves no data version: a node reads the log on from where it
             // was (migration `2026-11-26-postgres-counters-logged`).
             let entries = try statement.bind(ByteBuffer(bytes: BadgeLogEntries.write(badges)))

@@ -75,6 +75,29 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         self.refuse = refuse
     }
 
+    /// This handler's context, for answers written past the encoder (``writeAnswer(_:promise:)``).
+    private var context: ChannelHandlerContext?
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    /// Writes a whole serialized answer to the socket, past the HTTP encoder, and flushes it.
+    /// - Parameters:
+    ///   - bytes: the status line, headers, empty line and body.
+    ///   - promise: completed when written.
+    func writeAnswer(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
+        guard let context else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        context.writeAndFlush(wrapOutboundOut(bytes), promise: promise)
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
         if lingering {

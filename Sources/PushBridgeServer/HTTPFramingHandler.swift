@@ -13,8 +13,11 @@ import NIOHTTPTypes
 /// - A framing error inside a body (a chunk size `zz`) reaches the route as the body's error, and
 ///   the route answers 400 `malformed-http`; the connection closes after that answer, since the
 ///   parser stops there.
-/// - `CONNECT` is answered by the routes (405) and the connection closes after it: NIO's parser
-///   treats the bytes after a CONNECT head as a tunnel and would read no further request.
+/// - `CONNECT` is answered by the routes (405 with `Allow` and its body, as any method a route does
+///   not take) and the connection closes after it: NIO's parser treats the bytes after a CONNECT head
+///   as a tunnel and would read no further request, and NIO's encoder writes no body or
+///   `Content-Length` for an answer to CONNECT (right for a 2xx, which opens a tunnel; a refusal has
+///   a body, RFC 9110 §9.3.6), so that answer is serialized here and written past the encoder.
 /// - An answer to `HEAD` carries no body (RFC 9110 §9.3.2), whoever wrote it.
 /// - `Expect: 100-continue` (RFC 9110 §10.1.1): `100 Continue` is sent when the route starts
 ///   reading the body (``SendContinue``); a route that answers first (401, 413, …) gives the final
@@ -38,6 +41,7 @@ final class HTTPFramingHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// A request whose head was read and whose answer has not ended, oldest first.
     private struct Exchange {
         var isHead: Bool
+        var isConnect = false
         var expectsContinue: Bool
         var continueSent = false
         var bodyDeclaredTooLarge: Bool
@@ -61,6 +65,8 @@ final class HTTPFramingHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var connectionGuard: HTTPConnectionGuard?
     /// This handler's context, for refusals the guard asks for (same event loop).
     private var context: ChannelHandlerContext?
+    /// The answer to a CONNECT as the route writes it, until its end.
+    private var connectAnswer: (head: HTTPResponse, body: ByteBuffer)?
 
     /// - Parameters:
     ///   - bodyLimitBytes: the largest body a route reads (a longer declared body closes the connection after its answer).
@@ -89,7 +95,9 @@ final class HTTPFramingHandler: ChannelDuplexHandler, RemovableChannelHandler {
             let expect = head.headerFields[.expect]?.lowercased()
             let declared = head.headerFields[.contentLength].flatMap { UInt64($0) }
             exchanges.append(
-                Exchange(isHead: head.method == .head, expectsContinue: expect == "100-continue", bodyDeclaredTooLarge: declared.map { $0 > UInt64(bodyLimitBytes) } ?? false))
+                Exchange(
+                    isHead: head.method == .head, isConnect: head.method == .connect, expectsContinue: expect == "100-continue",
+                    bodyDeclaredTooLarge: declared.map { $0 > UInt64(bodyLimitBytes) } ?? false))
         case .end: readingBody = false
         case .body: break
         }
@@ -156,6 +164,10 @@ final class HTTPFramingHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if exchanges.first?.isConnect == true {
+            answerConnect(unwrapOutboundIn(data), context: context, promise: promise)
+            return
+        }
         switch unwrapOutboundIn(data) {
         case .head(var head):
             guard !exchanges.isEmpty else { break }
@@ -190,5 +202,42 @@ final class HTTPFramingHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         context.write(data, promise: promise)
+    }
+
+    /// Collects the answer to a CONNECT and, at its end, writes it whole past the encoder (which
+    /// would drop its body), then closes the connection.
+    private func answerConnect(_ part: HTTPResponsePart, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
+        switch part {
+        case .head(let head):
+            exchanges[0].answerStarted = true
+            connectAnswer = (head, context.channel.allocator.buffer(capacity: 256))
+            promise?.succeed()
+        case .body(let bytes):
+            connectAnswer?.body.writeImmutableBuffer(bytes)
+            promise?.succeed()
+        case .end:
+            exchanges.removeFirst()
+            let answer = connectAnswer ?? (HTTPResponse(status: .methodNotAllowed), ByteBuffer())
+            connectAnswer = nil
+            closed = true
+            if let connectionGuard {
+                connectionGuard.writeAnswer(Self.serialized(answer.head, body: answer.body, allocator: context.channel.allocator), promise: promise)
+            } else {
+                promise?.fail(ChannelError.ioOnClosedChannel)
+            }
+            context.close(promise: nil)
+        }
+    }
+
+    /// An HTTP/1.1 answer as bytes, framed by `Content-Length`, closing the connection.
+    static func serialized(_ head: HTTPResponse, body: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var out = allocator.buffer(capacity: 256 + body.readableBytes)
+        out.writeString("HTTP/1.1 \(head.status.code) \(head.status.reasonPhrase)\r\n")
+        for field in head.headerFields where field.name != .contentLength && field.name != .transferEncoding && field.name != .connection {
+            out.writeString("\(field.name.rawName): \(field.value)\r\n")
+        }
+        out.writeString("Content-Length: \(body.readableBytes)\r\nConnection: close\r\n\r\n")
+        out.writeImmutableBuffer(body)
+        return out
     }
 }

@@ -34,7 +34,7 @@ public struct PushBridgeService: Sendable {
         apps = try ServiceApps(configuration: configuration, storage: storage ?? configuration.storage(from: []), metrics: metrics, logger: logger)
     }
 
-    /// The router with every route of SPEC §11, the vendors' routes (and the error body for what matches none).
+    /// The router with every route of Specification §11, the vendors' routes (and the error body for what matches none).
     public func router() -> Router<ServiceRequestContext> {
         let router = Router(context: ServiceRequestContext.self)
         let table = RouteTable()

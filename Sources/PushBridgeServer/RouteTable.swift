@@ -48,9 +48,20 @@ final class RouteTable: Sendable {
                 }
             }
             guard best != nil else { return nil }
-            let order: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options]
-            return order.filter(methods.contains) + methods.filter { !order.contains($0) }
+            return Self.ordered(methods)
         }
+    }
+
+    /// Every method some route takes, in the order of ``methods(for:)``.
+    func allMethods() -> [HTTPRequest.Method] {
+        let methods = routes.withLock { routes in routes.reduce(into: [HTTPRequest.Method]()) { all, route in all += route.methods.filter { !all.contains($0) } } }
+        return Self.ordered(methods)
+    }
+
+    /// Methods in a fixed order: the common ones first, then the rest as given.
+    private static func ordered(_ methods: [HTTPRequest.Method]) -> [HTTPRequest.Method] {
+        let order: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options]
+        return order.filter(methods.contains) + methods.filter { !order.contains($0) }
     }
 
     private static func isLiteral(_ element: RouterPath.Element) -> Bool {

@@ -3,7 +3,7 @@ import PushBridgeDelivery
 import PushBridgeFacade
 import PushBridgeStore
 
-/// Everything `pushbridge serve` is started with (SPEC §11). Read by
+/// Everything `pushbridge serve` is started with (Specification §11). Read by
 /// ``load(file:environment:overrides:backends:)`` from a YAML file, `PUSHBRIDGE_…` environment variables
 /// and command-line flags, later sources winning.
 public struct ServiceConfiguration: Sendable, Equatable {
@@ -36,7 +36,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var repeatWindowSeconds: Int64
     /// The log level of the service's log lines (stderr).
     public var logLevel: Logger.Level
-    /// Delivery to APNs (SPEC §13); `nil`: decisions only, nothing is queued.
+    /// Delivery to APNs (Specification §13); `nil`: decisions only, nothing is queued.
     public var delivery: Delivery?
     /// The storage a backend keeps the state in, shared by several nodes (`store: postgres://…`);
     /// `nil`: SQLite files in ``database`` (or memory).

@@ -6,7 +6,7 @@ import PushBridgeFacade
 import PushBridgeStore
 import Synchronization
 
-/// The service's delivery to APNs (SPEC §13): one ``DeliveryWorker`` per open app, each a child
+/// The service's delivery to APNs (Specification §13): one ``DeliveryWorker`` per open app, each a child
 /// task of ``run()``, started when the app's store opens (every known app at start, so a queue left
 /// by a crash is finished) and stopped when the registry closes the app; workers write through the
 /// app's group-commit writer and sleep until a write wakes them or a delivery is due.

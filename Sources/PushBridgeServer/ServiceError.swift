@@ -6,7 +6,7 @@ import PushBridgeJSON
 import PushBridgeStore
 
 /// A request the service refuses or cannot complete: the HTTP status and the error body
-/// `{"error": {"code", "pointer", "expected", "found"}}` (SPEC §11). The codes of bad input are
+/// `{"error": {"code", "pointer", "expected", "found"}}` (Specification §11). The codes of bad input are
 /// the command line's (`missing-key`, `wrong-type`, …).
 public struct ServiceError: Error, HTTPResponseError, Sendable, CustomStringConvertible {
     public var status: HTTPResponse.Status

@@ -50,9 +50,13 @@ struct ServiceMiddleware: RouterMiddleware {
             }
         }
         if request.method == .connect {
-            // Nothing here tunnels. NIO writes no body for an answer to CONNECT; the connection closes after it.
-            response = try ServiceError(.methodNotAllowed, code: "method-not-allowed", expected: "a method of the native API (CONNECT is not served)")
-                .response(from: request, context: context)
+            // Nothing here tunnels: 405 as for any method a route does not take (``HTTPFramingHandler``
+            // writes its body and closes the connection). A `host:port` target, or a path no route
+            // has, is native and allowed what the service serves anywhere.
+            let path = request.uri.path
+            let isPath = path.hasPrefix("/")
+            response = Self.methodNotAllowed(
+                .connect, allowed: (isPath ? routes.methods(for: path) : nil) ?? routes.allMethods(), family: isPath ? vendors.family(ofRequestPath: path) : nil)
         }
         let duration = ContinuousClock.now - start
         let route = context.endpointPath ?? "unmatched"

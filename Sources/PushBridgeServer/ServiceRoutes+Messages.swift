@@ -94,7 +94,7 @@ extension ServiceRoutes {
     }
 
     /// `{"message": id, "decisions": [...], "repeat"?: true}`; a read adds `"deliveries"`, each
-    /// delivery's state (SPEC §13), or `"delivery": "not-configured"` when the service does not deliver.
+    /// delivery's state (Specification §13), or `"delivery": "not-configured"` when the service does not deliver.
     static func messageBody(
         _ id: String, _ decisions: [PushFacade.ReceiverDecision], isRepeat: Bool?, deliveries: (app: String, records: [DeliveryRecord])? = nil
     ) -> [UInt8] {

@@ -4,7 +4,7 @@ import PushBridgeJSON
 import PushBridgeStore
 
 extension ServiceRoutes {
-    /// The vendor credentials an app answers the vendors' REST with (SPEC §12): `PUT` / `DELETE
+    /// The vendor credentials an app answers the vendors' REST with (Specification §12): `PUT` / `DELETE
     /// /v1/apps/{app}/vendors/{vendor}`, `GET /v1/apps/{app}/vendors`, for the families the service
     /// serves (each reads and shows its own binding). Secrets go in and never come out: answers show
     /// the client id, App ID or administrator only.

@@ -7,7 +7,7 @@ import PushBridgeDialects
 import PushBridgeFacade
 import PushBridgeJSON
 
-/// The native API (SPEC §11) over the service's apps: every handler reads its request, hands one
+/// The native API (Specification §11) over the service's apps: every handler reads its request, hands one
 /// facade operation to the app's writer (or a reader), and writes the answer. No rule lives here.
 package struct ServiceRoutes: Sendable {
     package let apps: ServiceApps

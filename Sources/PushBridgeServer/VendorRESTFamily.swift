@@ -4,7 +4,7 @@ import PushBridgeCore
 import PushBridgeJSON
 import PushBridgeStore
 
-/// A vendor's server REST that the service serves beside its native API (SPEC §12, §14): the vendor's
+/// A vendor's server REST that the service serves beside its native API (Specification §12, §14): the vendor's
 /// routes at its own paths, the binding `/v1/apps/{app}/vendors/{name}` makes for it, and its answers to
 /// the paths and methods it has no route for. A vendor module offers one (`VendorRESTFamily.easemob` in
 /// `PushBridgeEasemob`, `.tencent` in `PushBridgeTencent`); the service is built with the list it serves

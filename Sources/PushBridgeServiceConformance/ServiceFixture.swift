@@ -3,7 +3,7 @@ import PushBridgeConformance
 import PushBridgeDialects
 import PushBridgeJSON
 
-/// A service fixture (`Fixtures/service/…`, SPEC §12): an app set up through HTTP requests — the
+/// A service fixture (`Fixtures/service/…`, Specification §12): an app set up through HTTP requests — the
 /// native API for what the apps' SDKs report, the vendor's REST for what a backend does — and a
 /// vendor REST send. It mirrors an SDK-call fixture: the decision for the mirrored receiver must
 /// equal that fixture's `expect` (same intent, same APNs output).

@@ -107,7 +107,7 @@ extension SentMessageTable {
     }
 }
 
-/// A sent message's record: its id, when it was sent and its encoded decisions (SPEC §10).
+/// A sent message's record: its id, when it was sent and its encoded decisions (Specification §10).
 public struct SentMessage: Hashable, Sendable {
     /// The message id.
     public var id: String
@@ -299,7 +299,7 @@ public struct StoredReceivers: RandomAccessCollection, Sendable {
 /// long as they stay the same: a store hands out one roll for them, and a new one when a member's
 /// name or devices change or the group does. The records of the sends to the group refer to one
 /// stored copy of the roll instead of each carrying every receiver's name and devices (the
-/// decisions they give back are the same bytes either way, SPEC §10).
+/// decisions they give back are the same bytes either way, Specification §10).
 ///
 /// Only its identity matters: the rows are those of the ``StoredReceivers`` that hand it out.
 public final class ReceiverRoll: Sendable {
@@ -400,7 +400,7 @@ public protocol UserTable {
     func owner(ofDevice token: String) throws -> UserID?
 
     /// The devices a user bound through Easemob / Agora Chat REST, by device id and certificate
-    /// name (SPEC §14), in the order they were written. Removing the user forgets them.
+    /// name (Specification §14), in the order they were written. Removing the user forgets them.
     /// - Parameter user: the user.
     func pushBindings(of user: UserID) throws -> [PushBinding]
     /// Replaces a user's push bindings.
@@ -439,7 +439,7 @@ public protocol GroupTable {
     func groups(containing user: UserID?) throws -> [String]
 }
 
-/// The records of sent messages (SPEC §10), and the rolls of kept receivers they refer to.
+/// The records of sent messages (Specification §10), and the rolls of kept receivers they refer to.
 public protocol SentMessageTable {
     /// The decisions recorded for a message id by ``recordSentMessage(_:at:decisions:forgettingBefore:)``,
     /// byte for byte, or `nil` when the id was not sent since the cutoff (or was forgotten).
@@ -486,7 +486,7 @@ public protocol SentMessageTable {
     func recordSentMessages(_ messages: [SentMessage], forgettingBefore cutoff: Instant) throws
 }
 
-/// The delivery outbox (SPEC §13).
+/// The delivery outbox (Specification §13).
 public protocol OutboxTable {
     /// Queues deliveries; the store assigns their ids.
     /// - Parameter deliveries: the deliveries, `id` and `attempts` ignored.

@@ -8,7 +8,7 @@ import PushBridgeStore
 import PushBridgeVendorREST
 
 extension ServiceRoutes {
-    /// Tencent Cloud IM server REST (SPEC §12) at the vendor's own path,
+    /// Tencent Cloud IM server REST (Specification §12) at the vendor's own path,
     /// `POST /v4/{service}/{command}?sdkappid=&identifier=&usersig=&random=&contenttype=json`.
     /// Every answer is HTTP 200 with `ActionStatus`, `ErrorCode` and `ErrorInfo`, as Tencent's.
     func registerTencent(on router: RecordingRouter<Context>) {

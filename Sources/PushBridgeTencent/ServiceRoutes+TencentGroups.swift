@@ -6,7 +6,7 @@ import PushBridgeServer
 import PushBridgeVendorREST
 
 extension ServiceRoutes {
-    /// `group_open_http_svc` group management (SPEC §14): the same membership the native API and
+    /// `group_open_http_svc` group management (Specification §14): the same membership the native API and
     /// the SDK dialects see; `MsgFlag` is the member's remind type for the group's conversation,
     /// `NameCard` its name card (`modifyGroupMemberInfoSetNameCard`). Each command is one write.
     func tencentGroups(_ body: JSONValue, command: TencentREST.Command, in tenant: AppTenant) async throws -> Response {

@@ -7,7 +7,7 @@ import PushBridgeServer
 import PushBridgeStore
 
 extension VendorRESTFamily {
-    /// Tencent Cloud IM server REST (SPEC §12, §14) at the vendor's path, `POST /v4/{service}/{command}`
+    /// Tencent Cloud IM server REST (Specification §12, §14) at the vendor's path, `POST /v4/{service}/{command}`
     /// with a UserSig: bound with an SDKAppID and its secret key (`/v1/apps/{app}/vendors/tencent`).
     public static let tencent = VendorRESTFamily(TencentFamily())
 }

@@ -3,7 +3,7 @@ import PushBridgeDialects
 import PushBridgeJSON
 import PushBridgeVendorREST
 
-// Tencent Cloud IM group REST (SPEC §14; vendor REST facts §4): `group_open_http_svc` bodies read
+// Tencent Cloud IM group REST (Specification §14; vendor REST facts §4): `group_open_http_svc` bodies read
 // into what the service writes. Errors are ``TencentREST/Failure``s with Tencent's group codes.
 extension TencentREST {
     /// The group types `create_group` takes (`Work` and `Meeting` are the newer names of Private and ChatRoom).

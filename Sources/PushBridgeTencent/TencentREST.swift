@@ -3,7 +3,7 @@ import PushBridgeDialects
 import PushBridgeJSON
 import PushBridgeVendorREST
 
-/// Tencent Cloud IM server REST (SPEC §12, vendor facts §3.3): `openim/sendmsg`,
+/// Tencent Cloud IM server REST (Specification §12, vendor facts §3.3): `openim/sendmsg`,
 /// `openim/batchsendmsg` and `group_open_http_svc/send_group_msg` as `tencent-tim` messages
 /// (`MsgBody` elements → `elems`, `OfflinePushInfo` → `offlinePushInfo` with `ApnsInfo` →
 /// `iosConfig`). Errors are ``TencentREST/Failure``s with Tencent's error codes.

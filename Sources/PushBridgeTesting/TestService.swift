@@ -30,7 +30,7 @@ public struct ServiceReply: Sendable {
 
     /// The body as JSON, when it is JSON.
     public var json: JSONValue? { try? JSONParser.parse(text) }
-    /// `error.code` of an error body (SPEC §11's error shape).
+    /// `error.code` of an error body (Specification §11's error shape).
     public var errorCode: String? { json?["error"]?["code"]?.stringValue }
 }
 

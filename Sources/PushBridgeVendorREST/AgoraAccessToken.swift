@@ -28,6 +28,8 @@ public struct AgoraAccessToken: Hashable, Sendable {
     public static let appPrivilege: UInt16 = 2
     /// The longest an app token may last (Agora: 24 hours).
     public static let maximumSeconds: Int64 = 86_400
+    /// How far ahead of the server's clock a token's `issue_ts` may be (the builder's clock running fast).
+    public static let maximumClockSkewSeconds: Int64 = 300
 
     /// Why a token was refused.
     public enum Failure: Error, Hashable, Sendable {
@@ -43,6 +45,8 @@ public struct AgoraAccessToken: Hashable, Sendable {
         case expired(at: Int64)
         /// Lasting longer than Agora lets an app token last.
         case tooLong(seconds: Int64)
+        /// Made later than the server's clock allows (`issue_ts` more than ``maximumClockSkewSeconds`` ahead).
+        case issuedInTheFuture(at: Int64)
     }
 
     /// Verifies an app token of Agora Chat.
@@ -51,8 +55,9 @@ public struct AgoraAccessToken: Hashable, Sendable {
     ///   - appID: the binding's App ID.
     ///   - appCertificate: the binding's App Certificate.
     ///   - now: seconds since 1970.
-    /// - Returns: the token, when it is a genuine, current app token for this App ID.
-    /// - Throws: ``Failure``; the signature is checked before the expiry, so a forged token never reads as expired.
+    /// - Returns: the token, when it is a genuine, current app token for this App ID, made no more than
+    ///   ``maximumClockSkewSeconds`` after `now`.
+    /// - Throws: ``Failure``; the signature is checked before the times, so a forged token never reads as expired.
     public static func verifyAppToken(_ text: String, appID: String, appCertificate: String, now: Int64) throws(Failure) -> AgoraAccessToken {
         let (token, signature, content, salt) = try decode(text)
         guard token.appID == appID else { throw .otherApp }
@@ -61,6 +66,7 @@ public struct AgoraAccessToken: Hashable, Sendable {
         guard token.services[chatService]?[appPrivilege] != nil, token.chatUserID == "" else { throw .notAnAppToken }
         let end = token.expiresAt
         guard end - token.issuedAt <= maximumSeconds else { throw .tooLong(seconds: end - token.issuedAt) }
+        guard token.issuedAt <= now + maximumClockSkewSeconds else { throw .issuedInTheFuture(at: token.issuedAt) }
         guard now < end else { throw .expired(at: end) }
         return token
     }

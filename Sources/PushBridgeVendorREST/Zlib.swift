@@ -1,13 +1,13 @@
 import CZlib
 
 /// zlib streams (RFC 1950), as Tencent's UserSig carries its JSON.
-enum Zlib {
+package enum Zlib {
     /// Inflates a zlib stream.
     /// - Parameters:
     ///   - data: the compressed bytes.
     ///   - limit: the most bytes the result may have (a UserSig is small; a bomb is refused).
     /// - Returns: the bytes, or `nil` when the stream is not valid zlib or inflates past `limit`.
-    static func inflate(_ data: [UInt8], limit: Int = 64 * 1024) -> [UInt8]? {
+    package static func inflate(_ data: [UInt8], limit: Int = 64 * 1024) -> [UInt8]? {
         guard !data.isEmpty else { return nil }
         var stream = z_stream()
         guard inflateInit_(&stream, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
@@ -28,12 +28,15 @@ enum Zlib {
     }
 
     /// Deflates bytes into a zlib stream (test vectors and the UserSig generator).
-    static func deflate(_ data: [UInt8]) -> [UInt8] {
+    /// - Parameters:
+    ///   - data: the bytes.
+    ///   - level: zlib's level, 0 (stored blocks) to 9; vendors' generators differ (Python's: 6).
+    package static func deflate(_ data: [UInt8], level: Int32 = Z_BEST_COMPRESSION) -> [UInt8] {
         var size = compressBound(UInt(data.count))
         var output = [UInt8](repeating: 0, count: Int(size))
         let status = data.withUnsafeBufferPointer { input in
             output.withUnsafeMutableBufferPointer { out in
-                compress2(out.baseAddress, &size, input.baseAddress, UInt(input.count), Z_BEST_COMPRESSION)
+                compress2(out.baseAddress, &size, input.baseAddress, UInt(input.count), level)
             }
         }
         precondition(status == Z_OK, "compress2 cannot fail with a buffer of compressBound bytes")

@@ -123,7 +123,7 @@ struct PreparedPushTests {
                         var sender = UserState(user: "s\"1", displayStyle: .messageSummary, backgroundGraceSeconds: 0)
                         sender.displayName = name
                         for profile in Profile.builtIn {
-                            // The joined text, written out here as SPEC §5 says, not by the renderer.
+                            // The joined text, written out here as Specification §5 says, not by the renderer.
                             let shownName = name.isEmpty ? nil : name
                             let shownGroup = kind == .group && !groupName.isEmpty ? groupName : nil
                             let expected: String

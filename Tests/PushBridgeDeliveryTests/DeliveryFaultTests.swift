@@ -11,7 +11,7 @@ import PushBridgeVendorRESTTestSupport
 import PushBridgeStoreTestSupport
 import Testing
 
-/// The fault matrix (SPEC §13): many deliveries through the real service into the mock APNs with
+/// The fault matrix (Specification §13): many deliveries through the real service into the mock APNs with
 /// every fault mixed in. Afterwards nothing is lost, nothing is delivered twice except by a retry
 /// whose first answer never arrived, and exactly the devices the mock declared dead are removed.
 /// `PUSHBRIDGE_LONG_TESTS=1` runs the long variant (40,000 deliveries; CI runs 2,000).

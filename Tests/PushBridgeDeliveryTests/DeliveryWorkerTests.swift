@@ -12,7 +12,7 @@ import PushBridgeVendorRESTTestSupport
 import PushBridgeStoreTestSupport
 import Testing
 
-/// Delivery from a facade's outbox into the mock APNs over HTTP/2 with TLS (SPEC §13), on both stores.
+/// Delivery from a facade's outbox into the mock APNs over HTTP/2 with TLS (Specification §13), on both stores.
 @Suite("Delivery worker and mock APNs")
 struct DeliveryWorkerTests {
     /// Two minutes ago, to the second (sends happen in the past of the real clock the worker uses).
@@ -64,7 +64,7 @@ struct DeliveryWorkerTests {
         }
     }
 
-    @Test("Each APNs answer does what SPEC §13 says: delivered, device removed, retried with backoff, or failed", arguments: stores)
+    @Test("Each APNs answer does what Specification §13 says: delivered, device removed, retried with backoff, or failed", arguments: stores)
     func answers(kind: String) async throws {
         let kit = try DeliveryKit()
         try await withMockAPNs(kit.mockConfiguration) { mock in
@@ -156,14 +156,14 @@ struct DeliveryWorkerTests {
             for (i, source) in sources.enumerated() {
                 let facade = try exampleDeliveryFacade(MemoryStateStore())
                 _ = try facade.sendMessage(try textMessage(id: "m\(i)"), dialect: "agora-silent", now: t0.adding(seconds: 10))
-                try await withAPNsClient(mock, kit, [try APNsCredential(topics: ["*"], source: source)]) { try await Self.worker(facade, $0).drain() }
+                _ = try await withAPNsClient(mock, kit, [try APNsCredential(topics: ["*"], source: source)]) { try await Self.worker(facade, $0).drain() }
                 #expect(try facade.deliveries(ofMessage: "m\(i)").map(\.state) == [.delivered, .delivered], "\(source)")
                 #expect(mock.requests.allSatisfy { $0.headers["authorization"] == nil })
             }
             // Token auth against a mock that wants a client certificate: no TLS session, retried later.
             let facade = try exampleDeliveryFacade(MemoryStateStore())
             _ = try facade.sendMessage(try textMessage(id: "x"), dialect: "agora-silent", now: t0.adding(seconds: 10))
-            try await withAPNsClient(mock, kit, [try kit.tokenCredential()]) { try await Self.worker(facade, $0).drain() }
+            _ = try await withAPNsClient(mock, kit, [try kit.tokenCredential()]) { try await Self.worker(facade, $0).drain() }
             let records = try facade.deliveries(ofMessage: "x")
             #expect(records.map(\.state) == [.queued, .queued])
             #expect(records.allSatisfy { $0.status == nil && $0.reason != nil })

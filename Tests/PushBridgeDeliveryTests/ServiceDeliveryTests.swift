@@ -12,7 +12,7 @@ import PushBridgeVendorRESTTestSupport
 import PushBridgeStoreTestSupport
 import Testing
 
-/// `pushbridge serve` delivering to the mock APNs (SPEC §13): queued in the send's commit, sent,
+/// `pushbridge serve` delivering to the mock APNs (Specification §13): queued in the send's commit, sent,
 /// readable per delivery, counted in `/metrics`, reported to the feedback URL.
 @Suite("Service delivery")
 struct ServiceDeliveryTests {

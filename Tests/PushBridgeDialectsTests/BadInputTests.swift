@@ -6,7 +6,7 @@ import PushBridgeJSON
 import PushBridgeTestSupport
 import Testing
 
-/// SPEC §8: bad input is rejected with the JSON pointer and what was expected; nothing crashes.
+/// Specification §8: bad input is rejected with the JSON pointer and what was expected; nothing crashes.
 @Suite("Bad input")
 struct BadInputTests {
     static let base = "Fixtures/easemob-legacy/001-one-to-one-simple-banner.json"
@@ -21,10 +21,10 @@ struct BadInputTests {
     }
 
     static let cases: [Case] = [
-        // SPEC §10: the single headers/device keys of an expectation are gone; deliveries is checked for shape.
-        Case(label: "expect.headers (before SPEC §10)", pointer: "/expect/headers", value: ["apns-topic": "x"],
+        // Specification §10: the single headers/device keys of an expectation are gone; deliveries is checked for shape.
+        Case(label: "expect.headers (before Specification §10)", pointer: "/expect/headers", value: ["apns-topic": "x"],
             errorPointer: "/expect/headers", code: .unknownKey),
-        Case(label: "expect.device (before SPEC §10)", pointer: "/expect/device", value: ["token": "ab"],
+        Case(label: "expect.device (before Specification §10)", pointer: "/expect/device", value: ["token": "ab"],
             errorPointer: "/expect/device", code: .unknownKey),
         Case(label: "deliveries not an array", pointer: "/expect/deliveries", value: "all",
             errorPointer: "/expect/deliveries", code: .wrongType),
@@ -133,7 +133,7 @@ struct BadInputTests {
     }
 }
 
-/// SPEC §8 for the tencent-tim dialect.
+/// Specification §8 for the tencent-tim dialect.
 @Suite("Bad input: tencent-tim")
 struct TencentBadInputTests {
     static let base = "Fixtures/tencent-tim/002-c2c-with-nick.json"
@@ -199,7 +199,7 @@ struct TencentBadInputTests {
     }
 }
 
-/// SPEC §8 for the agora-silent dialect.
+/// Specification §8 for the agora-silent dialect.
 @Suite("Bad input: agora-silent")
 struct AgoraBadInputTests {
     static let base = "Fixtures/agora-silent/001-default-all.json"

@@ -259,7 +259,7 @@ struct FacadeTests {
         let small = try statements(members: 10)
         // app, sender, the group's size (join or scans), receivers, their devices, the repeat check, badges,
         // the sent-message record and the roll it refers to (its row and its bytes), their pruning, and the
-        // group's profile (whether its offline push is on: SPEC §14).
+        // group's profile (whether its offline push is on: Specification §14).
         #expect(small <= 20)
         #expect(try statements(members: 1_000) == small)
     }

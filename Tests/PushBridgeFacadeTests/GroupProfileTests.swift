@@ -8,7 +8,7 @@ import PushBridgeStoreTestSupport
 import Testing
 
 /// Group profiles, message sequences, push bindings and targeted or large-group decisions on every
-/// store (SPEC §14): the same answers from the memory twin, SQLite and PostgreSQL.
+/// store (Specification §14): the same answers from the memory twin, SQLite and PostgreSQL.
 @Suite("Group profiles and push bindings")
 struct GroupProfileTests {
     @Test("a group's profile, its message sequence and a user's push bindings, kept and forgotten", arguments: FacadeScenario.Backing.allCases)

@@ -8,7 +8,7 @@ import PushBridgeTestSupport
 import PushBridgeStoreTestSupport
 import Testing
 
-/// SPEC §10 over time, on both stores: several devices, tokens that move, the badge counter
+/// Specification §10 over time, on both stores: several devices, tokens that move, the badge counter
 /// across presence changes, repeated sends, and a database written by the previous schema.
 @Suite("State over time")
 struct StateOverTimeTests {

@@ -76,6 +76,53 @@ struct AgoraRoutesTests {
         }
     }
 
+    @Test func aTokenFromTheFutureIsRefusedAndNoTokenOutlivesADay() async throws {
+        try await withLiveService(mode: .router) { service in
+            _ = try await Self.agoraApp(service, "chat")
+            let put = try await service.call(.put, "/agora-org/chat/users/bob", key: Self.token(), body: #"{"nickname":"Bob"}"#)
+            #expect(put.status == 200, "\(put.text)")
+            // Genuine, signed with the App Certificate, issued in 2106 (or 10 minutes ahead): refused on every
+            // route and by the exchange, with Agora's answer, nothing stored.
+            for issuedAt in [UInt32.max - 86_400, Self.now() + 600] {
+                let future = Self.token(issuedAt: issuedAt, expire: 86_400)
+                let routed = try await service.call(.put, "/agora-org/chat/users/bob", key: future, body: #"{"nickname":"Mallory"}"#)
+                let exchanged = try await service.call(.post, "/agora-org/chat/token", key: future, body: #"{"grant_type":"agora"}"#)
+                for reply in [routed, exchanged] {
+                    #expect(reply.status == 401 && reply.json?["error"] == "unauthorized" && reply.json?["error_description"] == "Unable to authenticate (OAuth)"
+                        && reply.json?["access_token"] == nil, "\(issuedAt): \(reply.text)")
+                }
+            }
+            #expect(try await service.call(.get, "/agora-org/chat/users/bob", key: Self.token()).json?["entities"]?.arrayValue?.first?["nickname"] == "Bob")
+            // A builder whose clock runs two minutes fast is within the skew; the token it buys ends with
+            // the Agora token or 24 hours from now, whichever comes first.
+            let fast = Self.token(issuedAt: Self.now() + 120, expire: 86_400)
+            let exchanged = try await service.call(.post, "/agora-org/chat/token", key: fast, body: #"{"grant_type":"agora"}"#)
+            let expiresIn = exchanged.json?["expires_in"]?.intValue ?? -1
+            let expiresAt = exchanged.json?["expire_timestamp"]?.intValue ?? -1
+            let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
+            #expect(exchanged.status == 200 && (86_390...86_400).contains(expiresIn) && expiresAt <= nowMs + 86_400_000, "\(exchanged.text)")
+            let accessToken = try #require(exchanged.json?["access_token"]?.stringValue)
+            #expect(try await service.call(.get, "/agora-org/chat/users/bob", key: accessToken).status == 200)
+        }
+    }
+
+    @Test func aTokenCompressedAnotherWayIsTheSameToken() async throws {
+        try await withLiveService(mode: .router) { service in
+            _ = try await Self.agoraApp(service, "chat")
+            let genuine = Self.token()
+            // Remembered once verified; each other spelling is verified on its own before it is remembered.
+            for token in [genuine] + [0, 1, 6].compactMap({ CredentialSpellings.agoraToken(genuine, level: $0) }) + [genuine] {
+                let reply = try await service.call(.put, "/agora-org/chat/users/bob", key: token, body: #"{"nickname":"Bob"}"#)
+                #expect(reply.status == 200, "\(token.prefix(24)): \(reply.text)")
+            }
+            // Another certificate's token, respelled, after the genuine one is remembered: still refused.
+            let forged = try #require(CredentialSpellings.agoraToken(Self.token(certificate: "ffffffffffffffffffffffffffffffff"), level: 1))
+            let refused = try await service.call(.put, "/agora-org/chat/users/bob", key: forged, body: #"{"nickname":"Mallory"}"#)
+            #expect(refused.status == 401 && refused.json?["error_description"] == "Unable to authenticate (OAuth)", "\(refused.text)")
+            #expect(try await service.call(.get, "/agora-org/chat/users/bob", key: genuine).json?["entities"]?.arrayValue?.first?["nickname"] == "Bob")
+        }
+    }
+
     @Test func aBadBindingIsRefusedAndChangesNothing() async throws {
         try await withLiveService(mode: .router) { service in
             let key = try await Self.agoraApp(service, "chat")

@@ -156,6 +156,42 @@ struct HTTPEdgeTests {
         }
     }
 
+    @Test func connectAndMethodsNoRouteTakesAre405WithAllowAndABody() async throws {
+        try await Self.withService { service in
+            let key = try await setUpExampleApp(service, app: "demo")
+            _ = try await VendorRoutesTests().easemobApp(service, "app")  // binds acme/app
+            let auth = "Authorization: Bearer \(key)\r\n"
+            // CONNECT: the same 405 as any method a route does not take — its body, Content-Length and
+            // Allow — and the connection closes after it (nothing here tunnels).
+            let connects: [(String, String?, String)] = [
+                ("CONNECT example.com:443", nil, #""code":"method-not-allowed""#),
+                ("CONNECT /v1/apps/demo", "GET, HEAD, PUT", #""code":"method-not-allowed""#),
+                ("CONNECT /v4/openim/sendmsg", "POST", #""ErrorCode":60008"#),
+                ("CONNECT /acme/app/users/bob", "GET, HEAD, PUT, DELETE", #""error":"method_not_allowed""#),
+            ]
+            for (line, allow, shape) in connects {
+                let reply = try await HostileInputTests.exchange(service.port, "\(line) HTTP/1.1\r\nHost: example.com:443\r\n\(auth)\r\n")
+                let length = Self.header("Content-Length", reply).flatMap { Int($0) }
+                #expect(reply.status == 405 && reply.body.contains(shape) && length == reply.body.utf8.count && reply.closed, "\(line): \(reply.text)")
+                #expect(Self.header("Content-Type", reply) == "application/json" && Self.header("Connection", reply) == "close", "\(line): \(reply.text)")
+                if let allow {
+                    #expect(Self.header("Allow", reply) == allow, "\(line): \(reply.text)")
+                } else {
+                    // A target no route has (host:port): what the service serves anywhere.
+                    #expect(Self.header("Allow", reply)?.hasPrefix("GET, HEAD, POST, PUT") == true && Self.header("Allow", reply)?.contains("DELETE") == true, "\(line): \(reply.text)")
+                }
+            }
+            // Methods the parser accepts that no route takes: 405 with Allow and a body, the connection kept.
+            for method in ["PROPFIND", "TRACE", "OPTIONS", "LINK", "MKCOL"] {
+                let reply = try await HostileInputTests.exchange(service.port, "\(method) /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", expectingClose: false)
+                let length = Self.header("Content-Length", reply).flatMap { Int($0) }
+                #expect(reply.status == 405 && Self.header("Allow", reply) == "GET, HEAD" && reply.body.contains(#""code":"method-not-allowed""#) && length == reply.body.utf8.count,
+                    "\(method): \(reply.text)")
+            }
+            #expect(try await service.call(.get, "/healthz").status == 200)
+        }
+    }
+
     // MARK: 4. HEAD answers carry no body
 
     @Test func headAnswersCarryNoBody() async throws {

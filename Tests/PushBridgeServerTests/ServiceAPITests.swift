@@ -13,7 +13,7 @@ import PushBridgeVendorRESTTestSupport
 import PushBridgeStoreTestSupport
 import Testing
 
-/// The native API (SPEC §11) against a real server on a loopback port.
+/// The native API (Specification §11) against a real server on a loopback port.
 @Suite("Service API")
 struct ServiceAPITests {
     /// The walk-through example (Running the service) end to end, on the in-memory twin and on SQLite: the decisions are the

@@ -12,7 +12,7 @@ import PushBridgeVendorRESTTestSupport
 import PushBridgeStoreTestSupport
 import Testing
 
-/// The vendors' REST answered by a real service on a loopback port (SPEC §12): service fixtures,
+/// The vendors' REST answered by a real service on a loopback port (Specification §12): service fixtures,
 /// authentication, the vendors' error shapes, and that a refused request changes nothing.
 @Suite("Vendor REST service")
 struct VendorRoutesTests {
@@ -402,6 +402,35 @@ struct VendorRoutesTests {
             _ = try await service.call(.put, "/v1/apps/sends/vendors/tencent", key: t.key, body: #"{"sdkAppId":\#(t.sdkAppID),"secretKey":"rotated"}"#)
             #expect(try await service.call(.post, "/v4/openim/sendmsg?" + query, body: body).json?["ErrorCode"] == 70009)
         }
+    }
+
+    @Test func aUserSigCompressedOrSpacedAnotherWayIsTheSameSignature() async throws {
+        try await withLiveService(database: nil, mode: .router) { service in
+            let t = try await tencentApp(service, "spell")
+            let body = #"{"To_Account":"bob","MsgRandom":1,"MsgBody":[{"MsgType":"TIMTextElem","MsgContent":{"Text":"x"}}]}"#
+            func send(_ sig: String) async throws -> VendorReply {
+                let query = "sdkappid=\(t.sdkAppID)&identifier=administrator&usersig=\(sig)&random=42&contenttype=json"
+                let reply = try await service.call(.post, "/v4/openim/sendmsg?" + query, body: body)
+                return VendorReply(code: reply.json?["ErrorCode"]?.intValue ?? -1, text: reply.text)
+            }
+            let genuine = try #require(t.query().split(separator: "&").first { $0.hasPrefix("usersig=") }?.dropFirst(8)).description
+            // Python's generator (json.dumps, zlib level 6), stored blocks, level 1, compact: the same signature,
+            // each verified on its own before it is remembered.
+            let spellings = [genuine] + [(6, true), (0, false), (1, true), (9, true)].compactMap { CredentialSpellings.userSig(genuine, level: $0, spaced: $1) }
+            #expect(Set(spellings).count == spellings.count)
+            for sig in spellings + [genuine] {
+                let reply = try await send(sig)
+                #expect(reply.code == 0, "\(sig.prefix(24)): \(reply.text)")
+            }
+            // Another key's UserSig respelled after the genuine one is remembered: refused.
+            let forged = try #require(t.query(secret: "wrong").split(separator: "&").first { $0.hasPrefix("usersig=") }?.dropFirst(8)).description
+            #expect(try await send(try #require(CredentialSpellings.userSig(forged, level: 6))).code == 70009)
+        }
+    }
+
+    struct VendorReply {
+        var code: Int64
+        var text: String
     }
 
     @Test("Examples/vendor-rest/drop_in.py: a real UserSig from Tencent's generator and an Easemob token flow")

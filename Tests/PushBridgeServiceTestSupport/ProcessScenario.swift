@@ -35,7 +35,7 @@ package enum ProcessScenario {
         package init(database: String, extraEnvironment: [String: String] = [:], logDirectory: String? = nil) throws {
             let directory = logDirectory.map { URL(fileURLWithPath: $0) } ?? URL(fileURLWithPath: database).deletingLastPathComponent()
             logPath = directory.appendingPathComponent("serve-\(UUID().uuidString).log").path
-            FileManager.default.createFile(atPath: logPath, contents: nil)
+            try Data().write(to: URL(fileURLWithPath: logPath))
             process.executableURL = URL(fileURLWithPath: Repository.executable)
             process.arguments = ["serve", "--db", database, "--listen", "127.0.0.1:0"]
             var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PUSHBRIDGE_") }

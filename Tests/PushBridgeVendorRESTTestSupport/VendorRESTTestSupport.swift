@@ -34,3 +34,37 @@ package enum PushBridgeVendorRESTProbe {
         _ = try UserSig.verify(sig, sdkAppID: sdkAppID, identifier: identifier, secretKey: key, now: Int64(Date().timeIntervalSince1970))
     }
 }
+
+/// Other spellings of a signed credential below its base64: the same bytes compressed another way,
+/// as another vendor generator writes them.
+package enum CredentialSpellings {
+    /// An AccessToken2 (`007…`) with its bytes deflated at `level` (0: stored blocks), or `nil` when it does not decode.
+    package static func agoraToken(_ token: String, level: Int32) -> String? {
+        guard token.hasPrefix("007"), let bytes = StrictBase64.standard.decode(token.utf8.dropFirst(3)).flatMap({ Zlib.inflate($0) }) else { return nil }
+        return "007" + StrictBase64.standard.encode(Zlib.deflate(bytes, level: level))
+    }
+
+    /// A UserSig with its JSON respaced as Python's `json.dumps` writes it and deflated at `level`, or `nil` when it does not decode.
+    package static func userSig(_ sig: String, level: Int32, spaced: Bool = true) -> String? {
+        guard let json = StrictBase64.tencent.decode(sig).flatMap({ Zlib.inflate($0) }) else { return nil }
+        return StrictBase64.tencent.encode(Zlib.deflate(spaced ? pythonSpaced(json) : json, level: level))
+    }
+
+    /// JSON respaced as Python's `json.dumps` writes it (`", "`, `": "`), outside strings.
+    package static func pythonSpaced(_ json: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        var inString = false
+        var escaped = false
+        for byte in json {
+            out.append(byte)
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+            } else if byte == UInt8(ascii: "\"") {
+                inString = true
+            } else if byte == UInt8(ascii: ",") || byte == UInt8(ascii: ":") {
+                out.append(UInt8(ascii: " "))
+            }
+        }
+        return out
+    }
+}

@@ -99,4 +99,56 @@ struct StrictEncodingTests {
             #expect(throws: UserSig.Failure.malformed("TLS.sig is not canonical base64")) { try verify(forged) }
         }
     }
+
+    @Test("below base64 a UserSig is what Tencent's server reads: any zlib stream, any JSON spacing", arguments: VendorRESTTests.vectors.indices)
+    func aUserSigsBytesMayBeCompressedAndSpacedAnyWay(_ index: Int) throws {
+        let v = VendorRESTTests.vectors[index]
+        func verify(_ sig: String) throws -> UserSig {
+            try UserSig.verify(sig, sdkAppID: v.sdkAppID, identifier: v.identifier, secretKey: v.secretKey, now: v.time)
+        }
+        let genuine = try verify(v.usersig)
+        let inner = try #require(Zlib.inflate(StrictBase64.tencent.decode(v.usersig) ?? []))
+        guard case .object(let o) = try JSONParser.parse(inner) else {
+            Issue.record("vector \(index) is not an object")
+            return
+        }
+        var compact = JSONWriter()
+        compact.write(.object(o))
+        // Tencent's Python generator: json.dumps (spaced), zlib level 6; its Go and Java ones: compact.
+        for json in [inner, compact.bytes, CredentialSpellings.pythonSpaced(compact.bytes)] {
+            for level in [0, 1, 6, 9] as [Int32] {
+                let spelling = StrictBase64.tencent.encode(Zlib.deflate(json, level: level))
+                #expect(try verify(spelling) == genuine, "level \(level), \(String(decoding: json, as: UTF8.self))")
+            }
+        }
+        // What is signed has no second spelling: one field changed, however spelled, is refused.
+        var changed = o
+        changed["TLS.expire"] = .int(genuine.expire + 1)
+        var w = JSONWriter()
+        w.write(.object(changed))
+        for json in [w.bytes, CredentialSpellings.pythonSpaced(w.bytes)] {
+            #expect(throws: UserSig.Failure.badSignature) { try verify(StrictBase64.tencent.encode(Zlib.deflate(json, level: 1))) }
+        }
+    }
+
+    @Test("below base64 an AccessToken2 is what Agora's server reads: any zlib stream of its bytes", arguments: AgoraTokenTests.vectors.indices.filter { AgoraTokenTests.vectors[$0].kind == "app" })
+    func anAgoraTokensBytesMayBeCompressedAnyWay(_ index: Int) throws {
+        let v = AgoraTokenTests.vectors[index]
+        func verify(_ token: String) throws -> AgoraAccessToken {
+            try AgoraAccessToken.verifyAppToken(token, appID: v.appID, appCertificate: v.certificate, now: v.issuedAt)
+        }
+        let genuine = try verify(v.token)
+        let bytes = try #require(Zlib.inflate(StrictBase64.standard.decode(v.token.utf8.dropFirst(3)) ?? []))
+        var spellings: Set<String> = [v.token]
+        for level in [0, 1, 6, 9] as [Int32] {
+            let spelling = "007" + StrictBase64.standard.encode(Zlib.deflate(bytes, level: level))
+            spellings.insert(spelling)
+            #expect(try verify(spelling) == genuine, "level \(level)")
+        }
+        #expect(spellings.count >= 3, "levels 0, 1 and 9 write different streams")
+        // A changed byte of the signed content, recompressed: refused.
+        var changed = bytes
+        changed[changed.count - 3] ^= 1
+        #expect(throws: AgoraAccessToken.Failure.self) { try verify("007" + StrictBase64.standard.encode(Zlib.deflate(changed, level: 1))) }
+    }
 }

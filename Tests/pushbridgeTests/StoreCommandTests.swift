@@ -49,6 +49,10 @@ struct StoreCommandTests {
         let unknownProfile = try runTool(["send", "--db", db, "--dialect", "easemob-legacy", "--sender", "u1", "--profile", "nope", message])
         #expect(unknownProfile.status == 2)
         #expect(unknownProfile.stderr.contains("--profile: expected a profile"), "\(unknownProfile.stderr)")
+        // decide blames the option too, not the file the scenario came from.
+        let decideProfile = try runTool(["decide", "Examples/demo.json", "--profile", "nope"])
+        #expect(decideProfile.status == 2 && decideProfile.stderr.hasPrefix("pushbridge: --profile: expected a profile"), "\(decideProfile.stderr)")
+        #expect(!decideProfile.stderr.contains("Examples/demo.json"), "\(decideProfile.stderr)")
         let missing = try runTool(["send", "--db", db, "--dialect", "easemob-legacy", folder + "/none.json"])
         #expect(missing.status == 2)
         let unopenable = try runTool(["members", "--db", "/nonexistent-dir/x.db", "--group", "g"])

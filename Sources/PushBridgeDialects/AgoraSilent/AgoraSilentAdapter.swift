@@ -243,7 +243,7 @@ public struct AgoraSilentAdapter: DialectAdapter {
         case "file": part = .file
         case "location": part = .location
         case "custom": part = .custom(description: try body.optionalString("text") ?? "")
-        // EMCmdMessageBody: an action for the app, never pushed (SPEC §14).
+        // EMCmdMessageBody: an action for the app, never pushed (Specification §14).
         case "cmd": part = .command(action: try body.string("action", expected: "the command's action"))
         default: throw InputError(.invalidValue, at: body.pointer / "type", expected: typeExpected, found: "\"\(type)\"")
         }

@@ -121,7 +121,7 @@ public struct EasemobLegacyAdapter: DialectAdapter {
         "video": (["type", "url", "filename", "thumb", "length", "secret", "file_length", "thumb_secret"], { _ in .video }),
         "file": (["type", "url", "filename", "secret"], { _ in .file }),
         "loc": (["type", "lat", "lng", "addr"], { _ in .location }),
-        // A command (pass-through) message: never pushed (SPEC §14, Rulings).
+        // A command (pass-through) message: never pushed (Specification §14, Rulings).
         "cmd": (["type", "action"], { .command(action: try $0.string("action", expected: "the command's action")) }),
     ]
 

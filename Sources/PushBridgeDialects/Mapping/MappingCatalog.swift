@@ -22,7 +22,7 @@ public enum Fidelity: String, Hashable, Sendable, CaseIterable, Comparable {
 /// truth the adapters and the translator are checked against, and what `pushbridge mappings` prints.
 public struct MappingCatalog: Sendable {
     /// One mapping entry: a dialect input and the canonical fields it sets (or reads, for queries).
-    /// A `rest` entry is a field of the vendor's server REST (SPEC §12), written as
+    /// A `rest` entry is a field of the vendor's server REST (Specification §12), written as
     /// `METHOD /path field.path`; it names the SDK inputs it goes through (`via`).
     public struct Entry: Hashable, Sendable {
         public var input: String

@@ -1,7 +1,7 @@
 import PushBridgeCore
 import PushBridgeJSON
 
-/// The push-related keys of an Easemob/Agora message `ext` (SPEC §3.1), shared by both Easemob dialects.
+/// The push-related keys of an Easemob/Agora message `ext` (Specification §3.1), shared by both Easemob dialects.
 ///
 /// Keys that start with `em_` are reserved for the vendor: an unknown one is rejected (it is
 /// almost always a typo). Other keys are the app's own message attributes and are not pushed.
@@ -57,7 +57,7 @@ public struct EasemobExtension: Sendable {
         }
         guard let apns = try reader.optionalObject("em_apns_ext", expected: "the em_apns_ext object") else { return }
         try apns.allowOnly(EasemobExtension.apnsKeys, context: "em_apns_ext")
-        // An empty extension string is no extension in every profile (SPEC §10).
+        // An empty extension string is no extension in every profile (Specification §10).
         message.extensionValue = apns.value("extern") == .string("") ? nil : apns.value("extern")
         message.pushContent = try apns.optionalString("em_push_content")
         message.pushTitle = try apns.optionalString("em_push_title")

@@ -73,7 +73,7 @@ public struct TencentTIMAdapter: DialectAdapter {
             user.badge = c2c + group
         case "doForeground":
             try r.allowOnly(["call"], context: name)
-            user.setPresence(.online)  // resets the badge counter (SPEC §10)
+            user.setPresence(.online)  // resets the badge counter (Specification §10)
         case "modifySelfProfile":
             try r.allowOnly(["call", "nick"], context: name)
             user.displayName = try r.string("nick", expected: "the nickname as a string")
@@ -209,9 +209,9 @@ public struct TencentTIMAdapter: DialectAdapter {
             if let desc = try info.optionalString("desc"), !desc.isEmpty { message.contentOverride = desc }
             // V2TIMOfflinePushInfo.title / REST OfflinePushInfo.Title: the push title (an empty one is none).
             if let title = try info.optionalString("title"), !title.isEmpty { message.pushTitle = title }
-            // An empty ext is no extension in every profile (SPEC §10).
+            // An empty ext is no extension in every profile (Specification §10).
             if let ext = try info.optionalString("ext"), !ext.isEmpty { message.extensionValue = .string(ext) }
-            // Android options: accepted and carried, no effect on APNs (SPEC §10).
+            // Android options: accepted and carried, no effect on APNs (Specification §10).
             if let android = try info.optionalObject("androidConfig", expected: "TIMAndroidOfflinePushConfig, an object") {
                 message.androidOptions = .object(android.object)
             }

@@ -1,7 +1,7 @@
 import PushBridgeCore
 import PushBridgeJSON
 
-/// Rewrites a scenario in another dialect (SPEC §7, `pushbridge translate`).
+/// Rewrites a scenario in another dialect (Specification §7, `pushbridge translate`).
 ///
 /// Translation goes through canonical state: the source scenario's setup is applied, then the
 /// target dialect writes the calls that reach the same state and the message in its own shape.

@@ -1,7 +1,7 @@
 import PushBridgeCore
 import PushBridgeJSON
 /// The record a sent message leaves behind, so that a repeated send returns the same decisions
-/// byte for byte and changes no counter (SPEC §10).
+/// byte for byte and changes no counter (Specification §10).
 ///
 /// A compact binary form, because a group send writes one for every receiver in its transaction.
 /// `PBR3` (written since 0.12): the magic, the number of decisions, then per decision its receiver

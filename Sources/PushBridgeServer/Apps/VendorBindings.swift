@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import PushBridgeStore
 
-/// The vendor credentials the apps answer the vendors' REST with (SPEC §12), by vendor and the key
+/// The vendor credentials the apps answer the vendors' REST with (Specification §12), by vendor and the key
 /// the vendor's requests name (`org/app`, the SDKAppID): read from the directory, changed through
 /// it. On a shared directory (PostgreSQL) a binding another node made is read on the first miss.
 final class VendorBindings: @unchecked Sendable {

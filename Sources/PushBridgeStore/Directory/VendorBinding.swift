@@ -1,6 +1,6 @@
 import PushBridgeCore
 
-/// The vendor credentials an app answers a vendor's own server REST with (SPEC §12): what the vendor's
+/// The vendor credentials an app answers a vendor's own server REST with (Specification §12): what the vendor's
 /// requests name (an `org/app`, an SDKAppID), the account and the secret they are checked with. The store
 /// keeps them as they are; the vendor module that serves the family reads and shows them.
 public struct VendorBinding: Hashable, Sendable {

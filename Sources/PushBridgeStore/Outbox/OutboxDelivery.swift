@@ -1,6 +1,6 @@
 import PushBridgeCore
 
-/// One APNs request in the outbox (SPEC §13): queued in the transaction that decided it, claimed
+/// One APNs request in the outbox (Specification §13): queued in the transaction that decided it, claimed
 /// by a delivery worker, and settled with its outcome.
 public struct OutboxDelivery: Hashable, Sendable {
     /// The store's id for it (0 until it is queued).

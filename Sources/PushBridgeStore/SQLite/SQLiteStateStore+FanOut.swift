@@ -94,7 +94,7 @@ extension SQLiteStateStore.Transaction {
     func setBadges(_ badges: [(key: UserKey, badge: Int)]) throws {
         try checkWritable()
         if try logs(badges) {
-            // A group send: one row in the badge log, not one update each (SPEC §10's counters
+            // A group send: one row in the badge log, not one update each (Specification §10's counters
             // either way); folded into badge_counters past the limit.
             try logBadges(badges)
             if connection.badgeOverlay!.entries > connection.badgeLogLimit { try foldBadgeLog() }

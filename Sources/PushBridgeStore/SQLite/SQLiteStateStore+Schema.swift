@@ -94,7 +94,7 @@ extension SQLiteStateStore {
                 INSERT INTO badge_counters (user_id, badge) SELECT id, badge FROM users;
                 ALTER TABLE users DROP COLUMN badge;
                 """),
-        // Several devices per user (SPEC §10), keyed by token: a token belongs to one user at a time.
+        // Several devices per user (Specification §10), keyed by token: a token belongs to one user at a time.
         // `sequence` orders bindings (newest = highest); a binding of a migrated device is unknown (0).
         // users.device_token / device_certificate stay (a CHECK names them, so SQLite cannot drop
         // them) and are always NULL from here on. Were one token on two users, the user created
@@ -115,7 +115,7 @@ extension SQLiteStateStore {
                     ON CONFLICT (token) DO NOTHING;
                 UPDATE users SET device_token = NULL, device_certificate = NULL;
                 """),
-        // Repeated sends (SPEC §10): the decisions of each message id, byte for byte, kept for the
+        // Repeated sends (Specification §10): the decisions of each message id, byte for byte, kept for the
         // facade's repeat window and pruned by later sends.
         Migration(
             identifier: "2026-11-22-sent-messages",
@@ -127,7 +127,7 @@ extension SQLiteStateStore {
                 );
                 CREATE INDEX sent_messages_by_time ON sent_messages (sent_at);
                 """),
-        // The delivery outbox (SPEC §13): one row per APNs request, queued in the transaction that
+        // The delivery outbox (Specification §13): one row per APNs request, queued in the transaction that
         // decided it. state 0 queued, 1 delivered, 2 failed. `claimed_until` is a worker's lease
         // (0: unclaimed); `due_at` is when a queued row may be sent (again).
         Migration(
@@ -209,7 +209,7 @@ extension SQLiteStateStore {
         Migration(
             identifier: "2026-11-28-badge-log-varint-entries",
             sql: "-- no schema change: badge_log.entries holds varint rows from here on"),
-        // Vendor REST groups and device binding (SPEC §14): a group's profile (owner, limits, block
+        // Vendor REST groups and device binding (Specification §14): a group's profile (owner, limits, block
         // list, as the facade encodes it; NULL for a group that only has a message sequence) and
         // Tencent's per-group message sequence; the devices bound by Easemob device id and
         // certificate name, by user name (removing the user deletes them).

@@ -27,10 +27,10 @@ struct Decide: ParsableCommand {
 
     func run() throws {
         let engine = ScenarioEngine()
+        // The option is the command line's, not the file's: judged first, and blamed on `--profile`.
+        let chosen = try profileOption(profile, in: engine.registry)
         let decision = try rejectingBadInput(file: file) { () throws -> PushDecision in
-            let fixture = try Fixture(path: file)
-            let chosen = try profile.map { try engine.registry.profile($0, at: JSONPointer.root / "profile") }
-            return try engine.decide(fixture.scenario, profile: chosen)
+            try engine.decide(try Fixture(path: file).scenario, profile: chosen)
         }
         print(pretty ? JSONWriter.prettyText(try JSONParser.parse(decision.json)) : decision.jsonText)
     }

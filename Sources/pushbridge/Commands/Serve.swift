@@ -6,7 +6,7 @@ import PushBridgeStore
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run PushBridge as an HTTP service: the native API of SPEC §11, with health checks and Prometheus metrics.",
+        abstract: "Run PushBridge as an HTTP service: the native API of Specification §11, with health checks and Prometheus metrics.",
         discussion: """
             Settings come from defaults, then --config FILE (YAML, see Examples/service/pushbridge.yaml), then PUSHBRIDGE_… \
             environment variables (PUSHBRIDGE_LISTEN, PUSHBRIDGE_DB, PUSHBRIDGE_ADMIN_KEY, …), then these flags. Once listening \
