@@ -70,8 +70,11 @@ test: core deps test-deps
 	@# A CI log may be cut to its last lines: the failures are printed again at the end, after the summary.
 	@# The tests' scratch folders (databases, service folders, logs) go under a
 	@# temporary folder of the run's own (TMPDIR), removed when the run ends, whatever its outcome.
+	@# The build above runs in the caller's environment and the tests skip building: a changed TMPDIR
+	@# rebuilds most modules, a changed PATH the plugins, so another command after this one rebuilds nothing.
+	@# Swift Testing alone: there are no XCTest tests (its empty pass would print "Executed 0 tests").
 	@scratch="$$(mktemp -d /tmp/pushbridge-tests.XXXXXX)"; trap 'rm -rf "$$scratch"' EXIT; \
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" TMPDIR="$$scratch" Tests/Scripts/with-postgres.sh $(SWIFT) test --disable-xctest 2>&1 | grep --line-buffered -v '^◇ Test case passing' | tee .build/test-output.log \
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" TMPDIR="$$scratch" Tests/Scripts/with-postgres.sh $(SWIFT) test --skip-build --disable-xctest 2>&1 | grep --line-buffered -v '^◇ Test case passing' | tee .build/test-output.log \
 		|| { echo "== failures, repeated from above (whole log: .build/test-output.log) =="; \
 			grep -E -A4 '✘|recorded an issue|error:|Fatal error|Crash' .build/test-output.log | grep -v '^✔' | tail -120; exit 1; }
 

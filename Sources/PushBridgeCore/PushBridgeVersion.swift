@@ -1,5 +1,5 @@
 /// PushBridge's version: the one place it is written (`pushbridge --version`, CHANGELOG.md, the git tag).
 public enum PushBridgeVersion {
     /// The current release, semantic versioning.
-    public static let current = "0.36.1"
+    public static let current = "0.37.0"
 }
