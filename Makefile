@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: deps test-deps core demo demo-serve demo-vendor-rest test docs build bench bench-serve bench-deliver bench-postgres clean
+.PHONY: deps test-deps core demo demo-serve demo-vendor-rest test docs build bench bench-serve bench-deliver bench-postgres bench-compare clean
 
 ## deps: install the system libraries PushBridge links (json-c, sqlite3, zlib) and pkg-config when missing.
 ## Found through pkg-config only (no fixed include paths): apt-get on Debian/Ubuntu, Homebrew on macOS.
@@ -108,5 +108,15 @@ bench-postgres: deps
 	$(SWIFT) build -c release --product pushbridge-bench
 	@Tests/Scripts/with-postgres.sh .build/release/pushbridge-bench --postgres
 
+## bench-compare: REF=<version or commit> builds REF's bench in a worktree of its own (.build/bench-ref/) and this
+## checkout's, runs them alternated (core, serve, deliver; three rounds; SECTIONS=serve ROUNDS=5 to change), and
+## prints each figure side by side with its change, flagging (and exiting 1 on) a same-run ratio that fell by 10 % or more
+bench-compare: deps
+	@test -n "$(REF)" || { echo "make bench-compare: say what to compare with: REF=<version or commit> (say REF=0.36.1)"; exit 2; }
+	@command -v wrk >/dev/null 2>&1 || { echo "Installing wrk (missing)..."; $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq wrk; }
+	@command -v h2load >/dev/null 2>&1 || { echo "Installing h2load (nghttp2-client, missing)..."; $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nghttp2-client; }
+	@Tests/Scripts/bench-compare.sh "$(REF)"
+
 clean:
 	rm -rf .build
+	git worktree prune

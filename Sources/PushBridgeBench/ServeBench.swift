@@ -1,6 +1,7 @@
 // `make bench-serve`: wrk on loopback against the service and against a constant Hummingbird handler in
-// the same run (issue 14's targets: one-to-one ingest ≥ 50 % of the constant handler's rate with p99 < 10 ms
-// at 64 connections; a 1,000-member group message answered in < 20 ms p99).
+// the same run. Targets: one-to-one ingest ≥ 0.5 of the constant handler's rate with p99 < 10 ms at 64
+// connections; Easemob and Tencent REST ≥ 0.9 of the native one-to-one rate; a 1,000-member group message
+// answered in < 20 ms p99.
 import Foundation
 import Hummingbird
 import Logging
@@ -207,8 +208,12 @@ func runServeBench(seconds: Int) async throws {
     print(row("constant handler (64 connections)", constantRun, "baseline"))
     print(row("one-to-one messages (64 connections)", oneRun,
         String(format: "ratio %.2f (target ≥ 0.50: %@), p99 target < 10 ms: %@", ratio, ratio >= 0.5 ? "met" : "NOT MET", oneRun.p99ms < 10 ? "met" : "NOT MET")))
-    print(row("Easemob REST /messages/users (64 connections)", easemobRun, String(format: "%.2f of the native one-to-one rate", easemobRun.requestsPerSecond / oneRun.requestsPerSecond)))
-    print(row("Tencent REST sendmsg (64 connections)", tencentRun, String(format: "%.2f of the native one-to-one rate (one UserSig, verified once and remembered)", tencentRun.requestsPerSecond / oneRun.requestsPerSecond)))
+    let easemobRatio = easemobRun.requestsPerSecond / oneRun.requestsPerSecond
+    let tencentRatio = tencentRun.requestsPerSecond / oneRun.requestsPerSecond
+    print(row("Easemob REST /messages/users (64 connections)", easemobRun,
+        String(format: "%.2f of the native one-to-one rate (target ≥ 0.90: %@)", easemobRatio, easemobRatio >= 0.9 ? "met" : "NOT MET")))
+    print(row("Tencent REST sendmsg (64 connections)", tencentRun,
+        String(format: "%.2f of the native one-to-one rate (target ≥ 0.90: %@; one UserSig, verified once and remembered)", tencentRatio, tencentRatio >= 0.9 ? "met" : "NOT MET")))
     print(row("1,000-member group messages (1 connection)", groupRun,
         String(format: "%.0f decisions/s, p99 target < 20 ms: %@", groupRun.requestsPerSecond * 999, groupRun.p99ms < 20 ? "met" : "NOT MET")))
     var w = JSONWriter()
@@ -218,7 +223,9 @@ func runServeBench(seconds: Int) async throws {
         ("one_to_one_ratio", .double((ratio * 1000).rounded() / 1000)),
         ("group_1000_rps", .double(groupRun.requestsPerSecond)), ("group_1000_p50_ms", .double(groupRun.p50ms)), ("group_1000_p99_ms", .double(groupRun.p99ms)),
         ("easemob_rest_rps", .double(easemobRun.requestsPerSecond)), ("easemob_rest_p99_ms", .double(easemobRun.p99ms)),
+        ("easemob_rest_ratio", .double((easemobRatio * 1000).rounded() / 1000)),
         ("tencent_rest_rps", .double(tencentRun.requestsPerSecond)), ("tencent_rest_p99_ms", .double(tencentRun.p99ms)),
+        ("tencent_rest_ratio", .double((tencentRatio * 1000).rounded() / 1000)),
         ("non_2xx", .int(Int64(oneRun.non2xx + groupRun.non2xx + constantRun.non2xx + easemobRun.non2xx + tencentRun.non2xx))),
     ])))
     print(w.string)

@@ -53,6 +53,28 @@ func runToCompletion(_ body: @escaping @Sendable () async throws -> Void) -> Nev
     exit(0)
 }
 
+if let index = arguments.firstIndex(of: "--compare") {  // `make bench-compare REF=…`: this bench against a reference's, alternated
+    // `--compare REFERENCE_BENCH --reference-folder ITS_CHECKOUT [--reference-name NAME] [--sections core,serve,deliver]
+    // [--compare-rounds 3] [--seconds 10]`
+    guard index + 1 < arguments.count else { fail("--compare needs the reference's bench executable") }
+    func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil } }
+    let referenceFolder = option("--reference-folder") ?? "."
+    let sectionNames = option("--sections")?.split(separator: ",").map(String.init) ?? CompareSection.allCases.map(\.rawValue)
+    let sections = sectionNames.map { name -> CompareSection in
+        guard let section = CompareSection(rawValue: name) else {
+            fail("--sections: no section \(name) (the sections: \(CompareSection.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        return section
+    }
+    let roundsText = option("--compare-rounds") ?? "3"
+    guard let compareRounds = Int(roundsText), compareRounds > 0 else { fail("--compare-rounds: expected a number of rounds (1 or more), found \(roundsText)") }
+    let flagged = compareBenches(
+        current: BenchUnderTest(name: option("--current-name") ?? "current", executable: CommandLine.arguments[0], folder: FileManager.default.currentDirectoryPath),
+        reference: BenchUnderTest(name: option("--reference-name") ?? "reference", executable: arguments[index + 1], folder: referenceFolder),
+        sections: sections, rounds: compareRounds, seconds: option("--seconds").flatMap { Int($0) } ?? 10)
+    exit(flagged.isEmpty ? 0 : 1)
+}
+
 if arguments.contains("--serve") {  // `make bench-serve`: the HTTP service under wrk
     let seconds = arguments.firstIndex(of: "--seconds").map { Int(arguments[$0 + 1]) ?? 10 } ?? 10
     runToCompletion { try await runServeBench(seconds: seconds) }
@@ -305,8 +327,12 @@ let figures: [(String, Double)] = [
     ("fanout_100k_first_ms", fanout.firstMs),
     ("fanout_100k_warm_ms", fanout.warmMs),
     ("fanout_peak_rss_mb", fanoutPeakRSS),
+    // The fan-out's times against the baselines' time for as many payloads (100,000), in this same run.
+    ("ratio_fanout_first_time_vs_codable", fanout.firstMs / (100_000 / codablePerSec * 1000)),
+    ("ratio_fanout_warm_time_vs_ceiling", fanout.warmMs / (100_000 / ceilingPerSec * 1000)),
     ("one_to_one_facade_per_sec", oneToOneSingle),
     ("one_to_one_facade_batched_per_sec", oneToOneBatched),
+    ("ratio_one_to_one_batched_vs_codable", oneToOneBatched / codablePerSec),
     ("strict_compare_per_sec", strictPerSec),
     ("foundation_compare_per_sec", foundationComparePerSec),
     ("ratio_strict_vs_foundation", strictPerSec / foundationComparePerSec),
@@ -315,14 +341,20 @@ let figures: [(String, Double)] = [
 ]
 
 /// Figures where lower is better (times, memory); the rest are rates, ratios or counts, where higher is better.
-let lowerIsBetter: Set<String> = ["fanout_100k_first_ms", "fanout_100k_warm_ms", "fanout_peak_rss_mb", "conform_10k_fixtures_s"]
+let lowerIsBetter: Set<String> = [
+    "fanout_100k_first_ms", "fanout_100k_warm_ms", "fanout_peak_rss_mb", "conform_10k_fixtures_s", "ratio_fanout_first_time_vs_codable",
+    "ratio_fanout_warm_time_vs_ceiling",
+]
 /// The figures checked against the recorded ones: ratios to baselines measured in this same run, so
 /// that a slower or busier machine does not read as a regression (absolute figures are printed only).
 let checked = ["ratio_vs_codable", "ratio_vs_ceiling", "ratio_strict_vs_foundation"]
-/// Issue 17's targets.
+/// The targets: same-run ratios, so that a machine computing half as fast meets them alike (memory is
+/// the one absolute figure). The fan-out's were 200 ms first and 30 ms warm, and 50,000 one-to-one sends
+/// a second, on the machine whose baselines `recorded.json` holds (Codable 169,394 payloads/s, the ceiling
+/// 2,401,043/s: 100,000 payloads in 590 and 41.6 ms).
 let targets: [String: Double] = [
-    "ratio_vs_codable": 8, "ratio_vs_ceiling": 0.25, "fanout_100k_warm_ms": 30, "fanout_100k_first_ms": 200, "fanout_peak_rss_mb": 300,
-    "one_to_one_facade_batched_per_sec": 50_000, "ratio_strict_vs_foundation": 5,
+    "ratio_vs_codable": 8, "ratio_vs_ceiling": 0.25, "ratio_fanout_warm_time_vs_ceiling": 0.72, "ratio_fanout_first_time_vs_codable": 0.34,
+    "fanout_peak_rss_mb": 300, "ratio_one_to_one_batched_vs_codable": 0.295, "ratio_strict_vs_foundation": 5,
 ]
 /// The recorded figures: `--recorded FILE`; else the source file when run from the checkout (so
 /// `--record` updates it); else the copy built into the bench as a resource.

@@ -41,7 +41,7 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private enum Phase {
         /// Before a request line; its bytes are held until the line is whole and judged.
         case requestLine(emptyLines: Int)
-        /// In a head: the header bytes seen so far (to read Content-Length and Transfer-Encoding).
+        /// In a head, reading Content-Length and Transfer-Encoding (``HeadFraming``).
         case headers
         case fixedBody(remaining: UInt64)
         case chunkSize
@@ -59,8 +59,11 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private let bodyLimitBytes: Int
     private let refuse: (ServiceError) -> Void
     private var phase = Phase.requestLine(emptyLines: 0)
-    /// The current line (request line, header block, chunk size or trailer line) as read so far.
+    /// A line begun in an earlier read and still going on (request line, header line, chunk size or
+    /// trailer line), as read so far; a line whole in one read is judged where it lies.
     private var line: [UInt8] = []
+    /// The head being read.
+    private var head = HeadFraming()
     /// Whether the request being parsed is a `HEAD`.
     private(set) var requestIsHead = false
     private var lingering = false
@@ -125,6 +128,14 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         func flush() {
             if let out { context.fireChannelRead(wrapInboundOut(out)) }
         }
+        /// The index of the next `\n` of the read from `start` on, if any.
+        func newline(from start: Int) -> Int? {
+            buffer.withUnsafeReadableBytes { bytes -> Int? in
+                let offset = start - view.startIndex
+                guard offset < bytes.count, let base = bytes.baseAddress, let found = memchr(base + offset, 0x0A, bytes.count - offset) else { return nil }
+                return view.startIndex + base.distance(to: UnsafeRawPointer(found))
+            }
+        }
         while index < view.endIndex {
             switch phase {
             case .untracked:
@@ -144,10 +155,11 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             case .requestLine(let emptyLines):
                 // Held back: the parser sees the line only once it is judged.
                 if line.isEmpty { forward(upTo: index) }
-                let byte = view[index]
-                index += 1
-                line.append(byte)
-                guard byte == UInt8(ascii: "\n") else {
+                let start = index
+                guard let newline = newline(from: index) else {
+                    // The line goes on in a later read: held until it is whole.
+                    line.append(contentsOf: view[start...])
+                    index = view.endIndex
                     if line.count > Self.headLimit {
                         write(line)
                         line = []
@@ -156,8 +168,22 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
                     }
                     continue
                 }
-                let text = line.count >= 2 && line[line.count - 2] == UInt8(ascii: "\r") ? line.dropLast(2) : line.dropLast()
-                if text.isEmpty {
+                index = newline + 1
+                // Whole in this read, the line is judged where it lies; begun in an earlier one, it is held.
+                let held = !line.isEmpty
+                if held { line.append(contentsOf: view[start..<index]) }
+                let length = held ? line.count : index - start
+                if length - 1 > Self.headLimit {
+                    // Too long to judge: the parser has its own limit.
+                    if held { write(line) }
+                    line = []
+                    if held { forwardFrom = index }
+                    phase = .untracked
+                    continue
+                }
+                let verdict = held ? Self.judgeRequestLine(line[...]) : Self.judgeRequestLine(view[start..<index])
+                switch verdict {
+                case .empty:
                     // RFC 9112 §2.2: at least one empty line before a request line is ignored; a second is no request.
                     line = []
                     forwardFrom = index
@@ -168,29 +194,52 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
                     }
                     phase = .requestLine(emptyLines: emptyLines + 1)
                     continue
-                }
-                requestIsHead = text.starts(with: "HEAD ".utf8)
-                guard Self.hasVersion(Array(text)) else {
+                case .noVersion(let isHead):
+                    requestIsHead = isHead
                     flush()
                     refused(found: "a request line without an HTTP version (HTTP/0.9 is not served)")
                     return
+                case .request(let isHead):
+                    requestIsHead = isHead
                 }
-                // Judged: the held line goes on (it may have begun in an earlier read).
-                write(line)
-                line = []
-                forwardFrom = index
+                // Judged: the held line goes on (one whole in this read goes on from where it lies).
+                if held {
+                    write(line)
+                    line = []
+                    forwardFrom = index
+                }
+                head = HeadFraming()
                 phase = .headers
             case .headers:
-                let byte = view[index]
-                index += 1
-                line.append(byte)
-                if line.count > Self.headLimit {
+                // Line by line; only a header line split between reads is held (in `line`).
+                let start = index
+                guard let newline = newline(from: index) else {
+                    head.bytes += view.endIndex - start
+                    index = view.endIndex
+                    if head.bytes > Self.headLimit {
+                        phase = .untracked
+                        line = []
+                    } else {
+                        line.append(contentsOf: view[start...])
+                    }
+                    continue
+                }
+                index = newline + 1
+                head.bytes += index - start
+                if head.bytes > Self.headLimit {
                     phase = .untracked
                     line = []
-                } else if byte == UInt8(ascii: "\n") && Self.endsHead(line) {
-                    phase = bodyPhase(afterHead: line)
+                    continue
+                }
+                let ended: Bool
+                if line.isEmpty {
+                    ended = head.read(line: view[start..<index])
+                } else {
+                    line.append(contentsOf: view[start..<index])
+                    ended = head.read(line: line[...])
                     line = []
                 }
+                if ended { phase = head.bodyPhase }
             case .chunkSize:
                 let byte = view[index]
                 index += 1
@@ -249,39 +298,88 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         refuse(ServiceError(.badRequest, code: "malformed-http", expected: "a well-formed HTTP/1.1 request (RFC 9112)", found: found))
     }
 
-    /// Whether a head's bytes end with its empty line.
-    private static func endsHead(_ head: [UInt8]) -> Bool {
-        head == [10] || head == [13, 10] || head.suffix(2).elementsEqual([10, 10]) || head.suffix(4).elementsEqual([13, 10, 13, 10])
+    /// What a request line is: empty, without an HTTP version, or a request (and whether a `HEAD`).
+    private enum RequestLineVerdict {
+        case empty
+        case noVersion(isHead: Bool)
+        case request(isHead: Bool)
     }
 
-    /// Where a head's body goes: chunked, a fixed length, or none.
-    private func bodyPhase(afterHead head: [UInt8]) -> Phase {
+    /// Judges a request line, its `\n` (and a `\r` before it) included: `METHOD SP target SP HTTP/d.d`.
+    private static func judgeRequestLine<Line: BidirectionalCollection<UInt8>>(_ line: Line) -> RequestLineVerdict {
+        var text = line.dropLast()
+        if text.last == UInt8(ascii: "\r") { text = text.dropLast() }
+        if text.isEmpty { return .empty }
+        // Two spaces exactly; the version is the last eight bytes.
+        var spaces = 0
+        for byte in text where byte == UInt8(ascii: " ") { spaces += 1 }
+        let isHead = text.starts(with: "HEAD ".utf8)
+        guard spaces == 2, let lastSpace = text.lastIndex(of: UInt8(ascii: " ")) else { return .noVersion(isHead: isHead) }
+        let version = text[text.index(after: lastSpace)...]
+        guard version.count == 8, version.starts(with: "HTTP/".utf8) else { return .noVersion(isHead: isHead) }
+        let major = version.index(version.startIndex, offsetBy: 5)
+        let dot = version.index(after: major)
+        let minor = version.index(after: dot)
+        guard (48...57).contains(version[major]), version[dot] == UInt8(ascii: "."), (48...57).contains(version[minor]) else { return .noVersion(isHead: isHead) }
+        return .request(isHead: isHead)
+    }
+
+    /// A head's framing headers, read line by line: where its body goes.
+    private struct HeadFraming {
+        /// The head's bytes so far, its request line aside.
+        var bytes = 0
+        /// Whether the last `Transfer-Encoding` ends with `chunked`.
         var chunked = false
-        var length: UInt64? = nil
-        for rawLine in head.split(separator: UInt8(ascii: "\n")) {
-            guard let colon = rawLine.firstIndex(of: UInt8(ascii: ":")) else { continue }
-            let name = String(decoding: rawLine[rawLine.startIndex..<colon], as: UTF8.self).lowercased()
-            let value = String(decoding: rawLine[(colon + 1)...], as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: " \t\r"))
-            switch name {
-            case "transfer-encoding":
-                chunked = value.lowercased().split(separator: ",").last.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " \t")) == "chunked" } ?? false
-            case "content-length":
-                guard let n = UInt64(value), length == nil || length == n else { return .untracked }
+        var length: UInt64?
+        /// Two `Content-Length`s that disagree, or one that is no number: the parser refuses the request.
+        var unreadable = false
+
+        /// Reads one line of the head, its `\n` included.
+        /// - Returns: whether it is the empty line that ends the head.
+        mutating func read<Line: BidirectionalCollection<UInt8>>(line: Line) -> Bool {
+            var text = line.dropLast()
+            if text.last == UInt8(ascii: "\r") { text = text.dropLast() }
+            if text.isEmpty { return true }
+            guard let colon = text.firstIndex(of: UInt8(ascii: ":")) else { return false }
+            let name = text[..<colon]
+            if Self.equalIgnoringCase(name, "content-length") {
+                guard let n = UInt64(String(decoding: Self.trimmed(text[text.index(after: colon)...], of: " \t\r"), as: UTF8.self)), length == nil || length == n
+                else {
+                    unreadable = true
+                    return false
+                }
                 length = n
-            default: break
+            } else if Self.equalIgnoringCase(name, "transfer-encoding") {
+                // The last coding (empty ones aside), as the value lists them.
+                let codings = Self.trimmed(text[text.index(after: colon)...], of: " \t\r").split(separator: UInt8(ascii: ","))
+                chunked = codings.last.map { Self.equalIgnoringCase(Self.trimmed($0, of: " \t"), "chunked") } ?? false
+            }
+            return false
+        }
+
+        /// Where the body goes once the head has ended: chunked, a fixed length, or none.
+        var bodyPhase: Phase {
+            if unreadable { return .untracked }
+            if chunked { return length == nil ? .chunkSize : .untracked }
+            if let length, length > 0 { return .fixedBody(remaining: length) }
+            return .requestLine(emptyLines: 0)
+        }
+
+        private static func equalIgnoringCase(_ bytes: some Collection<UInt8>, _ lowercase: StaticString) -> Bool {
+            guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+            return lowercase.withUTF8Buffer { expected in
+                zip(bytes, expected).allSatisfy { byte, want in (65...90).contains(byte) ? byte + 32 == want : byte == want }
             }
         }
-        if chunked { return length == nil ? .chunkSize : .untracked }
-        if let length, length > 0 { return .fixedBody(remaining: length) }
-        return .requestLine(emptyLines: 0)
-    }
 
-    /// `METHOD SP target SP HTTP/d.d`.
-    private static func hasVersion(_ line: [UInt8]) -> Bool {
-        let parts = line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
-        guard parts.count == 3, let version = parts.last, version.count == 8 else { return false }
-        let v = Array(version)
-        return v.starts(with: "HTTP/".utf8) && (48...57).contains(v[5]) && v[6] == UInt8(ascii: ".") && (48...57).contains(v[7])
+        private static func trimmed<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes, of set: StaticString) -> Bytes.SubSequence {
+            set.withUTF8Buffer { set in
+                var slice = bytes[...]
+                while let first = slice.first, set.contains(first) { slice = slice.dropFirst() }
+                while let last = slice.last, set.contains(last) { slice = slice.dropLast() }
+                return slice
+            }
+        }
     }
 
     private static func hexValue(_ c: UInt8) -> UInt8? {
