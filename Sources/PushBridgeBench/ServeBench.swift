@@ -177,25 +177,34 @@ func runServeBench(seconds: Int) async throws {
     let oneToOne = #"{"id":"%ID%","conversationId":"u1","from":"u0","to":"u1","chatType":"Chat","body":{"type":"text","text":"hello"}}"#
     let group = #"{"id":"%ID%","conversationId":"g1000","from":"u0","to":"g1000","chatType":"GroupChat","body":{"type":"text","text":"hello"}}"#
     let messages = "http://127.0.0.1:\(servicePort.value)/v1/apps/bench/messages?dialect=agora-silent"
+    func easemob() -> WrkFigures {
+        wrk(url: "http://127.0.0.1:\(servicePort.value)/bench/bench/messages/users", body: #"{"from":"u0","to":["u1"],"type":"txt","body":{"msg":"hello"}}"#,
+            connections: 64, seconds: seconds, key: appToken)
+    }
+    func tencent() -> WrkFigures {
+        wrk(url: "http://127.0.0.1:\(servicePort.value)/v4/openim/sendmsg?sdkappid=1400000000&identifier=administrator&usersig=\(userSig)&random=1&contenttype=json",
+            body: #"{"From_Account":"u0","To_Account":"u1","MsgRandom":%N%,"MsgBody":[{"MsgType":"TIMTextElem","MsgContent":{"Text":"hello"}}]}"#,
+            connections: 64, seconds: seconds, key: nil, numbers: 400_000_000)
+    }
     print("pushbridge-bench --serve: wrk, 2 threads, \(seconds) s per run, loopback (server and wrk share the machine's cores)")
     _ = wrk(url: messages, body: oneToOne, connections: 8, seconds: 1, key: key)  // warm-up
     if let only = ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"] {  // one run, for a profiler
+        let shapes = ["one", "group", "easemob", "tencent"]
+        guard shapes.contains(only) else { fail("PUSHBRIDGE_BENCH_ONLY=\(only): expected one of \(shapes.joined(separator: ", "))") }
         FileHandle.standardError.write(Data("start \(only) pid \(getpid())\n".utf8))
-        let f = only == "group" ? wrk(url: messages, body: group, connections: 1, seconds: seconds, key: key)
-            : wrk(url: messages, body: oneToOne, connections: 64, seconds: seconds, key: key)
-        print(f)
+        switch only {
+        case "group": print(wrk(url: messages, body: group, connections: 1, seconds: seconds, key: key))
+        case "easemob": print(easemob())
+        case "tencent": print(tencent())
+        default: print(wrk(url: messages, body: oneToOne, connections: 64, seconds: seconds, key: key))
+        }
         return
     }
     let constantRun = wrk(url: "http://127.0.0.1:\(baselinePort.value)/constant", body: oneToOne, connections: 64, seconds: seconds, key: nil)
     let oneRun = wrk(url: messages, body: oneToOne, connections: 64, seconds: seconds, key: key)
     let groupRun = wrk(url: messages, body: group, connections: 1, seconds: seconds, key: key)
-    let easemobRun = wrk(
-        url: "http://127.0.0.1:\(servicePort.value)/bench/bench/messages/users", body: #"{"from":"u0","to":["u1"],"type":"txt","body":{"msg":"hello"}}"#,
-        connections: 64, seconds: seconds, key: appToken)
-    let tencentRun = wrk(
-        url: "http://127.0.0.1:\(servicePort.value)/v4/openim/sendmsg?sdkappid=1400000000&identifier=administrator&usersig=\(userSig)&random=1&contenttype=json",
-        body: #"{"From_Account":"u0","To_Account":"u1","MsgRandom":%N%,"MsgBody":[{"MsgType":"TIMTextElem","MsgContent":{"Text":"hello"}}]}"#,
-        connections: 64, seconds: seconds, key: nil, numbers: 400_000_000)
+    let easemobRun = easemob()
+    let tencentRun = tencent()
 
     await serviceGroup.triggerGracefulShutdown()
     await baselineGroup.triggerGracefulShutdown()

@@ -156,6 +156,14 @@ extension PushFacade {
         try store.read { try $0.user(user) }
     }
 
+    /// Whether the store has heard of a user (configured or not): what ``user(_:)`` tells by `nil`,
+    /// without loading the user's devices and settings (a send's receivers and senders are kept
+    /// between writes, so a send to a user just checked reads nothing twice).
+    /// - Parameter user: the user.
+    public func knowsUser(_ user: UserID) throws -> Bool {
+        try store.read { try $0.sender(user, group: nil) != nil }
+    }
+
     /// Answers a query call from the store.
     /// - Parameters:
     ///   - query: `{"call": name, …params}`.

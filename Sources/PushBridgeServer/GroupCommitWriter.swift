@@ -56,9 +56,14 @@ final class GroupCommitWriter: Sendable {
     enum Work {
         /// Runs the write; keeps its own result.
         case write((any PushStateStore) -> Void)
-        /// A message to send; keeps its own result.
-        case send(PushFacade.PreparedMessage, (Result<PushFacade.SendOutcome, any Error>) -> Void)
+        /// A message to send, admitted first if it says how; keeps its own result.
+        case send(PushFacade.PreparedMessage, Admission?, (Result<PushFacade.SendOutcome, any Error>) -> Void)
     }
+
+    /// Checks a send against the store just before it is decided, in its group's transaction (the
+    /// targets a vendor send names exist): what it throws is the send's answer, and it leaves the
+    /// send out of its batch. It only reads, so it may run again wherever its write would.
+    typealias Admission = @Sendable (any PushStateStore) throws -> Void
 
     /// Sends a run of messages through the store given (a group's savepoint store).
     typealias SendBatch = @Sendable (any PushStateStore, [PushFacade.PreparedMessage]) throws -> [Result<PushFacade.SendOutcome, any Error>]
@@ -141,10 +146,13 @@ final class GroupCommitWriter: Sendable {
 
     /// Sends a message in the next group commit, decided together with the sends next to it, and
     /// returns the outcome once that commit is durable.
-    /// - Parameter message: the prepared message.
     /// - Throws: why the message failed (nothing of it was kept), or ``ServiceError`` as ``write(_:)``.
-    func send(_ message: PushFacade.PreparedMessage) async throws -> PushFacade.SendOutcome {
-        try await submit { keep in .send(message, keep) }
+    /// - Parameters:
+    ///   - message: the prepared message.
+    ///   - admission: checked first, in the same transaction; what it throws is the answer, and the
+    ///     message is not sent.
+    func send(_ message: PushFacade.PreparedMessage, admitting admission: Admission? = nil) async throws -> PushFacade.SendOutcome {
+        try await submit { keep in .send(message, admission, keep) }
     }
 
     /// Queues the work `make` builds and waits for its answer. A write that waited past the timeout
@@ -294,25 +302,38 @@ final class GroupCommitWriter: Sendable {
 
     /// The ids of the messages `jobs` send.
     private func sendIDs(_ jobs: [Job]) -> [String] {
-        jobs.compactMap { if case .send(let message, _) = $0.work { message.message.id } else { nil } }
+        jobs.compactMap { if case .send(let message, _, _) = $0.work { message.message.id } else { nil } }
     }
 
     /// The group's writers, in order: each write alone, each run of sends as one batch.
     private func writers(_ jobs: [Job]) -> [(any PushStateStore) -> Void] {
         var writers: [(any PushStateStore) -> Void] = []
-        var sends: [(PushFacade.PreparedMessage, (Result<PushFacade.SendOutcome, any Error>) -> Void)] = []
+        var sends: [(PushFacade.PreparedMessage, Admission?, (Result<PushFacade.SendOutcome, any Error>) -> Void)] = []
         func endRun() {
             guard !sends.isEmpty else { return }
             let run = sends
             sends = []
             writers.append { [sendBatch] store in
+                // The run's admissions first: sends create no users or groups, so each is checked
+                // against what it would see just before its own decision.
+                var admitted: [(PushFacade.PreparedMessage, (Result<PushFacade.SendOutcome, any Error>) -> Void)] = []
+                admitted.reserveCapacity(run.count)
+                for (message, admission, keep) in run {
+                    do {
+                        try admission?(store)
+                        admitted.append((message, keep))
+                    } catch {
+                        keep(.failure(error))
+                    }
+                }
+                guard !admitted.isEmpty else { return }
                 let results: [Result<PushFacade.SendOutcome, any Error>]
                 do {
-                    results = try sendBatch(store, run.map(\.0))
+                    results = try sendBatch(store, admitted.map(\.0))
                 } catch {
-                    results = Array(repeating: .failure(error), count: run.count)
+                    results = Array(repeating: .failure(error), count: admitted.count)
                 }
-                for ((_, keep), result) in zip(run, results) { keep(result) }
+                for ((_, keep), result) in zip(admitted, results) { keep(result) }
             }
         }
         for job in jobs {
@@ -320,8 +341,8 @@ final class GroupCommitWriter: Sendable {
             case .write(let write):
                 endRun()
                 writers.append(write)
-            case .send(let message, let keep):
-                sends.append((message, keep))
+            case .send(let message, let admission, let keep):
+                sends.append((message, admission, keep))
             }
         }
         endRun()

@@ -34,7 +34,8 @@ extension ServiceRoutes {
     }
 
     /// Reads every message (bad input refuses the whole request, nothing stored), then, in one
-    /// write, checks the targets and sends: the same facade path as `POST /v1/apps/{app}/messages`.
+    /// write, checks the targets and sends: the same facade path as `POST /v1/apps/{app}/messages`
+    /// (one message without `sequencing` goes as that route's do, in a batch with the sends next to it).
     /// A target the app knows nothing of (a user with no record, a group with neither members nor a profile) refuses
     /// the whole send with ``unknownTargetCode`` — or, with `skippingUnknown`, leaves out the messages
     /// to it and names it in ``VendorSendResult/unknown``. The check runs in the writer: atomic with
@@ -48,20 +49,26 @@ extension ServiceRoutes {
             try messages.map { try tenant.facade.prepare($0.message, dialect: $0.dialect, now: now, sender: $0.sender) }
         }
         let (sent, unknown, sequences) = try await answering { () async throws -> ([(Int, PushFacade.SendOutcome)], [String], [Int64]) in
-            try await tenant.write { facade in
-                var unknown: [String] = []
-                var known: [Int] = []
-                for (index, message) in messages.enumerated() {
-                    var missing = false
-                    for target in message.targets where try message.isGroup ? !facade.groupExists(target) : facade.user(target) == nil {
-                        missing = true
-                        if !unknown.contains(target) { unknown.append(target) }
+            if messages.count == 1 && !sequencing {
+                // One message: a send like any other, decided in a batch with the sends next to it,
+                // its targets checked just before in the same transaction.
+                let facade = tenant.facade
+                let message = messages[0]
+                do {
+                    let outcome = try await tenant.send(prepared[0]) { store in
+                        let unknown = try Self.unknownTargets(of: [message], in: facade.writing(to: store))
+                        if !unknown.isEmpty { throw UnknownTargets(targets: unknown) }
                     }
-                    if !missing { known.append(index) }
+                    return ([(0, outcome)], [], [])
+                } catch let refusal as UnknownTargets {
+                    guard skippingUnknown else { throw Self.unknownTargetRefusal(refusal.targets) }
+                    return ([], refusal.targets, [])
                 }
-                if !unknown.isEmpty && !skippingUnknown {
-                    throw ServiceError(.notFound, code: Self.unknownTargetCode, pointer: "", expected: "targets the app knows", found: unknown.joined(separator: ","))
-                }
+            }
+            return try await tenant.write { facade in
+                let unknown = try Self.unknownTargets(of: messages, in: facade)
+                let known = messages.indices.filter { index in !messages[index].targets.contains { unknown.contains($0) } }
+                if !unknown.isEmpty && !skippingUnknown { throw Self.unknownTargetRefusal(unknown) }
                 // One batch: a message that fails fails the request, and the write undoes them all.
                 let outcomes = try facade.send(known.map { prepared[$0] }).map { try $0.get() }
                 var sequences: [Int64] = []
@@ -93,6 +100,27 @@ extension ServiceRoutes {
 
     /// The code of the refusal a send to unknown targets gets (its `found` lists them).
     package static let unknownTargetCode = "unknown-target"
+
+    /// The refusal of a send to targets the app does not know.
+    static func unknownTargetRefusal(_ targets: [String]) -> ServiceError {
+        ServiceError(.notFound, code: unknownTargetCode, pointer: "", expected: "targets the app knows", found: targets.joined(separator: ","))
+    }
+
+    /// The targets of `messages` the app knows nothing of, each once, in request order.
+    static func unknownTargets(of messages: [VendorMessage], in facade: PushFacade) throws -> [String] {
+        var unknown: [String] = []
+        for message in messages {
+            for target in message.targets where try message.isGroup ? !facade.groupExists(target) : !facade.knowsUser(target) {
+                if !unknown.contains(target) { unknown.append(target) }
+            }
+        }
+        return unknown
+    }
+}
+
+/// A one-message vendor send's targets the app does not know (its admission's refusal).
+private struct UnknownTargets: Error {
+    var targets: [String]
 }
 
 /// Numbers a send's messages after the first.

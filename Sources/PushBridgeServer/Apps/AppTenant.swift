@@ -77,9 +77,12 @@ package final class AppTenant: Sendable {
     }
 
     /// Sends a prepared message in the app's next group commit (decided with the sends next to it).
-    func send(_ message: PushFacade.PreparedMessage) async throws -> PushFacade.SendOutcome {
-        try await leased(writes: true, rerouting: true, elsewhere: { try await $0.send(message) }) {
-            let outcome = try await writer.send(message)
+    /// - Parameters:
+    ///   - message: the prepared message.
+    ///   - admission: checked first, in the same transaction (``GroupCommitWriter/Admission``).
+    func send(_ message: PushFacade.PreparedMessage, admitting admission: GroupCommitWriter.Admission? = nil) async throws -> PushFacade.SendOutcome {
+        try await leased(writes: true, rerouting: true, elsewhere: { try await $0.send(message, admitting: admission) }) {
+            let outcome = try await writer.send(message, admitting: admission)
             afterWrite?()
             return outcome
         }
