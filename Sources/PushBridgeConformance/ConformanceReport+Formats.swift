@@ -54,25 +54,25 @@ extension JSONDifference {
 extension ConformanceReport {
     /// The machine-readable report (`--format json`).
     public var json: JSONValue {
-        .object(
-            JSONObject([
-                ("passed", .int(Int64(passedCount))), ("failed", .int(Int64(failedCount))),
-            ] + (skippedCount > 0 ? [("skipped", .int(Int64(skippedCount)))] : []) + [
-                (
-                    "fixtures",
-                    .array(
-                        results.map { r in
-                            var o = JSONObject([("path", .string(r.path)), ("name", r.name.map(JSONValue.string) ?? .null)])
-                            o["status"] = .string(r.skipped != nil ? "skipped" : r.passed ? "passed" : "failed")
-                            if let reason = r.skipped { o["skipped"] = .string(reason) }
-                            o["kind"] = .string(r.isEquivalence ? "equivalence" : "scenario")
-                            o["dialects"] = .array(r.dialects.map(JSONValue.string))
-                            o["profiles"] = .array(r.profiles.map(JSONValue.string))
-                            if let failure = r.failure { o["failure"] = failure.json }
-                            return .object(o)
-                        })
-                ),
-            ]))
+        var members: [(String, JSONValue)] = [("passed", .int(Int64(passedCount))), ("failed", .int(Int64(failedCount)))]
+        if skippedCount > 0 {
+            members.append(("skipped", .int(Int64(skippedCount))))
+            let groups: [JSONValue] = skipGroups.map { .object(JSONObject([("reason", .string($0.reason)), ("fixtures", .int(Int64($0.fixtures)))])) }
+            members.append(("skipped_by_reason", .array(groups)))
+        }
+        if !notices.isEmpty { members.append(("notices", .array(notices.map(JSONValue.string)))) }
+        let fixtures: [JSONValue] = results.map { r in
+            var o = JSONObject([("path", .string(r.path)), ("name", r.name.map(JSONValue.string) ?? .null)])
+            o["status"] = .string(r.skipped != nil ? "skipped" : r.passed ? "passed" : "failed")
+            if let reason = r.skipped { o["skipped"] = .string(reason) }
+            o["kind"] = .string(r.isEquivalence ? "equivalence" : "scenario")
+            o["dialects"] = .array(r.dialects.map(JSONValue.string))
+            o["profiles"] = .array(r.profiles.map(JSONValue.string))
+            if let failure = r.failure { o["failure"] = failure.json }
+            return .object(o)
+        }
+        members.append(("fixtures", .array(fixtures)))
+        return .object(JSONObject(members))
     }
 
     /// One JUnit test case: one fixture, as one line of the human report.
@@ -111,7 +111,8 @@ extension ConformanceReport {
     }
 
     /// The report as JUnit XML (`--junit FILE`): one `testsuite` per folder, one `testcase` per
-    /// fixture with its time in seconds, failure messages carrying the strict diff.
+    /// fixture with its time in seconds, failure messages carrying the strict diff; a suite's
+    /// `properties` carry the run's notices (`note`) and its skips counted by reason (`skipped: …`).
     public var junitXML: String {
         let cases = testCases
         var suites: [(String, [TestCase])] = []
@@ -126,6 +127,15 @@ extension ConformanceReport {
         for (name, list) in suites {
             xml += "  <testsuite name=\"\(Self.escape(name))\" tests=\"\(list.count)\" failures=\"\(count(list, "failure"))\" errors=\"\(count(list, "error"))\"" + (count(list, "skipped") > 0 ? " skipped=\"\(count(list, "skipped"))\"" : "")
                 + " time=\"\(time(list.reduce(0) { $0 + $1.seconds }))\">\n"
+            // The run's notices, and this suite's skips counted by reason.
+            var skips: [String: Int] = [:]
+            for c in list where c.outcome?.element == "skipped" { skips[c.outcome!.message, default: 0] += 1 }
+            let properties = notices.map { ("note", $0) } + skips.sorted { $0.key < $1.key }.map { ("skipped: " + $0.key, String($0.value)) }
+            if !properties.isEmpty {
+                xml += "    <properties>\n"
+                for (name, value) in properties { xml += "      <property name=\"\(Self.escape(name))\" value=\"\(Self.escape(value))\"/>\n" }
+                xml += "    </properties>\n"
+            }
             for c in list {
                 let head = "    <testcase classname=\"\(Self.escape(c.suite))\" name=\"\(Self.escape(c.name))\" file=\"\(Self.escape(c.path))\" time=\"\(time(c.seconds))\""
                 guard let o = c.outcome else {

@@ -121,8 +121,17 @@ public struct FixtureResult: Hashable, Sendable {
 /// The outcome of a conformance run.
 public struct ConformanceReport: Hashable, Sendable {
     public var results: [FixtureResult]
+    /// What the run says once, up front, about all of it (say, that the capture received no
+    /// connection while fixtures expected pushes).
+    public var notices: [String]
 
-    public init(results: [FixtureResult]) { self.results = results }
+    /// - Parameters:
+    ///   - results: one per fixture, in run order.
+    ///   - notices: said once, before the fixtures.
+    public init(results: [FixtureResult], notices: [String] = []) {
+        self.results = results
+        self.notices = notices
+    }
 
     public var passedCount: Int { results.filter(\.passed).count }
     public var failedCount: Int { results.filter { $0.failure != nil }.count }
@@ -135,6 +144,16 @@ public struct ConformanceReport: Hashable, Sendable {
 
     /// The closing line: `N passed, N failed` (and `, N skipped` when any were).
     public var summaryLine: String { "\(passedCount) passed, \(failedCount) failed" + (skippedCount > 0 ? ", \(skippedCount) skipped" : "") }
+
+    /// Whether fixtures were selected and every one of them was skipped: a run that judged nothing.
+    public var judgedNothing: Bool { !results.isEmpty && skippedCount == results.count }
+
+    /// Skipped fixtures counted by reason, most fixtures first.
+    public var skipGroups: [(fixtures: Int, reason: String)] {
+        var counts: [String: Int] = [:]
+        for result in results { if let reason = result.skipped { counts[reason, default: 0] += 1 } }
+        return counts.map { ($0.value, $0.key) }.sorted { $0.fixtures != $1.fixtures ? $0.fixtures > $1.fixtures : $0.reason < $1.reason }
+    }
 
     /// Failures grouped by JSON pointer and reason, most fixtures first: `(177, "/payload/aps/badge
     /// expected integer, got string")`. A fixture counts once per reason.
@@ -152,7 +171,8 @@ public struct ConformanceReport: Hashable, Sendable {
     /// - Parameter colored: PASS in green and FAIL in red (ANSI), for a terminal.
     public func humanText(colored: Bool) -> String {
         let (pass, fail) = colored ? ("\u{1B}[32mPASS\u{1B}[0m  ", "\u{1B}[31mFAIL\u{1B}[0m  ") : ("PASS  ", "FAIL  ")
-        var lines: [String] = []
+        var lines: [String] = notices.map { "NOTE  " + $0 }
+        if !notices.isEmpty { lines.append("") }
         for result in results {
             var label = result.name.map { "  \($0)" } ?? ""
             if result.isEquivalence { label += " (\(result.dialects.count) variants × \(result.profiles.count) profiles)" }
@@ -168,16 +188,18 @@ public struct ConformanceReport: Hashable, Sendable {
                 }
             }
         }
-        let groups = failureGroups
-        if !groups.isEmpty {
+        func counted(_ title: String, _ groups: [(fixtures: Int, reason: String)]) {
+            guard !groups.isEmpty else { return }
             lines.append("")
-            lines.append("Failures by pointer and reason:")
+            lines.append(title)
             let width = String(groups[0].fixtures).count
             for group in groups {
                 let count = String(group.fixtures)
                 lines.append("  " + String(repeating: " ", count: width - count.count) + count + (group.fixtures == 1 ? " fixture:  " : " fixtures: ") + group.reason)
             }
         }
+        counted("Failures by pointer and reason:", failureGroups)
+        counted("Skipped by reason:", skipGroups)
         lines.append(summaryLine)
         return lines.joined(separator: "\n")
     }

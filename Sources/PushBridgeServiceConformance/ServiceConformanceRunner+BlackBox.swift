@@ -12,6 +12,26 @@ final class CaptureLedger: @unchecked Sendable {
     var lastEnd: Int?
     /// Requests that came after the last window closed.
     var late: [MockAPNs.Request] = []
+    /// Whether a fixture run so far expected a push.
+    var expectedPushes = false
+
+    /// What the run says up front about its capture: nothing reached it although fixtures expected
+    /// pushes (the server under test delivers elsewhere, or does not trust the capture's CA).
+    /// - Parameter capture: the run's capture.
+    func notices(_ capture: APNsCapture) -> [String] {
+        guard expectedPushes, capture.mark == 0 else { return [] }
+        let connections = capture.mock.connectionCount
+        if connections == 0 {
+            return [
+                "the capture received no connection during the run, though fixtures expected pushes: is the server's APNs URL pointed at "
+                    + "\(capture.baseURL), and does it trust the capture's CA (--capture-ca-out)?"
+            ]
+        }
+        return [
+            "the server connected to the capture \(connections) time(s) but sent no request, though fixtures expected pushes: does it trust "
+                + "the capture's CA (--capture-ca-out) and speak HTTP/2 to \(capture.baseURL)?"
+        ]
+    }
 
     /// Fails the last result with its late pushes, if any came.
     func blame(_ results: inout [FixtureResult]) {

@@ -96,6 +96,36 @@ struct HarnessTrustTests {
         #expect(run.stdout.hasSuffix("failed\n"), "the closing line stays last")
     }
 
+    @Test func skipsAreCountedByReasonAndNoticesComeFirstInEveryFormat() throws {
+        let native = "sets up through PushBridge's native API (not vendor REST another server answers)"
+        let hook = "registers a device from the vendor's client SDK (no REST call does it): give --device-hook CMD"
+        let report = ConformanceReport(
+            results: [
+                .skipped(path: "service/easemob/a.json", name: "a", reason: native), .skipped(path: "service/easemob/b.json", name: "b", reason: hook),
+                .skipped(path: "service/tencent/c.json", name: "c", reason: native),
+            ],
+            notices: ["the capture received no connection during the run"])
+        #expect(report.judgedNothing)
+        #expect(report.skipGroups.map(\.fixtures) == [2, 1] && report.skipGroups.map(\.reason) == [native, hook])
+        let human = report.humanText
+        #expect(human.hasPrefix("NOTE  the capture received no connection during the run\n\nSKIP  service/easemob/a.json"), "\(human)")
+        #expect(human.hasSuffix("Skipped by reason:\n  2 fixtures: \(native)\n  1 fixture:  \(hook)\n0 passed, 0 failed, 3 skipped"), "\(human)")
+        let json = JSONWriter.prettyText(report.json)
+        let parsed = try JSONParser.parse(Array(json.utf8))
+        #expect(parsed["skipped"]?.intValue == 3)
+        #expect(parsed["skipped_by_reason"]?.arrayValue?.first?["fixtures"]?.intValue == 2)
+        #expect(parsed["skipped_by_reason"]?.arrayValue?.first?["reason"]?.stringValue == native)
+        #expect(parsed["notices"]?.arrayValue?.count == 1)
+        let junit = report.junitXML
+        #expect(junit.contains("<property name=\"skipped: \(ConformanceReport.escape(native))\" value=\"1\"/>"), "\(junit)")
+        #expect(junit.components(separatedBy: "<property name=\"note\"").count == 3, "the notice in each of the two suites")
+        // A run that judged something is not "nothing judged"; no skips, no skip lines.
+        let ran = ConformanceReport(results: [FixtureResult(path: "a.json", name: "a", failure: nil), .skipped(path: "b.json", name: "b", reason: hook)])
+        #expect(!ran.judgedNothing)
+        #expect(!ConformanceReport(results: [FixtureResult(path: "a.json", name: "a", failure: nil)]).humanText.contains("Skipped"))
+        #expect(!ConformanceReport(results: []).judgedNothing)
+    }
+
     @Test func colorsOnlyOnATerminal() throws {
         let report = ConformanceReport(results: [FixtureResult(path: "a.json", name: "a", failure: nil)])
         #expect(report.humanText(colored: true).hasPrefix("\u{1B}[32mPASS\u{1B}[0m  a.json"))

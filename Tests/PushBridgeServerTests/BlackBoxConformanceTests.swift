@@ -187,6 +187,24 @@ struct BlackBoxConformanceTests {
             environment: [:])
         #expect(badCredentials.status == 2 && badCredentials.stderr.contains("/tencent/secretKey"), "\(badCredentials.stderr)")
         #expect(!badCredentials.stderr.contains("918273645546372819"))
+        // A run that judges nothing exits 2 naming why (unless --allow-skips), the skips counted by reason.
+        let tencentOnly = try kit.write(
+            "tencent-credentials.json", #"{"tencent": {"sdkAppId": 1400000001, "secretKey": "0123456789abcdef", "administrator": "administrator"}}"#)
+        let skipping = ["conform", "Fixtures/service/easemob", "--service", server.base, "--capture-apns", "127.0.0.1:0", "--vendor-credentials", tencentOnly]
+        let nothingJudged = try await runOffThePool(Repository.executable, skipping, environment: [:])
+        #expect(nothingJudged.status == 2 && nothingJudged.stderr.contains("was skipped, so nothing was judged") && nothingJudged.stderr.contains("[all-skipped]"),
+            "\(nothingJudged.stdout)\(nothingJudged.stderr)")
+        #expect(nothingJudged.stdout.contains("Skipped by reason:\n") && nothingJudged.stdout.contains("the credentials file has no \"easemob\""), "\(nothingJudged.stdout)")
+        let allowed = try await runOffThePool(Repository.executable, skipping + ["--allow-skips"], environment: [:])
+        #expect(allowed.status == 0, "\(allowed.stdout)\(allowed.stderr)")
+        // A capture the server never reaches (it delivers to another port): said once, up front.
+        let elsewhere = try ProcessScenario.freePort()
+        let unreached = try await runOffThePool(
+            Repository.executable,
+            ["conform", "Fixtures/service/easemob/015-push-single.json", "--service", server.base, "--capture-apns", "127.0.0.1:\(elsewhere)", "--capture-ca-out", ca,
+             "--capture-timeout", "2"],
+            environment: ["PUSHBRIDGE_ADMIN_KEY": testAdminKey])
+        #expect(unreached.status == 1 && unreached.stdout.hasPrefix("NOTE  the capture received no connection during the run"), "\(unreached.stdout)")
         try FileManager.default.removeItem(atPath: ca + ".key")
         let halfCA = try await runOffThePool(Repository.executable, ["conform", "Fixtures/service", "--capture-ca-out", ca], environment: [:])
         #expect(halfCA.status == 2 && halfCA.stderr.contains("found one of them"), "\(halfCA.stderr)")

@@ -71,6 +71,9 @@ struct Conform: AsyncParsableCommand {
     @Flag(help: "Run each fixture through the facade's SQLite store (apply the calls, set the group, send) instead of the in-memory engine; queries are answered from the store.")
     var viaStore = false
 
+    @Flag(help: "Exit 0 even when every selected fixture was skipped (a run that judged nothing exits 2 otherwise).")
+    var allowSkips = false
+
     @Flag(help: "Write the engine's current decision into fixtures that have no expect, instead of judging.")
     var record = false
 
@@ -147,6 +150,12 @@ struct Conform: AsyncParsableCommand {
         }
         if report.hasBadFixtures { throw ExitCode(2) }
         if report.failedCount > 0 { throw ExitCode(1) }
+        if report.judgedNothing && !allowSkips {
+            let reasons = report.skipGroups.map { "\($0.reason) (\($0.fixtures))" }.joined(separator: "; ")
+            printError("pushbridge: every selected fixture (\(report.results.count)) was skipped, so nothing was judged: \(reasons); "
+                + "--allow-skips accepts such a run [all-skipped]")
+            throw ExitCode(2)
+        }
     }
 
     /// Runs service fixtures against a running service (the same runner the tests use).
