@@ -145,7 +145,7 @@ struct BlackBoxConformanceTests {
     func theCommandEndToEnd() async throws {
         let kit = try DeliveryKit()
         let ca = kit.path("capture-ca.pem")
-        let made = try await runOffThePool(Repository.executable, ["conform", "Fixtures/service", "--capture-ca-out", ca], environment: [:])
+        let made = try await runOffThePool(Repository.executable, ["conform", "--capture-ca-out", ca], environment: [:])
         #expect(made.status == 0 && made.stderr.contains("wrote the capture CA"), "\(made.stderr)")
         let mode = try FileManager.default.attributesOfItem(atPath: ca + ".key")[.posixPermissions] as? Int
         #expect(mode == 0o600)
@@ -208,6 +208,8 @@ struct BlackBoxConformanceTests {
         try FileManager.default.removeItem(atPath: ca + ".key")
         let halfCA = try await runOffThePool(Repository.executable, ["conform", "Fixtures/service", "--capture-ca-out", ca], environment: [:])
         #expect(halfCA.status == 2 && halfCA.stderr.contains("found one of them"), "\(halfCA.stderr)")
+        let noPaths = try await runOffThePool(Repository.executable, ["conform", "--service", server.base], environment: [:])
+        #expect(noPaths.status == 2 && noPaths.stderr.contains("fixture files or folders"), "\(noPaths.stderr)")
     }
 
     @Test("a deliberately broken relay fails the right fixtures at the right pointers")

@@ -23,8 +23,8 @@ struct Conform: AsyncParsableCommand {
         case human, json
     }
 
-    @Argument(help: "Fixture files or folders (searched recursively for *.json).")
-    var paths: [String]
+    @Argument(help: "Fixture files or folders (searched recursively for *.json); none with --capture-ca-out alone.")
+    var paths: [String] = []
 
     @Option(help: "The implementation under test: a shell command (run as `CMD FILE`) or an http:// or https:// URL.")
     var against: String?
@@ -90,6 +90,9 @@ struct Conform: AsyncParsableCommand {
     var profile: String?
 
     func validate() throws {
+        if paths.isEmpty && !(captureCaOut != nil && service == nil) {
+            throw ValidationError("Missing expected argument '<paths> ...': fixture files or folders (only --capture-ca-out alone needs none)")
+        }
         if force && !record { throw ValidationError("--force only goes with --record") }
         if viaStore && (against != nil || record) { throw ValidationError("--via-store tests the built-in store path; it goes with neither --against nor --record") }
         if record && against != nil { throw ValidationError("--record writes the built-in engine's decisions; it cannot be used with --against") }
