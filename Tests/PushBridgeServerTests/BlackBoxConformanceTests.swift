@@ -212,6 +212,26 @@ struct BlackBoxConformanceTests {
         #expect(noPaths.status == 2 && noPaths.stderr.contains("fixture files or folders"), "\(noPaths.stderr)")
     }
 
+    @Test("--print-setup names what a team's app needs: certificates, users, devices, both credentials")
+    func printSetupNamesWhatTheAppNeeds() async throws {
+        let run = try await runOffThePool(Repository.executable, ["conform", "Fixtures/service", "--print-setup"], environment: [:])
+        #expect(run.status == 0, "\(run.stderr)")
+        let fixtures = Repository.fixtureFiles(under: "service").count
+        #expect(run.stdout.hasPrefix("Before a black-box run of \(fixtures) service fixture(s) against your server:"), "\(run.stdout.prefix(300))")
+        // Every certificate a mirrored fixture configures, once.
+        for file in Repository.fixtureFiles(under: "service") {
+            let mirrored = try ServiceFixture(path: file).mirrored.document
+            for certificate in mirrored["app"]?["certificates"]?.arrayValue ?? [] {
+                #expect(run.stdout.contains("   " + certificate.compactText + "   ("), "\(file): \(certificate.compactText)")
+            }
+        }
+        #expect(run.stdout.contains("   easemob/015-push-single.json\n      registers users: u2\n      POST /users\n      PUT /users/u2/push/binding\n"), "\(run.stdout)")
+        #expect(run.stdout.contains("      --device-hook tencent "), "the devices only a client SDK registers")
+        #expect(run.stdout.contains(#""clientSecret""#) && run.stdout.contains(#""administrator""#) && run.stdout.contains("--capture-jwt-key"))
+        let refused = try await runOffThePool(Repository.executable, ["conform", "Fixtures/service", "--print-setup", "--record"], environment: [:])
+        #expect(refused.status == 2 && refused.stderr.contains("--print-setup only reads the fixtures"), "\(refused.stderr)")
+    }
+
     @Test("a deliberately broken relay fails the right fixtures at the right pointers")
     func theCaptureCatchesABrokenServer() async throws {
         try await Self.withServerAndCapture(store: ":memory:") { server, capture, client in

@@ -71,6 +71,9 @@ struct Conform: AsyncParsableCommand {
     @Flag(help: "Run each fixture through the facade's SQLite store (apply the calls, set the group, send) instead of the in-memory engine; queries are answered from the store.")
     var viaStore = false
 
+    @Flag(help: "Print what a team's server and app need before a black-box run of the service fixtures selected (certificates, the users, groups and devices the run makes and removes, the credentials files), then exit.")
+    var printSetup = false
+
     @Flag(help: "Exit 0 even when every selected fixture was skipped (a run that judged nothing exits 2 otherwise).")
     var allowSkips = false
 
@@ -94,6 +97,9 @@ struct Conform: AsyncParsableCommand {
             throw ValidationError("Missing expected argument '<paths> ...': fixture files or folders (only --capture-ca-out alone needs none)")
         }
         if force && !record { throw ValidationError("--force only goes with --record") }
+        if printSetup && (record || against != nil || viaStore || service != nil) {
+            throw ValidationError("--print-setup only reads the fixtures; it goes with neither --record, --against, --via-store nor --service")
+        }
         if viaStore && (against != nil || record) { throw ValidationError("--via-store tests the built-in store path; it goes with neither --against nor --record") }
         if record && against != nil { throw ValidationError("--record writes the built-in engine's decisions; it cannot be used with --against") }
         if timeout <= 0 { throw ValidationError("--timeout must be a positive number of seconds") }
@@ -118,6 +124,17 @@ struct Conform: AsyncParsableCommand {
         _ = try profileOption(profile, in: registry)
         let selection = FixtureSelection(pattern: filter, dialect: dialect, profile: profile)
         if record { return try recordFixtures(selection) }
+        if printSetup {
+            let fixtures = try rejectingBadInput(file: nil) {
+                try FixtureDiscovery.files(in: paths).filter { selection.takes(path: $0, name: nil) }.map { try ServiceFixture(path: $0) }
+            }
+            if fixtures.isEmpty {
+                printError("pushbridge: no fixtures selected: \(selectionText) [no-fixtures]")
+                throw ExitCode(2)
+            }
+            print(ServiceSetup(fixtures).text)
+            return
+        }
         if service == nil, let captureCaOut {
             let (_, made) = try captureAuthority(captureCaOut)
             printError(made ? "pushbridge: wrote the capture CA to \(captureCaOut) (its key: \(captureCaOut).key)" : "pushbridge: the capture CA at \(captureCaOut) is there already")
