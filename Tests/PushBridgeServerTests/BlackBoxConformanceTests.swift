@@ -260,13 +260,48 @@ struct BlackBoxConformanceTests {
             }
         }
     }
+
+    @Test("a relay that drops the silent flag or OfflinePushInfo.Title fails exactly the fixtures that send them")
+    func theCaptureCatchesADroppedSilentFlagAndTitle() async throws {
+        try await Self.withServerAndCapture(store: ":memory:") { server, capture, client in
+            try await BrokenRelay.run(upstream: server.base, client: client, bugs: [.noOfflinePushTitle, .noSilentFlag]) { relay in
+                var runner = ServiceConformanceRunner(baseURL: relay, adminKey: testAdminKey, client: client)
+                runner.capture = capture
+                runner.captureTimeout = .seconds(5)
+                runner.captureQuiet = .milliseconds(300)
+                let report = try await runner.run(paths: [Self.serviceFixtures])
+                let failed = report.results.filter { !$0.passed }.map { Self.name($0.path) }.sorted()
+                #expect(failed == ["easemob/016-silent-message.json", "tencent/016-offline-push-title-alone.json"], "\(report.humanText)")
+                for result in report.results where !result.passed {
+                    guard case .mismatch(let differences)? = result.failure else { Issue.record("\(result.path): \(String(describing: result.failure))"); continue }
+                    let pointers = differences.map(\.pointer.description)
+                    // The silent message pushed where no push belongs; the title lost: a plain-string alert.
+                    let expected = result.path.hasSuffix("016-silent-message.json") ? ["/push", "/payload", "/deliveries"] : ["/payload/aps/alert"]
+                    #expect(pointers == expected, "\(result.path): \(pointers)")
+                }
+            }
+        }
+    }
 }
 
-/// A vendor REST server that is wrong on purpose: it forwards every request to PushBridge, but
-/// drops `To_Account` from `send_group_msg` (a targeted message reaches every member; it still
-/// refuses one to an AVChatRoom, `av-…`) and sends every `sendmsg` with `BadgeMode` 1 (no badge).
+/// A vendor REST server that is wrong on purpose: it forwards every request to PushBridge with the
+/// bugs it is given.
 enum BrokenRelay {
-    static func run(upstream: String, client: HTTPClient, _ body: @Sendable (String) async throws -> Void) async throws {
+    enum Bug: Sendable {
+        /// Drops `To_Account` from `send_group_msg`: a targeted message reaches every member (it still
+        /// refuses one to an AVChatRoom, `av-…`).
+        case targetedToAll
+        /// Sends every `sendmsg` with `BadgeMode` 1 (no badge).
+        case noBadge
+        /// Drops `OfflinePushInfo.Title` from `sendmsg`.
+        case noOfflinePushTitle
+        /// Drops `ext.em_ignore_notification` from an Easemob `POST /messages`: a silent message is pushed.
+        case noSilentFlag
+    }
+
+    static func run(
+        upstream: String, client: HTTPClient, bugs: Set<Bug> = [.targetedToAll, .noBadge], _ body: @Sendable (String) async throws -> Void
+    ) async throws {
         let router = Router()
         let forward: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
             var out = HTTPClientRequest(url: upstream + request.uri.description)
@@ -276,13 +311,24 @@ enum BrokenRelay {
             }
             var bytes = Array(buffer: try await request.body.collect(upTo: 1 << 20))
             if case .object(var object)? = try? JSONParser.parse(bytes) {
-                if request.uri.path.hasSuffix("/send_group_msg"), object["GroupId"]?.stringValue?.hasPrefix("av-") != true { object["To_Account"] = nil }
-                if request.uri.path.hasSuffix("/sendmsg") {
+                let path = request.uri.path
+                if bugs.contains(.targetedToAll), path.hasSuffix("/send_group_msg"), object["GroupId"]?.stringValue?.hasPrefix("av-") != true {
+                    object["To_Account"] = nil
+                }
+                if bugs.contains(.noBadge), path.hasSuffix("/sendmsg") {
                     var info = object["OfflinePushInfo"]?.objectValue ?? JSONObject()
                     var apns = info["ApnsInfo"]?.objectValue ?? JSONObject()
                     apns["BadgeMode"] = 1
                     info["ApnsInfo"] = .object(apns)
                     object["OfflinePushInfo"] = .object(info)
+                }
+                if bugs.contains(.noOfflinePushTitle), path.hasSuffix("/sendmsg"), var info = object["OfflinePushInfo"]?.objectValue {
+                    info["Title"] = nil
+                    object["OfflinePushInfo"] = .object(info)
+                }
+                if bugs.contains(.noSilentFlag), path.hasSuffix("/messages"), var ext = object["ext"]?.objectValue {
+                    ext["em_ignore_notification"] = nil
+                    object["ext"] = .object(ext)
                 }
                 var w = JSONWriter()
                 w.write(.object(object))
