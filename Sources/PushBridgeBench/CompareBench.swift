@@ -105,7 +105,8 @@ func compareBenches(current: BenchUnderTest, reference: BenchUnderTest, sections
             }
         }
         print("\n== \(section.rawValue) (mean of \(rounds); each run's values in brackets)")
-        print("figure".padding(toLength: 38, withPad: " ", startingAt: 0) + reference.name.leftPadded(14) + current.name.leftPadded(14) + "  change")
+        let width = max(14, reference.name.count + 2, current.name.count + 2)
+        print("figure".padding(toLength: 38, withPad: " ", startingAt: 0) + reference.name.leftPadded(width) + current.name.leftPadded(width) + "  change")
         let names = Set(mine.flatMap(\.keys)).union(theirs.flatMap(\.keys)).sorted()
         for name in names {
             let a = theirs.compactMap { $0[name] }
@@ -113,7 +114,7 @@ func compareBenches(current: BenchUnderTest, reference: BenchUnderTest, sections
             func mean(_ values: [Double]) -> Double? { values.isEmpty ? nil : values.reduce(0, +) / Double(values.count) }
             let before = mean(a)
             let after = mean(b)
-            var line = name.padding(toLength: 38, withPad: " ", startingAt: 0) + (before.map(shown) ?? "-").leftPadded(14) + (after.map(shown) ?? "-").leftPadded(14)
+            var line = name.padding(toLength: 38, withPad: " ", startingAt: 0) + (before.map(shown) ?? "-").leftPadded(width) + (after.map(shown) ?? "-").leftPadded(width)
             if let before, let after, before != 0 {
                 let change = after / before - 1
                 line += String(format: "  %+6.1f %%", change * 100)

@@ -200,11 +200,21 @@ func runServeBench(seconds: Int) async throws {
         }
         return
     }
-    let constantRun = wrk(url: "http://127.0.0.1:\(baselinePort.value)/constant", body: oneToOne, connections: 64, seconds: seconds, key: nil)
+    // The baseline runs before and after the one-to-one run and counts as the mean of both, so that
+    // the machine's drift within a run (10–30 % here) falls on both sides of the ratio alike.
+    let constantBefore = wrk(url: "http://127.0.0.1:\(baselinePort.value)/constant", body: oneToOne, connections: 64, seconds: seconds, key: nil)
     let oneRun = wrk(url: messages, body: oneToOne, connections: 64, seconds: seconds, key: key)
-    let groupRun = wrk(url: messages, body: group, connections: 1, seconds: seconds, key: key)
+    let constantAfter = wrk(url: "http://127.0.0.1:\(baselinePort.value)/constant", body: oneToOne, connections: 64, seconds: seconds, key: nil)
+    var constantRun = constantBefore
+    constantRun.requestsPerSecond = (constantBefore.requestsPerSecond + constantAfter.requestsPerSecond) / 2
+    constantRun.p50ms = (constantBefore.p50ms + constantAfter.p50ms) / 2
+    constantRun.p99ms = max(constantBefore.p99ms, constantAfter.p99ms)
+    constantRun.non2xx = constantBefore.non2xx + constantAfter.non2xx
+    // The vendors' REST next to the native run they are compared with, before the group run grows the
+    // database by a thousand decisions a message.
     let easemobRun = easemob()
     let tencentRun = tencent()
+    let groupRun = wrk(url: messages, body: group, connections: 1, seconds: seconds, key: key)
 
     await serviceGroup.triggerGracefulShutdown()
     await baselineGroup.triggerGracefulShutdown()
@@ -214,7 +224,8 @@ func runServeBench(seconds: Int) async throws {
         name.padding(toLength: 44, withPad: " ", startingAt: 0)
             + String(format: "%10.0f/s  p50 %7.2f ms  p99 %7.2f ms  non-2xx %d  errors %d  %@", f.requestsPerSecond, f.p50ms, f.p99ms, f.non2xx, f.errors, target)
     }
-    print(row("constant handler (64 connections)", constantRun, "baseline"))
+    print(row("constant handler (64 connections)", constantRun,
+        String(format: "baseline: the mean of a run before (%.0f/s) and after (%.0f/s) the one-to-one run", constantBefore.requestsPerSecond, constantAfter.requestsPerSecond)))
     print(row("one-to-one messages (64 connections)", oneRun,
         String(format: "ratio %.2f (target ≥ 0.50: %@), p99 target < 10 ms: %@", ratio, ratio >= 0.5 ? "met" : "NOT MET", oneRun.p99ms < 10 ? "met" : "NOT MET")))
     let easemobRatio = easemobRun.requestsPerSecond / oneRun.requestsPerSecond

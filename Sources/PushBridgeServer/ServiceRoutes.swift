@@ -52,7 +52,7 @@ package struct ServiceRoutes: Sendable {
     /// 400 `invalid-value` at `{name}` otherwise.
     package func parameter(_ name: String, _ context: Context) throws -> String {
         let raw = try context.parameters.require(name)
-        guard let decoded = raw.contains("%") ? raw.removingPercentEncoding : raw else {
+        guard let decoded = raw.utf8.contains(UInt8(ascii: "%")) ? raw.removingPercentEncoding : raw else {
             throw ServiceError(.badRequest, code: "invalid-value", pointer: "{\(name)}", expected: "a percent-encoded path segment of UTF-8", found: JSONWriter.quoted(raw))
         }
         if let violation = IdentifierRule.violation(in: decoded) {
