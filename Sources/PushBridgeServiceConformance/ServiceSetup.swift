@@ -59,7 +59,8 @@ public struct ServiceSetup: Sendable {
             let users = body.arrayValue ?? [body]
             return users.compactMap { $0["username"]?.stringValue }
         }
-        if request.path.hasSuffix("/account_import") { return body["Identifier"]?.stringValue.map { [$0] } ?? [] }
+        // Tencent names the account `UserID` (older clients: `Identifier`).
+        if request.path.hasSuffix("/account_import") { return (body["UserID"] ?? body["Identifier"])?.stringValue.map { [$0] } ?? [] }
         if request.path.hasSuffix("/multiaccount_import") { return body["Accounts"]?.arrayValue?.compactMap(\.stringValue) ?? [] }
         return []
     }

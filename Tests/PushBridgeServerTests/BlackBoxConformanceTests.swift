@@ -227,6 +227,7 @@ struct BlackBoxConformanceTests {
         }
         #expect(run.stdout.contains("   easemob/015-push-single.json\n      registers users: u2\n      POST /users\n      PUT /users/u2/push/binding\n"), "\(run.stdout)")
         #expect(run.stdout.contains("      --device-hook tencent "), "the devices only a client SDK registers")
+        #expect(run.stdout.contains("   tencent/012-account-import-nick.json\n      registers users: alice, bob\n"), "\(run.stdout)")
         #expect(run.stdout.contains(#""clientSecret""#) && run.stdout.contains(#""administrator""#) && run.stdout.contains("--capture-jwt-key"))
         let refused = try await runOffThePool(Repository.executable, ["conform", "Fixtures/service", "--print-setup", "--record"], environment: [:])
         #expect(refused.status == 2 && refused.stderr.contains("--print-setup only reads the fixtures"), "\(refused.stderr)")
