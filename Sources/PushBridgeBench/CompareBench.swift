@@ -76,7 +76,8 @@ func runSection(_ bench: BenchUnderTest, _ section: CompareSection, seconds: Int
 /// Whether a figure is a ratio to a baseline measured in the same run (the figures a comparison judges).
 func isSameRunRatio(_ name: String) -> Bool { name.contains("ratio") || name.contains("_time_vs_") }
 
-/// Whether a lower value of the figure is better (times, memory, latencies, failures).
+/// Whether a lower value of the figure is better (times, memory, latencies, failures, a time against a
+/// baseline's); the rest are rates, ratios or counts, where higher is better.
 func lowerIsBetterFigure(_ name: String) -> Bool {
     ["_ms", "_s", "_mb", "non_2xx"].contains { name.hasSuffix($0) } || name.contains("_time_vs_")
 }

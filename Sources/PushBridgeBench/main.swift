@@ -340,11 +340,6 @@ let figures: [(String, Double)] = [
     ("conform_10k_fixtures_s", conformSeconds),
 ]
 
-/// Figures where lower is better (times, memory); the rest are rates, ratios or counts, where higher is better.
-let lowerIsBetter: Set<String> = [
-    "fanout_100k_first_ms", "fanout_100k_warm_ms", "fanout_peak_rss_mb", "conform_10k_fixtures_s", "ratio_fanout_first_time_vs_codable",
-    "ratio_fanout_warm_time_vs_ceiling",
-]
 /// The figures checked against the recorded ones: ratios to baselines measured in this same run, so
 /// that a slower or busier machine does not read as a regression (absolute figures are printed only).
 let checked = ["ratio_vs_codable", "ratio_vs_ceiling", "ratio_strict_vs_foundation"]
@@ -380,7 +375,7 @@ for (name, value) in figures {
     var line = name.padding(toLength: 35, withPad: " ", startingAt: 0) + " " + shown(value).padding(toLength: 12, withPad: " ", startingAt: 0)
     line += " " + (recorded[name].map(shown) ?? "-").padding(toLength: 12, withPad: " ", startingAt: 0)
     if let target = targets[name] {
-        let lower = lowerIsBetter.contains(name)
+        let lower = lowerIsBetterFigure(name)
         let met = lower ? value <= target : value >= target
         line += " " + (lower ? "≤ " : "≥ ") + shown(target) + (met ? " met" : " NOT MET")
     }

@@ -128,9 +128,8 @@ extension ConformanceReport {
             xml += "  <testsuite name=\"\(Self.escape(name))\" tests=\"\(list.count)\" failures=\"\(count(list, "failure"))\" errors=\"\(count(list, "error"))\"" + (count(list, "skipped") > 0 ? " skipped=\"\(count(list, "skipped"))\"" : "")
                 + " time=\"\(time(list.reduce(0) { $0 + $1.seconds }))\">\n"
             // The run's notices, and this suite's skips counted by reason.
-            var skips: [String: Int] = [:]
-            for c in list where c.outcome?.element == "skipped" { skips[c.outcome!.message, default: 0] += 1 }
-            let properties = notices.map { ("note", $0) } + skips.sorted { $0.key < $1.key }.map { ("skipped: " + $0.key, String($0.value)) }
+            let skips = Self.counted(list.compactMap { $0.outcome?.element == "skipped" ? $0.outcome?.message : nil })
+            let properties = notices.map { ("note", $0) } + skips.map { ("skipped: " + $0.reason, String($0.fixtures)) }
             if !properties.isEmpty {
                 xml += "    <properties>\n"
                 for (name, value) in properties { xml += "      <property name=\"\(Self.escape(name))\" value=\"\(Self.escape(value))\"/>\n" }

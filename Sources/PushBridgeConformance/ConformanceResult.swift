@@ -149,19 +149,18 @@ public struct ConformanceReport: Hashable, Sendable {
     public var judgedNothing: Bool { !results.isEmpty && skippedCount == results.count }
 
     /// Skipped fixtures counted by reason, most fixtures first.
-    public var skipGroups: [(fixtures: Int, reason: String)] {
+    public var skipGroups: [(fixtures: Int, reason: String)] { Self.counted(results.compactMap(\.skipped)) }
+
+    /// Reasons counted, most frequent first (then by reason).
+    static func counted(_ reasons: some Sequence<String>) -> [(fixtures: Int, reason: String)] {
         var counts: [String: Int] = [:]
-        for result in results { if let reason = result.skipped { counts[reason, default: 0] += 1 } }
+        for reason in reasons { counts[reason, default: 0] += 1 }
         return counts.map { ($0.value, $0.key) }.sorted { $0.fixtures != $1.fixtures ? $0.fixtures > $1.fixtures : $0.reason < $1.reason }
     }
 
     /// Failures grouped by JSON pointer and reason, most fixtures first: `(177, "/payload/aps/badge
     /// expected integer, got string")`. A fixture counts once per reason.
-    public var failureGroups: [(fixtures: Int, reason: String)] {
-        var counts: [String: Int] = [:]
-        for result in results { for reason in result.failure?.reasons ?? [] { counts[reason, default: 0] += 1 } }
-        return counts.map { ($0.value, $0.key) }.sorted { $0.fixtures != $1.fixtures ? $0.fixtures > $1.fixtures : $0.reason < $1.reason }
-    }
+    public var failureGroups: [(fixtures: Int, reason: String)] { Self.counted(results.flatMap { $0.failure?.reasons ?? [] }) }
 
     /// The human report without colours (see ``humanText(colored:)``).
     public var humanText: String { humanText(colored: false) }

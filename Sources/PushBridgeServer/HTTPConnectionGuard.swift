@@ -175,9 +175,11 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 let length = held ? line.count : index - start
                 if length - 1 > Self.headLimit {
                     // Too long to judge: the parser has its own limit.
-                    if held { write(line) }
-                    line = []
-                    if held { forwardFrom = index }
+                    if held {
+                        write(line)
+                        line = []
+                        forwardFrom = index
+                    }
                     phase = .untracked
                     continue
                 }
