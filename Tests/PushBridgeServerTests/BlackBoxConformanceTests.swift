@@ -231,6 +231,14 @@ struct BlackBoxConformanceTests {
         #expect(run.stdout.contains(#""clientSecret""#) && run.stdout.contains(#""administrator""#) && run.stdout.contains("--capture-jwt-key"))
         let refused = try await runOffThePool(Repository.executable, ["conform", "Fixtures/service", "--print-setup", "--record"], environment: [:])
         #expect(refused.status == 2 && refused.stderr.contains("--print-setup only reads the fixtures"), "\(refused.stderr)")
+        // A fixture that is bad input: exit 2 naming the file and the pointer, and no setup printed.
+        let bad = temporaryDirectory() + "/bad-service-fixture.json"
+        let mirrored = Repository.root.appendingPathComponent("Fixtures/easemob-legacy/026-silent-message.json").path
+        try #"{"name": "x", "vendor": "easemob", "mirrors": "\#(mirrored)", "steps": [{"rest": "POST /users", "body": 1, "answer": {"status": "ok"}}], "send": {"rest": "POST /messages"}}"#
+            .write(toFile: bad, atomically: true, encoding: .utf8)
+        let badRun = try await runOffThePool(Repository.executable, ["conform", bad, "--print-setup"], environment: [:])
+        #expect(badRun.status == 2 && badRun.stderr.contains(bad) && badRun.stderr.contains("/steps/0/answer"), "\(badRun.stderr)")
+        #expect(badRun.stdout.isEmpty, "\(badRun.stdout)")
     }
 
     @Test("a deliberately broken relay fails the right fixtures at the right pointers")
