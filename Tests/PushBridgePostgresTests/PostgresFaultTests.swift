@@ -281,21 +281,31 @@ final class TestCluster: Sendable {
         }
     }
 
+    /// How long `pg_ctl` waits for the server: the whole suite runs at once on two cores in CI, where a
+    /// first start has taken more than 30 s.
+    static let waitSeconds = 120
+
+    /// The last lines of the server's log, for a failure's message.
+    func serverLog() -> String {
+        let text = (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? "(no server log)"
+        return "server.log (end):\n" + text.split(separator: "\n", omittingEmptySubsequences: false).suffix(20).joined(separator: "\n")
+    }
+
     func start() async throws {
         let run = try await run(bin + "/pg_ctl", [
-            "-D", directory + "/data", "-o", "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100", "-l", directory + "/server.log", "-w", "-t", "30", "start",
+            "-D", directory + "/data", "-o", "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100", "-l", directory + "/server.log", "-w", "-t", "\(Self.waitSeconds)", "start",
         ])
-        try #require(run.status == 0, "pg_ctl start: \(run.stderr)")
+        try #require(run.status == 0, "pg_ctl start: \(run.stderr)\n\(serverLog())")
     }
 
     func stop() async throws {
-        let run = try await run(bin + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "stop"])
-        try #require(run.status == 0, "pg_ctl stop: \(run.stderr)")
+        let run = try await run(bin + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "-t", "\(Self.waitSeconds)", "stop"])
+        try #require(run.status == 0, "pg_ctl stop: \(run.stderr)\n\(serverLog())")
     }
 
     func restart() async throws {
-        let run = try await run(bin + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "-t", "30", "restart"])
-        try #require(run.status == 0, "pg_ctl restart: \(run.stderr)")
+        let run = try await run(bin + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "-t", "\(Self.waitSeconds)", "restart"])
+        try #require(run.status == 0, "pg_ctl restart: \(run.stderr)\n\(serverLog())")
     }
 
     /// One statement's result through `psql`, as text (rows on lines, columns split by `|`), after
