@@ -126,11 +126,16 @@ extension PushFacade {
         while true {
             do {
                 return try store.write { transaction in
-                    // The batch's ids are looked up together, before any of its records is written.
+                    // Read: the batch's ids together, then what its new messages need, in one call.
                     let remembered = batch.indices.filter { failures[$0] == nil && !batch[$0].message.id.isEmpty }
-                    var stored = [StoredRecord](repeating: .unread, count: batch.count)
+                    var stored = [[UInt8]?](repeating: nil, count: batch.count)
                     let found = try transaction.sentMessages(remembered.map { (batch[$0].message.id, repeatCutoff(at: batch[$0].now)) })
-                    for (i, record) in zip(remembered, found) { stored[i] = .read(record) }
+                    for (i, record) in zip(remembered, found) { stored[i] = record }
+                    var keys = StateKeys()
+                    var planned = [MessageKeys?](repeating: nil, count: batch.count)
+                    for i in batch.indices where failures[i] == nil && stored[i] == nil { planned[i] = Self.plan(batch[i], into: &keys) }
+                    let snapshot = try transaction.read(keys)
+                    // Decide, in order, each message seeing the ones before it; then write.
                     var effects = SendEffects()
                     var results: [Result<SendOutcome, any Error>] = []
                     results.reserveCapacity(batch.count)
@@ -139,8 +144,19 @@ extension PushFacade {
                             results.append(.failure(failure))
                             continue
                         }
+                        let id = prepared.message.id
+                        if !id.isEmpty, let earlier = effects.decisions(of: id, since: repeatCutoff(at: prepared.now)) {
+                            results.append(.success(SendOutcome(messageID: id, decisions: earlier, isRepeat: true)))
+                            continue
+                        }
                         do {
-                            results.append(.success(try decide(prepared, in: transaction, after: &effects, stored: stored[i])))
+                            let reads: MessageReads
+                            if let record = stored[i] {
+                                reads = try Self.repeated(record, of: id, in: transaction)
+                            } else {
+                                reads = .fresh(try Self.reads(planned[i]!, in: snapshot, group: prepared.group))
+                            }
+                            results.append(.success(decide(prepared, reads: reads, after: &effects)))
                         } catch {
                             throw FailedInBatch(index: i, error: error)
                         }

@@ -23,40 +23,42 @@ struct FreshMessageReads {
     var receivers: StoredReceivers
 }
 
-/// A message id's record as the store holds it: read already (with the message's cutoff), or not yet.
-enum StoredRecord {
-    case unread
-    case read([UInt8]?)
-
-    /// The record, read now when not read yet.
-    func bytes(_ id: String, since cutoff: Instant, in transaction: any SentMessageTable) throws -> [UInt8]? {
-        switch self {
-        case .unread: return try transaction.sentMessage(id, since: cutoff)
-        case .read(let bytes): return bytes
-        }
-    }
+/// Where a new message's reads are in a ``StateSnapshot``.
+struct MessageKeys {
+    var sender: Int
+    var groupProfile: Int?
+    var receivers: Int
 }
 
 extension PushFacade {
-    /// Reads what deciding a prepared message needs: its id's record (a repeat needs nothing else),
-    /// else the app, the sender, the group's push switch and the receivers.
+    /// Names what deciding a new message reads (the app, its sender, its group's profile and its
+    /// receivers), adding it to `keys`. Pure.
     /// - Parameters:
     ///   - prepared: the message.
-    ///   - transaction: the transaction to read in.
-    ///   - stored: the id's record, when already read (a batch reads them together).
-    func read(for prepared: PreparedMessage, in transaction: any PushStateTransaction, stored: StoredRecord = .unread) throws -> MessageReads {
+    ///   - keys: the keys of the batch it belongs to.
+    static func plan(_ prepared: PreparedMessage, into keys: inout StateKeys) -> MessageKeys {
         let canonical = prepared.message
-        if !canonical.id.isEmpty, let record = try stored.bytes(canonical.id, since: repeatCutoff(at: prepared.now), in: transaction) {
-            return .repeated(try SentMessageRecord.decode(record, messageID: canonical.id, roll: transaction.roll))
-        }
         let group = canonical.kind == .group ? canonical.groupId : nil
-        let app = try transaction.app()
-        let sender = try transaction.sender(prepared.sender, group: group)
+        keys.addApp()
+        return MessageKeys(
+            sender: keys.add(StateKeys.Sender(user: prepared.sender, group: group)),
+            groupProfile: group.map { keys.addProfile(of: $0) },
+            receivers: keys.add(StateKeys.Receivers(audience: prepared.audience, sender: prepared.sender, conversation: canonical.receiverConversation)))
+    }
+
+    /// A new message's reads, found in what the store read for its keys.
+    /// - Throws: ``StoreError`` when the group's stored profile is damaged.
+    static func reads(_ keys: MessageKeys, in snapshot: StateSnapshot, group: String?) throws -> FreshMessageReads {
         var groupPushOff = false
-        if let group, let bytes = try transaction.groupProfile(of: group) {
+        if let position = keys.groupProfile, let group, let bytes = snapshot.groupProfiles[position] {
             groupPushOff = try !GroupProfile(decoding: bytes, group: group).offlinePush
         }
-        let receivers = try transaction.receivers(of: prepared.audience, excluding: prepared.sender, conversation: canonical.receiverConversation)
-        return .fresh(FreshMessageReads(app: app, sender: sender, groupPushOff: groupPushOff, receivers: receivers))
+        return FreshMessageReads(
+            app: snapshot.app ?? AppConfiguration(), sender: snapshot.senders[keys.sender], groupPushOff: groupPushOff, receivers: snapshot.receivers[keys.receivers])
+    }
+
+    /// A message id's record, decoded: the decisions a repeat answers with.
+    static func repeated(_ record: [UInt8], of id: String, in transaction: any SentMessageTable) throws -> MessageReads {
+        .repeated(try SentMessageRecord.decode(record, messageID: id, roll: transaction.roll))
     }
 }

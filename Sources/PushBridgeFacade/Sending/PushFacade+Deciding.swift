@@ -80,12 +80,23 @@ extension PushFacade {
     ///   - prepared: the message.
     ///   - transaction: the write transaction the changes will be written in.
     ///   - effects: the changes of the messages before it; this one's are added.
-    ///   - stored: the id's record, when already read.
-    func decide(_ prepared: PreparedMessage, in transaction: any PushStateTransaction, after effects: inout SendEffects, stored: StoredRecord = .unread) throws -> SendOutcome {
+    func decide(_ prepared: PreparedMessage, in transaction: any PushStateTransaction, after effects: inout SendEffects) throws -> SendOutcome {
         let id = prepared.message.id
-        if !id.isEmpty, let earlier = effects.decisions(of: id, since: repeatCutoff(at: prepared.now)) {
-            return SendOutcome(messageID: id, decisions: earlier, isRepeat: true)
+        if !id.isEmpty {
+            let cutoff = repeatCutoff(at: prepared.now)
+            if let earlier = effects.decisions(of: id, since: cutoff) { return SendOutcome(messageID: id, decisions: earlier, isRepeat: true) }
+            if let record = try transaction.sentMessage(id, since: cutoff) {
+                return decide(prepared, reads: try Self.repeated(record, of: id, in: transaction), after: &effects)
+            }
         }
-        return decide(prepared, reads: try read(for: prepared, in: transaction, stored: stored), after: &effects)
+        var keys = StateKeys()
+        let planned = Self.plan(prepared, into: &keys)
+        let snapshot = try transaction.read(keys)
+        return decide(prepared, reads: .fresh(try Self.reads(planned, in: snapshot, group: prepared.group)), after: &effects)
     }
+}
+
+extension PushFacade.PreparedMessage {
+    /// The group of a group message.
+    var group: String? { message.kind == .group ? message.groupId : nil }
 }
