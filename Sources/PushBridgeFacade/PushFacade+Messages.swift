@@ -106,7 +106,7 @@ extension PushFacade {
         try store.write { transaction in
             var effects = SendEffects()
             let outcome = try decide(prepared, in: transaction, after: &effects)
-            try effects.write(to: transaction)
+            try transaction.commit(effects.changes)
             return outcome
         }
     }
@@ -161,7 +161,7 @@ extension PushFacade {
                             throw FailedInBatch(index: i, error: error)
                         }
                     }
-                    try effects.write(to: transaction)
+                    try transaction.commit(effects.changes)
                     return results
                 }
             } catch let failed as FailedInBatch {

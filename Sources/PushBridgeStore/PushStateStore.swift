@@ -213,6 +213,9 @@ public protocol PushStateTransaction: AppConfigurationTable, UserTable, GroupTab
 
     /// Reads what sends name before they are decided, one answer per key (``StateKeys``).
     func read(_ keys: StateKeys) throws -> StateSnapshot
+
+    /// Writes what sends decided (``StateChanges``), together.
+    func commit(_ changes: StateChanges) throws
 }
 
 extension PushStateTransaction {

@@ -5,7 +5,7 @@ import PushBridgeStore
 extension PushFacade {
     /// Decides a message from what was read for it, after the messages whose changes `effects`
     /// holds (it sees their counters and records as if written), and adds its own changes. Pure:
-    /// it reads nothing and writes nothing; ``SendEffects/write(to:)`` commits what it decided.
+    /// it reads nothing and writes nothing; the store commits what it decided (``SendEffects/changes``).
     /// - Parameters:
     ///   - prepared: the message.
     ///   - reads: what ``read(for:in:stored:)`` read for it.
@@ -61,14 +61,16 @@ extension PushFacade {
             record?.append(decision, receiver: name, row: receiver.pointee.state)
         }
         let deliveries = queuesDeliveries ? Self.outbox(decisions, messageID: canonical.id, now: now) : []
-        var sent: PendingRecord?
+        var sent: (change: RecordChange, decisions: [ReceiverDecision])?
         if remembered {
+            let bytes: RecordChange.Bytes
             if let record, record.matchesRows, let kept = receivers.roll {
                 // A kept group's names and devices are stored once, for every send's record to refer to.
-                sent = PendingRecord(id: canonical.id, sentAt: now, decisions: decisions, bytes: .onRoll(record, roll: kept, rows: receivers.allRows, skipped: receivers.skippedRow))
+                bytes = .onRoll(RecordChange.OnRoll(writer: record, roll: kept, rows: receivers.allRows, skipped: receivers.skippedRow))
             } else {
-                sent = PendingRecord(id: canonical.id, sentAt: now, decisions: decisions, bytes: .encoded(SentMessageRecord.encode(decisions)))
+                bytes = .encoded(SentMessageRecord.encode(decisions))
             }
+            sent = (RecordChange(id: canonical.id, sentAt: now, count: decisions.count, bytes: bytes), decisions)
         }
         effects.add(badges: badges, deliveries: deliveries, record: sent, cutoff: repeatCutoff(at: now))
         return SendOutcome(messageID: canonical.id, decisions: decisions, isRepeat: false)

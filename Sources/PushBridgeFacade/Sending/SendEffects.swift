@@ -13,7 +13,9 @@ struct SendEffects {
     private var badgePositions: [UserKey: Int] = [:]
     private var indexed = 0
     private(set) var deliveries: [OutboxDelivery] = []
-    private(set) var records: [PendingRecord] = []
+    private(set) var records: [RecordChange] = []
+    /// Each record's decisions, for a repeat later in the same batch.
+    private var recordDecisions: [[ReceiverDecision]] = []
     private var recordPositions: [String: Int] = [:]
     /// The latest cutoff of the records: older ones are forgotten.
     private var cutoff = Instant(milliseconds: .min)
@@ -35,16 +37,16 @@ struct SendEffects {
     /// The decisions an earlier message of the batch was sent with under `id`, sent since `cutoff`.
     func decisions(of id: String, since cutoff: Instant) -> [ReceiverDecision]? {
         guard let position = recordPositions[id], records[position].sentAt >= cutoff else { return nil }
-        return records[position].decisions
+        return recordDecisions[position]
     }
 
     /// Adds one message's changes.
     /// - Parameters:
     ///   - badges: its counters (distinct user rows).
     ///   - deliveries: its outbox rows.
-    ///   - record: its record, when it has an id.
+    ///   - record: its record and decisions, when it has an id.
     ///   - cutoff: records sent before it may be forgotten.
-    mutating func add(badges new: [(key: UserKey, badge: Int)], deliveries: [OutboxDelivery], record: PendingRecord?, cutoff: Instant) {
+    mutating func add(badges new: [(key: UserKey, badge: Int)], deliveries: [OutboxDelivery], record: (change: RecordChange, decisions: [ReceiverDecision])?, cutoff: Instant) {
         if badges.isEmpty {
             badges = new  // the first message's: no copy, no index
         } else {
@@ -60,55 +62,19 @@ struct SendEffects {
             }
         }
         if self.deliveries.isEmpty { self.deliveries = deliveries } else { self.deliveries += deliveries }
-        if let record {
+        if let (record, decisions) = record {
             if let position = recordPositions[record.id] {
                 records[position] = record
+                recordDecisions[position] = decisions
             } else {
                 recordPositions[record.id] = records.count
                 records.append(record)
+                recordDecisions.append(decisions)
             }
         }
         self.cutoff = max(self.cutoff, cutoff)
     }
 
-    /// Writes the changes: the rolls the records refer to, then counters, outbox rows and records
-    /// (in that order, as one send always has).
-    func write(to transaction: any PushStateTransaction) throws {
-        var sent: [SentMessage] = []
-        sent.reserveCapacity(records.count)
-        for record in records {
-            sent.append(SentMessage(id: record.id, sentAt: record.sentAt, decisions: try record.encoded(storingRollIn: transaction)))
-        }
-        try transaction.writeSendEffects(badges: badges, deliveries: deliveries, records: sent, forgettingBefore: cutoff)
-    }
-}
-
-/// A sent message's record as decided: its decisions, and their bytes once the roll they may refer
-/// to is stored.
-struct PendingRecord {
-    /// How the record's bytes are made.
-    enum Bytes {
-        /// Encoded already (`PBR3`).
-        case encoded([UInt8])
-        /// A kept group's decisions, written against its roll's rows (`PBR4`): the bytes need the
-        /// stored roll's id.
-        case onRoll(SentMessageRecord.DecisionWriter, roll: ReceiverRoll, rows: [StoredReceiver], skipped: Int?)
-    }
-
-    var id: String
-    var sentAt: Instant
-    /// The decisions, for a repeat later in the same batch.
-    var decisions: [ReceiverDecision]
-    var bytes: Bytes
-
-    /// The record's bytes, storing the roll it refers to first (once while the roll is kept).
-    func encoded(storingRollIn transaction: any SentMessageTable) throws -> [UInt8] {
-        switch bytes {
-        case .encoded(let bytes):
-            return bytes
-        case .onRoll(let writer, let roll, let rows, let skipped):
-            let id = try transaction.storeRoll(roll, usedAt: sentAt) { SentMessageRecord.encodeRoll(rows) }
-            return writer.record(count: decisions.count, roll: (id, skipped))
-        }
-    }
+    /// The changes, as the store commits them.
+    var changes: StateChanges { StateChanges(badges: badges, deliveries: deliveries, records: records, cutoff: cutoff) }
 }

@@ -1,0 +1,88 @@
+import PushBridgeCore
+import PushBridgeRecordCoding
+
+/// What sends decided to change, as a value: the counters, the outbox rows and the records, written
+/// together by ``PushStateTransaction/commit(_:)`` once everything is decided.
+public struct StateChanges: Sendable {
+    /// Badge counters, one entry per user row (its latest counter).
+    public var badges: [(key: UserKey, badge: Int)]
+    /// Outbox rows, in the order they were decided.
+    public var deliveries: [OutboxDelivery]
+    /// Sent-message records, in the order they were decided (an id once).
+    public var records: [RecordChange]
+    /// Records sent before this instant may be forgotten.
+    public var cutoff: Instant
+
+    public init(badges: [(key: UserKey, badge: Int)] = [], deliveries: [OutboxDelivery] = [], records: [RecordChange] = [], cutoff: Instant = Instant(milliseconds: .min)) {
+        self.badges = badges
+        self.deliveries = deliveries
+        self.records = records
+        self.cutoff = cutoff
+    }
+
+    /// Whether there is nothing to write.
+    public var isEmpty: Bool { badges.isEmpty && deliveries.isEmpty && records.isEmpty }
+}
+
+/// A sent message's record as decided: its bytes, or, for a kept group's decisions written against
+/// its roll's rows, what makes them once the roll is stored (the stored roll's id is in the record).
+public struct RecordChange: Sendable {
+    /// A `PBR4` record waiting for its roll's id.
+    public struct OnRoll: @unchecked Sendable {  // the writer is a value; its templates are immutable payload templates
+        package let writer: SentMessageRecord.DecisionWriter
+        package let roll: ReceiverRoll
+        package let rows: [StoredReceiver]
+        package let skipped: Int?
+        package init(writer: SentMessageRecord.DecisionWriter, roll: ReceiverRoll, rows: [StoredReceiver], skipped: Int?) {
+            self.writer = writer
+            self.roll = roll
+            self.rows = rows
+            self.skipped = skipped
+        }
+    }
+
+    public enum Bytes: Sendable {
+        /// The record's bytes.
+        case encoded([UInt8])
+        /// Made from the stored roll's id.
+        case onRoll(OnRoll)
+    }
+
+    public var id: String
+    public var sentAt: Instant
+    /// How many decisions it holds.
+    public var count: Int
+    public var bytes: Bytes
+
+    public init(id: String, sentAt: Instant, count: Int, bytes: Bytes) {
+        self.id = id
+        self.sentAt = sentAt
+        self.count = count
+        self.bytes = bytes
+    }
+
+    /// The record's bytes, storing the roll it refers to first (once while the roll is kept).
+    /// - Parameter table: where the roll is stored.
+    public func encoded(storingRollIn table: any SentMessageTable) throws -> [UInt8] {
+        switch bytes {
+        case .encoded(let bytes):
+            return bytes
+        case .onRoll(let pending):
+            let id = try table.storeRoll(pending.roll, usedAt: sentAt) { SentMessageRecord.encodeRoll(pending.rows.map(\.state)) }
+            return pending.writer.record(count: count, roll: (id, pending.skipped))
+        }
+    }
+}
+
+extension PushStateTransaction {
+    /// Stores the rolls the records refer to, then writes counters, outbox rows and records with
+    /// ``writeSendEffects(badges:deliveries:records:forgettingBefore:)``: correct for any store.
+    public func commit(_ changes: StateChanges) throws {
+        var records: [SentMessage] = []
+        records.reserveCapacity(changes.records.count)
+        for record in changes.records {
+            records.append(SentMessage(id: record.id, sentAt: record.sentAt, decisions: try record.encoded(storingRollIn: self)))
+        }
+        try writeSendEffects(badges: changes.badges, deliveries: changes.deliveries, records: records, forgettingBefore: changes.cutoff)
+    }
+}
