@@ -291,6 +291,37 @@ struct BlackBoxConformanceTests {
             }
         }
     }
+
+    @Test("a relay that drops the force flag and ignores the display style fails exactly the fixtures that rely on them")
+    func theCaptureCatchesADroppedForceFlagAndDisplayStyle() async throws {
+        try await Self.withServerAndCapture(store: ":memory:") { server, capture, client in
+            try await BrokenRelay.run(upstream: server.base, client: client, bugs: [.noForceFlag, .noDisplayStyle]) { relay in
+                var runner = ServiceConformanceRunner(baseURL: relay, adminKey: testAdminKey, client: client)
+                runner.capture = capture
+                runner.captureTimeout = .seconds(5)
+                runner.captureQuiet = .milliseconds(300)
+                let report = try await runner.run(paths: [Self.serviceFixtures + "/easemob"])
+                let failed = report.results.filter { !$0.passed }.map { Self.name($0.path) }.sorted()
+                let forced = ["easemob/022-forced-through-dnd.json", "easemob/024-force-beats-app-none.json"]
+                let styled = [
+                    "easemob/001-user-fields-message-summary.json", "easemob/002-group-message-summary.json", "easemob/009-language-without-translation.json",
+                    "easemob/010-registration-nickname.json", "easemob/011-group-and-binding-over-rest.json", "easemob/013-unbind-one-device.json",
+                ]
+                #expect(failed == (forced + styled).sorted(), "\(report.humanText)")
+                for result in report.results where !result.passed {
+                    guard case .mismatch(let differences)? = result.failure else { Issue.record("\(result.path): \(String(describing: result.failure))"); continue }
+                    let pointers = differences.map(\.pointer.description)
+                    if forced.contains(Self.name(result.path)) {
+                        // Held back: no push where one belongs.
+                        #expect(pointers.first == "/push", "\(result.path): \(pointers)")
+                    } else {
+                        // Pushed in the simple banner: the alert's text differs, nothing else.
+                        #expect(pointers.allSatisfy { $0.hasPrefix("/payload/aps/alert") }, "\(result.path): \(pointers)")
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// A vendor REST server that is wrong on purpose: it forwards every request to PushBridge with the
@@ -306,6 +337,12 @@ enum BrokenRelay {
         case noOfflinePushTitle
         /// Drops `ext.em_ignore_notification` from an Easemob `POST /messages`: a silent message is pushed.
         case noSilentFlag
+        /// Drops `ext.em_force_notification` from every Easemob / Agora message send: a forced message is
+        /// held back by do-not-disturb or a remind type.
+        case noForceFlag
+        /// Answers `PUT /users/{username}` as if it kept `notification_display_style` but keeps the
+        /// default (0, the simple banner): the summary style is never set.
+        case noDisplayStyle
     }
 
     static func run(
@@ -338,6 +375,15 @@ enum BrokenRelay {
                 if bugs.contains(.noSilentFlag), path.hasSuffix("/messages"), var ext = object["ext"]?.objectValue {
                     ext["em_ignore_notification"] = nil
                     object["ext"] = .object(ext)
+                }
+                if bugs.contains(.noForceFlag), path.contains("/messages"), var ext = object["ext"]?.objectValue {
+                    ext["em_force_notification"] = nil
+                    object["ext"] = .object(ext)
+                }
+                if bugs.contains(.noDisplayStyle), request.method == .put, path.split(separator: "/").suffix(2).first == "users",
+                    object["notification_display_style"] != nil
+                {
+                    object["notification_display_style"] = 0
                 }
                 var w = JSONWriter()
                 w.write(.object(object))

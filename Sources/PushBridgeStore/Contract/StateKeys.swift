@@ -48,8 +48,16 @@ public struct StateKeys: Sendable {
     /// Adds a group's profile (once) and returns its position in ``StateSnapshot/groupProfiles``.
     public mutating func addProfile(of group: String) -> Int { Self.add(group, to: &groupProfiles, at: &profilePositions) }
 
-    /// Adds an audience (once) and returns its position in ``StateSnapshot/receivers``.
-    public mutating func add(_ receivers: Receivers) -> Int { Self.add(receivers, to: &self.receivers, at: &receiverPositions) }
+    /// Adds an audience and returns its position in ``StateSnapshot/receivers``: a group's once (its
+    /// members are many reads), one-to-one receivers as they come (reading them again costs less than
+    /// looking them up).
+    public mutating func add(_ receivers: Receivers) -> Int {
+        guard case .group = receivers.audience else {
+            self.receivers.append(receivers)
+            return self.receivers.count - 1
+        }
+        return Self.add(receivers, to: &self.receivers, at: &receiverPositions)
+    }
 
     private static func add<Key: Hashable>(_ key: Key, to keys: inout [Key], at positions: inout [Key: Int]) -> Int {
         if let position = positions[key] { return position }
