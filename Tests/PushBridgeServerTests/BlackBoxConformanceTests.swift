@@ -241,84 +241,74 @@ struct BlackBoxConformanceTests {
         #expect(badRun.stdout.isEmpty, "\(badRun.stdout)")
     }
 
-    @Test("a deliberately broken relay fails the right fixtures at the right pointers")
-    func theCaptureCatchesABrokenServer() async throws {
-        try await Self.withServerAndCapture(store: ":memory:") { server, capture, client in
-            try await BrokenRelay.run(upstream: server.base, client: client) { relay in
+    /// Runs service fixtures through a ``BrokenRelay`` with `bugs` in front of a serve process,
+    /// judged by what reaches the capture.
+    static func throughRelay(_ bugs: Set<BrokenRelay.Bug>, paths: [String]) async throws -> ConformanceReport {
+        try await withServerAndCapture(store: ":memory:") { server, capture, client in
+            try await BrokenRelay.run(upstream: server.base, client: client, bugs: bugs) { relay in
                 var runner = ServiceConformanceRunner(baseURL: relay, adminKey: testAdminKey, client: client)
                 runner.capture = capture
                 runner.captureTimeout = .seconds(5)
                 runner.captureQuiet = .milliseconds(300)
-                let report = try await runner.run(paths: [Self.serviceFixtures + "/tencent"])
-                func pointers(_ name: String) -> [String] {
-                    guard case .mismatch(let differences)? = report.results.first(where: { $0.path.hasSuffix(name) })?.failure else { return [] }
-                    return differences.map(\.pointer.description)
-                }
-                // Targeted to bob, pushed to carol too: the extra delivery.
-                // (and counted: the badge a targeted message must not carry).
-                #expect(pointers("014-targeted-group-message.json") == ["/payload/aps/badge", "/deliveries/1"], "\(report.humanText)")
-                // A one-to-one send whose badge the relay dropped.
-                #expect(pointers("001-sendmsg-payload-example.json") == ["/payload/aps/badge"], "\(report.humanText)")
-                // What the relay does not touch still passes; what it breaks fails on the bytes, not on a request.
-                for untouched in ["002-push-flag-no-push.json", "003-badge-mode-ignore.json", "005-send-group-msg.json", "015-msgflag-mentions-only.json"] {
-                    #expect(report.results.first { $0.path.hasSuffix(untouched) }?.passed == true, "\(untouched): \(report.humanText)")
-                }
-                for result in report.results where !result.passed {
-                    guard case .mismatch? = result.failure else { Issue.record("\(result.path): \(String(describing: result.failure))"); continue }
-                }
+                return try await runner.run(paths: paths)
             }
+        }
+    }
+
+    @Test("a deliberately broken relay fails the right fixtures at the right pointers")
+    func theCaptureCatchesABrokenServer() async throws {
+        let report = try await Self.throughRelay([.targetedToAll, .noBadge], paths: [Self.serviceFixtures + "/tencent"])
+        func pointers(_ name: String) -> [String] {
+            guard case .mismatch(let differences)? = report.results.first(where: { $0.path.hasSuffix(name) })?.failure else { return [] }
+            return differences.map(\.pointer.description)
+        }
+        // Targeted to bob, pushed to carol too: the extra delivery.
+        // (and counted: the badge a targeted message must not carry).
+        #expect(pointers("014-targeted-group-message.json") == ["/payload/aps/badge", "/deliveries/1"], "\(report.humanText)")
+        // A one-to-one send whose badge the relay dropped.
+        #expect(pointers("001-sendmsg-payload-example.json") == ["/payload/aps/badge"], "\(report.humanText)")
+        // What the relay does not touch still passes; what it breaks fails on the bytes, not on a request.
+        for untouched in ["002-push-flag-no-push.json", "003-badge-mode-ignore.json", "005-send-group-msg.json", "015-msgflag-mentions-only.json"] {
+            #expect(report.results.first { $0.path.hasSuffix(untouched) }?.passed == true, "\(untouched): \(report.humanText)")
+        }
+        for result in report.results where !result.passed {
+            guard case .mismatch? = result.failure else { Issue.record("\(result.path): \(String(describing: result.failure))"); continue }
         }
     }
 
     @Test("a relay that drops the silent flag or OfflinePushInfo.Title fails exactly the fixtures that send them")
     func theCaptureCatchesADroppedSilentFlagAndTitle() async throws {
-        try await Self.withServerAndCapture(store: ":memory:") { server, capture, client in
-            try await BrokenRelay.run(upstream: server.base, client: client, bugs: [.noOfflinePushTitle, .noSilentFlag]) { relay in
-                var runner = ServiceConformanceRunner(baseURL: relay, adminKey: testAdminKey, client: client)
-                runner.capture = capture
-                runner.captureTimeout = .seconds(5)
-                runner.captureQuiet = .milliseconds(300)
-                let report = try await runner.run(paths: [Self.serviceFixtures])
-                let failed = report.results.filter { !$0.passed }.map { Self.name($0.path) }.sorted()
-                #expect(failed == ["easemob/016-silent-message.json", "tencent/016-offline-push-title-alone.json"], "\(report.humanText)")
-                for result in report.results where !result.passed {
-                    guard case .mismatch(let differences)? = result.failure else { Issue.record("\(result.path): \(String(describing: result.failure))"); continue }
-                    let pointers = differences.map(\.pointer.description)
-                    // The silent message pushed where no push belongs; the title lost: a plain-string alert.
-                    let expected = result.path.hasSuffix("016-silent-message.json") ? ["/push", "/payload", "/deliveries"] : ["/payload/aps/alert"]
-                    #expect(pointers == expected, "\(result.path): \(pointers)")
-                }
-            }
+        let report = try await Self.throughRelay([.noOfflinePushTitle, .noSilentFlag], paths: [Self.serviceFixtures])
+        let failed = report.results.filter { !$0.passed }.map { Self.name($0.path) }.sorted()
+        #expect(failed == ["easemob/016-silent-message.json", "tencent/016-offline-push-title-alone.json"], "\(report.humanText)")
+        for result in report.results where !result.passed {
+            guard case .mismatch(let differences)? = result.failure else { Issue.record("\(result.path): \(String(describing: result.failure))"); continue }
+            let pointers = differences.map(\.pointer.description)
+            // The silent message pushed where no push belongs; the title lost: a plain-string alert.
+            let expected = result.path.hasSuffix("016-silent-message.json") ? ["/push", "/payload", "/deliveries"] : ["/payload/aps/alert"]
+            #expect(pointers == expected, "\(result.path): \(pointers)")
         }
     }
 
     @Test("a relay that drops the force flag and ignores the display style fails exactly the fixtures that rely on them")
     func theCaptureCatchesADroppedForceFlagAndDisplayStyle() async throws {
-        try await Self.withServerAndCapture(store: ":memory:") { server, capture, client in
-            try await BrokenRelay.run(upstream: server.base, client: client, bugs: [.noForceFlag, .noDisplayStyle]) { relay in
-                var runner = ServiceConformanceRunner(baseURL: relay, adminKey: testAdminKey, client: client)
-                runner.capture = capture
-                runner.captureTimeout = .seconds(5)
-                runner.captureQuiet = .milliseconds(300)
-                let report = try await runner.run(paths: [Self.serviceFixtures + "/easemob"])
-                let failed = report.results.filter { !$0.passed }.map { Self.name($0.path) }.sorted()
-                let forced = ["easemob/022-forced-through-dnd.json", "easemob/024-force-beats-app-none.json"]
-                let styled = [
-                    "easemob/001-user-fields-message-summary.json", "easemob/002-group-message-summary.json", "easemob/009-language-without-translation.json",
-                    "easemob/010-registration-nickname.json", "easemob/011-group-and-binding-over-rest.json", "easemob/013-unbind-one-device.json",
-                ]
-                #expect(failed == (forced + styled).sorted(), "\(report.humanText)")
-                for result in report.results where !result.passed {
-                    guard case .mismatch(let differences)? = result.failure else { Issue.record("\(result.path): \(String(describing: result.failure))"); continue }
-                    let pointers = differences.map(\.pointer.description)
-                    if forced.contains(Self.name(result.path)) {
-                        // Held back: no push where one belongs.
-                        #expect(pointers.first == "/push", "\(result.path): \(pointers)")
-                    } else {
-                        // Pushed in the simple banner: the alert's text differs, nothing else.
-                        #expect(pointers.allSatisfy { $0.hasPrefix("/payload/aps/alert") }, "\(result.path): \(pointers)")
-                    }
-                }
+        let report = try await Self.throughRelay([.noForceFlag, .noDisplayStyle], paths: [Self.serviceFixtures + "/easemob"])
+        let failed = report.results.filter { !$0.passed }.map { Self.name($0.path) }.sorted()
+        let forced = ["easemob/022-forced-through-dnd.json", "easemob/024-force-beats-app-none.json"]
+        let styled = [
+            "easemob/001-user-fields-message-summary.json", "easemob/002-group-message-summary.json", "easemob/009-language-without-translation.json",
+            "easemob/010-registration-nickname.json", "easemob/011-group-and-binding-over-rest.json", "easemob/013-unbind-one-device.json",
+        ]
+        #expect(failed == (forced + styled).sorted(), "\(report.humanText)")
+        for result in report.results where !result.passed {
+            guard case .mismatch(let differences)? = result.failure else { Issue.record("\(result.path): \(String(describing: result.failure))"); continue }
+            let pointers = differences.map(\.pointer.description)
+            if forced.contains(Self.name(result.path)) {
+                // Held back: no push where one belongs.
+                #expect(pointers.first == "/push", "\(result.path): \(pointers)")
+            } else {
+                // Pushed in the simple banner: the alert's text differs, nothing else.
+                #expect(pointers.allSatisfy { $0.hasPrefix("/payload/aps/alert") }, "\(result.path): \(pointers)")
             }
         }
     }
@@ -345,9 +335,9 @@ enum BrokenRelay {
         case noDisplayStyle
     }
 
-    static func run(
-        upstream: String, client: HTTPClient, bugs: Set<Bug> = [.targetedToAll, .noBadge], _ body: @Sendable (String) async throws -> Void
-    ) async throws {
+    static func run<T: Sendable>(
+        upstream: String, client: HTTPClient, bugs: Set<Bug> = [.targetedToAll, .noBadge], _ body: @Sendable (String) async throws -> T
+    ) async throws -> T {
         let router = Router()
         let forward: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
             var out = HTTPClientRequest(url: upstream + request.uri.description)
@@ -400,6 +390,6 @@ enum BrokenRelay {
         }
         for method in [HTTPRequest.Method.get, .post, .put, .delete] { router.on("**", method: method, use: forward) }
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        try await app.test(.live) { relay in try await body("http://127.0.0.1:\(relay.port!)") }
+        return try await app.test(.live) { relay in try await body("http://127.0.0.1:\(relay.port!)") }
     }
 }
