@@ -103,11 +103,10 @@ extension PushFacade {
     /// (a repeated id: the first send's decisions, nothing counted).
     /// - Parameter prepared: from ``prepare(_:dialect:now:profile:sender:pointer:)``.
     public func send(_ prepared: PreparedMessage) throws -> SendOutcome {
-        try store.write { transaction in
-            var effects = SendEffects()
-            let outcome = try decide(prepared, in: transaction, after: &effects)
-            try transaction.commit(effects.changes)
-            return outcome
+        do {
+            return try store.write { transaction in try send([prepared], failing: [:], in: transaction)[0].get() }
+        } catch let failed as FailedInBatch {
+            throw failed.error
         }
     }
 
@@ -125,49 +124,59 @@ extension PushFacade {
         var failures: [Int: any Error] = [:]
         while true {
             do {
-                return try store.write { transaction in
-                    // Read: the batch's ids together, then what its new messages need, in one call.
-                    let remembered = batch.indices.filter { failures[$0] == nil && !batch[$0].message.id.isEmpty }
-                    var stored = [[UInt8]?](repeating: nil, count: batch.count)
-                    let found = try transaction.sentMessages(remembered.map { (batch[$0].message.id, repeatCutoff(at: batch[$0].now)) })
-                    for (i, record) in zip(remembered, found) { stored[i] = record }
-                    var keys = StateKeys()
-                    var planned = [MessageKeys?](repeating: nil, count: batch.count)
-                    for i in batch.indices where failures[i] == nil && stored[i] == nil { planned[i] = Self.plan(batch[i], into: &keys) }
-                    let snapshot = try transaction.read(keys)
-                    // Decide, in order, each message seeing the ones before it; then write.
-                    var effects = SendEffects()
-                    var results: [Result<SendOutcome, any Error>] = []
-                    results.reserveCapacity(batch.count)
-                    for (i, prepared) in batch.enumerated() {
-                        if let failure = failures[i] {
-                            results.append(.failure(failure))
-                            continue
-                        }
-                        let id = prepared.message.id
-                        if !id.isEmpty, let earlier = effects.decisions(of: id, since: repeatCutoff(at: prepared.now)) {
-                            results.append(.success(SendOutcome(messageID: id, decisions: earlier, isRepeat: true)))
-                            continue
-                        }
-                        do {
-                            let reads: MessageReads
-                            if let record = stored[i] {
-                                reads = try Self.repeated(record, of: id, in: transaction)
-                            } else {
-                                reads = .fresh(try Self.reads(planned[i]!, in: snapshot, group: prepared.group))
-                            }
-                            results.append(.success(decide(prepared, reads: reads, after: &effects)))
-                        } catch {
-                            throw FailedInBatch(index: i, error: error)
-                        }
-                    }
-                    try transaction.commit(effects.changes)
-                    return results
-                }
+                return try store.write { transaction in try send(batch, failing: failures, in: transaction) }
             } catch let failed as FailedInBatch {
                 failures[failed.index] = failed.error  // each round leaves one more out: at most batch.count + 1 rounds
             }
         }
+    }
+
+    /// Reads, decides and commits a batch in `transaction`: the batch's ids together, then what its new
+    /// messages need in one call; each message decided in order, seeing the ones before it; the changes
+    /// written together.
+    /// - Parameters:
+    ///   - batch: the messages.
+    ///   - failures: messages that failed in an earlier round, left out with their errors.
+    ///   - transaction: the write transaction.
+    /// - Throws: ``FailedInBatch`` naming a message that failed (the transaction must be rolled back).
+    private func send(_ batch: [PreparedMessage], failing failures: [Int: any Error], in transaction: any PushStateTransaction) throws -> [Result<SendOutcome, any Error>] {
+        // Read: the batch's ids together, then what its new messages need, in one call.
+        let remembered = batch.indices.filter { failures[$0] == nil && !batch[$0].message.id.isEmpty }
+        var stored = [[UInt8]?](repeating: nil, count: batch.count)
+        let found = try transaction.sentMessages(remembered.map { (batch[$0].message.id, repeatCutoff(at: batch[$0].now)) })
+        for (i, record) in zip(remembered, found) { stored[i] = record }
+        var keys = StateKeys()
+        var planned = [MessageKeys?](repeating: nil, count: batch.count)
+        for i in batch.indices where failures[i] == nil && stored[i] == nil { planned[i] = Self.plan(batch[i], into: &keys) }
+        let snapshot = try transaction.read(keys)
+        // Decide, in order, each message seeing the ones before it; then write.
+        var effects = SendEffects()
+        var results: [Result<SendOutcome, any Error>] = []
+        results.reserveCapacity(batch.count)
+        for (i, prepared) in batch.enumerated() {
+            if let failure = failures[i] {
+                results.append(.failure(failure))
+                continue
+            }
+            let id = prepared.message.id
+            if !id.isEmpty, let earlier = effects.decisions(of: id, since: repeatCutoff(at: prepared.now)) {
+                results.append(.success(SendOutcome(messageID: id, decisions: earlier, isRepeat: true)))
+                continue
+            }
+            do {
+                let reads: MessageReads
+                if let record = stored[i] {
+                    reads = try Self.repeated(record, of: id, in: transaction)
+                } else {
+                    reads = .fresh(try Self.reads(planned[i]!, in: snapshot, group: prepared.group))
+                }
+                results.append(.success(decide(prepared, reads: reads, after: &effects)))
+            } catch {
+                throw FailedInBatch(index: i, error: error)
+            }
+        }
+        try transaction.commit(effects.changes)
+        return results
     }
 
     /// A message of a batch failed: the batch's transaction is rolled back and run again without it.

@@ -37,13 +37,12 @@ extension PushFacade {
     ///   - prepared: the message.
     ///   - keys: the keys of the batch it belongs to.
     static func plan(_ prepared: PreparedMessage, into keys: inout StateKeys) -> MessageKeys {
-        let canonical = prepared.message
-        let group = canonical.kind == .group ? canonical.groupId : nil
+        let group = prepared.group
         keys.addApp()
         return MessageKeys(
             sender: keys.add(StateKeys.Sender(user: prepared.sender, group: group)),
             groupProfile: group.map { keys.addProfile(of: $0) },
-            receivers: keys.add(StateKeys.Receivers(audience: prepared.audience, sender: prepared.sender, conversation: canonical.receiverConversation)))
+            receivers: keys.add(StateKeys.Receivers(audience: prepared.audience, sender: prepared.sender, conversation: prepared.message.receiverConversation)))
     }
 
     /// A new message's reads, found in what the store read for its keys.

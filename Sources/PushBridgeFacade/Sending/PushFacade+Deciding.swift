@@ -8,7 +8,7 @@ extension PushFacade {
     /// it reads nothing and writes nothing; the store commits what it decided (``SendEffects/changes``).
     /// - Parameters:
     ///   - prepared: the message.
-    ///   - reads: what ``read(for:in:stored:)`` read for it.
+    ///   - reads: what was read for it (the keys ``plan(_:into:)`` named, found by ``reads(_:in:group:)``).
     ///   - effects: what the messages decided before it change.
     /// - Returns: the outcome (a repeated id: the first send's decisions, and no changes).
     func decide(_ prepared: PreparedMessage, reads: MessageReads, after effects: inout SendEffects) -> SendOutcome {
@@ -74,27 +74,6 @@ extension PushFacade {
         }
         effects.add(badges: badges, deliveries: deliveries, record: sent, cutoff: repeatCutoff(at: now))
         return SendOutcome(messageID: canonical.id, decisions: decisions, isRepeat: false)
-    }
-
-    /// Reads, decides and adds the changes of one message in `transaction` (a repeat of a message
-    /// decided earlier in the batch is answered from `effects`, reading nothing).
-    /// - Parameters:
-    ///   - prepared: the message.
-    ///   - transaction: the write transaction the changes will be written in.
-    ///   - effects: the changes of the messages before it; this one's are added.
-    func decide(_ prepared: PreparedMessage, in transaction: any PushStateTransaction, after effects: inout SendEffects) throws -> SendOutcome {
-        let id = prepared.message.id
-        if !id.isEmpty {
-            let cutoff = repeatCutoff(at: prepared.now)
-            if let earlier = effects.decisions(of: id, since: cutoff) { return SendOutcome(messageID: id, decisions: earlier, isRepeat: true) }
-            if let record = try transaction.sentMessage(id, since: cutoff) {
-                return decide(prepared, reads: try Self.repeated(record, of: id, in: transaction), after: &effects)
-            }
-        }
-        var keys = StateKeys()
-        let planned = Self.plan(prepared, into: &keys)
-        let snapshot = try transaction.read(keys)
-        return decide(prepared, reads: .fresh(try Self.reads(planned, in: snapshot, group: prepared.group)), after: &effects)
     }
 }
 
