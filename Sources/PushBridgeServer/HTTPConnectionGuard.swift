@@ -13,8 +13,9 @@ import NIOCore
 /// - Whether the request being parsed is a `HEAD` (its refusal then carries no body).
 /// - A lingering close (as servers have long done, RFC 9112 §9.6): a connection closed while the
 ///   client may still be sending shuts its output first (the answer, then FIN), reads and discards
-///   what still comes, bounded in bytes and time, and only then closes; closing with unread input
-///   would reset the connection and the client would lose the answer.
+///   what still comes, bounded in bytes, in time and in time without a byte (nginx's `lingering_time`
+///   and `lingering_timeout`), and only then closes; closing with unread input would reset the
+///   connection and the client would lose the answer.
 ///
 /// Added by ``HTTPFramingHandler`` at the front of the pipeline; runs on the connection's event loop.
 final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
@@ -32,7 +33,11 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// How long a lingering close reads what the client still sends, at most.
-    static let lingerTime = TimeAmount.seconds(3)
+    static let lingerTime = TimeAmount.seconds(30)
+    /// How long a lingering close waits for the client's next bytes before it closes: a client that
+    /// stopped sending is not waited on for the whole ``lingerTime``, a slow one (a loaded machine)
+    /// is not cut off while it still sends.
+    static let lingerIdle = TimeAmount.seconds(5)
     /// How many bytes a lingering close reads away, at most.
     static let lingerBytes = 32 << 20
     /// A request line or a head longer than this is left to the parser (which has its own limit).
@@ -68,6 +73,8 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private(set) var requestIsHead = false
     private var lingering = false
     private var lingeredBytes = 0
+    /// Closes a lingering connection after ``lingerIdle`` without a byte; moved on by each read.
+    private var lingerIdleClose: Scheduled<Void>?
     private var inputClosed = false
 
     /// - Parameters:
@@ -105,7 +112,12 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         let buffer = unwrapInboundIn(data)
         if lingering {
             lingeredBytes += buffer.readableBytes
-            if lingeredBytes > Self.lingerBytes { context.close(promise: nil) } else { context.read() }
+            if lingeredBytes > Self.lingerBytes {
+                context.close(promise: nil)
+            } else {
+                closeWhenIdle(context: context)
+                context.read()
+            }
             return
         }
         var out: ByteBuffer? = nil
@@ -421,6 +433,13 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             if let promise { context.channel.closeFuture.cascade(to: promise) }
         }
         context.eventLoop.assumeIsolated().scheduleTask(in: Self.lingerTime) { context.close(promise: nil) }
+        closeWhenIdle(context: context)
         context.read()
+    }
+
+    /// (Re)schedules the close of a lingering connection ``lingerIdle`` from now.
+    private func closeWhenIdle(context: ChannelHandlerContext) {
+        lingerIdleClose?.cancel()
+        lingerIdleClose = context.eventLoop.assumeIsolated().scheduleTask(in: Self.lingerIdle) { context.close(promise: nil) }
     }
 }

@@ -67,7 +67,9 @@ struct HTTPEdgeTests {
 
     /// Sends a head and a whole body of `size` bytes before reading anything (as a naive client
     /// does), then reads the answer: the server must read the body away instead of resetting.
-    static func writeAllThenRead(_ port: Int, head: String, size: Int) async throws -> (reply: Reply, sent: Bool) {
+    /// - Parameters:
+    ///   - pause: how long the client waits after each MiB it sends (a slow client), if at all.
+    static func writeAllThenRead(_ port: Int, head: String, size: Int, pause: Duration? = nil) async throws -> (reply: Reply, sent: Bool) {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(with: Result {
@@ -78,9 +80,14 @@ struct HTTPEdgeTests {
                     var sent = (try? connection.send(head)) != nil
                     let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 65_536)
                     var left = size
+                    var sincePause = 0
                     while sent && left > 0 {
                         let n = chunk.withUnsafeBytes { Foundation.send(connection.fd, $0.baseAddress, min(left, chunk.count), Int32(MSG_NOSIGNAL)) }
-                        if n <= 0 { sent = false } else { left -= n }
+                        if n <= 0 { sent = false } else { left -= n; sincePause += n }
+                        if let pause, sincePause >= 1 << 20 {
+                            sincePause = 0
+                            Thread.sleep(forTimeInterval: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18)
+                        }
                     }
                     var bytes: [UInt8] = []
                     var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -110,6 +117,55 @@ struct HTTPEdgeTests {
                 #expect(sent, "\(head.prefix(60).debugDescription): the body could not be sent")
                 #expect(reply.status == status && reply.body.contains(#""code":"\#(code)""#) && reply.isComplete, "\(head.prefix(60).debugDescription): \(reply.text.prefix(300))")
             }
+            #expect(try await service.call(.get, "/healthz").status == 200)
+        }
+    }
+
+    /// A slow client still writing is read to its end (it sends a byte at least every 5 s), however
+    /// long its body takes; one that stops sending is closed 5 s later, not held for the 30 s bound.
+    @Test func aLingeringCloseWaitsForASlowClientAndNotForAStalledOne() async throws {
+        try await Self.withService { service in
+            let key = try await setUpExampleApp(service, app: "demo")
+            let size = 7_000_000
+            let head = "POST /v1/apps/demo/messages?dialect=agora-silent HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\nContent-Type: application/json\r\nContent-Length: \(size)\r\n\r\n"
+            // 1 s after each MiB: about 7 s of sending, past a flat bound of a few seconds.
+            let (reply, sent) = try await Self.writeAllThenRead(service.port, head: head, size: size, pause: .seconds(1))
+            #expect(sent, "a slow client's body could not be sent: the connection closed under it")
+            #expect(reply.status == 413 && reply.isComplete, "\(reply.text.prefix(300))")
+
+            // A client that sends 1 MiB, reads the answer and the server's FIN, and then stops.
+            let stalled = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(answered: Bool, closed: Bool), Error>) in
+                DispatchQueue.global().async {
+                    continuation.resume(with: Result {
+                        let connection = try RawConnection(port: service.port)
+                        try connection.send(head)
+                        let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 1 << 20)
+                        _ = chunk.withUnsafeBytes { Foundation.send(connection.fd, $0.baseAddress, chunk.count, Int32(MSG_NOSIGNAL)) }
+                        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+                        setsockopt(connection.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                        var bytes: [UInt8] = []
+                        var buffer = [UInt8](repeating: 0, count: 65_536)
+                        while true {
+                            let n = read(connection.fd, &buffer, buffer.count)
+                            if n <= 0 { break }
+                            bytes += buffer[..<n]
+                        }
+                        let answered = String(decoding: bytes, as: UTF8.self).hasPrefix("HTTP/1.1 413")
+                        // Silent for 7 s (past the 5 s without a byte); then a byte every 250 ms for up
+                        // to 3 s: a socket the server closed draws a reset at the first and fails the next,
+                        // one still lingering reads them away (and would until its 30 s bound).
+                        Thread.sleep(forTimeInterval: 7)
+                        let start = ContinuousClock.now
+                        while ContinuousClock.now - start < .seconds(3) {
+                            if Foundation.send(connection.fd, "x", 1, Int32(MSG_NOSIGNAL)) < 0 { return (answered, true) }
+                            Thread.sleep(forTimeInterval: 0.25)
+                        }
+                        return (answered, false)
+                    })
+                }
+            }
+            #expect(stalled.answered)
+            #expect(stalled.closed, "a lingering connection was still open 7–10 s after its client stopped sending")
             #expect(try await service.call(.get, "/healthz").status == 200)
         }
     }
