@@ -62,6 +62,9 @@ extension PushFacade {
         public var profile: Profile
         /// A targeted group message's receivers: only these members get a decision (`nil`: all).
         public var only: Set<UserID>?
+        /// Targets that must exist when it is decided (a vendor send's users or group): naming one the
+        /// store does not know fails the send with ``UnknownTargets`` and changes nothing.
+        public var requiredTargets: [StateKeys.Target] = []
         let adapter: any DialectAdapter
     }
 
@@ -103,86 +106,92 @@ extension PushFacade {
     /// (a repeated id: the first send's decisions, nothing counted).
     /// - Parameter prepared: from ``prepare(_:dialect:now:profile:sender:pointer:)``.
     public func send(_ prepared: PreparedMessage) throws -> SendOutcome {
-        do {
-            return try store.write { transaction in try send([prepared], failing: [:], in: transaction)[0].get() }
-        } catch let failed as FailedInBatch {
-            throw failed.error
-        }
+        try send([prepared])[0].get()
     }
 
     /// Sends several prepared messages in one write transaction (group commit): each message is
     /// decided and counted as ``send(_:)`` does, in order, each seeing the ones before it. A message
     /// that fails leaves nothing behind and the others are kept.
     ///
-    /// The messages' counters, outbox rows and records are written together once all are decided
-    /// (a few statements for the batch, no savepoint per message). When one fails, the transaction
-    /// is rolled back and the batch decided again without it, so that nothing of it can remain.
+    /// What the batch reads is named first and read in one call; the messages are decided from it,
+    /// and their counters, outbox rows and records written together (a few statements for the batch).
     /// - Parameter batch: messages from ``prepare(_:dialect:now:profile:sender:pointer:)``.
     /// - Returns: one result per message, in order.
-    /// - Throws: when the commit itself fails; then none of the messages was sent.
+    /// - Throws: when the read or the commit fails; then none of the messages was sent.
     public func send(_ batch: [PreparedMessage]) throws -> [Result<SendOutcome, any Error>] {
-        var failures: [Int: any Error] = [:]
-        while true {
-            do {
-                return try store.write { transaction in try send(batch, failing: failures, in: transaction) }
-            } catch let failed as FailedInBatch {
-                failures[failed.index] = failed.error  // each round leaves one more out: at most batch.count + 1 rounds
-            }
-        }
+        let (keys, planned) = plan(batch)
+        return try store.write { transaction in try transaction.update(reading: keys) { decide(batch, planned: planned, in: $0) } }
     }
 
-    /// Reads, decides and commits a batch in `transaction`: the batch's ids together, then what its new
-    /// messages need in one call; each message decided in order, seeing the ones before it; the changes
-    /// written together.
-    /// - Parameters:
-    ///   - batch: the messages.
-    ///   - failures: messages that failed in an earlier round, left out with their errors.
-    ///   - transaction: the write transaction.
-    /// - Throws: ``FailedInBatch`` naming a message that failed (the transaction must be rolled back).
-    private func send(_ batch: [PreparedMessage], failing failures: [Int: any Error], in transaction: any PushStateTransaction) throws -> [Result<SendOutcome, any Error>] {
-        // Read: the batch's ids together, then what its new messages need, in one call.
-        let remembered = batch.indices.filter { failures[$0] == nil && !batch[$0].message.id.isEmpty }
-        var stored = [[UInt8]?](repeating: nil, count: batch.count)
-        let found = try transaction.sentMessages(remembered.map { (batch[$0].message.id, repeatCutoff(at: batch[$0].now)) })
-        for (i, record) in zip(remembered, found) { stored[i] = record }
+    /// ``send(_:)-([PreparedMessage])``, awaited: the store reads, this decides, the store commits
+    /// (``PushStateStore/update(reading:deciding:)``), and the caller holds no thread meanwhile.
+    /// - Parameter batch: messages from ``prepare(_:dialect:now:profile:sender:pointer:)``.
+    /// - Returns: one result per message, in order.
+    /// - Throws: when the read or the commit fails; then none of the messages was sent.
+    public func send(_ batch: [PreparedMessage]) async throws -> [Result<SendOutcome, any Error>] {
+        let (keys, planned) = plan(batch)
+        return try await store.update(reading: keys) { [self] in decide(batch, planned: planned, in: $0) }
+    }
+
+    /// Names what a batch reads: each message's record (the repeat check), the targets it requires,
+    /// and what deciding it anew reads. Pure.
+    private func plan(_ batch: [PreparedMessage]) -> (StateKeys, [PlannedMessage]) {
         var keys = StateKeys()
-        var planned = [MessageKeys?](repeating: nil, count: batch.count)
-        for i in batch.indices where failures[i] == nil && stored[i] == nil { planned[i] = Self.plan(batch[i], into: &keys) }
-        let snapshot = try transaction.read(keys)
-        // Decide, in order, each message seeing the ones before it; then write.
+        let planned = batch.map { prepared in
+            PlannedMessage(
+                record: prepared.message.id.isEmpty ? nil : keys.add(StateKeys.Record(id: prepared.message.id, since: repeatCutoff(at: prepared.now))),
+                targets: prepared.requiredTargets.map { keys.add($0) },
+                fresh: Self.plan(prepared, into: &keys))
+        }
+        return (keys, planned)
+    }
+
+    /// Decides a batch from what was read for it, in order, each message seeing the ones before it.
+    /// Pure: a message that fails (an unknown target, a damaged record or profile) fails before it
+    /// changes anything, and the others go on.
+    private func decide(_ batch: [PreparedMessage], planned: [PlannedMessage], in snapshot: StateSnapshot) -> (changes: StateChanges, outcome: [Result<SendOutcome, any Error>]) {
         var effects = SendEffects()
         var results: [Result<SendOutcome, any Error>] = []
         results.reserveCapacity(batch.count)
-        for (i, prepared) in batch.enumerated() {
-            if let failure = failures[i] {
-                results.append(.failure(failure))
-                continue
-            }
+        for (prepared, keys) in zip(batch, planned) {
             let id = prepared.message.id
-            if !id.isEmpty, let earlier = effects.decisions(of: id, since: repeatCutoff(at: prepared.now)) {
-                results.append(.success(SendOutcome(messageID: id, decisions: earlier, isRepeat: true)))
-                continue
-            }
-            do {
-                let reads: MessageReads
-                if let record = stored[i] {
-                    reads = try Self.repeated(record, of: id, in: transaction)
-                } else {
-                    reads = .fresh(try Self.reads(planned[i]!, in: snapshot, group: prepared.group))
+            results.append(Result {
+                var unknown: [String] = []
+                for (target, position) in zip(prepared.requiredTargets, keys.targets) where !snapshot.knownTargets[position] && !unknown.contains(target.id) {
+                    unknown.append(target.id)
                 }
-                results.append(.success(decide(prepared, reads: reads, after: &effects)))
-            } catch {
-                throw FailedInBatch(index: i, error: error)
-            }
+                if !unknown.isEmpty { throw UnknownTargets(targets: unknown) }
+                if !id.isEmpty, let earlier = effects.decisions(of: id, since: repeatCutoff(at: prepared.now)) {
+                    return SendOutcome(messageID: id, decisions: earlier, isRepeat: true)
+                }
+                let reads: MessageReads
+                if let position = keys.record, let record = snapshot.records[position] {
+                    reads = .repeated(try SentMessageRecord.decode(record.bytes, messageID: id, roll: record.roll))
+                } else {
+                    reads = .fresh(try Self.reads(keys.fresh, in: snapshot, group: prepared.group))
+                }
+                return decide(prepared, reads: reads, after: &effects)
+            })
         }
-        try transaction.commit(effects.changes)
-        return results
+        return (effects.changes, results)
     }
 
-    /// A message of a batch failed: the batch's transaction is rolled back and run again without it.
-    fileprivate struct FailedInBatch: Error {
-        let index: Int
-        let error: any Error
+    /// Where one message's reads are in its batch's snapshot.
+    private struct PlannedMessage: Sendable {
+        /// Its id's record (`nil`: no id).
+        var record: Int?
+        /// The targets it requires.
+        var targets: [Int]
+        /// What deciding it anew reads.
+        var fresh: MessageKeys
+    }
+
+    /// A send named targets the store does not know (``PreparedMessage/requiredTargets``): it was
+    /// not sent.
+    public struct UnknownTargets: Error, Hashable, Sendable {
+        /// The unknown targets, each once, in the order the message names them.
+        public var targets: [String]
+        public init(targets: [String]) { self.targets = targets }
     }
 
     /// The first instant of the repeat window that ends at `now`: a record sent before it is forgotten.

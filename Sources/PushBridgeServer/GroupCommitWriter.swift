@@ -11,9 +11,11 @@ import PushBridgeStore
 /// them on the writer's serial executor (a dispatch queue, holding a thread only while it commits);
 /// a store over the network awaits its commit and holds no thread meanwhile.
 ///
-/// Sends that follow one another in a group are decided as one facade batch
-/// (``PushFacade/send(_:)-([PreparedMessage])``): one savepoint for all of them, and their counters,
-/// outbox rows and records written together.
+/// Sends that follow one another in a group are decided as one facade batch: on a store whose
+/// transactions are synchronous, read, decided and committed in one update
+/// (``PushFacade/send(_:)-([PreparedMessage])``, awaited: the writes around them commit in groups of
+/// their own, in order); on a store over the network, one savepoint for all of them in the group's
+/// commit. Either way their counters, outbox rows and records are written together.
 ///
 /// A write waits at most the request timeout for its turn: one that waited longer is answered
 /// ``ServiceError/busy`` and never run, so a client that got no 2xx can retry without a double.
@@ -56,17 +58,11 @@ final class GroupCommitWriter: Sendable {
     enum Work {
         /// Runs the write; keeps its own result.
         case write((any PushStateStore) -> Void)
-        /// A message to send, admitted first if it says how; keeps its own result.
-        case send(PushFacade.PreparedMessage, Admission?, (Result<PushFacade.SendOutcome, any Error>) -> Void)
+        /// A message to send; keeps its own result.
+        case send(PushFacade.PreparedMessage, (Result<PushFacade.SendOutcome, any Error>) -> Void)
+
+        var isSend: Bool { if case .send = self { true } else { false } }
     }
-
-    /// Checks a send against the store just before it is decided, in its group's transaction (the
-    /// targets a vendor send names exist): what it throws is the send's answer, and it leaves the
-    /// send out of its batch. It only reads, so it may run again wherever its write would.
-    typealias Admission = @Sendable (any PushStateStore) throws -> Void
-
-    /// Sends a run of messages through the store given (a group's savepoint store).
-    typealias SendBatch = @Sendable (any PushStateStore, [PushFacade.PreparedMessage]) throws -> [Result<PushFacade.SendOutcome, any Error>]
 
     /// What the writer reports after each commit: the group size and the writes still waiting; and
     /// why a commit failed (its answers say only "store failure": the details go to the log).
@@ -88,7 +84,10 @@ final class GroupCommitWriter: Sendable {
     }
 
     private let store: any PushStateStore
-    private let sendBatch: SendBatch
+    /// The app's facade over `store`: sends go through it.
+    private let facade: PushFacade
+    /// Whether runs of sends are updates of their own, or writers of the group's commit.
+    private let sendsAsUpdates: Bool
     private let maxBatch: Int
     /// The pause for more writes before a round (nanoseconds), if any.
     private let maxWait: Int64?
@@ -106,8 +105,11 @@ final class GroupCommitWriter: Sendable {
 
     /// Makes the writer (it starts nothing: its executor runs only while writes wait).
     /// - Parameters:
-    ///   - store: the app's store.
-    ///   - sendBatch: sends a run of messages (the app's facade over the store it is given).
+    ///   - facade: the app's facade, over its store.
+    ///   - sendsAsUpdates: whether each run of sends is an update of its own (a store on this machine,
+    ///     whose update reads, decides and commits in one turn); `false`: the sends are writers of the
+    ///     group's commit, which the sends arriving before the store decides it may join (a store
+    ///     over the network).
     ///   - maxBatch: the most writes per commit.
     ///   - maxWaitMicroseconds: how long to wait for more writes when the group is not full.
     ///   - timeout: the longest a write may wait for its turn.
@@ -118,11 +120,12 @@ final class GroupCommitWriter: Sendable {
     ///   - name: the executor's label.
     ///   - observer: told about each commit (metrics).
     init(
-        store: any PushStateStore, sendBatch: @escaping SendBatch, maxBatch: Int, maxWaitMicroseconds: Int, timeout: Duration,
+        facade: PushFacade, sendsAsUpdates: Bool = true, maxBatch: Int, maxWaitMicroseconds: Int, timeout: Duration,
         answersByDeadline: Bool = false, rounds: QueueTaskExecutor? = nil, name: String, observer: Observer = Observer()
     ) {
-        self.store = store
-        self.sendBatch = sendBatch
+        store = facade.store
+        self.facade = facade
+        self.sendsAsUpdates = sendsAsUpdates
         self.maxBatch = max(1, maxBatch)
         self.maxWait = maxWaitMicroseconds > 0 ? Int64(maxWaitMicroseconds) * 1_000 : nil
         self.timeout = timeout
@@ -147,12 +150,9 @@ final class GroupCommitWriter: Sendable {
     /// Sends a message in the next group commit, decided together with the sends next to it, and
     /// returns the outcome once that commit is durable.
     /// - Throws: why the message failed (nothing of it was kept), or ``ServiceError`` as ``write(_:)``.
-    /// - Parameters:
-    ///   - message: the prepared message.
-    ///   - admission: checked first, in the same transaction; what it throws is the answer, and the
-    ///     message is not sent.
-    func send(_ message: PushFacade.PreparedMessage, admitting admission: Admission? = nil) async throws -> PushFacade.SendOutcome {
-        try await submit { keep in .send(message, admission, keep) }
+    /// - Parameter message: the prepared message (its required targets are checked when it is decided).
+    func send(_ message: PushFacade.PreparedMessage) async throws -> PushFacade.SendOutcome {
+        try await submit { keep in .send(message, keep) }
     }
 
     /// Queues the work `make` builds and waits for its answer. A write that waited past the timeout
@@ -237,7 +237,9 @@ final class GroupCommitWriter: Sendable {
             return batch
         }
         var live = started(batch)
-        if !live.isEmpty {
+        if !live.isEmpty && sendsAsUpdates {
+            await commitInTurns(live)
+        } else if !live.isEmpty {
             var failure: ServiceError?
             let ids = sendIDs(live)
             let repeatable = ids.count == live.count
@@ -263,6 +265,43 @@ final class GroupCommitWriter: Sendable {
             queue.rounds = nil
             return false
         }
+    }
+
+    /// A round's writes on a store whose transactions are synchronous, in order: each run of sends one
+    /// update (read, decided and committed by the facade), each run of other writes one group commit.
+    /// A part whose commit fails fails its own writes only.
+    private func commitInTurns(_ jobs: [Job]) async {
+        var failures = [ServiceError?](repeating: nil, count: jobs.count)
+        var start = 0
+        while start < jobs.count {
+            let sends = jobs[start].work.isSend
+            var end = start + 1
+            while end < jobs.count && jobs[end].work.isSend == sends { end += 1 }
+            let part = Array(jobs[start..<end])
+            do {
+                if sends {
+                    var messages: [PushFacade.PreparedMessage] = []
+                    var keeps: [(Result<PushFacade.SendOutcome, any Error>) -> Void] = []
+                    messages.reserveCapacity(part.count)
+                    keeps.reserveCapacity(part.count)
+                    for job in part {
+                        guard case .send(let message, let keep) = job.work else { continue }
+                        messages.append(message)
+                        keeps.append(keep)
+                    }
+                    for (keep, result) in zip(keeps, try await facade.send(messages)) { keep(result) }
+                } else {
+                    try await store.writeGroup(writers(part), readingRecordsOf: [], repeatable: false, joinedBy: nil, on: executor)
+                }
+            } catch {
+                observer.failed(error)
+                for index in start..<end { failures[index] = ServiceError.store(error) }
+            }
+            start = end
+        }
+        // Counted before anyone is answered, so metrics never lag behind a reply.
+        observer.committed(jobs.count, queue.withLock { $0.pending.count })
+        for (job, failure) in zip(jobs, failures) { job.finish(failure) }
     }
 
     /// The jobs of `batch` still to run, each moved into its commit: those that waited past the timeout
@@ -302,38 +341,25 @@ final class GroupCommitWriter: Sendable {
 
     /// The ids of the messages `jobs` send.
     private func sendIDs(_ jobs: [Job]) -> [String] {
-        jobs.compactMap { if case .send(let message, _, _) = $0.work { message.message.id } else { nil } }
+        jobs.compactMap { if case .send(let message, _) = $0.work { message.message.id } else { nil } }
     }
 
     /// The group's writers, in order: each write alone, each run of sends as one batch.
     private func writers(_ jobs: [Job]) -> [(any PushStateStore) -> Void] {
         var writers: [(any PushStateStore) -> Void] = []
-        var sends: [(PushFacade.PreparedMessage, Admission?, (Result<PushFacade.SendOutcome, any Error>) -> Void)] = []
+        var sends: [(PushFacade.PreparedMessage, (Result<PushFacade.SendOutcome, any Error>) -> Void)] = []
         func endRun() {
             guard !sends.isEmpty else { return }
             let run = sends
             sends = []
-            writers.append { [sendBatch] store in
-                // The run's admissions first: sends create no users or groups, so each is checked
-                // against what it would see just before its own decision.
-                var admitted: [(PushFacade.PreparedMessage, (Result<PushFacade.SendOutcome, any Error>) -> Void)] = []
-                admitted.reserveCapacity(run.count)
-                for (message, admission, keep) in run {
-                    do {
-                        try admission?(store)
-                        admitted.append((message, keep))
-                    } catch {
-                        keep(.failure(error))
-                    }
-                }
-                guard !admitted.isEmpty else { return }
+            writers.append { [facade] store in
                 let results: [Result<PushFacade.SendOutcome, any Error>]
                 do {
-                    results = try sendBatch(store, admitted.map(\.0))
+                    results = try facade.writing(to: store).send(run.map(\.0))
                 } catch {
-                    results = Array(repeating: .failure(error), count: admitted.count)
+                    results = Array(repeating: .failure(error), count: run.count)
                 }
-                for ((_, keep), result) in zip(admitted, results) { keep(result) }
+                for ((_, keep), result) in zip(run, results) { keep(result) }
             }
         }
         for job in jobs {
@@ -341,8 +367,8 @@ final class GroupCommitWriter: Sendable {
             case .write(let write):
                 endRun()
                 writers.append(write)
-            case .send(let message, let admission, let keep):
-                sends.append((message, admission, keep))
+            case .send(let message, let keep):
+                sends.append((message, keep))
             }
         }
         endRun()

@@ -51,16 +51,14 @@ extension ServiceRoutes {
         let (sent, unknown, sequences) = try await answering { () async throws -> ([(Int, PushFacade.SendOutcome)], [String], [Int64]) in
             if messages.count == 1 && !sequencing {
                 // One message: a send like any other, decided in a batch with the sends next to it,
-                // its targets checked just before in the same transaction.
-                let facade = tenant.facade
+                // its targets read and checked with what it reads.
                 let message = messages[0]
+                var checked = prepared[0]
+                checked.requiredTargets = message.targets.map { message.isGroup ? .group($0) : .user($0) }
                 do {
-                    let outcome = try await tenant.send(prepared[0]) { store in
-                        let unknown = try Self.unknownTargets(of: [message], in: facade.writing(to: store))
-                        if !unknown.isEmpty { throw UnknownTargets(targets: unknown) }
-                    }
+                    let outcome = try await tenant.send(checked)
                     return ([(0, outcome)], [], [])
-                } catch let refusal as UnknownTargets {
+                } catch let refusal as PushFacade.UnknownTargets {
                     guard skippingUnknown else { throw Self.unknownTargetRefusal(refusal.targets) }
                     return ([], refusal.targets, [])
                 }
@@ -116,11 +114,6 @@ extension ServiceRoutes {
         }
         return unknown
     }
-}
-
-/// A one-message vendor send's targets the app does not know (its admission's refusal).
-private struct UnknownTargets: Error {
-    var targets: [String]
 }
 
 /// Numbers a send's messages after the first.

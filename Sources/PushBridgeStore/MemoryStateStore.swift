@@ -59,6 +59,13 @@ public final class MemoryStateStore: PushStateStore {
         }
     }
 
+    /// Reads, decides and commits in one write (nothing else writes meanwhile).
+    public func update<Outcome: Sendable>(
+        reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
+    ) async throws -> Outcome {
+        try write { try $0.update(reading: keys, deciding: decide) }
+    }
+
     /// Undoes `body`'s writes when it throws, by putting the contents from before back (writers of
     /// a group commit run one at a time, so nothing else wrote in between).
     public func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T {

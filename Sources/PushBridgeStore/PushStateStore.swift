@@ -54,6 +54,22 @@ public protocol PushStateStore: AnyObject, Sendable {
         _ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, joinedBy joiners: WriteGroupJoiners?, on executor: DispatchQueue
     ) async throws
 
+    /// Reads `keys`, decides on what was read, and writes what was decided: one snapshot in, its
+    /// changes out, atomically (read → decide → commit).
+    ///
+    /// `decide` is a pure function of the snapshot: it reads nothing else and changes nothing but
+    /// what it returns. A store may call it again with a newer snapshot when what it read moved
+    /// before the commit; it never hands it the store.
+    /// - Parameters:
+    ///   - keys: what the decision reads.
+    ///   - decide: the changes to write, and what the caller gets back.
+    /// - Returns: the outcome of the decision whose changes were written.
+    /// - Throws: what `decide` threw (nothing was written), or ``StoreError`` when the read or the
+    ///   commit failed (nothing was written).
+    func update<Outcome: Sendable>(
+        reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
+    ) async throws -> Outcome
+
     /// Runs `body`, which may make several writes through the store it is given; when `body`
     /// throws, every write it made is undone (a group commit's writer that makes several facade
     /// calls: all of them, or none).
@@ -134,6 +150,19 @@ extension PushStateStore {
     /// None: every transaction is synchronous.
     public var awaitedTransactions: (any AwaitedTransactions)? { nil }
 
+    /// ``update(reading:deciding:)`` as one write transaction, through the group commit the store
+    /// has (its decision may run again where the store runs a repeatable writer again): correct for
+    /// any store; a store with a faster path takes it.
+    public func update<Outcome: Sendable>(
+        reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
+    ) async throws -> Outcome {
+        let result = UpdateResult<Outcome>()
+        try await writeGroup(
+            [{ store in result.value = Result { try store.write { transaction in try transaction.update(reading: keys, deciding: decide) } } }],
+            readingRecordsOf: keys.records.map(\.id), repeatable: true, on: .storageCalls)
+        return try result.value!.get()
+    }
+
     /// Runs each writer on this store: one transaction each (no shared commit).
     public func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
         for writer in writers { writer(self) }
@@ -170,6 +199,23 @@ extension DispatchQueue {
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UnsafeResult<T>, any Error>) in
             self.async { continuation.resume(with: Result { UnsafeResult(value: try body()) }) }
         }.value
+    }
+}
+
+/// The outcome of an update's last run, handed from the writer that ran it to the task awaiting it.
+final class UpdateResult<Outcome>: @unchecked Sendable {  // written by the writer, read after the write returns
+    var value: Result<Outcome, any Error>?
+}
+
+extension PushStateTransaction {
+    /// Reads `keys`, decides and commits in this transaction (``PushStateStore/update(reading:deciding:)``).
+    /// - Parameters:
+    ///   - keys: what the decision reads.
+    ///   - decide: the changes and the outcome.
+    package func update<Outcome>(reading keys: StateKeys, deciding decide: (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)) throws -> Outcome {
+        let (changes, outcome) = try decide(read(keys))
+        if !changes.isEmpty { try commit(changes) }
+        return outcome
     }
 }
 

@@ -168,7 +168,7 @@ struct AppRegistryTests {
             let facade = try exampleDeliveryFacade(store)
             func tenant() -> AppTenant {
                 let writer = GroupCommitWriter(
-                    store: store, sendBatch: { try facade.writing(to: $0).send($1) }, maxBatch: 8, maxWaitMicroseconds: 0, timeout: .seconds(600), name: "a")
+                    facade: facade, maxBatch: 8, maxWaitMicroseconds: 0, timeout: .seconds(600), name: "a")
                 return AppTenant(id: "a", facade: facade, writer: writer, afterWrite: { delivery.wake("a") }) { throw ServiceError.stopping }
             }
             let (old, new) = (tenant(), tenant())

@@ -65,6 +65,17 @@ struct HTTPEdgeTests {
 
     // MARK: 2. Early answers reach a client still writing
 
+    /// What a connection reads until the server closes it (or its receive timeout ends the wait).
+    static func readToEnd(_ connection: RawConnection) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = read(connection.fd, &buffer, buffer.count)
+            if n <= 0 { return bytes }
+            bytes += buffer[..<n]
+        }
+    }
+
     /// Sends a head and a whole body of `size` bytes before reading anything (as a naive client
     /// does), then reads the answer: the server must read the body away instead of resetting.
     /// - Parameters:
@@ -89,14 +100,7 @@ struct HTTPEdgeTests {
                             Thread.sleep(forTimeInterval: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18)
                         }
                     }
-                    var bytes: [UInt8] = []
-                    var buffer = [UInt8](repeating: 0, count: 65_536)
-                    while true {
-                        let n = read(connection.fd, &buffer, buffer.count)
-                        if n <= 0 { break }
-                        bytes += buffer[..<n]
-                    }
-                    return (Reply(text: String(decoding: bytes, as: UTF8.self), closed: true), sent)
+                    return (Reply(text: String(decoding: readToEnd(connection), as: UTF8.self), closed: true), sent)
                 })
             }
         }
@@ -143,14 +147,7 @@ struct HTTPEdgeTests {
                         _ = chunk.withUnsafeBytes { Foundation.send(connection.fd, $0.baseAddress, chunk.count, Int32(MSG_NOSIGNAL)) }
                         var timeout = timeval(tv_sec: 20, tv_usec: 0)
                         setsockopt(connection.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-                        var bytes: [UInt8] = []
-                        var buffer = [UInt8](repeating: 0, count: 65_536)
-                        while true {
-                            let n = read(connection.fd, &buffer, buffer.count)
-                            if n <= 0 { break }
-                            bytes += buffer[..<n]
-                        }
-                        let answered = String(decoding: bytes, as: UTF8.self).hasPrefix("HTTP/1.1 413")
+                        let answered = String(decoding: Self.readToEnd(connection), as: UTF8.self).hasPrefix("HTTP/1.1 413")
                         // Silent for 7 s (past the 5 s without a byte); then a byte every 250 ms for up
                         // to 3 s: a socket the server closed draws a reset at the first and fails the next,
                         // one still lingering reads them away (and would until its 30 s bound).

@@ -93,7 +93,7 @@ struct ServiceReliabilityTests {
     @Test func aFailedCommitFailsEveryWriteOfTheGroup() async throws {
         let reported = Mutex<[String]>([])
         let writer = GroupCommitWriter(
-            store: FailingCommitStore(), sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 8, maxWaitMicroseconds: 0, timeout: .seconds(5), name: "failing",
+            facade: PushFacade(store: FailingCommitStore()), maxBatch: 8, maxWaitMicroseconds: 0, timeout: .seconds(5), name: "failing",
             observer: .init(failed: { error in reported.withLock { $0.append("\(error)") } }))
         do {
             _ = try await writer.write { try $0.write { try $0.setMembers(["a"], of: "g") } }
@@ -111,7 +111,7 @@ struct ServiceReliabilityTests {
         let store = try SQLiteStateStore(path: temporaryDirectory() + "/writer.sqlite")
         let batches = Mutex<[Int]>([])
         let writer = GroupCommitWriter(
-            store: store, sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 64, maxWaitMicroseconds: 2_000, timeout: .seconds(5), name: "test-writer",
+            facade: PushFacade(store: store), maxBatch: 64, maxWaitMicroseconds: 2_000, timeout: .seconds(5), name: "test-writer",
             observer: .init(committed: { batch, _ in batches.withLock { $0.append(batch) } }))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<100 {
@@ -125,7 +125,7 @@ struct ServiceReliabilityTests {
         #expect(try store.read { try $0.members(of: "g99") } == ["u99"])
 
         // A write stuck behind a slow one past the timeout is refused without running.
-        let slow = GroupCommitWriter(store: store, sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 1, maxWaitMicroseconds: 0, timeout: .milliseconds(100), name: "slow-writer")
+        let slow = GroupCommitWriter(facade: PushFacade(store: store), maxBatch: 1, maxWaitMicroseconds: 0, timeout: .milliseconds(100), name: "slow-writer")
         let gate = DispatchSemaphore(value: 0)
         let started = DispatchSemaphore(value: 0)
         let first = Task { try await slow.write { _ in started.signal(); gate.wait() } }
@@ -214,7 +214,7 @@ struct ServiceReliabilityTests {
         let message = store.message
         let commits = Mutex<[Int]>([])
         let writer = GroupCommitWriter(
-            store: store, sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 64, maxWaitMicroseconds: 0, timeout: .seconds(10), name: "turn-writer",
+            facade: PushFacade(store: store), sendsAsUpdates: false, maxBatch: 64, maxWaitMicroseconds: 0, timeout: .seconds(10), name: "turn-writer",
             observer: .init(committed: { batch, _ in commits.withLock { $0.append(batch) } }))
         let first = Task { try await writer.send(try message("m0")) }
         while !store.hasWaitingGroup { try await Task.sleep(for: .milliseconds(2)) }
@@ -247,7 +247,7 @@ struct ServiceReliabilityTests {
         let facade = try store.exampleApp()
         let message = store.message
         let writer = GroupCommitWriter(
-            store: store, sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 3, maxWaitMicroseconds: 0, timeout: .seconds(10), name: "room-writer")
+            facade: PushFacade(store: store), sendsAsUpdates: false, maxBatch: 3, maxWaitMicroseconds: 0, timeout: .seconds(10), name: "room-writer")
         let first = Task { try await writer.send(try message("m0")) }
         while !store.hasWaitingGroup { try await Task.sleep(for: .milliseconds(2)) }
         var rest: [Task<PushFacade.SendOutcome, any Error>] = []
@@ -270,7 +270,7 @@ struct ServiceReliabilityTests {
     @Test func writerAnswersByItsDeadlineWhileACommitHangs() async throws {
         let store = try SQLiteStateStore(path: temporaryDirectory() + "/deadline.sqlite")
         let writer = GroupCommitWriter(
-            store: store, sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 1, maxWaitMicroseconds: 0, timeout: .milliseconds(200),
+            facade: PushFacade(store: store), maxBatch: 1, maxWaitMicroseconds: 0, timeout: .milliseconds(200),
             answersByDeadline: true, name: "deadline-writer")
         let gate = DispatchSemaphore(value: 0)
         let started = DispatchSemaphore(value: 0)
@@ -306,7 +306,7 @@ struct ServiceReliabilityTests {
         // A timeout no queueing reaches: on a loaded CI machine, queueing the six jobs one at a time
         // took longer than 5 s, and the first were refused as waiting too long (not what this tests).
         let writer = GroupCommitWriter(
-            store: store, sendBatch: { try PushFacade(store: $0).send($1) }, maxBatch: 64, maxWaitMicroseconds: 0, timeout: .seconds(600),
+            facade: PushFacade(store: store), maxBatch: 64, maxWaitMicroseconds: 0, timeout: .seconds(600),
             name: "sends-writer", observer: .init(committed: { batch, _ in batches.withLock { $0.append(batch) } }))
         func prepared(_ id: String) throws -> PushFacade.PreparedMessage {
             try facade.prepare(JSONParser.parse(ProcessScenario.message(id)), dialect: "agora-silent", now: FacadeScenario.now)

@@ -55,9 +55,4 @@ extension PushFacade {
         return FreshMessageReads(
             app: snapshot.app ?? AppConfiguration(), sender: snapshot.senders[keys.sender], groupPushOff: groupPushOff, receivers: snapshot.receivers[keys.receivers])
     }
-
-    /// A message id's record, decoded: the decisions a repeat answers with.
-    static func repeated(_ record: [UInt8], of id: String, in transaction: any SentMessageTable) throws -> MessageReads {
-        .repeated(try SentMessageRecord.decode(record, messageID: id, roll: transaction.roll))
-    }
 }

@@ -8,6 +8,17 @@ extension SentMessageRecord {
     ///   - roll: a stored roll's bytes by id, for a `PBR4` record (`nil`: no such roll).
     /// - Throws: ``RecordDamage`` when the bytes are not a record PushBridge wrote (or refer to a
     ///   roll that is not stored or damaged); what `roll` throws.
+    /// The id of the stored roll a `PBR4` record refers to; `nil` for a record that refers to none
+    /// (or bytes too short to say: ``decode(_:roll:)`` names the damage).
+    /// - Parameter bytes: the record.
+    package static func rollID(of bytes: [UInt8]) -> Int64? {
+        guard bytes.starts(with: magicVersion4) else { return nil }
+        var r = RecordReader(bytes: bytes)
+        r.offset = magicVersion4.count
+        guard let id = try? r.varint(), id <= UInt64(Int64.max) else { return nil }
+        return Int64(id)
+    }
+
     package static func decode(_ bytes: [UInt8], roll: (Int64) throws -> [UInt8]? = { _ in nil }) throws -> [ReceiverDecision] {
         var r = RecordReader(bytes: bytes)
         if bytes.starts(with: magicVersion1) { return try decodeVersion1(&r) }

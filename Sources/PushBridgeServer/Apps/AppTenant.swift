@@ -77,12 +77,10 @@ package final class AppTenant: Sendable {
     }
 
     /// Sends a prepared message in the app's next group commit (decided with the sends next to it).
-    /// - Parameters:
-    ///   - message: the prepared message.
-    ///   - admission: checked first, in the same transaction (``GroupCommitWriter/Admission``).
-    func send(_ message: PushFacade.PreparedMessage, admitting admission: GroupCommitWriter.Admission? = nil) async throws -> PushFacade.SendOutcome {
-        try await leased(writes: true, rerouting: true, elsewhere: { try await $0.send(message, admitting: admission) }) {
-            let outcome = try await writer.send(message, admitting: admission)
+    /// - Parameter message: the prepared message (its required targets are checked when it is decided).
+    func send(_ message: PushFacade.PreparedMessage) async throws -> PushFacade.SendOutcome {
+        try await leased(writes: true, rerouting: true, elsewhere: { try await $0.send(message) }) {
+            let outcome = try await writer.send(message)
             afterWrite?()
             return outcome
         }

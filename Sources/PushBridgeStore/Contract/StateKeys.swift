@@ -1,4 +1,5 @@
 import PushBridgeCore
+import PushBridgeRecordCoding
 
 /// What sends read, named before anything is decided: the store reads them all in one call
 /// (``PushStateTransaction/read(_:)``), and the decisions need nothing else. Each key is added once;
@@ -27,13 +28,42 @@ public struct StateKeys: Sendable {
         }
     }
 
+    /// A message id whose record is read (the repeat check, Specification §10).
+    public struct Record: Hashable, Sendable {
+        public var id: String
+        /// A record sent before it counts as forgotten.
+        public var since: Instant
+        public init(id: String, since: Instant) {
+            self.id = id
+            self.since = since
+        }
+    }
+
+    /// A target a send names that must exist: a user with a record, a group with members or a profile.
+    public enum Target: Hashable, Sendable {
+        case user(UserID)
+        case group(String)
+
+        /// The target's id.
+        public var id: String {
+            switch self {
+            case .user(let user): user
+            case .group(let group): group
+            }
+        }
+    }
+
     /// Whether the app configuration is read.
     public private(set) var app = false
     public private(set) var senders: [Sender] = []
     /// Groups whose profile is read.
     public private(set) var groupProfiles: [String] = []
     public private(set) var receivers: [Receivers] = []
+    public private(set) var records: [Record] = []
+    public private(set) var targets: [Target] = []
     private var senderPositions: [Sender: Int] = [:]
+    private var recordPositions: [Record: Int] = [:]
+    private var targetPositions: [Target: Int] = [:]
     private var profilePositions: [String: Int] = [:]
     private var receiverPositions: [Receivers: Int] = [:]
 
@@ -59,6 +89,12 @@ public struct StateKeys: Sendable {
         return Self.add(receivers, to: &self.receivers, at: &receiverPositions)
     }
 
+    /// Adds a message id's record (once) and returns its position in ``StateSnapshot/records``.
+    public mutating func add(_ record: Record) -> Int { Self.add(record, to: &records, at: &recordPositions) }
+
+    /// Adds a target that must exist (once) and returns its position in ``StateSnapshot/knownTargets``.
+    public mutating func add(_ target: Target) -> Int { Self.add(target, to: &targets, at: &targetPositions) }
+
     private static func add<Key: Hashable>(_ key: Key, to keys: inout [Key], at positions: inout [Key: Int]) -> Int {
         if let position = positions[key] { return position }
         positions[key] = keys.count
@@ -77,23 +113,61 @@ public struct StateSnapshot: Sendable {
     public var groupProfiles: [[UInt8]?]
     /// Each audience's receivers, in audience order.
     public var receivers: [StoredReceivers]
+    /// Each message id's record, or `nil` when the id was not sent since the key's instant.
+    public var records: [StoredRecord?]
+    /// Whether each target exists.
+    public var knownTargets: [Bool]
 
-    public init(app: AppConfiguration?, senders: [UserState?], groupProfiles: [[UInt8]?], receivers: [StoredReceivers]) {
+    public init(
+        app: AppConfiguration?, senders: [UserState?], groupProfiles: [[UInt8]?], receivers: [StoredReceivers], records: [StoredRecord?] = [],
+        knownTargets: [Bool] = []
+    ) {
         self.app = app
         self.senders = senders
         self.groupProfiles = groupProfiles
         self.receivers = receivers
+        self.records = records
+        self.knownTargets = knownTargets
     }
 }
 
+/// A sent message's record as read: its bytes, and the stored roll a `PBR4` record refers to.
+public struct StoredRecord: Sendable {
+    /// The record, byte for byte as written.
+    public var bytes: [UInt8]
+    /// The id and bytes of the roll the record refers to (`nil`: none, or not stored).
+    public var roll: (id: Int64, bytes: [UInt8])?
+
+    public init(bytes: [UInt8], roll: (id: Int64, bytes: [UInt8])?) {
+        self.bytes = bytes
+        self.roll = roll
+    }
+
+    /// A stored roll's bytes by id, as the record's decoding asks for them.
+    public func roll(_ id: Int64) -> [UInt8]? { roll?.id == id ? roll?.bytes : nil }
+}
+
 extension PushStateTransaction {
-    /// Reads every key, in the order the table methods take them (app, senders, profiles, receivers):
-    /// correct for any store; a store that can read them in fewer round trips does.
+    /// Reads every key, in the order the table methods take them (records and the rolls they refer
+    /// to, app, senders, profiles, receivers, targets): correct for any store; a store that can read
+    /// them in fewer round trips does.
     public func read(_ keys: StateKeys) throws -> StateSnapshot {
-        StateSnapshot(
+        let records = try keys.records.isEmpty ? [] : sentMessages(keys.records.map { ($0.id, $0.since) }).map { found -> StoredRecord? in
+            guard let bytes = found else { return nil }
+            let roll = try SentMessageRecord.rollID(of: bytes).flatMap { id in try self.roll(id).map { (id, $0) } }
+            return StoredRecord(bytes: bytes, roll: roll)
+        }
+        return StateSnapshot(
             app: keys.app ? try app() : nil,
             senders: try keys.senders.map { try sender($0.user, group: $0.group) },
             groupProfiles: try keys.groupProfiles.map { try groupProfile(of: $0) },
-            receivers: try keys.receivers.map { try receivers(of: $0.audience, excluding: $0.sender, conversation: $0.conversation) })
+            receivers: try keys.receivers.map { try receivers(of: $0.audience, excluding: $0.sender, conversation: $0.conversation) },
+            records: records,
+            knownTargets: try keys.targets.map { target in
+                switch target {
+                case .user(let user): try sender(user, group: nil) != nil
+                case .group(let group): try groupProfile(of: group) != nil || !members(of: group).isEmpty
+                }
+            })
     }
 }

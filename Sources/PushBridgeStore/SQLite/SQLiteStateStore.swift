@@ -71,6 +71,8 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
     private let readerLock = NSLock()
     private var idleReaders: [SQLiteConnection] = []
     private let readsOnWriter: Bool
+    /// Where ``update(reading:deciding:)`` runs its transactions, one at a time.
+    private let updates = DispatchQueue(label: "pushbridge-sqlite-updates")
     /// Runs the WAL's checkpoints off the writer's commits (`nil`: SQLite's own, in the commit).
     private var checkpointer: WALCheckpointer?  // set once, in `init`
 
@@ -121,6 +123,15 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Reads, decides and commits in one `BEGIN IMMEDIATE` transaction on the store's own serial
+    /// queue (as GRDB runs a synchronous body behind an async call): nothing else writes meanwhile,
+    /// so the decision runs once, and the caller holds no thread while it waits.
+    public func update<Outcome: Sendable>(
+        reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
+    ) async throws -> Outcome {
+        try await updates.transaction { try self.write { try $0.update(reading: keys, deciding: decide) } }
     }
 
     /// Folds the badge log into the counters table now (a send that passes
