@@ -124,7 +124,7 @@ func runServeBench(seconds: Int) async throws {
                 .init(.object(JSONObject([("call", .string("initializeSDK")), ("appkey", .string("1#1")), ("apnsCertName", .string("cert"))])), at: now, pointer: .root),
                 .init(.object(JSONObject([("call", .string("registerForRemoteNotificationsWithDeviceToken")), ("deviceToken", .string(token))])), at: now, pointer: .root),
             ]
-            _ = try facade.apply(calls, dialect: "agora-silent", user: user)
+            _ = try await facade.apply(calls, dialect: "agora-silent", user: user)
             members.append(user)
         }
         try facade.setMembers(members, of: "g1000")

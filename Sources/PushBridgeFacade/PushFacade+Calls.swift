@@ -36,43 +36,87 @@ extension PushFacade {
     /// Applies several calls of one user in one transaction: all of them, or (when one is rejected) none.
     /// - Returns: one entry per call: the query result, or `nil` for a setting call.
     public func apply(_ calls: [DialectCall], dialect: String, user: UserID) throws -> [JSONValue?] {
+        let (adapter, keys, users) = try plan(calls, dialect: dialect, user: user)
+        return try store.write { transaction in
+            try transaction.update(reading: keys) { try Self.apply(calls, adapter: adapter, user: user, users: users, in: $0) }
+        }
+    }
+
+    /// ``apply(_:dialect:user:)``, awaited: the store reads the app and the users the calls involve,
+    /// the calls are applied to what was read, and the store commits the changed users
+    /// (``PushStateStore/update(reading:deciding:)``).
+    /// - Returns: one entry per call: the query result, or `nil` for a setting call.
+    public func apply(_ calls: [DialectCall], dialect: String, user: UserID) async throws -> [JSONValue?] {
+        let (adapter, keys, users) = try plan(calls, dialect: dialect, user: user)
+        return try await store.update(reading: keys) { try Self.apply(calls, adapter: adapter, user: user, users: users, in: $0) }
+    }
+
+    /// Names what calls read: the app, the caller, and each well-formed user a call names in its
+    /// `user` parameter (a name card's member; one that breaks ``IdentifierRule`` is refused when its
+    /// call is applied, and never read). Pure.
+    /// - Returns: the dialect's adapter, the keys, and each user's position in the snapshot's users.
+    private func plan(_ calls: [DialectCall], dialect: String, user: UserID) throws -> (any DialectAdapter, StateKeys, [UserID: Int]) {
         let adapter = try adapter(dialect)
         try Self.checkUser(user)
-        return try store.write { transaction in
-            var world = PushWorld(app: try transaction.app())
-            var stored: [UserID: UserState] = [:]
-            var results: [JSONValue?] = []
-            for item in calls {
-                let (call, pointer) = (item.call, item.pointer)
-                let name = try adapter.callName(of: call, at: pointer)
-                // A call changes its caller, or the user its `user` parameter names (name cards).
-                var involved = [user]
-                if case .object(let object) = call, case .string(let named)? = object["user"], !named.isEmpty {
-                    // Checked before it is read: a store must never see an id that breaks the rule.
-                    try IdentifierRule.check(named, at: pointer / "user", what: "the member whose name card is set")
-                    involved.append(named)
-                }
-                for id in involved where world.users[id] == nil {
-                    let record = try transaction.user(id)
-                    world.users[id] = Self.state(of: record, user: id, adapter: adapter)
-                    if record?.isConfigured == true { stored[id] = record!.state }
-                }
-                let context = CallContext(caller: user, at: item.at)
-                if adapter.queryCalls.contains(name) {
-                    results.append(try adapter.query(call, at: pointer, in: world, context: context))
-                } else {
-                    try adapter.apply(call, at: pointer, to: &world, context: context)
-                    for id in involved { if let state = world.users[id] { try Self.checkStoredText(of: state, at: pointer) } }
-                    results.append(nil)
-                }
+        var keys = StateKeys()
+        keys.addApp()
+        var users = [user: keys.addUser(user)]
+        for item in calls {
+            if let named = Self.namedUser(in: item.call), users[named] == nil, IdentifierRule.violation(in: named) == nil {
+                users[named] = keys.addUser(named)
             }
-            // Save what changed, and the caller even unchanged: a call configures its caller.
-            for (id, state) in world.users.sorted(by: { $0.key < $1.key }) where stored[id] != state {
-                if id != user && stored[id] == nil && state == Self.state(of: nil, user: id, adapter: adapter) { continue }
-                try transaction.save(state, replacing: stored[id])
-            }
-            return results
         }
+        return (adapter, keys, users)
+    }
+
+    /// The user a call names in its `user` parameter (a name card's member), if any.
+    private static func namedUser(in call: JSONValue) -> UserID? {
+        guard case .object(let object) = call, case .string(let named)? = object["user"], !named.isEmpty else { return nil }
+        return named
+    }
+
+    /// Applies calls to what was read: each query answered, each setting applied, in order; the
+    /// users that changed (and the caller, whom a call configures) are the changes. Pure.
+    /// - Parameters:
+    ///   - users: each involved user's position in `snapshot.users`.
+    /// - Throws: `InputError` for a rejected call (then nothing is written).
+    private static func apply(
+        _ calls: [DialectCall], adapter: any DialectAdapter, user: UserID, users positions: [UserID: Int], in snapshot: StateSnapshot
+    ) throws -> (changes: StateChanges, outcome: [JSONValue?]) {
+        var world = PushWorld(app: snapshot.app ?? AppConfiguration())
+        var stored: [UserID: UserState] = [:]
+        var results: [JSONValue?] = []
+        for item in calls {
+            let (call, pointer) = (item.call, item.pointer)
+            let name = try adapter.callName(of: call, at: pointer)
+            // A call changes its caller, or the user its `user` parameter names (name cards).
+            var involved = [user]
+            if let named = namedUser(in: call) {
+                // Checked before it is used: a store never sees an id that breaks the rule.
+                try IdentifierRule.check(named, at: pointer / "user", what: "the member whose name card is set")
+                involved.append(named)
+            }
+            for id in involved where world.users[id] == nil {
+                let record = snapshot.users[positions[id]!]
+                world.users[id] = state(of: record, user: id, adapter: adapter)
+                if record?.isConfigured == true { stored[id] = record!.state }
+            }
+            let context = CallContext(caller: user, at: item.at)
+            if adapter.queryCalls.contains(name) {
+                results.append(try adapter.query(call, at: pointer, in: world, context: context))
+            } else {
+                try adapter.apply(call, at: pointer, to: &world, context: context)
+                for id in involved { if let state = world.users[id] { try checkStoredText(of: state, at: pointer) } }
+                results.append(nil)
+            }
+        }
+        // Save what changed, and the caller even unchanged: a call configures its caller.
+        var changes = StateChanges()
+        for (id, state) in world.users.sorted(by: { $0.key < $1.key }) where stored[id] != state {
+            if id != user && stored[id] == nil && state == Self.state(of: nil, user: id, adapter: adapter) { continue }
+            changes.users.append(StateChanges.UserChange(state: state, previous: stored[id]))
+        }
+        return (changes, results)
     }
 
     /// Changes a user's state directly: what no dialect call sets (presence in the Easemob

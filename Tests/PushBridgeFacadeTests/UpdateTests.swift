@@ -97,4 +97,35 @@ struct UpdateTests {
         let outcome = try await store.update(reading: keys) { _ in (StateChanges(), 42) }
         #expect(outcome == 42)
     }
+
+    @Test("calls applied as an update: the same states as in a transaction; a rejected batch writes nothing", arguments: FacadeScenario.Backing.allCases)
+    func callsAsAnUpdate(_ backing: FacadeScenario.Backing) async throws {
+        let (awaited, synchronous) = (PushFacade(store: try backing.store()), PushFacade(store: try backing.store()))
+        func call(_ text: String, _ index: Int) -> PushFacade.DialectCall { .init(FacadeScenario.json(text), at: FacadeScenario.now, pointer: .root / index) }
+        let calls = [
+            call(#"{"call":"setAPNS","openPush":1}"#, 0),
+            call(#"{"call":"modifySelfProfile","nick":"Alice"}"#, 1),
+            call(#"{"call":"modifyGroupMemberInfoSetNameCard","groupId":"g1","user":"bob","nameCard":"Bobby"}"#, 2),
+            call(#"{"call":"getAPNSConfig"}"#, 3),
+        ]
+        let results = try await awaited.apply(calls, dialect: "tencent-tim", user: "alice")
+        #expect(try results == Self.applyInATransaction(synchronous, calls, user: "alice"))
+        #expect(results[3] != nil && results[0] == nil)
+        for user in ["alice", "bob"] {
+            let (a, b) = (try awaited.user(user), try synchronous.user(user))
+            #expect(a?.state == b?.state && a?.isConfigured == b?.isConfigured, "\(user)")
+        }
+        #expect(try awaited.user("bob")?.state.nameCards["g1"] == "Bobby")
+
+        // A batch whose last call is rejected keeps nothing of the others, and names the pointer.
+        let before = try awaited.user("alice")?.state
+        let rejected = [call(#"{"call":"modifySelfProfile","nick":"Eve"}"#, 0), call(#"{"call":"modifyGroupMemberInfoSetNameCard","groupId":"g1","user":"","nameCard":"x"}"#, 1)]
+        let error = try await #require(throws: InputError.self) { try await awaited.apply(rejected, dialect: "tencent-tim", user: "alice") }
+        #expect(error.pointer.description == "/1/user")
+        #expect(try awaited.user("alice")?.state == before)
+    }
+
+    static func applyInATransaction(_ facade: PushFacade, _ calls: [PushFacade.DialectCall], user: UserID) throws -> [JSONValue?] {
+        try facade.apply(calls, dialect: "tencent-tim", user: user)
+    }
 }

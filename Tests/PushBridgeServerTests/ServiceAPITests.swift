@@ -33,7 +33,7 @@ struct ServiceAPITests {
             for user in ["u1", "u2"] {
                 let calls = try Scenario.calls(
                     from: try JSONParser.parse(try Data(contentsOf: examples.appendingPathComponent("\(user)-calls.json"))), at: .root, now: Instant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)))
-                _ = try facade.apply(calls.map { PushFacade.DialectCall($0.call, at: $0.at, pointer: $0.pointer) }, dialect: "agora-silent", user: user)
+                _ = try await facade.apply(calls.map { PushFacade.DialectCall($0.call, at: $0.at, pointer: $0.pointer) }, dialect: "agora-silent", user: user)
             }
             try facade.setMembers(["u1", "u2", "u3"], of: "g1")
             let expected = try facade.send(try JSONParser.parse(message), dialect: "agora-silent", now: Instant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)))

@@ -1,9 +1,21 @@
 import PushBridgeCore
 import PushBridgeRecordCoding
 
-/// What sends decided to change, as a value: the counters, the outbox rows and the records, written
-/// together by ``PushStateTransaction/commit(_:)`` once everything is decided.
+/// What sends and calls decided to change, as a value: users' states, the counters, the outbox rows
+/// and the records, written together by ``PushStateTransaction/commit(_:)`` once everything is decided.
 public struct StateChanges: Sendable {
+    /// A user's new state, and the state it replaces as it was read (`nil`: a user not configured yet).
+    public struct UserChange: Sendable {
+        public var state: UserState
+        public var previous: UserState?
+        public init(state: UserState, previous: UserState?) {
+            self.state = state
+            self.previous = previous
+        }
+    }
+
+    /// Users' states to store, in order (``UserTable/save(_:replacing:)``), before everything else.
+    public var users: [UserChange]
     /// Badge counters, one entry per user row (its latest counter).
     public var badges: [(key: UserKey, badge: Int)]
     /// Outbox rows, in the order they were decided.
@@ -13,7 +25,11 @@ public struct StateChanges: Sendable {
     /// Records sent before this instant may be forgotten.
     public var cutoff: Instant
 
-    public init(badges: [(key: UserKey, badge: Int)] = [], deliveries: [OutboxDelivery] = [], records: [RecordChange] = [], cutoff: Instant = Instant(milliseconds: .min)) {
+    public init(
+        users: [UserChange] = [], badges: [(key: UserKey, badge: Int)] = [], deliveries: [OutboxDelivery] = [], records: [RecordChange] = [],
+        cutoff: Instant = Instant(milliseconds: .min)
+    ) {
+        self.users = users
         self.badges = badges
         self.deliveries = deliveries
         self.records = records
@@ -21,7 +37,7 @@ public struct StateChanges: Sendable {
     }
 
     /// Whether there is nothing to write.
-    public var isEmpty: Bool { badges.isEmpty && deliveries.isEmpty && records.isEmpty }
+    public var isEmpty: Bool { users.isEmpty && badges.isEmpty && deliveries.isEmpty && records.isEmpty }
 }
 
 /// A sent message's record as decided: its bytes, or, for a kept group's decisions written against
@@ -75,9 +91,10 @@ public struct RecordChange: Sendable {
 }
 
 extension PushStateTransaction {
-    /// Stores the rolls the records refer to, then writes counters, outbox rows and records with
-    /// ``writeSendEffects(badges:deliveries:records:forgettingBefore:)``: correct for any store.
+    /// Saves the users' states, stores the rolls the records refer to, then writes counters, outbox
+    /// rows and records with ``writeSendEffects(badges:deliveries:records:forgettingBefore:)``: correct for any store.
     public func commit(_ changes: StateChanges) throws {
+        for user in changes.users { try save(user.state, replacing: user.previous) }
         var records: [SentMessage] = []
         records.reserveCapacity(changes.records.count)
         for record in changes.records {

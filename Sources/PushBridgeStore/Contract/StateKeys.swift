@@ -61,9 +61,12 @@ public struct StateKeys: Sendable {
     public private(set) var receivers: [Receivers] = []
     public private(set) var records: [Record] = []
     public private(set) var targets: [Target] = []
+    /// Users whose whole record is read (a call's caller and the users it names).
+    public private(set) var users: [UserID] = []
     private var senderPositions: [Sender: Int] = [:]
     private var recordPositions: [Record: Int] = [:]
     private var targetPositions: [Target: Int] = [:]
+    private var userPositions: [UserID: Int] = [:]
     private var profilePositions: [String: Int] = [:]
     private var receiverPositions: [Receivers: Int] = [:]
 
@@ -95,6 +98,9 @@ public struct StateKeys: Sendable {
     /// Adds a target that must exist (once) and returns its position in ``StateSnapshot/knownTargets``.
     public mutating func add(_ target: Target) -> Int { Self.add(target, to: &targets, at: &targetPositions) }
 
+    /// Adds a user whose whole record is read (once) and returns its position in ``StateSnapshot/users``.
+    public mutating func addUser(_ user: UserID) -> Int { Self.add(user, to: &users, at: &userPositions) }
+
     private static func add<Key: Hashable>(_ key: Key, to keys: inout [Key], at positions: inout [Key: Int]) -> Int {
         if let position = positions[key] { return position }
         positions[key] = keys.count
@@ -117,10 +123,12 @@ public struct StateSnapshot: Sendable {
     public var records: [StoredRecord?]
     /// Whether each target exists.
     public var knownTargets: [Bool]
+    /// Each user's record, or `nil` for a user the store does not know.
+    public var users: [UserRecord?]
 
     public init(
         app: AppConfiguration?, senders: [UserState?], groupProfiles: [[UInt8]?], receivers: [StoredReceivers], records: [StoredRecord?] = [],
-        knownTargets: [Bool] = []
+        knownTargets: [Bool] = [], users: [UserRecord?] = []
     ) {
         self.app = app
         self.senders = senders
@@ -128,6 +136,7 @@ public struct StateSnapshot: Sendable {
         self.receivers = receivers
         self.records = records
         self.knownTargets = knownTargets
+        self.users = users
     }
 }
 
@@ -149,7 +158,7 @@ public struct StoredRecord: Sendable {
 
 extension PushStateTransaction {
     /// Reads every key, in the order the table methods take them (records and the rolls they refer
-    /// to, app, senders, profiles, receivers, targets): correct for any store; a store that can read
+    /// to, app, senders, profiles, receivers, targets, users): correct for any store; a store that can read
     /// them in fewer round trips does.
     public func read(_ keys: StateKeys) throws -> StateSnapshot {
         let records = try keys.records.isEmpty ? [] : sentMessages(keys.records.map { ($0.id, $0.since) }).map { found -> StoredRecord? in
@@ -168,6 +177,7 @@ extension PushStateTransaction {
                 case .user(let user): try sender(user, group: nil) != nil
                 case .group(let group): try groupProfile(of: group) != nil || !members(of: group).isEmpty
                 }
-            })
+            },
+            users: try keys.users.map { try user($0) })
     }
 }
