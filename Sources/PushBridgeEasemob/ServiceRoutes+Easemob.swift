@@ -120,7 +120,7 @@ extension ServiceRoutes {
             try await easemob(request, context) { app in
                 let user = try parameter("username", context)
                 let calls = Self.easemobCalls(try EasemobREST.userCalls(try await body(request, context)))
-                let results = try await answering { try await app.tenant.write { try $0.apply(calls, dialect: "easemob-legacy", user: user) } }
+                let results = try await answering { try await app.tenant.update { try await $0.apply(calls, dialect: "easemob-legacy", user: user) } }
                 return envelope(app, request, action: "put", entities: [EasemobREST.userEntity(user, options: results.last.flatMap { $0 } ?? .null)])
             }
         }
@@ -128,7 +128,7 @@ extension ServiceRoutes {
             try await easemob(request, context) { app in
                 let user = try parameter("username", context)
                 let calls = Self.easemobCalls(try EasemobREST.languageCalls(try await body(request, context)))
-                let results = try await answering { try await app.tenant.write { try $0.apply(calls, dialect: "agora-silent", user: user) } }
+                let results = try await answering { try await app.tenant.update { try await $0.apply(calls, dialect: "agora-silent", user: user) } }
                 return envelope(app, request, action: "put", data: EasemobREST.languageData(results.last.flatMap { $0 } ?? .null))
             }
         }
@@ -144,7 +144,7 @@ extension ServiceRoutes {
                 let target = try EasemobREST.notificationTarget(
                     chattype: try parameter("chattype", context), key: try parameter("key", context), username: user)
                 let calls = Self.easemobCalls(try EasemobREST.notificationCalls(try await body(request, context), target: target))
-                let results = try await answering { try await app.tenant.write { try $0.apply(calls, dialect: "agora-silent", user: user) } }
+                let results = try await answering { try await app.tenant.update { try await $0.apply(calls, dialect: "agora-silent", user: user) } }
                 return envelope(app, request, action: "put", data: EasemobREST.notificationData(results.last.flatMap { $0 } ?? .null, target: target))
             }
         }

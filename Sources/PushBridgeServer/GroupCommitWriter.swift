@@ -60,8 +60,20 @@ final class GroupCommitWriter: Sendable {
         case write((any PushStateStore) -> Void)
         /// A message to send; keeps its own result.
         case send(PushFacade.PreparedMessage, (Result<PushFacade.SendOutcome, any Error>) -> Void)
+        /// An update of its own (the facade reads, decides and commits through the store), awaited in
+        /// its turn; keeps its own result.
+        case update(() async -> Void)
 
-        var isSend: Bool { if case .send = self { true } else { false } }
+        enum Kind { case write, send, update }
+
+        /// What kind of work it is: a round commits each run of one kind together.
+        var kind: Kind {
+            switch self {
+            case .write: .write
+            case .send: .send
+            case .update: .update
+            }
+        }
     }
 
     /// What the writer reports after each commit: the group size and the writes still waiting; and
@@ -155,6 +167,19 @@ final class GroupCommitWriter: Sendable {
         try await submit { keep in .send(message, keep) }
     }
 
+    /// Runs `body` — one facade update, which reads, decides and commits through the store
+    /// (``PushStateStore/update(reading:deciding:)``) — in its turn among the app's writes, and returns
+    /// its result once committed.
+    /// - Throws: what `body` threw (a rejected call: nothing was written; a store failure), or
+    ///   ``ServiceError`` when it waited too long or the service is stopping.
+    func update<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await submit { keep in
+            .update {
+                do { keep(.success(try await body())) } catch { keep(.failure(error)) }
+            }
+        }
+    }
+
     /// Queues the work `make` builds and waits for its answer. A write that waited past the timeout
     /// for its turn is answered ``ServiceError/busy`` and never runs. With `answersByDeadline`, the
     /// answer comes at the timeout whatever the writer is doing: `busy` for a write still waiting, and
@@ -237,7 +262,7 @@ final class GroupCommitWriter: Sendable {
             return batch
         }
         var live = started(batch)
-        if !live.isEmpty && sendsAsUpdates {
+        if !live.isEmpty && (sendsAsUpdates || live.contains { $0.work.kind == .update }) {
             await commitInTurns(live)
         } else if !live.isEmpty {
             var failure: ServiceError?
@@ -267,19 +292,23 @@ final class GroupCommitWriter: Sendable {
         }
     }
 
-    /// A round's writes on a store whose transactions are synchronous, in order: each run of sends one
-    /// update (read, decided and committed by the facade), each run of other writes one group commit.
-    /// A part whose commit fails fails its own writes only.
+    /// A round's writes in turns, in order: each run of other writes one group commit; each update
+    /// awaited alone; each run of sends one update of the facade's (on a local store) or one group
+    /// commit (on a store over the network, when the round holds an update: the sends joining a
+    /// group must not pass it). A part whose commit fails fails its own writes only.
     private func commitInTurns(_ jobs: [Job]) async {
         var failures = [ServiceError?](repeating: nil, count: jobs.count)
         var start = 0
         while start < jobs.count {
-            let sends = jobs[start].work.isSend
+            let kind = jobs[start].work.kind
             var end = start + 1
-            while end < jobs.count && jobs[end].work.isSend == sends { end += 1 }
+            while end < jobs.count && jobs[end].work.kind == kind { end += 1 }
             let part = Array(jobs[start..<end])
             do {
-                if sends {
+                switch kind {
+                case .update:
+                    for job in part { if case .update(let run) = job.work { await run() } }
+                case .send where sendsAsUpdates:
                     var messages: [PushFacade.PreparedMessage] = []
                     var keeps: [(Result<PushFacade.SendOutcome, any Error>) -> Void] = []
                     messages.reserveCapacity(part.count)
@@ -290,8 +319,9 @@ final class GroupCommitWriter: Sendable {
                         keeps.append(keep)
                     }
                     for (keep, result) in zip(keeps, try await facade.send(messages)) { keep(result) }
-                } else {
-                    try await store.writeGroup(writers(part), readingRecordsOf: [], repeatable: false, joinedBy: nil, on: executor)
+                case .send, .write:
+                    let ids = sendIDs(part)
+                    try await store.writeGroup(writers(part), readingRecordsOf: ids, repeatable: ids.count == part.count, joinedBy: nil, on: executor)
                 }
             } catch {
                 observer.failed(error)
@@ -369,6 +399,8 @@ final class GroupCommitWriter: Sendable {
                 writers.append(write)
             case .send(let message, let keep):
                 sends.append((message, keep))
+            case .update:
+                endRun()  // never here: an update runs in a turn of its own (commitInTurns)
             }
         }
         endRun()

@@ -17,7 +17,7 @@ extension ServiceRoutes {
             let now = Instant.now
             let results = try await answering { () async throws -> [(JSONValue, JSONValue?)] in
                 let calls = try Scenario.calls(from: body, at: .root, now: now).map { PushFacade.DialectCall($0.call, at: $0.at, pointer: $0.pointer) }
-                let results = try await tenant.write { try $0.apply(calls, dialect: dialect, user: user) }
+                let results = try await tenant.update { try await $0.apply(calls, dialect: dialect, user: user) }
                 return zip(calls, results).map { ($0.call["call"] ?? .null, $1) }
             }
             var w = JSONWriter(capacity: 64 * results.count + 16)

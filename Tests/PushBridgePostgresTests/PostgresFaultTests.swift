@@ -334,16 +334,14 @@ final class TestCluster: Sendable {
     }
 }
 
-/// Runs blocking work on a dispatch thread, not the concurrency pool (which the in-process service needs).
+/// Runs blocking work on a thread of its own, not the concurrency pool or Dispatch's global queues (which the in-process service needs).
 func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-    }
+    try await onAThreadOfItsOwn(body)
 }
 
-/// Runs blocking work that cannot fail on a dispatch thread.
+/// Runs blocking work that cannot fail on a thread of its own.
 func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(returning: body()) }
+        Thread { continuation.resume(returning: body()) }.start()
     }
 }

@@ -81,28 +81,24 @@ struct HTTPEdgeTests {
     /// - Parameters:
     ///   - pause: how long the client waits after each MiB it sends (a slow client), if at all.
     static func writeAllThenRead(_ port: Int, head: String, size: Int, pause: Duration? = nil) async throws -> (reply: Reply, sent: Bool) {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result {
-                    let connection = try RawConnection(port: port)
-                    var timeout = timeval(tv_sec: 20, tv_usec: 0)
-                    setsockopt(connection.fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-                    setsockopt(connection.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-                    var sent = (try? connection.send(head)) != nil
-                    let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 65_536)
-                    var left = size
-                    var sincePause = 0
-                    while sent && left > 0 {
-                        let n = chunk.withUnsafeBytes { Foundation.send(connection.fd, $0.baseAddress, min(left, chunk.count), Int32(MSG_NOSIGNAL)) }
-                        if n <= 0 { sent = false } else { left -= n; sincePause += n }
-                        if let pause, sincePause >= 1 << 20 {
-                            sincePause = 0
-                            Thread.sleep(forTimeInterval: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18)
-                        }
-                    }
-                    return (Reply(text: String(decoding: readToEnd(connection), as: UTF8.self), closed: true), sent)
-                })
+        try await onAThreadOfItsOwn {
+            let connection = try RawConnection(port: port)
+            var timeout = timeval(tv_sec: 20, tv_usec: 0)
+            setsockopt(connection.fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            setsockopt(connection.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var sent = (try? connection.send(head)) != nil
+            let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 65_536)
+            var left = size
+            var sincePause = 0
+            while sent && left > 0 {
+                let n = chunk.withUnsafeBytes { Foundation.send(connection.fd, $0.baseAddress, min(left, chunk.count), Int32(MSG_NOSIGNAL)) }
+                if n <= 0 { sent = false } else { left -= n; sincePause += n }
+                if let pause, sincePause >= 1 << 20 {
+                    sincePause = 0
+                    Thread.sleep(forTimeInterval: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18)
+                }
             }
+            return (Reply(text: String(decoding: readToEnd(connection), as: UTF8.self), closed: true), sent)
         }
     }
 
@@ -138,28 +134,24 @@ struct HTTPEdgeTests {
             #expect(reply.status == 413 && reply.isComplete, "\(reply.text.prefix(300))")
 
             // A client that sends 1 MiB, reads the answer and the server's FIN, and then stops.
-            let stalled = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(answered: Bool, closed: Bool), Error>) in
-                DispatchQueue.global().async {
-                    continuation.resume(with: Result {
-                        let connection = try RawConnection(port: service.port)
-                        try connection.send(head)
-                        let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 1 << 20)
-                        _ = chunk.withUnsafeBytes { Foundation.send(connection.fd, $0.baseAddress, chunk.count, Int32(MSG_NOSIGNAL)) }
-                        var timeout = timeval(tv_sec: 20, tv_usec: 0)
-                        setsockopt(connection.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-                        let answered = String(decoding: Self.readToEnd(connection), as: UTF8.self).hasPrefix("HTTP/1.1 413")
-                        // Silent for 7 s (past the 5 s without a byte); then a byte every 250 ms for up
-                        // to 3 s: a socket the server closed draws a reset at the first and fails the next,
-                        // one still lingering reads them away (and would until its 30 s bound).
-                        Thread.sleep(forTimeInterval: 7)
-                        let start = ContinuousClock.now
-                        while ContinuousClock.now - start < .seconds(3) {
-                            if Foundation.send(connection.fd, "x", 1, Int32(MSG_NOSIGNAL)) < 0 { return (answered, true) }
-                            Thread.sleep(forTimeInterval: 0.25)
-                        }
-                        return (answered, false)
-                    })
+            let stalled = try await onAThreadOfItsOwn { () throws -> (answered: Bool, closed: Bool) in
+                let connection = try RawConnection(port: service.port)
+                try connection.send(head)
+                let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 1 << 20)
+                _ = chunk.withUnsafeBytes { Foundation.send(connection.fd, $0.baseAddress, chunk.count, Int32(MSG_NOSIGNAL)) }
+                var timeout = timeval(tv_sec: 20, tv_usec: 0)
+                setsockopt(connection.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                let answered = String(decoding: Self.readToEnd(connection), as: UTF8.self).hasPrefix("HTTP/1.1 413")
+                // Silent for 7 s (past the 5 s without a byte); then a byte every 250 ms for up
+                // to 3 s: a socket the server closed draws a reset at the first and fails the next,
+                // one still lingering reads them away (and would until its 30 s bound).
+                Thread.sleep(forTimeInterval: 7)
+                let start = ContinuousClock.now
+                while ContinuousClock.now - start < .seconds(3) {
+                    if Foundation.send(connection.fd, "x", 1, Int32(MSG_NOSIGNAL)) < 0 { return (answered, true) }
+                    Thread.sleep(forTimeInterval: 0.25)
                 }
+                return (answered, false)
             }
             #expect(stalled.answered)
             #expect(stalled.closed, "a lingering connection was still open 7–10 s after its client stopped sending")
@@ -278,19 +270,15 @@ struct HTTPEdgeTests {
             let port = service.port
             let message = #"{"id":"m-continue","conversationId":"u1","from":"u2","to":"u1","chatType":"Chat","body":{"type":"text","text":"hi"}}"#
             // Accepted: 100 Continue first, then the final answer once the body is sent.
-            let accepted: (String, String) = try await withCheckedThrowingContinuation { continuation in
-                DispatchQueue.global().async {
-                    continuation.resume(with: Result {
-                        let connection = try RawConnection(port: port)
-                        try connection.send(
-                            "POST /v1/apps/demo/messages?dialect=agora-silent HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\nContent-Type: application/json\r\n"
-                                + "Content-Length: \(message.utf8.count)\r\nExpect: 100-continue\r\n\r\n")
-                        let interim = Self.readAvailable(connection.fd, until: "\r\n\r\n", limit: .seconds(5))
-                        try connection.send(message)
-                        let final = Self.readAvailable(connection.fd, until: "}]}", limit: .seconds(10))
-                        return (interim, final)
-                    })
-                }
+            let accepted: (String, String) = try await onAThreadOfItsOwn {
+                let connection = try RawConnection(port: port)
+                try connection.send(
+                    "POST /v1/apps/demo/messages?dialect=agora-silent HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\nContent-Type: application/json\r\n"
+                        + "Content-Length: \(message.utf8.count)\r\nExpect: 100-continue\r\n\r\n")
+                let interim = Self.readAvailable(connection.fd, until: "\r\n\r\n", limit: .seconds(5))
+                try connection.send(message)
+                let final = Self.readAvailable(connection.fd, until: "}]}", limit: .seconds(10))
+                return (interim, final)
             }
             #expect(accepted.0 == "HTTP/1.1 100 Continue\r\n\r\n", "\(accepted.0)")
             #expect(accepted.1.hasPrefix("HTTP/1.1 201"), "\(accepted.1)")

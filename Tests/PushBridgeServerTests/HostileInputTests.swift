@@ -244,15 +244,11 @@ struct HostileInputTests {
             // A client that hangs up mid-body: a client abort (499), never a 500.
             let hangUp = "POST /v1/apps/demo/messages?dialect=agora-silent HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"id\":"
             let port = service.port
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                DispatchQueue.global().async {
-                    continuation.resume(with: Result {
-                        let raw = try RawConnection(port: port)
-                        try raw.send(hangUp)
-                        shutdown(raw.fd, Int32(SHUT_WR))
-                        _ = raw.waitForClose(limit: .seconds(5))
-                    })
-                }
+            try await onAThreadOfItsOwn {
+                let raw = try RawConnection(port: port)
+                try raw.send(hangUp)
+                shutdown(raw.fd, Int32(SHUT_WR))
+                _ = raw.waitForClose(limit: .seconds(5))
             }
             try await Task.sleep(for: .milliseconds(200))
             let metrics = try await service.call(.get, "/metrics").text
@@ -496,9 +492,7 @@ struct HostileInputTests {
     ///   - expectingClose: whether the server is to close the connection after its answer (then the
     ///     exchange waits up to 15 s for the close); `false` returns as soon as the answer is whole.
     static func exchange(_ port: Int, _ request: String, expectingClose: Bool = true) async throws -> RawReply {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try exchangeBlocking(port, request, expectingClose: expectingClose) }) }
-        }
+        try await onAThreadOfItsOwn { try exchangeBlocking(port, request, expectingClose: expectingClose) }
     }
 
     static func exchangeBlocking(_ port: Int, _ request: String, expectingClose: Bool = true) throws -> RawReply {

@@ -454,11 +454,7 @@ struct VendorRoutesTests {
 
 /// Runs a program on a dispatch thread (not the concurrency pool, which the in-process service needs).
 func runOffThePool(_ program: String, _ arguments: [String], environment: [String: String]?) async throws -> ToolRun {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async {
-            continuation.resume(with: Result { try runProgram(program, arguments, environment: environment) })
-        }
-    }
+    try await onAThreadOfItsOwn { try runProgram(program, arguments, environment: environment) }
 }
 
 /// The real binary at debug log level: no vendor secret, token or signature reaches its log.

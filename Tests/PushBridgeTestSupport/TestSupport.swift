@@ -66,10 +66,10 @@ package func runProgram(_ program: String, _ arguments: [String], in directory: 
     let errBox = DataBox()
     let group = DispatchGroup()
     group.enter()
-    DispatchQueue.global().async {
+    Thread {  // not on Dispatch's global queues: it blocks for as long as the program runs
         errBox.data = err.fileHandleForReading.readDataToEndOfFile()
         group.leave()
-    }
+    }.start()
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     group.wait()
     process.waitUntilExit()
@@ -125,5 +125,14 @@ extension JSONValue {
         default:
             return self
         }
+    }
+}
+
+/// Runs blocking work (raw sockets, sleeps) on a thread of its own and awaits its result: never on
+/// Dispatch's global queues, whose few threads (as many as the cores) the process under test needs.
+/// - Parameter body: the blocking work.
+package func onAThreadOfItsOwn<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }

@@ -76,6 +76,18 @@ package final class AppTenant: Sendable {
         }
     }
 
+    /// Runs a facade update (it reads, decides and commits through the store) in its turn among the
+    /// app's writes: the awaited facade calls (`try await facade.apply(…)`).
+    /// - Parameter body: the update, given the app's facade.
+    package func update<T: Sendable>(_ body: @escaping @Sendable (PushFacade) async throws -> T) async throws -> T {
+        try await leased(writes: true, rerouting: true, elsewhere: { try await $0.update(body) }) {
+            let facade = facade
+            let result = try await writer.update { try await body(facade) }
+            afterWrite?()
+            return result
+        }
+    }
+
     /// Sends a prepared message in the app's next group commit (decided with the sends next to it).
     /// - Parameter message: the prepared message (its required targets are checked when it is decided).
     func send(_ message: PushFacade.PreparedMessage) async throws -> PushFacade.SendOutcome {
