@@ -102,7 +102,7 @@ func runDeliverBench(members: Int, latencies: [Int], connections: Int, concurren
                 try transaction.save(state, replacing: nil)
             }
         }
-        try facade.setMembers(["sender"] + ids, of: "big")
+        try await facade.setMembers(["sender"] + ids, of: "big")
     }
     let streams = max(1, concurrency / connections)
     let payload = Array(#"{"aps":{"alert":{"title":"sender","body":"Standup in 5 minutes"},"badge":1,"sound":"default"},"em":{"m":"m0","f":"sender","g":"big"}}"#.utf8)

@@ -75,7 +75,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
             try transaction.save(state, replacing: nil)
         }
     }
-    try sqliteFacade.setMembers((0..<members).map { "user-\($0)" }, of: "big")
+    try await sqliteFacade.setMembers((0..<members).map { "user-\($0)" }, of: "big")
     var sqliteMilliseconds: [Double] = []
     for round in 0..<3 {
         let start = ContinuousClock.now

@@ -127,7 +127,7 @@ func runServeBench(seconds: Int) async throws {
             _ = try await facade.apply(calls, dialect: "agora-silent", user: user)
             members.append(user)
         }
-        try facade.setMembers(members, of: "g1000")
+        try await facade.setMembers(members, of: "g1000")
     }
     // The vendors' REST on the same app: an Easemob binding with a token, a Tencent one with a UserSig.
     let directory = try SQLiteAppDirectory(path: dir + "/service.sqlite")

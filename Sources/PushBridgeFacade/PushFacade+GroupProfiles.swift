@@ -26,8 +26,18 @@ extension PushFacade {
     ///   - profile: the profile.
     ///   - group: the group id.
     public func setGroupProfile(_ profile: GroupProfile, of group: String) throws {
-        try Self.checkGroup(group)
-        try store.write { try $0.setGroupProfile(profile.encoded, of: group) }
+        try write(Self.setting(profile, of: group))
+    }
+
+    /// ``setGroupProfile(_:of:)``, awaited (the store's update).
+    public func setGroupProfile(_ profile: GroupProfile, of group: String) async throws {
+        try await update(Self.setting(profile, of: group))
+    }
+
+    static func setting(_ profile: GroupProfile, of group: String) throws -> PlannedUpdate<Void> {
+        try checkGroup(group)
+        let bytes = profile.encoded
+        return PlannedUpdate { _ in (StateChanges(groups: [.init(group: group, profile: .some(bytes))]), ()) }
     }
 
     /// Deletes a group: its members, profile and message sequence. Its members' own settings for
@@ -36,11 +46,21 @@ extension PushFacade {
     /// - Returns: whether the group existed.
     @discardableResult
     public func deleteGroup(_ group: String) throws -> Bool {
-        try store.write { transaction in
-            let existed = try Self.groupExists(group, in: transaction)
-            try transaction.setMembers([], of: group)
-            try transaction.setGroupProfile(nil, of: group)
-            return existed
+        try write(Self.deleting(group))
+    }
+
+    /// ``deleteGroup(_:)``, awaited (the store's update).
+    @discardableResult
+    public func deleteGroup(_ group: String) async throws -> Bool {
+        try await update(Self.deleting(group))
+    }
+
+    static func deleting(_ group: String) -> PlannedUpdate<Bool> {
+        var keys = StateKeys()
+        let (profile, members) = (keys.addProfile(of: group), keys.addMembers(of: group))
+        return PlannedUpdate(keys: keys) { snapshot in
+            let existed = snapshot.groupProfiles[profile] != nil || !snapshot.memberLists[members].isEmpty
+            return (StateChanges(groups: [.init(group: group, members: [], profile: .some(nil))]), existed)
         }
     }
 

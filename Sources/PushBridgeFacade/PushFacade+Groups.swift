@@ -11,8 +11,17 @@ extension PushFacade {
     ///   - members: distinct, non-empty user ids.
     ///   - group: the group id.
     public func setMembers(_ members: [UserID], of group: String) throws {
-        try Self.checkMembers(members, of: group)
-        try store.write { try $0.setMembers(members, of: group) }
+        try write(Self.setting(members, of: group))
+    }
+
+    /// ``setMembers(_:of:)``, awaited (the store's update).
+    public func setMembers(_ members: [UserID], of group: String) async throws {
+        try await update(Self.setting(members, of: group))
+    }
+
+    static func setting(_ members: [UserID], of group: String) throws -> PlannedUpdate<Void> {
+        try checkMembers(members, of: group)
+        return PlannedUpdate { _ in (StateChanges(groups: [.init(group: group, members: members)]), ()) }
     }
 
     static func checkMembers(_ members: [UserID], of group: String) throws {
@@ -38,13 +47,24 @@ extension PushFacade {
     /// - Returns: the members after the change.
     @discardableResult
     public func addMembers(_ members: [UserID], to group: String) throws -> [UserID] {
-        try Self.checkMembers(members, of: group)
-        return try store.write { transaction in
-            var all = try transaction.members(of: group)
+        try write(Self.adding(members, to: group))
+    }
+
+    /// ``addMembers(_:to:)``, awaited (the store's update).
+    @discardableResult
+    public func addMembers(_ members: [UserID], to group: String) async throws -> [UserID] {
+        try await update(Self.adding(members, to: group))
+    }
+
+    static func adding(_ members: [UserID], to group: String) throws -> PlannedUpdate<[UserID]> {
+        try checkMembers(members, of: group)
+        var keys = StateKeys()
+        let list = keys.addMembers(of: group)
+        return PlannedUpdate(keys: keys) { snapshot in
+            var all = snapshot.memberLists[list]
             let present = Set(all)
             all += members.filter { !present.contains($0) }
-            try transaction.setMembers(all, of: group)
-            return all
+            return (StateChanges(groups: [.init(group: group, members: all)]), all)
         }
     }
 
@@ -56,14 +76,25 @@ extension PushFacade {
     /// - Throws: `InputError` (`unknown-reference` at `/user`) when the user is not a member.
     @discardableResult
     public func removeMember(_ member: UserID, from group: String) throws -> [UserID] {
-        try store.write { transaction in
-            var all = try transaction.members(of: group)
+        try write(Self.removing(member, from: group))
+    }
+
+    /// ``removeMember(_:from:)``, awaited (the store's update).
+    @discardableResult
+    public func removeMember(_ member: UserID, from group: String) async throws -> [UserID] {
+        try await update(Self.removing(member, from: group))
+    }
+
+    static func removing(_ member: UserID, from group: String) -> PlannedUpdate<[UserID]> {
+        var keys = StateKeys()
+        let list = keys.addMembers(of: group)
+        return PlannedUpdate(keys: keys) { snapshot in
+            var all = snapshot.memberLists[list]
             guard let index = all.firstIndex(of: member) else {
                 throw InputError(.unknownReference, at: JSONPointer.root / "user", expected: "a member of group \"\(group)\"", found: "\"\(member)\"")
             }
             all.remove(at: index)
-            try transaction.setMembers(all, of: group)
-            return all
+            return (StateChanges(groups: [.init(group: group, members: all)]), all)
         }
     }
 

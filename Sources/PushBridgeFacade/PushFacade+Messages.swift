@@ -154,26 +154,37 @@ extension PushFacade {
         var results: [Result<SendOutcome, any Error>] = []
         results.reserveCapacity(batch.count)
         for (prepared, keys) in zip(batch, planned) {
-            let id = prepared.message.id
-            results.append(Result {
-                var unknown: [String] = []
-                for (target, position) in zip(prepared.requiredTargets, keys.targets) where !snapshot.knownTargets[position] && !unknown.contains(target.id) {
-                    unknown.append(target.id)
-                }
-                if !unknown.isEmpty { throw UnknownTargets(targets: unknown) }
-                if !id.isEmpty, let earlier = effects.decisions(of: id, since: repeatCutoff(at: prepared.now)) {
-                    return SendOutcome(messageID: id, decisions: earlier, isRepeat: true)
-                }
-                let reads: MessageReads
-                if let position = keys.record, let record = snapshot.records[position] {
-                    reads = .repeated(try SentMessageRecord.decode(record.bytes, messageID: id, roll: record.roll))
-                } else {
-                    reads = .fresh(try Self.reads(keys.fresh, in: snapshot, group: prepared.group))
-                }
-                return decide(prepared, reads: reads, after: &effects)
-            })
+            do {
+                results.append(.success(try decide(prepared, keys: keys, in: snapshot, after: &effects)))
+            } catch {
+                results.append(.failure(error))
+            }
         }
         return (effects.changes, results)
+    }
+
+    /// Decides one message of a batch from the batch's snapshot, after the messages before it.
+    /// - Throws: ``UnknownTargets``, or what reading its record or group profile found damaged —
+    ///   before it changes `effects`.
+    private func decide(_ prepared: PreparedMessage, keys: PlannedMessage, in snapshot: StateSnapshot, after effects: inout SendEffects) throws -> SendOutcome {
+        let id = prepared.message.id
+        if !keys.targets.isEmpty {
+            var unknown: [String] = []
+            for (target, position) in zip(prepared.requiredTargets, keys.targets) where !snapshot.knownTargets[position] && !unknown.contains(target.id) {
+                unknown.append(target.id)
+            }
+            if !unknown.isEmpty { throw UnknownTargets(targets: unknown) }
+        }
+        if !id.isEmpty, let earlier = effects.decisions(of: id, since: repeatCutoff(at: prepared.now)) {
+            return SendOutcome(messageID: id, decisions: earlier, isRepeat: true)
+        }
+        let reads: MessageReads
+        if let position = keys.record, let record = snapshot.records[position] {
+            reads = .repeated(try SentMessageRecord.decode(record.bytes, messageID: id, roll: record.roll))
+        } else {
+            reads = .fresh(try Self.reads(keys.fresh, in: snapshot, group: prepared.group))
+        }
+        return decide(prepared, reads: reads, after: &effects)
     }
 
     /// Where one message's reads are in its batch's snapshot.

@@ -16,29 +16,29 @@ extension ServiceRoutes {
             let tenant = try await tenant(request, context)
             let group = try parameter("group", context)
             let members = try memberList(try await body(request, context))
-            try await answering { try await tenant.write { facade in try Self.listed { try facade.setMembers(members, of: group) } } }
+            try await answering { try await tenant.update { facade in try await Self.listed { try await facade.setMembers(members, of: group) } } }
             return json(Self.membersBody(group, members))
         }
         router.post("/v1/apps/:app/groups/:group/members") { request, context in
             let tenant = try await tenant(request, context)
             let group = try parameter("group", context)
             let added = try memberList(try await body(request, context))
-            let members = try await answering { try await tenant.write { facade in try Self.listed { try facade.addMembers(added, to: group) } } }
+            let members = try await answering { try await tenant.update { facade in try await Self.listed { try await facade.addMembers(added, to: group) } } }
             return json(Self.membersBody(group, members))
         }
         router.delete("/v1/apps/:app/groups/:group/members/:user") { request, context in
             let tenant = try await tenant(request, context)
             let group = try parameter("group", context)
             let user = try parameter("user", context)
-            let members = try await answering(notFoundAt: ["/user"]) { try await tenant.write { try $0.removeMember(user, from: group) } }
+            let members = try await answering(notFoundAt: ["/user"]) { try await tenant.update { try await $0.removeMember(user, from: group) } }
             return json(Self.membersBody(group, members))
         }
     }
 
     /// Runs a member change whose errors point into the list: `/3` becomes `/members/3`.
-    static func listed<T>(_ body: () throws -> T) throws -> T {
+    static func listed<T>(_ body: () async throws -> T) async throws -> T {
         do {
-            return try body()
+            return try await body()
         } catch let error as InputError where error.pointer != .root {
             throw error.under(JSONPointer.root / "members")
         }

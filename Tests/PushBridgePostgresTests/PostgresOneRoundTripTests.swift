@@ -51,7 +51,7 @@ struct PostgresOneRoundTripTests {
         let twin = PushFacade(store: memory)
         try twin.configure(FacadeScenario.app)
         for user in PostgresReceiverCacheTests.members + ["u1", "u2"] { try FacadeScenario.register(user, in: twin) }
-        try twin.setMembers(PostgresReceiverCacheTests.members, of: "g1")
+        try await twin.setMembers(PostgresReceiverCacheTests.members, of: "g1")
         // Warm: a one-to-one send and the group's senders' sends under the lock (the node keeps the
         // senders and receivers they read; the roll is stored then).
         for store in [a, memory] as [any PushStateStore] {

@@ -14,8 +14,25 @@ public struct StateChanges: Sendable {
         }
     }
 
+    /// A group's new members or profile.
+    public struct GroupChange: Sendable {
+        public var group: String
+        /// The members to store, in order (``GroupTable/setMembers(_:of:)``); `nil`: unchanged.
+        public var members: [UserID]?
+        /// The profile to store (``GroupTable/setGroupProfile(_:of:)``; `.some(nil)` forgets it and the
+        /// group's message sequence); `nil`: unchanged.
+        public var profile: [UInt8]??
+        public init(group: String, members: [UserID]? = nil, profile: [UInt8]?? = nil) {
+            self.group = group
+            self.members = members
+            self.profile = profile
+        }
+    }
+
     /// Users' states to store, in order (``UserTable/save(_:replacing:)``), before everything else.
     public var users: [UserChange]
+    /// Groups' members and profiles to store, in order, after the users.
+    public var groups: [GroupChange]
     /// Badge counters, one entry per user row (its latest counter).
     public var badges: [(key: UserKey, badge: Int)]
     /// Outbox rows, in the order they were decided.
@@ -26,10 +43,11 @@ public struct StateChanges: Sendable {
     public var cutoff: Instant
 
     public init(
-        users: [UserChange] = [], badges: [(key: UserKey, badge: Int)] = [], deliveries: [OutboxDelivery] = [], records: [RecordChange] = [],
+        users: [UserChange] = [], groups: [GroupChange] = [], badges: [(key: UserKey, badge: Int)] = [], deliveries: [OutboxDelivery] = [], records: [RecordChange] = [],
         cutoff: Instant = Instant(milliseconds: .min)
     ) {
         self.users = users
+        self.groups = groups
         self.badges = badges
         self.deliveries = deliveries
         self.records = records
@@ -37,7 +55,7 @@ public struct StateChanges: Sendable {
     }
 
     /// Whether there is nothing to write.
-    public var isEmpty: Bool { users.isEmpty && badges.isEmpty && deliveries.isEmpty && records.isEmpty }
+    public var isEmpty: Bool { users.isEmpty && groups.isEmpty && badges.isEmpty && deliveries.isEmpty && records.isEmpty }
 }
 
 /// A sent message's record as decided: its bytes, or, for a kept group's decisions written against
@@ -91,10 +109,14 @@ public struct RecordChange: Sendable {
 }
 
 extension PushStateTransaction {
-    /// Saves the users' states, stores the rolls the records refer to, then writes counters, outbox
+    /// Saves the users' states and the groups' members and profiles, stores the rolls the records refer to, then writes counters, outbox
     /// rows and records with ``writeSendEffects(badges:deliveries:records:forgettingBefore:)``: correct for any store.
     public func commit(_ changes: StateChanges) throws {
         for user in changes.users { try save(user.state, replacing: user.previous) }
+        for group in changes.groups {
+            if let members = group.members { try setMembers(members, of: group.group) }
+            if let profile = group.profile { try setGroupProfile(profile, of: group.group) }
+        }
         var records: [SentMessage] = []
         records.reserveCapacity(changes.records.count)
         for record in changes.records {

@@ -1,9 +1,10 @@
 import PushBridgeCore
 import PushBridgeRecordCoding
 
-/// What sends read, named before anything is decided: the store reads them all in one call
-/// (``PushStateTransaction/read(_:)``), and the decisions need nothing else. Each key is added once;
-/// its position is where ``StateSnapshot`` answers it.
+/// What sends, calls and membership changes read, named before anything is decided: the store
+/// reads them all in one call (``PushStateTransaction/read(_:)``), and the decisions need nothing
+/// else. Each key is added once (records and one-to-one audiences: as they come); its position is
+/// where ``StateSnapshot`` answers it.
 public struct StateKeys: Sendable {
     /// A sender as a decision reads it: its display name and, for a group message, its name card
     /// in that group.
@@ -63,10 +64,12 @@ public struct StateKeys: Sendable {
     public private(set) var targets: [Target] = []
     /// Users whose whole record is read (a call's caller and the users it names).
     public private(set) var users: [UserID] = []
+    /// Groups whose member list is read, as stored (a membership change's).
+    public private(set) var memberLists: [String] = []
     private var senderPositions: [Sender: Int] = [:]
-    private var recordPositions: [Record: Int] = [:]
     private var targetPositions: [Target: Int] = [:]
     private var userPositions: [UserID: Int] = [:]
+    private var memberListPositions: [String: Int] = [:]
     private var profilePositions: [String: Int] = [:]
     private var receiverPositions: [Receivers: Int] = [:]
 
@@ -92,14 +95,22 @@ public struct StateKeys: Sendable {
         return Self.add(receivers, to: &self.receivers, at: &receiverPositions)
     }
 
-    /// Adds a message id's record (once) and returns its position in ``StateSnapshot/records``.
-    public mutating func add(_ record: Record) -> Int { Self.add(record, to: &records, at: &recordPositions) }
+    /// Adds a message id's record and returns its position in ``StateSnapshot/records``: as it comes
+    /// (a batch's ids are distinct but for a rare repeat, and reading one twice costs less than
+    /// looking each up).
+    public mutating func add(_ record: Record) -> Int {
+        records.append(record)
+        return records.count - 1
+    }
 
     /// Adds a target that must exist (once) and returns its position in ``StateSnapshot/knownTargets``.
     public mutating func add(_ target: Target) -> Int { Self.add(target, to: &targets, at: &targetPositions) }
 
     /// Adds a user whose whole record is read (once) and returns its position in ``StateSnapshot/users``.
     public mutating func addUser(_ user: UserID) -> Int { Self.add(user, to: &users, at: &userPositions) }
+
+    /// Adds a group whose member list is read (once) and returns its position in ``StateSnapshot/memberLists``.
+    public mutating func addMembers(of group: String) -> Int { Self.add(group, to: &memberLists, at: &memberListPositions) }
 
     private static func add<Key: Hashable>(_ key: Key, to keys: inout [Key], at positions: inout [Key: Int]) -> Int {
         if let position = positions[key] { return position }
@@ -125,10 +136,12 @@ public struct StateSnapshot: Sendable {
     public var knownTargets: [Bool]
     /// Each user's record, or `nil` for a user the store does not know.
     public var users: [UserRecord?]
+    /// Each group's members in membership order (empty for an unknown group).
+    public var memberLists: [[UserID]]
 
     public init(
         app: AppConfiguration?, senders: [UserState?], groupProfiles: [[UInt8]?], receivers: [StoredReceivers], records: [StoredRecord?] = [],
-        knownTargets: [Bool] = [], users: [UserRecord?] = []
+        knownTargets: [Bool] = [], users: [UserRecord?] = [], memberLists: [[UserID]] = []
     ) {
         self.app = app
         self.senders = senders
@@ -137,6 +150,7 @@ public struct StateSnapshot: Sendable {
         self.records = records
         self.knownTargets = knownTargets
         self.users = users
+        self.memberLists = memberLists
     }
 }
 
@@ -158,7 +172,7 @@ public struct StoredRecord: Sendable {
 
 extension PushStateTransaction {
     /// Reads every key, in the order the table methods take them (records and the rolls they refer
-    /// to, app, senders, profiles, receivers, targets, users): correct for any store; a store that can read
+    /// to, app, senders, profiles, receivers, targets, users, member lists): correct for any store; a store that can read
     /// them in fewer round trips does.
     public func read(_ keys: StateKeys) throws -> StateSnapshot {
         let records = try keys.records.isEmpty ? [] : sentMessages(keys.records.map { ($0.id, $0.since) }).map { found -> StoredRecord? in
@@ -178,6 +192,7 @@ extension PushStateTransaction {
                 case .group(let group): try groupProfile(of: group) != nil || !members(of: group).isEmpty
                 }
             },
-            users: try keys.users.map { try user($0) })
+            users: try keys.users.map { try user($0) },
+            memberLists: try keys.memberLists.map { try members(of: $0) })
     }
 }
