@@ -42,9 +42,9 @@ extension PushFacade {
         }
     }
 
-    /// ``apply(_:dialect:user:)``, awaited: the store reads the app and the users the calls involve,
+    /// `apply(_:dialect:user:)`, awaited: the store reads the app and the users the calls involve,
     /// the calls are applied to what was read, and the store commits the changed users
-    /// (``PushStateStore/update(reading:deciding:)``).
+    /// (`PushStateStore.update(reading:deciding:)`).
     /// - Returns: one entry per call: the query result, or `nil` for a setting call.
     public func apply(_ calls: [DialectCall], dialect: String, user: UserID) async throws -> [JSONValue?] {
         let (adapter, keys, users) = try plan(calls, dialect: dialect, user: user)

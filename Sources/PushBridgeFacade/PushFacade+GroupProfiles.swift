@@ -29,7 +29,7 @@ extension PushFacade {
         try write(Self.setting(profile, of: group))
     }
 
-    /// ``setGroupProfile(_:of:)``, awaited (the store's update).
+    /// `setGroupProfile(_:of:)`, awaited (the store's update).
     public func setGroupProfile(_ profile: GroupProfile, of group: String) async throws {
         try await update(Self.setting(profile, of: group))
     }
@@ -49,7 +49,7 @@ extension PushFacade {
         try write(Self.deleting(group))
     }
 
-    /// ``deleteGroup(_:)``, awaited (the store's update).
+    /// `deleteGroup(_:)`, awaited (the store's update).
     @discardableResult
     public func deleteGroup(_ group: String) async throws -> Bool {
         try await update(Self.deleting(group))

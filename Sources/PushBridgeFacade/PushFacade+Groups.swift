@@ -14,7 +14,7 @@ extension PushFacade {
         try write(Self.setting(members, of: group))
     }
 
-    /// ``setMembers(_:of:)``, awaited (the store's update).
+    /// `setMembers(_:of:)`, awaited (the store's update).
     public func setMembers(_ members: [UserID], of group: String) async throws {
         try await update(Self.setting(members, of: group))
     }
@@ -50,7 +50,7 @@ extension PushFacade {
         try write(Self.adding(members, to: group))
     }
 
-    /// ``addMembers(_:to:)``, awaited (the store's update).
+    /// `addMembers(_:to:)`, awaited (the store's update).
     @discardableResult
     public func addMembers(_ members: [UserID], to group: String) async throws -> [UserID] {
         try await update(Self.adding(members, to: group))
@@ -79,7 +79,7 @@ extension PushFacade {
         try write(Self.removing(member, from: group))
     }
 
-    /// ``removeMember(_:from:)``, awaited (the store's update).
+    /// `removeMember(_:from:)`, awaited (the store's update).
     @discardableResult
     public func removeMember(_ member: UserID, from group: String) async throws -> [UserID] {
         try await update(Self.removing(member, from: group))

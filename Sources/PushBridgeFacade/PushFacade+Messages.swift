@@ -123,8 +123,8 @@ extension PushFacade {
         return try store.write { transaction in try transaction.update(reading: keys) { decide(batch, planned: planned, in: $0) } }
     }
 
-    /// ``send(_:)-([PreparedMessage])``, awaited: the store reads, this decides, the store commits
-    /// (``PushStateStore/update(reading:deciding:)``), and the caller holds no thread meanwhile.
+    /// `send(_:)` of a batch, awaited: the store reads, this decides, the store commits
+    /// (`PushStateStore.update(reading:deciding:)`), and the caller holds no thread meanwhile.
     /// - Parameter batch: messages from ``prepare(_:dialect:now:profile:sender:pointer:)``.
     /// - Returns: one result per message, in order.
     /// - Throws: when the read or the commit fails; then none of the messages was sent.
