@@ -36,10 +36,7 @@ extension PushFacade {
     /// Applies several calls of one user in one transaction: all of them, or (when one is rejected) none.
     /// - Returns: one entry per call: the query result, or `nil` for a setting call.
     public func apply(_ calls: [DialectCall], dialect: String, user: UserID) throws -> [JSONValue?] {
-        let (adapter, keys, users) = try plan(calls, dialect: dialect, user: user)
-        return try store.write { transaction in
-            try transaction.update(reading: keys) { try Self.apply(calls, adapter: adapter, user: user, users: users, in: $0) }
-        }
+        try write(applying(calls, dialect: dialect, user: user))
     }
 
     /// `apply(_:dialect:user:)`, awaited: the store reads the app and the users the calls involve,
@@ -47,15 +44,13 @@ extension PushFacade {
     /// (`PushStateStore.update(reading:deciding:)`).
     /// - Returns: one entry per call: the query result, or `nil` for a setting call.
     public func apply(_ calls: [DialectCall], dialect: String, user: UserID) async throws -> [JSONValue?] {
-        let (adapter, keys, users) = try plan(calls, dialect: dialect, user: user)
-        return try await store.update(reading: keys) { try Self.apply(calls, adapter: adapter, user: user, users: users, in: $0) }
+        try await update(applying(calls, dialect: dialect, user: user))
     }
 
-    /// Names what calls read: the app, the caller, and each well-formed user a call names in its
+    /// Names what calls read — the app, the caller, and each well-formed user a call names in its
     /// `user` parameter (a name card's member; one that breaks ``IdentifierRule`` is refused when its
-    /// call is applied, and never read). Pure.
-    /// - Returns: the dialect's adapter, the keys, and each user's position in the snapshot's users.
-    private func plan(_ calls: [DialectCall], dialect: String, user: UserID) throws -> (any DialectAdapter, StateKeys, [UserID: Int]) {
+    /// call is applied, and never read) — and applies them to what was read. Pure.
+    private func applying(_ calls: [DialectCall], dialect: String, user: UserID) throws -> PlannedUpdate<[JSONValue?]> {
         let adapter = try adapter(dialect)
         try Self.checkUser(user)
         var keys = StateKeys()
@@ -66,7 +61,7 @@ extension PushFacade {
                 users[named] = keys.addUser(named)
             }
         }
-        return (adapter, keys, users)
+        return PlannedUpdate(keys: keys) { [users] in try Self.apply(calls, adapter: adapter, user: user, users: users, in: $0) }
     }
 
     /// The user a call names in its `user` parameter (a name card's member), if any.
@@ -205,7 +200,7 @@ extension PushFacade {
     /// between writes, so a send to a user just checked reads nothing twice).
     /// - Parameter user: the user.
     public func knowsUser(_ user: UserID) throws -> Bool {
-        try store.read { try $0.sender(user, group: nil) != nil }
+        try store.read { try $0.exists(.user(user)) }
     }
 
     /// Answers a query call from the store.

@@ -14,11 +14,7 @@ extension PushFacade {
     /// Whether a group exists: it has a profile or members.
     /// - Parameter group: the group id.
     public func groupExists(_ group: String) throws -> Bool {
-        try store.read { try Self.groupExists(group, in: $0) }
-    }
-
-    static func groupExists(_ group: String, in transaction: any PushStateTransaction) throws -> Bool {
-        try transaction.groupProfile(of: group) != nil || !transaction.members(of: group).isEmpty
+        try store.read { try $0.exists(.group(group)) }
     }
 
     /// Writes a group's profile (creating or changing the group).
@@ -57,10 +53,9 @@ extension PushFacade {
 
     static func deleting(_ group: String) -> PlannedUpdate<Bool> {
         var keys = StateKeys()
-        let (profile, members) = (keys.addProfile(of: group), keys.addMembers(of: group))
+        let target = keys.add(StateKeys.Target.group(group))
         return PlannedUpdate(keys: keys) { snapshot in
-            let existed = snapshot.groupProfiles[profile] != nil || !snapshot.memberLists[members].isEmpty
-            return (StateChanges(groups: [.init(group: group, members: [], profile: .some(nil))]), existed)
+            (StateChanges(groups: [.init(group: group, members: [], profile: .some(nil))]), snapshot.knownTargets[target])
         }
     }
 

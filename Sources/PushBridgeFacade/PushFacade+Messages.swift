@@ -119,8 +119,7 @@ extension PushFacade {
     /// - Returns: one result per message, in order.
     /// - Throws: when the read or the commit fails; then none of the messages was sent.
     public func send(_ batch: [PreparedMessage]) throws -> [Result<SendOutcome, any Error>] {
-        let (keys, planned) = plan(batch)
-        return try store.write { transaction in try transaction.update(reading: keys) { decide(batch, planned: planned, in: $0) } }
+        try write(sending(batch))
     }
 
     /// `send(_:)` of a batch, awaited: the store reads, this decides, the store commits
@@ -129,13 +128,12 @@ extension PushFacade {
     /// - Returns: one result per message, in order.
     /// - Throws: when the read or the commit fails; then none of the messages was sent.
     public func send(_ batch: [PreparedMessage]) async throws -> [Result<SendOutcome, any Error>] {
-        let (keys, planned) = plan(batch)
-        return try await store.update(reading: keys) { [self] in decide(batch, planned: planned, in: $0) }
+        try await update(sending(batch))
     }
 
-    /// Names what a batch reads: each message's record (the repeat check), the targets it requires,
-    /// and what deciding it anew reads. Pure.
-    private func plan(_ batch: [PreparedMessage]) -> (StateKeys, [PlannedMessage]) {
+    /// Names what a batch reads — each message's record (the repeat check), the targets it requires,
+    /// and what deciding it anew reads — and decides it on what was read. Pure.
+    private func sending(_ batch: [PreparedMessage]) -> PlannedUpdate<[Result<SendOutcome, any Error>]> {
         var keys = StateKeys()
         let planned = batch.map { prepared in
             PlannedMessage(
@@ -143,7 +141,7 @@ extension PushFacade {
                 targets: prepared.requiredTargets.map { keys.add($0) },
                 fresh: Self.plan(prepared, into: &keys))
         }
-        return (keys, planned)
+        return PlannedUpdate(keys: keys) { [self] in decide(batch, planned: planned, in: $0) }
     }
 
     /// Decides a batch from what was read for it, in order, each message seeing the ones before it.

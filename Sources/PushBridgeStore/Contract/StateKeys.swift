@@ -171,6 +171,14 @@ public struct StoredRecord: Sendable {
 }
 
 extension PushStateTransaction {
+    /// Whether a target exists: a user with a record, a group with members or a profile.
+    public func exists(_ target: StateKeys.Target) throws -> Bool {
+        switch target {
+        case .user(let user): try sender(user, group: nil) != nil
+        case .group(let group): try groupProfile(of: group) != nil || !members(of: group).isEmpty
+        }
+    }
+
     /// Reads every key, in the order the table methods take them (records and the rolls they refer
     /// to, app, senders, profiles, receivers, targets, users, member lists): correct for any store; a store that can read
     /// them in fewer round trips does.
@@ -186,12 +194,7 @@ extension PushStateTransaction {
             groupProfiles: try keys.groupProfiles.map { try groupProfile(of: $0) },
             receivers: try keys.receivers.map { try receivers(of: $0.audience, excluding: $0.sender, conversation: $0.conversation) },
             records: records,
-            knownTargets: try keys.targets.map { target in
-                switch target {
-                case .user(let user): try sender(user, group: nil) != nil
-                case .group(let group): try groupProfile(of: group) != nil || !members(of: group).isEmpty
-                }
-            },
+            knownTargets: try keys.targets.map { try exists($0) },
             users: try keys.users.map { try user($0) },
             memberLists: try keys.memberLists.map { try members(of: $0) })
     }
