@@ -93,7 +93,7 @@ func runDeliverBench(members: Int, latencies: [Int], connections: Int, concurren
     do {
         let store = try SQLiteStateStore(path: dir + "/apps/bench.sqlite")
         let facade = PushFacade(store: store)
-        try facade.configure(AppConfiguration(certificates: [certificate]))
+        try await facade.configure(AppConfiguration(certificates: [certificate]))
         let ids = (0..<members).map { "u\($0)" }
         try store.write { transaction in
             for (i, id) in ids.enumerated() {

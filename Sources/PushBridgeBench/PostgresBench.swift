@@ -45,7 +45,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     // 1. The fan-out: the same members on SQLite and on PostgreSQL, three sends each (the first cold).
     let schema = "bench_fanout"
     let fanoutStore = try PostgresStateStore(location: try base.inSchema(schema))
-    try PushFacade(store: fanoutStore).configure(AppConfiguration(certificates: [certificate]))
+    try await PushFacade(store: fanoutStore).configure(AppConfiguration(certificates: [certificate]))
     let schemaURL = url
     psql(schemaURL, """
         SET search_path TO \(schema);
@@ -67,7 +67,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     defer { try? FileManager.default.removeItem(at: folder) }
     let sqlite = try SQLiteStateStore(path: folder.appendingPathComponent("state.db").path)
     let sqliteFacade = PushFacade(store: sqlite)
-    try sqliteFacade.configure(AppConfiguration(certificates: [certificate]))
+    try await sqliteFacade.configure(AppConfiguration(certificates: [certificate]))
     try sqlite.write { transaction in
         for i in 0..<members {
             var state = UserState(user: "user-\(i)", displayStyle: .simpleBanner, backgroundGraceSeconds: 0)

@@ -114,7 +114,7 @@ func runServeBench(seconds: Int) async throws {
         RegisteredApp(id: "bench", keyHash: AccessKey.hash(key), createdAt: Instant(milliseconds: 0)))
     do {
         let facade = PushFacade(store: try SQLiteStateStore(path: dir + "/apps/bench.sqlite"))
-        try facade.configure(AppConfiguration(certificates: [Certificate(name: "cert", busiId: nil, bundleId: "io.bench.app", environment: .production)]))
+        try await facade.configure(AppConfiguration(certificates: [Certificate(name: "cert", busiId: nil, bundleId: "io.bench.app", environment: .production)]))
         let now = Instant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
         var members: [UserID] = []
         for i in 0..<1_000 {

@@ -77,21 +77,20 @@ extension ServiceRoutes {
             try await easemob(request, context) { app in
                 let registrations = try EasemobREST.registrations(try await body(request, context))
                 let now = Instant.now
+                let calls = registrations.map { $0.calls.map { PushFacade.DialectCall($0, at: now, pointer: .root) } }
+                let scope = EditScope(app: true, users: zip(registrations, calls).flatMap { PushFacade.scope(of: $1, user: $0.username).users })
                 try await answering {
-                    try await app.tenant.write { facade in
-                        for registration in registrations {
-                            guard try facade.register(registration.username, dialect: "easemob-legacy") else {
-                                // The whole request rolls back: its savepoint in the group commit.
+                    try await app.tenant.update { facade in try await facade.edit(scope) { edit in
+                        for (registration, calls) in zip(registrations, calls) {
+                            guard try edit.register(registration.username, dialect: "easemob-legacy") else {
+                                // The whole request changes nothing.
                                 throw ServiceError(.badRequest, code: "duplicate-unique-property", pointer: "/username",
                                     expected: "a username not registered yet (Entity user requires that property named username be unique)",
                                     found: JSONWriter.quoted(registration.username))
                             }
-                            if !registration.calls.isEmpty {
-                                _ = try facade.apply(
-                                    registration.calls.map { PushFacade.DialectCall($0, at: now, pointer: .root) }, dialect: "easemob-legacy", user: registration.username)
-                            }
+                            if !calls.isEmpty { _ = try edit.apply(calls, dialect: "easemob-legacy", user: registration.username) }
                         }
-                    }
+                    } }
                 }
                 var entities: [JSONValue] = []
                 for registration in registrations {
@@ -112,7 +111,7 @@ extension ServiceRoutes {
             try await easemob(request, context) { app in
                 let user = try parameter("username", context)
                 _ = try await query(app, user: user, ["call": "getPushOptionsFromServer"], dialect: "easemob-legacy")
-                try await answering(notFoundAt: ["/user"]) { try await app.tenant.write { try $0.removeUser(user) } }
+                try await answering(notFoundAt: ["/user"]) { try await app.tenant.update { try await $0.removeUser(user) } }
                 return envelope(app, request, action: "delete", entities: [.object(JSONObject([("type", "user"), ("username", .string(user)), ("activated", true)]))])
             }
         }
@@ -162,12 +161,12 @@ extension ServiceRoutes {
                 let template = try EasemobREST.template(try await body(request, context))
                 let now = Instant.now
                 try await answering {
-                    try await app.tenant.write { facade in
-                        var config = try facade.app()
+                    try await app.tenant.update { facade in try await facade.edit(EditScope(app: true)) { edit in
+                        var config = try edit.app()
                         config.templates.removeAll { $0.name == template.name }
                         config.templates.append(template)
-                        try facade.configure(config)
-                    }
+                        try edit.configure(config)
+                    } }
                 }
                 return envelope(app, request, action: "post", data: Self.withTimes(EasemobREST.templateData(template), now))
             }
@@ -184,13 +183,13 @@ extension ServiceRoutes {
             try await easemob(request, context) { app in
                 let name = try parameter("name", context)
                 let removed = try await answering { () async throws -> PushTemplate? in
-                    try await app.tenant.write { facade in
-                        var config = try facade.app()
+                    try await app.tenant.update { facade in try await facade.edit(EditScope(app: true)) { edit in
+                        var config = try edit.app()
                         guard let index = config.templates.firstIndex(where: { $0.name == name }) else { return nil }
                         let template = config.templates.remove(at: index)
-                        try facade.configure(config)
+                        try edit.configure(config)
                         return template
-                    }
+                    } }
                 }
                 guard let removed else { throw Self.noTemplate(name) }
                 return envelope(app, request, action: "delete", data: EasemobREST.templateData(removed))

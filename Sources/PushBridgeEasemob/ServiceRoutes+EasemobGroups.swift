@@ -15,9 +15,9 @@ struct EasemobGroup: Sendable {
     var hasProfile: Bool
 
     /// The group, or the vendor's 404 (`grpID … does not exist!`).
-    static func read(_ id: String, in facade: PushFacade) throws -> EasemobGroup {
-        let members = try facade.members(of: id)
-        if let profile = try facade.groupProfile(of: id) { return EasemobGroup(id: id, profile: profile, members: members, hasProfile: true) }
+    static func read(_ id: String, in state: some StateReading) throws -> EasemobGroup {
+        let members = try state.members(of: id)
+        if let profile = try state.groupProfile(of: id) { return EasemobGroup(id: id, profile: profile, members: members, hasProfile: true) }
         guard !members.isEmpty else { throw EasemobFailure.noGroup(id) }
         let made = GroupProfile(owner: nil, name: "", maxUsers: max(EasemobREST.defaultMaxUsers, members.count), createdAt: Instant(milliseconds: 0))
         return EasemobGroup(id: id, profile: made, members: members, hasProfile: false)
@@ -69,19 +69,20 @@ extension ServiceRoutes {
                 let creation = try EasemobREST.groupCreation(try await body(request, context), publicRequired: app.binding.agoraAppID == nil)
                 let now = Instant.now
                 let candidates = CandidateIDs { EasemobREST.newGroupID() }
+                let users = [creation.owner] + creation.members
                 let id = try await answering { () async throws -> String in
-                    try await app.tenant.write { facade in
-                        for user in [creation.owner] + creation.members where try facade.user(user) == nil { throw EasemobFailure.noUser(user) }
+                    try await app.tenant.update { facade in try await facade.edit(EditScope(users: users, groups: candidates.ids)) { edit in
+                        for user in users where try edit.user(user) == nil { throw EasemobFailure.noUser(user) }
                         guard creation.members.count + 1 <= creation.maxUsers else { throw EasemobFailure.tooManyMembers }
-                        let id = try candidates.first { try !facade.groupExists($0) }
+                        let id = try candidates.first(freeIn: edit)
                         var profile = GroupProfile(
                             owner: creation.owner, name: creation.name, maxUsers: creation.maxUsers,
                             offlinePush: creation.maxUsers <= EasemobREST.largeGroupThreshold, createdAt: now, vendorFields: creation.fields)
                         profile.vendorFields["scale"] = nil
-                        try facade.setGroupProfile(profile, of: id)
-                        try facade.setMembers([creation.owner] + creation.members, of: id)
+                        try edit.setGroupProfile(profile, of: id)
+                        try edit.setMembers(users, of: id)
                         return id
-                    }
+                    } }
                 }
                 return envelope(app, request, action: "post", data: ["groupid": .string(id)])
             }
@@ -98,8 +99,8 @@ extension ServiceRoutes {
                 let id = try parameter("group", context)
                 let change = try EasemobREST.groupChange(try await body(request, context))
                 try await answering {
-                    try await app.tenant.write { facade in
-                        var group = try EasemobGroup.read(id, in: facade)
+                    try await app.tenant.update { facade in try await facade.edit(EditScope(groups: [id])) { edit in
+                        var group = try EasemobGroup.read(id, in: edit)
                         if let owner = change.newOwner {
                             guard group.members.contains(owner) else { throw EasemobFailure.forbidden("user: \(owner) doesn't exist in group: \(id)") }
                             guard owner != group.profile.owner else { throw EasemobFailure.forbidden("new owner and old owner are the same") }
@@ -113,8 +114,8 @@ extension ServiceRoutes {
                             if maxUsers > EasemobREST.largeGroupThreshold { group.profile.offlinePush = false }
                         }
                         for (key, value) in change.fields { group.profile.vendorFields[key] = value }
-                        try facade.setGroupProfile(group.profile, of: id)
-                    }
+                        try edit.setGroupProfile(group.profile, of: id)
+                    } }
                 }
                 return envelope(app, request, action: "put", data: .object(JSONObject(change.keys.map { ($0, JSONValue.bool(true)) })))
             }
@@ -123,10 +124,10 @@ extension ServiceRoutes {
             try await easemob(request, context) { app in
                 let id = try parameter("group", context)
                 try await answering {
-                    try await app.tenant.write { facade in
-                        _ = try EasemobGroup.read(id, in: facade)
-                        try facade.deleteGroup(id)
-                    }
+                    try await app.tenant.update { facade in try await facade.edit(EditScope(groups: [id])) { edit in
+                        _ = try EasemobGroup.read(id, in: edit)
+                        try edit.deleteGroup(id)
+                    } }
                 }
                 return envelope(app, request, action: "delete", data: ["success": true, "groupid": .string(id)])
             }
@@ -199,14 +200,14 @@ extension ServiceRoutes {
                 let id = try parameter("group", context)
                 let user = try parameter("username", context)
                 try await answering {
-                    try await app.tenant.write { facade in
-                        let group = try EasemobGroup.read(id, in: facade)
-                        guard try facade.user(user) != nil else { throw EasemobFailure.noUser(user) }
+                    try await app.tenant.update { facade in try await facade.edit(EditScope(users: [user], groups: [id])) { edit in
+                        let group = try EasemobGroup.read(id, in: edit)
+                        guard try edit.user(user) != nil else { throw EasemobFailure.noUser(user) }
                         guard !group.members.contains(user) else { throw EasemobFailure.forbidden("user \(user) already in group \(id)") }
                         guard !group.profile.blocked.contains(user) else { throw EasemobFailure.forbidden("user \(user) is on the block list of group \(id)") }
                         guard group.members.count < group.profile.maxUsers else { throw EasemobFailure.tooManyMembers }
-                        try facade.addMembers([user], to: id)
-                    }
+                        try edit.addMembers([user], to: id)
+                    } }
                 }
                 return envelope(app, request, action: "post", data: ["result": true, "groupid": .string(id), "action": "add_member", "user": .string(user)])
             }
@@ -216,15 +217,15 @@ extension ServiceRoutes {
                 let id = try parameter("group", context)
                 let users = try EasemobREST.groupBatch(try await body(request, context))
                 let added = try await answering { () async throws -> [String] in
-                    try await app.tenant.write { facade in
-                        let group = try EasemobGroup.read(id, in: facade)
-                        for user in users where try facade.user(user) == nil { throw EasemobFailure.noUser(user) }
+                    try await app.tenant.update { facade in try await facade.edit(EditScope(users: users, groups: [id])) { edit in
+                        let group = try EasemobGroup.read(id, in: edit)
+                        for user in users where try edit.user(user) == nil { throw EasemobFailure.noUser(user) }
                         let new = users.filter { !group.members.contains($0) && !group.profile.blocked.contains($0) }
                         guard !new.isEmpty else { throw EasemobFailure.forbidden("users \(users) already in group \(id) or on its block list") }
                         guard group.members.count + new.count <= group.profile.maxUsers else { throw EasemobFailure.tooManyMembers }
-                        try facade.addMembers(new, to: id)
+                        try edit.addMembers(new, to: id)
                         return new
-                    }
+                    } }
                 }
                 return envelope(app, request, action: "post", data: ["newmembers": .array(added.map(JSONValue.string)), "groupid": .string(id), "action": "add_member"])
             }
@@ -234,8 +235,8 @@ extension ServiceRoutes {
                 let id = try parameter("group", context)
                 let users = try EasemobREST.pathUsers(try parameter("username", context))
                 let results = try await answering { () async throws -> [(String, String?)] in
-                    try await app.tenant.write { facade in
-                        let group = try EasemobGroup.read(id, in: facade)
+                    try await app.tenant.update { facade in try await facade.edit(EditScope(groups: [id])) { edit in
+                        let group = try EasemobGroup.read(id, in: edit)
                         var results: [(String, String?)] = []
                         var members = group.members
                         for user in users {
@@ -250,9 +251,9 @@ extension ServiceRoutes {
                         }
                         // One user: the vendor refuses the request; several: each has its result.
                         if users.count == 1, let reason = results[0].1 { throw EasemobFailure.forbidden(reason) }
-                        try facade.setMembers(members, of: id)
+                        try edit.setMembers(members, of: id)
                         return results
-                    }
+                    } }
                 }
                 return envelope(app, request, action: "delete", data: Self.userResults(results, group: id, action: "remove_member", single: users.count == 1))
             }
@@ -295,14 +296,14 @@ extension ServiceRoutes {
     /// Blocks (taking each out of the group) or unblocks users; per-user results (a reason when refused).
     func blockChange(_ app: EasemobApp, group id: String, users: [String], blocking: Bool) async throws -> [(String, String?)] {
         try await answering {
-            try await app.tenant.write { facade in
-                var group = try EasemobGroup.read(id, in: facade)
+            try await app.tenant.update { facade in try await facade.edit(EditScope(users: users, groups: [id])) { edit in
+                var group = try EasemobGroup.read(id, in: edit)
                 var results: [(String, String?)] = []
                 for user in users {
                     if blocking {
                         if user == group.profile.owner {
                             results.append((user, "forbidden operation on group owner!"))
-                        } else if try facade.user(user) == nil {
+                        } else if try edit.user(user) == nil {
                             results.append((user, "username \(user) doesn't exist!"))
                         } else {
                             if !group.profile.blocked.contains(user) { group.profile.blocked.append(user) }
@@ -317,10 +318,10 @@ extension ServiceRoutes {
                     }
                 }
                 if users.count == 1, let reason = results[0].1 { throw EasemobFailure.forbidden(reason) }
-                try facade.setGroupProfile(group.profile, of: id)
-                try facade.setMembers(group.members, of: id)
+                try edit.setGroupProfile(group.profile, of: id)
+                try edit.setMembers(group.members, of: id)
                 return results
-            }
+            } }
         }
     }
 

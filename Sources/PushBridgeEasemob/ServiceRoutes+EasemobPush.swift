@@ -16,11 +16,11 @@ extension ServiceRoutes {
                 let binding = try EasemobREST.pushBinding(try await body(request, context))
                 let now = Instant.now
                 let bound = try await answering { () async throws -> PushBinding? in
-                    try await app.tenant.write { facade in
-                        guard try facade.user(user) != nil else { throw EasemobFailure.noUser(user) }
-                        return try facade.bindPush(
+                    try await app.tenant.update { facade in try await facade.edit(PushFacade.bindingScope(user: user, token: binding.token)) { edit in
+                        guard try edit.user(user) != nil else { throw EasemobFailure.noUser(user) }
+                        return try edit.bindPush(
                             user: user, deviceID: binding.deviceID, token: binding.token, notifier: binding.notifier, at: now, dialect: "agora-silent")
-                    }
+                    } }
                 }
                 logger.info("push binding", metadata: ["app": "\(app.binding.app)", "user": "\(user)", "bound": "\(bound != nil)"])
                 return envelope(app, request, action: "put", entities: bound.map { [Self.bindingEntity($0)] } ?? [])

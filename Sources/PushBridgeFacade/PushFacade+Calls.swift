@@ -51,67 +51,25 @@ extension PushFacade {
     /// `user` parameter (a name card's member; one that breaks ``IdentifierRule`` is refused when its
     /// call is applied, and never read) — and applies them to what was read. Pure.
     private func applying(_ calls: [DialectCall], dialect: String, user: UserID) throws -> PlannedUpdate<[JSONValue?]> {
-        let adapter = try adapter(dialect)
+        _ = try adapter(dialect)
         try Self.checkUser(user)
-        var keys = StateKeys()
-        keys.addApp()
-        var users = [user: keys.addUser(user)]
+        return editing(Self.scope(of: calls, user: user)) { try $0.apply(calls, dialect: dialect, user: user) }
+    }
+
+    /// What applying `calls` for `user` reads: the app, the caller and each well-formed user a call
+    /// names in its `user` parameter.
+    public static func scope(of calls: [DialectCall], user: UserID) -> EditScope {
+        var users = [user]
         for item in calls {
-            if let named = Self.namedUser(in: item.call), users[named] == nil, IdentifierRule.violation(in: named) == nil {
-                users[named] = keys.addUser(named)
-            }
+            if let named = namedUser(in: item.call), !users.contains(named), IdentifierRule.violation(in: named) == nil { users.append(named) }
         }
-        return PlannedUpdate(keys: keys) { [users] in try Self.apply(calls, adapter: adapter, user: user, users: users, in: $0) }
+        return EditScope(app: true, users: users)
     }
 
     /// The user a call names in its `user` parameter (a name card's member), if any.
-    private static func namedUser(in call: JSONValue) -> UserID? {
+    static func namedUser(in call: JSONValue) -> UserID? {
         guard case .object(let object) = call, case .string(let named)? = object["user"], !named.isEmpty else { return nil }
         return named
-    }
-
-    /// Applies calls to what was read: each query answered, each setting applied, in order; the
-    /// users that changed (and the caller, whom a call configures) are the changes. Pure.
-    /// - Parameters:
-    ///   - users: each involved user's position in `snapshot.users`.
-    /// - Throws: `InputError` for a rejected call (then nothing is written).
-    private static func apply(
-        _ calls: [DialectCall], adapter: any DialectAdapter, user: UserID, users positions: [UserID: Int], in snapshot: StateSnapshot
-    ) throws -> (changes: StateChanges, outcome: [JSONValue?]) {
-        var world = PushWorld(app: snapshot.app ?? AppConfiguration())
-        var stored: [UserID: UserState] = [:]
-        var results: [JSONValue?] = []
-        for item in calls {
-            let (call, pointer) = (item.call, item.pointer)
-            let name = try adapter.callName(of: call, at: pointer)
-            // A call changes its caller, or the user its `user` parameter names (name cards).
-            var involved = [user]
-            if let named = namedUser(in: call) {
-                // Checked before it is used: a store never sees an id that breaks the rule.
-                try IdentifierRule.check(named, at: pointer / "user", what: "the member whose name card is set")
-                involved.append(named)
-            }
-            for id in involved where world.users[id] == nil {
-                let record = snapshot.users[positions[id]!]
-                world.users[id] = state(of: record, user: id, adapter: adapter)
-                if record?.isConfigured == true { stored[id] = record!.state }
-            }
-            let context = CallContext(caller: user, at: item.at)
-            if adapter.queryCalls.contains(name) {
-                results.append(try adapter.query(call, at: pointer, in: world, context: context))
-            } else {
-                try adapter.apply(call, at: pointer, to: &world, context: context)
-                for id in involved { if let state = world.users[id] { try checkStoredText(of: state, at: pointer) } }
-                results.append(nil)
-            }
-        }
-        // Save what changed, and the caller even unchanged: a call configures its caller.
-        var changes = StateChanges()
-        for (id, state) in world.users.sorted(by: { $0.key < $1.key }) where stored[id] != state {
-            if id != user && stored[id] == nil && state == Self.state(of: nil, user: id, adapter: adapter) { continue }
-            changes.users.append(StateChanges.UserChange(state: state, previous: stored[id]))
-        }
-        return (changes, results)
     }
 
     /// Changes a user's state directly: what no dialect call sets (presence in the Easemob
@@ -120,16 +78,13 @@ extension PushFacade {
     ///   - user: the user.
     ///   - dialect: whose defaults a new user gets.
     ///   - change: the change.
-    public func updateUser(_ user: UserID, dialect: String, _ change: (inout UserState) throws -> Void) throws {
-        let adapter = try adapter(dialect)
-        try Self.checkUser(user)
-        try store.write { transaction in
-            let record = try transaction.user(user)
-            var state = Self.state(of: record, user: user, adapter: adapter)
-            try change(&state)
-            try Self.checkStoredText(of: state, at: .root)
-            try transaction.save(state, replacing: record?.isConfigured == true ? record?.state : nil)
-        }
+    public func updateUser(_ user: UserID, dialect: String, _ change: @escaping @Sendable (inout UserState) throws -> Void) throws {
+        try edit(EditScope(users: [user])) { try $0.updateUser(user, dialect: dialect, change) }
+    }
+
+    /// `updateUser(_:dialect:_:)`, awaited.
+    public func updateUser(_ user: UserID, dialect: String, _ change: @escaping @Sendable (inout UserState) throws -> Void) async throws {
+        try await edit(EditScope(users: [user])) { try $0.updateUser(user, dialect: dialect, change) }
     }
 
     /// Registers a user with the dialect's defaults, as a vendor's account registration does (the
@@ -140,14 +95,7 @@ extension PushFacade {
     /// - Returns: `false` (and nothing changes) when a call, a setting or an earlier registration already configured the user.
     @discardableResult
     public func register(_ user: UserID, dialect: String) throws -> Bool {
-        let adapter = try adapter(dialect)
-        try Self.checkUser(user)
-        return try store.write { transaction in
-            let record = try transaction.user(user)
-            if record?.isConfigured == true { return false }
-            try transaction.save(Self.state(of: record, user: user, adapter: adapter), replacing: nil)
-            return true
-        }
+        try edit(EditScope(users: [user])) { try $0.register(user, dialect: dialect) }
     }
 
     /// Sets a user's presence as a server learns it from its connections. Becoming online resets the
@@ -157,16 +105,14 @@ extension PushFacade {
     ///   - user: a user the store knows (a call, a device or a group membership); another is bad input.
     ///   - dialect: whose defaults a user known only as a group member gets.
     public func setPresence(_ presence: Presence, of user: UserID, dialect: String) throws {
-        let adapter = try adapter(dialect)
-        try Self.checkUser(user)
-        try store.write { transaction in
-            guard let record = try transaction.user(user) else {
-                throw InputError(.unknownReference, at: JSONPointer.root / "user",
-                    expected: "a user the store knows (one that made a call or is a group member)", found: "\"\(user)\"")
-            }
-            var state = Self.state(of: record, user: user, adapter: adapter)
-            state.setPresence(presence)
-            try transaction.save(state, replacing: record.isConfigured ? record.state : nil)
+        try edit(EditScope(users: [user])) { try $0.setPresence(presence, of: user, dialect: dialect) }
+    }
+
+    /// `setPresence(_:of:dialect:)`, awaited; the user's record after the change.
+    public func setPresence(_ presence: Presence, of user: UserID, dialect: String) async throws -> UserRecord {
+        try await edit(EditScope(users: [user])) { edit in
+            try edit.setPresence(presence, of: user, dialect: dialect)
+            return try edit.user(user)!
         }
     }
 
@@ -177,17 +123,13 @@ extension PushFacade {
     /// - Returns: the user that had it.
     @discardableResult
     public func removeDevice(token: String, ownedBy user: UserID? = nil) throws -> UserID {
-        let token = token.lowercased()
-        return try store.write { transaction in
-            guard let owner = try transaction.owner(ofDevice: token), user == nil || owner == user, let record = try transaction.user(owner) else {
-                throw InputError(.unknownReference, at: JSONPointer.root / "token",
-                    expected: user.map { "a device token bound to user \"\($0)\"" } ?? "a device token bound to a user", found: "\"\(token)\"")
-            }
-            var state = record.state
-            state.removeDevice(token: token)
-            try transaction.save(state, replacing: record.state)
-            return owner
-        }
+        try edit(EditScope(devices: [token])) { try $0.removeDevice(token: token, ownedBy: user) }
+    }
+
+    /// `removeDevice(token:ownedBy:)`, awaited.
+    @discardableResult
+    public func removeDevice(token: String, ownedBy user: UserID? = nil) async throws -> UserID {
+        try await edit(EditScope(devices: [token])) { try $0.removeDevice(token: token, ownedBy: user) }
     }
 
     /// A user's stored state, `nil` when the store has never heard of the user.

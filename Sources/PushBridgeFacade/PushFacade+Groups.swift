@@ -102,10 +102,11 @@ extension PushFacade {
     /// - Parameter user: the user.
     /// - Throws: `InputError` (`unknown-reference` at `/user`) when the store does not know the user.
     public func removeUser(_ user: UserID) throws {
-        try store.write { transaction in
-            guard try transaction.removeUser(user) else {
-                throw InputError(.unknownReference, at: JSONPointer.root / "user", expected: "a user the store knows", found: "\"\(user)\"")
-            }
-        }
+        try edit(EditScope(users: [user])) { try $0.removeUser(user) }
+    }
+
+    /// `removeUser(_:)`, awaited.
+    public func removeUser(_ user: UserID) async throws {
+        try await edit(EditScope(users: [user])) { try $0.removeUser(user) }
     }
 }

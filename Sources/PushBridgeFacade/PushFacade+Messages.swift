@@ -133,7 +133,7 @@ extension PushFacade {
 
     /// Names what a batch reads — each message's record (the repeat check), the targets it requires,
     /// and what deciding it anew reads — and decides it on what was read. Pure.
-    private func sending(_ batch: [PreparedMessage]) -> PlannedUpdate<[Result<SendOutcome, any Error>]> {
+    func sending(_ batch: [PreparedMessage]) -> PlannedUpdate<[Result<SendOutcome, any Error>]> {
         var keys = StateKeys()
         let planned = batch.map { prepared in
             PlannedMessage(

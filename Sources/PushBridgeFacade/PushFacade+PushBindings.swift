@@ -36,41 +36,19 @@ extension PushFacade {
     /// - Throws: `InputError` (`unknown-reference` at `/notifier_name` for an unknown certificate).
     @discardableResult
     public func bindPush(user: UserID, deviceID: String, token: String, notifier: String, at: Instant, dialect: String) throws -> PushBinding? {
-        let adapter = try adapter(dialect)
-        try Self.checkUser(user)
-        let token = token.lowercased()
-        return try store.write { transaction in
-            let record = try transaction.user(user)
-            var state = Self.state(of: record, user: user, adapter: adapter)
-            var bindings = try transaction.pushBindings(of: user)
-            let bound = token.isEmpty || notifier.isEmpty ? nil : PushBinding(deviceID: deviceID, notifier: notifier, token: token)
-            // What this call replaces or unbinds: the device's binding for the certificate, or all of its bindings.
-            let isReleased = { (binding: PushBinding) in binding.deviceID == deviceID && (notifier.isEmpty || binding.notifier == notifier) }
-            let released = bindings.filter(isReleased)
-            bindings.removeAll(where: isReleased)
-            for old in released where old.token != bound?.token { state.removeDevice(token: old.token) }
-            if bound == nil && released.isEmpty, state.devices.contains(where: { $0.token == deviceID }) {
-                state.removeDevice(token: deviceID)  // an SDK-bound device, named by its token
-            }
-            if let bound {
-                let app = try transaction.app()
-                guard let certificate = app.certificate(named: notifier) else {
-                    throw InputError(.unknownReference, at: JSONPointer.root / "notifier_name",
-                        expected: "a certificate name listed in the app's certificates (" + app.certificates.compactMap(\.name).joined(separator: ", ") + ")",
-                        found: JSONValue.string(notifier).compactText)
-                }
-                // The token belongs to one user at a time: another user's binding of it goes.
-                if let owner = try transaction.owner(ofDevice: token), owner != user {
-                    try transaction.setPushBindings(try transaction.pushBindings(of: owner).filter { $0.token != token }, of: owner)
-                }
-                state.bind(Device(token: token, certificate: certificate, boundAt: at))
-                bindings.removeAll { $0.token == token }
-                bindings.append(bound)
-            }
-            try Self.checkStoredText(of: state, at: .root)
-            try transaction.save(state, replacing: record?.isConfigured == true ? record?.state : nil)
-            try transaction.setPushBindings(bindings, of: user)
-            return bound
+        try edit(Self.bindingScope(user: user, token: token)) { try $0.bindPush(user: user, deviceID: deviceID, token: token, notifier: notifier, at: at, dialect: dialect) }
+    }
+
+    /// `bindPush(user:deviceID:token:notifier:at:dialect:)`, awaited.
+    @discardableResult
+    public func bindPush(user: UserID, deviceID: String, token: String, notifier: String, at: Instant, dialect: String) async throws -> PushBinding? {
+        try await edit(Self.bindingScope(user: user, token: token)) {
+            try $0.bindPush(user: user, deviceID: deviceID, token: token, notifier: notifier, at: at, dialect: dialect)
         }
+    }
+
+    /// What a binding reads: the app, the user and its bindings, and the token's device.
+    public static func bindingScope(user: UserID, token: String) -> EditScope {
+        EditScope(app: true, users: [user], bindings: [user], devices: token.isEmpty ? [] : [token])
     }
 }

@@ -50,8 +50,12 @@ public struct PushFacade: Sendable {
 
     /// Replaces the app configuration (certificates that `apnsCertName` / `busiId` refer to, templates).
     public func configure(_ app: AppConfiguration) throws {
-        try Self.checkStoredText(of: app)
-        try store.write { try $0.setApp(app) }
+        try edit(EditScope()) { try $0.configure(app) }
+    }
+
+    /// `configure(_:)`, awaited.
+    public func configure(_ app: AppConfiguration) async throws {
+        try await edit(EditScope()) { try $0.configure(app) }
     }
 
     /// The stored app configuration.

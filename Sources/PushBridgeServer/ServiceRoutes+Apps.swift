@@ -43,7 +43,7 @@ extension ServiceRoutes {
             let body = try await body(request, context)
             let app = try await answering { () async throws -> AppConfiguration in
                 let app = try Scenario.app(from: body, at: .root)
-                try await tenant.write { try $0.configure(app) }
+                try await tenant.update { try await $0.configure(app) }
                 return app
             }
             return json(Self.appBody(tenant.id, app))

@@ -51,10 +51,7 @@ extension ServiceRoutes {
             let body = try await body(request, context)
             let presence = try checking { try Self.presence(from: body) }
             let record = try await answering(notFoundAt: ["/user"]) { () async throws -> UserRecord in
-                try await tenant.write { facade in
-                    try facade.setPresence(presence, of: user, dialect: dialect)
-                    return try facade.user(user)!
-                }
+                try await tenant.update { try await $0.setPresence(presence, of: user, dialect: dialect) }
             }
             return json(Self.userBody(record))
         }
@@ -62,13 +59,13 @@ extension ServiceRoutes {
             let tenant = try await tenant(request, context)
             let user = try parameter("user", context)
             let token = try parameter("token", context).lowercased()
-            try await answering(notFoundAt: ["/token"]) { _ = try await tenant.write { try $0.removeDevice(token: token, ownedBy: user) } }
+            try await answering(notFoundAt: ["/token"]) { _ = try await tenant.update { try await $0.removeDevice(token: token, ownedBy: user) } }
             return json(.object(JSONObject([("removed", .string(token)), ("user", .string(user))])))
         }
         router.delete("/v1/apps/:app/users/:user") { request, context in
             let tenant = try await tenant(request, context)
             let user = try parameter("user", context)
-            try await answering(notFoundAt: ["/user"]) { try await tenant.write { try $0.removeUser(user) } }
+            try await answering(notFoundAt: ["/user"]) { try await tenant.update { try await $0.removeUser(user) } }
             return json(.object(JSONObject([("removed", .string(user))])))
         }
     }

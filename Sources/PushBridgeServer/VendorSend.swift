@@ -34,48 +34,41 @@ extension ServiceRoutes {
     }
 
     /// Reads every message (bad input refuses the whole request, nothing stored), then, in one
-    /// write, checks the targets and sends: the same facade path as `POST /v1/apps/{app}/messages`
+    /// update, checks the targets and sends: the same facade path as `POST /v1/apps/{app}/messages`
     /// (one message without `sequencing` goes as that route's do, in a batch with the sends next to it).
     /// A target the app knows nothing of (a user with no record, a group with neither members nor a profile) refuses
     /// the whole send with ``unknownTargetCode`` — or, with `skippingUnknown`, leaves out the messages
-    /// to it and names it in ``VendorSendResult/unknown``. The check runs in the writer: atomic with
-    /// the send, and no extra read on another thread.
+    /// to it and names it in ``VendorSendResult/unknown``. The check is read and decided with the
+    /// send: atomic with it, and no read of its own.
     ///
     /// With `sequencing`, each group message moves its group's message sequence on (a repeat reads
-    /// it), in the same write.
+    /// it), in the same update.
     package func send(_ messages: [VendorMessage], in tenant: AppTenant, skippingUnknown: Bool = false, sequencing: Bool = false) async throws -> VendorSendResult {
         let now = Instant.now
-        let prepared = try await answering {
-            try messages.map { try tenant.facade.prepare($0.message, dialect: $0.dialect, now: now, sender: $0.sender) }
+        let batch = try await answering {
+            try messages.map { message in
+                var prepared = try tenant.facade.prepare(message.message, dialect: message.dialect, now: now, sender: message.sender)
+                prepared.requiredTargets = message.targets.map { message.isGroup ? .group($0) : .user($0) }
+                return prepared
+            }
         }
         let (sent, unknown, sequences) = try await answering { () async throws -> ([(Int, PushFacade.SendOutcome)], [String], [Int64]) in
             if messages.count == 1 && !sequencing {
                 // One message: a send like any other, decided in a batch with the sends next to it,
                 // its targets read and checked with what it reads.
-                let message = messages[0]
-                var checked = prepared[0]
-                checked.requiredTargets = message.targets.map { message.isGroup ? .group($0) : .user($0) }
                 do {
-                    let outcome = try await tenant.send(checked)
+                    let outcome = try await tenant.send(batch[0])
                     return ([(0, outcome)], [], [])
                 } catch let refusal as PushFacade.UnknownTargets {
                     guard skippingUnknown else { throw Self.unknownTargetRefusal(refusal.targets) }
                     return ([], refusal.targets, [])
                 }
             }
-            return try await tenant.write { facade in
-                let unknown = try Self.unknownTargets(of: messages, in: facade)
-                let known = messages.indices.filter { index in !messages[index].targets.contains { unknown.contains($0) } }
-                if !unknown.isEmpty && !skippingUnknown { throw Self.unknownTargetRefusal(unknown) }
-                // One batch: a message that fails fails the request, and the write undoes them all.
-                let outcomes = try facade.send(known.map { prepared[$0] }).map { try $0.get() }
-                var sequences: [Int64] = []
-                if sequencing {
-                    for (index, outcome) in zip(known, outcomes) where messages[index].isGroup {
-                        sequences.append(try facade.messageSequence(of: messages[index].targets[0], advancing: !outcome.isRepeat))
-                    }
-                }
-                return (Array(zip(known, outcomes)), unknown, sequences)
+            do {
+                let together = try await tenant.update { try await $0.sendTogether(batch, skippingUnknownTargets: skippingUnknown, sequencing: sequencing) }
+                return (together.sent.map { ($0.index, $0.outcome) }, together.unknownTargets, together.sequences)
+            } catch let refusal as PushFacade.UnknownTargets {
+                throw Self.unknownTargetRefusal(refusal.targets)
             }
         }
         for (index, outcome) in sent {
@@ -102,17 +95,6 @@ extension ServiceRoutes {
     /// The refusal of a send to targets the app does not know.
     static func unknownTargetRefusal(_ targets: [String]) -> ServiceError {
         ServiceError(.notFound, code: unknownTargetCode, pointer: "", expected: "targets the app knows", found: targets.joined(separator: ","))
-    }
-
-    /// The targets of `messages` the app knows nothing of, each once, in request order.
-    static func unknownTargets(of messages: [VendorMessage], in facade: PushFacade) throws -> [String] {
-        var unknown: [String] = []
-        for message in messages {
-            for target in message.targets where try message.isGroup ? !facade.groupExists(target) : !facade.knowsUser(target) {
-                if !unknown.contains(target) { unknown.append(target) }
-            }
-        }
-        return unknown
     }
 }
 

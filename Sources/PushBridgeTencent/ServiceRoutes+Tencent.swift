@@ -109,28 +109,28 @@ extension ServiceRoutes {
             return tencentOK([("ResultItem", .array(items))], messages: "")
         case .deleteAccounts:
             let removed = try await answering {
-                try await tenant.write { facade in
+                try await tenant.update { facade in try await facade.edit(EditScope(users: accounts.map(\.id))) { edit in
                     try accounts.map { account -> Bool in
-                        guard try facade.user(account.id) != nil else { return false }
-                        try facade.removeUser(account.id)
+                        guard try edit.user(account.id) != nil else { return false }
+                        try edit.removeUser(account.id)
                         return true
                     }
-                }
+                } }
             }
             let items: [JSONValue] = zip(accounts, removed).map { account, done in
                 .object(JSONObject([("ResultCode", .int(done ? 0 : 70107)), ("ResultInfo", .string(done ? "" : "the account does not exist")), ("UserID", .string(account.id))]))
             }
             return tencentOK([("ResultItem", .array(items))], messages: "")
         default:
+            let calls = accounts.map { $0.calls.map { PushFacade.DialectCall($0, at: now, pointer: .root) } }
+            let scope = EditScope(app: true, users: zip(accounts, calls).flatMap { PushFacade.scope(of: $1, user: $0.id).users })
             try await answering {
-                try await tenant.write { facade in
-                    for account in accounts {
-                        try facade.register(account.id, dialect: "tencent-tim")
-                        if !account.calls.isEmpty {
-                            _ = try facade.apply(account.calls.map { PushFacade.DialectCall($0, at: now, pointer: .root) }, dialect: "tencent-tim", user: account.id)
-                        }
+                try await tenant.update { facade in try await facade.edit(scope) { edit in
+                    for (account, calls) in zip(accounts, calls) {
+                        try edit.register(account.id, dialect: "tencent-tim")
+                        if !calls.isEmpty { _ = try edit.apply(calls, dialect: "tencent-tim", user: account.id) }
                     }
-                }
+                } }
             }
             return tencentOK(command == .importAccounts ? [("FailAccounts", .array([]))] : [], messages: "")
         }

@@ -15,40 +15,40 @@ extension ServiceRoutes {
             let creation = try TencentREST.groupCreation(body)
             let now = Instant.now
             let candidates = CandidateIDs { TencentREST.newGroupID() }
+            let all = (creation.owner.map { [$0] } ?? []) + creation.members.map(\.id)
             let id = try await answering { () async throws -> String in
-                try await tenant.write { facade in
-                    for user in (creation.owner.map { [$0] } ?? []) + creation.members.map(\.id) where try facade.user(user)?.isConfigured != true {
+                try await tenant.update { facade in try await facade.edit(EditScope(users: all, groups: creation.groupID.map { [$0] } ?? candidates.ids)) { edit in
+                    for user in all where try edit.user(user)?.isConfigured != true {
                         throw TencentREST.Failure(code: 10019, info: "account \(JSONWriter.quoted(user)) does not exist (import it first)")
                     }
                     let id: String
                     if let given = creation.groupID {
-                        guard try !facade.groupExists(given) else { throw TencentREST.Failure(code: 10021, info: "GroupId \(JSONWriter.quoted(given)) is already used") }
+                        guard try !edit.groupExists(given) else { throw TencentREST.Failure(code: 10021, info: "GroupId \(JSONWriter.quoted(given)) is already used") }
                         id = given
                     } else {
-                        id = try candidates.first { try !facade.groupExists($0) }
+                        id = try candidates.first(freeIn: edit)
                     }
-                    let all = (creation.owner.map { [$0] } ?? []) + creation.members.map(\.id)
                     guard all.count <= creation.maxMembers else { throw TencentREST.Failure(code: 10038, info: "\(all.count) members exceed MaxMemberCount \(creation.maxMembers)") }
                     var profile = GroupProfile(owner: creation.owner, name: creation.name, maxUsers: creation.maxMembers, createdAt: now, vendorFields: creation.fields)
                     profile.admins = creation.members.filter(\.admin).map(\.id)
-                    try facade.setGroupProfile(profile, of: id)
-                    if !all.isEmpty { try facade.setMembers(all, of: id) }
+                    try edit.setGroupProfile(profile, of: id)
+                    if !all.isEmpty { try edit.setMembers(all, of: id) }
                     return id
-                }
+                } }
             }
             return tencentOK([("GroupId", .string(id))], messages: "")
         case .addGroupMember:
             let (group, members) = try TencentREST.memberList(body, command: command)
             let results = try await answering { () async throws -> [Int] in
-                try await tenant.write { facade in
-                    let profile = try Self.tencentGroup(group, in: facade, refusing: ["AVChatRoom"], code: 10007)
-                    let current = try facade.members(of: group)
+                try await tenant.update { facade in try await facade.edit(EditScope(users: members, groups: [group])) { edit in
+                    let profile = try Self.tencentGroup(group, in: edit, refusing: ["AVChatRoom"], code: 10007)
+                    let current = try edit.members(of: group)
                     var results: [Int] = []
                     var added: [UserID] = []
                     for member in members {
                         if current.contains(member) {
                             results.append(2)
-                        } else if try facade.user(member)?.isConfigured != true {
+                        } else if try edit.user(member)?.isConfigured != true {
                             results.append(0)  // the account does not exist
                         } else {
                             results.append(1)
@@ -58,32 +58,32 @@ extension ServiceRoutes {
                     guard current.count + added.count <= profile.maxUsers else {
                         throw TencentREST.Failure(code: 10014, info: "the group is full (MaxMemberCount \(profile.maxUsers))")
                     }
-                    if !added.isEmpty { try facade.addMembers(added, to: group) }
+                    if !added.isEmpty { try edit.addMembers(added, to: group) }
                     return results
-                }
+                } }
             }
             let items: [JSONValue] = zip(members, results).map { .object(JSONObject([("Member_Account", .string($0)), ("Result", .int(Int64($1)))])) }
             return tencentOK([("MemberList", .array(items))], messages: "")
         case .deleteGroupMember:
             let (group, members) = try TencentREST.memberList(body, command: command)
             try await answering {
-                try await tenant.write { facade in
-                    let profile = try Self.tencentGroup(group, in: facade, refusing: ["AVChatRoom"], code: 10004)
+                try await tenant.update { facade in try await facade.edit(EditScope(groups: [group])) { edit in
+                    let profile = try Self.tencentGroup(group, in: edit, refusing: ["AVChatRoom"], code: 10004)
                     if let owner = profile.owner, members.contains(owner) {
                         throw TencentREST.Failure(code: 10004, info: "/MemberToDel_Account: the owner \(JSONWriter.quoted(owner)) cannot be removed (transfer the group first)")
                     }
                     // A non-member is no error (Tencent); removing everyone keeps the group.
-                    try facade.setMembers(try facade.members(of: group).filter { !members.contains($0) }, of: group)
-                }
+                    try edit.setMembers(try edit.members(of: group).filter { !members.contains($0) }, of: group)
+                } }
             }
             return tencentOK([], messages: "")
         case .destroyGroup:
             let group = try TencentREST.groupOnly(body)
             try await answering {
-                try await tenant.write { facade in
-                    _ = try Self.tencentGroup(group, in: facade, refusing: [], code: 0)
-                    try facade.deleteGroup(group)
-                }
+                try await tenant.update { facade in try await facade.edit(EditScope(groups: [group])) { edit in
+                    _ = try Self.tencentGroup(group, in: edit, refusing: [], code: 0)
+                    try edit.deleteGroup(group)
+                } }
             }
             return tencentOK([], messages: "")
         case .getGroupMemberInfo:
@@ -114,9 +114,10 @@ extension ServiceRoutes {
             let change = try TencentREST.memberChange(body)
             let now = Instant.now
             try await answering {
-                try await tenant.write { facade in
-                    var profile = try Self.tencentGroup(change.group, in: facade, refusing: ["AVChatRoom"], code: 10007)
-                    guard try facade.members(of: change.group).contains(change.member) else {
+                let scope = EditScope(app: true, users: [change.member], groups: [change.group])
+                try await tenant.update { facade in try await facade.edit(scope) { edit in
+                    var profile = try Self.tencentGroup(change.group, in: edit, refusing: ["AVChatRoom"], code: 10007)
+                    guard try edit.members(of: change.group).contains(change.member) else {
                         throw TencentREST.Failure(code: 10007, info: "/Member_Account: \(JSONWriter.quoted(change.member)) is not a member of the group")
                     }
                     if let admin = change.admin {
@@ -128,19 +129,20 @@ extension ServiceRoutes {
                         profile.discarding.removeAll { $0 == change.member }
                         if flag == .discard { profile.discarding.append(change.member) }
                         let key = ConversationKey(.group, change.group)
-                        try facade.updateUser(change.member, dialect: "tencent-tim") { state in
+                        try edit.updateUser(change.member, dialect: "tencent-tim") { state in
                             var settings = state.settings(for: key)
                             settings.remindType = flag.remindType
                             state.setSettings(settings, for: key)
                         }
                     }
                     if let card = change.nameCard {
-                        _ = try facade.apply(
-                            ["call": "modifyGroupMemberInfoSetNameCard", "groupId": .string(change.group), "user": .string(change.member), "nameCard": .string(card)],
-                            dialect: "tencent-tim", user: change.member, at: now)
+                        let call: JSONValue = [
+                            "call": "modifyGroupMemberInfoSetNameCard", "groupId": .string(change.group), "user": .string(change.member), "nameCard": .string(card),
+                        ]
+                        _ = try edit.apply([PushFacade.DialectCall(call, at: now, pointer: .root)], dialect: "tencent-tim", user: change.member)
                     }
-                    try facade.setGroupProfile(profile, of: change.group)
-                }
+                    try edit.setGroupProfile(profile, of: change.group)
+                } }
             }
             return tencentOK([], messages: "")
         default:
@@ -150,12 +152,12 @@ extension ServiceRoutes {
 
     /// A group's profile (made up for one the native API built), or 10010; a group of a type in
     /// `refusing` is refused with `code` (Tencent: AVChatRoom has no member list to manage).
-    static func tencentGroup(_ group: String, in facade: PushFacade, refusing types: [String], code: Int) throws -> GroupProfile {
+    static func tencentGroup(_ group: String, in state: some StateReading, refusing types: [String], code: Int) throws -> GroupProfile {
         let profile: GroupProfile
-        if let stored = try facade.groupProfile(of: group) {
+        if let stored = try state.groupProfile(of: group) {
             profile = stored
         } else {
-            let members = try facade.members(of: group)
+            let members = try state.members(of: group)
             guard !members.isEmpty else { throw TencentREST.Failure(code: 10010, info: "group \(JSONWriter.quoted(group)) does not exist or was destroyed") }
             profile = GroupProfile(owner: nil, name: group, maxUsers: max(TencentREST.defaultMaxMemberCount, members.count), createdAt: Instant(milliseconds: 0))
         }

@@ -81,7 +81,7 @@ struct UpdateTests {
     @Test("the decision is handed a snapshot, never the store; a failed commit keeps nothing", arguments: FacadeScenario.Backing.allCases)
     func aFailedDecisionWritesNothing(_ backing: FacadeScenario.Backing) async throws {
         let store = try backing.store()
-        try PushFacade(store: store).configure(FacadeScenario.app)
+        try await PushFacade(store: store).configure(FacadeScenario.app)
         let calls = Mutex(0)
         var keys = StateKeys()
         keys.addApp()

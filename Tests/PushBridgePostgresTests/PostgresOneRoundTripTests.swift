@@ -49,7 +49,7 @@ struct PostgresOneRoundTripTests {
         guard let (a, _) = try Self.twoNodes() else { return }
         let memory = MemoryStateStore()
         let twin = PushFacade(store: memory)
-        try twin.configure(FacadeScenario.app)
+        try await twin.configure(FacadeScenario.app)
         for user in PostgresReceiverCacheTests.members + ["u1", "u2"] { try FacadeScenario.register(user, in: twin) }
         try await twin.setMembers(PostgresReceiverCacheTests.members, of: "g1")
         // Warm: a one-to-one send and the group's senders' sends under the lock (the node keeps the

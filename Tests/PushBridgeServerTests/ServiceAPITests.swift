@@ -29,7 +29,7 @@ struct ServiceAPITests {
             // The same setup through the facade directly gives the same decisions.
             let facade = PushFacade(store: MemoryStateStore())
             let examples = Repository.root.appendingPathComponent("Examples/facade")
-            try facade.configure(try Scenario.app(from: try JSONParser.parse(try Data(contentsOf: examples.appendingPathComponent("app.json"))), at: .root))
+            try await facade.configure(try Scenario.app(from: try JSONParser.parse(try Data(contentsOf: examples.appendingPathComponent("app.json"))), at: .root))
             for user in ["u1", "u2"] {
                 let calls = try Scenario.calls(
                     from: try JSONParser.parse(try Data(contentsOf: examples.appendingPathComponent("\(user)-calls.json"))), at: .root, now: Instant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)))

@@ -299,7 +299,7 @@ struct ServiceReliabilityTests {
     @Test func sendsBetweenWritesKeepTheirOrderInOneGroup() async throws {
         let store = try SQLiteStateStore(path: temporaryDirectory() + "/sends.sqlite")
         let facade = PushFacade(store: store)
-        try facade.configure(FacadeScenario.app)
+        try await facade.configure(FacadeScenario.app)
         for user in ["u1", "u2"] { try FacadeScenario.register(user, in: facade) }
         try store.write { try $0.recordSentMessage("bad", at: FacadeScenario.now, decisions: [0x50], forgettingBefore: Instant(milliseconds: 0)) }
         let batches = Mutex<[Int]>([])

@@ -1,28 +1,21 @@
-import Synchronization
+import HTTPTypes
+import PushBridgeFacade
 
-/// New ids a write may take (a vendor's new group id), made outside the write: the write's body
-/// may run more than once (a store over the network runs it again after each statement it sends),
-/// and each run must take the same ids. The `n`th id is made the first time it is asked for and is
-/// the same after.
-package final class CandidateIDs: Sendable {
-    private let make: @Sendable () -> String
-    private let made = Mutex<[String]>([])
+/// New ids a request may take (a vendor's new group id), made before its edit reads: the edit reads
+/// whether each is taken, and takes the first that is free. Eight random ids are never all taken.
+package struct CandidateIDs: Sendable {
+    /// The ids, in the order they are tried.
+    package let ids: [String]
 
     /// - Parameter make: makes one new id (random).
-    package init(_ make: @escaping @Sendable () -> String) { self.make = make }
+    package init(_ make: () -> String) { ids = (0..<8).map { _ in make() } }
 
-    /// The `index`th id.
-    private subscript(index: Int) -> String {
-        made.withLock { made in
-            while made.count <= index { made.append(make()) }
-            return made[index]
+    /// The first of the ids that no group has.
+    /// - Throws: `ServiceError` (500) in the case nobody will see, every id taken.
+    package func first(freeIn edit: StateEdit) throws -> String {
+        guard let id = try ids.first(where: { try !edit.groupExists($0) }) else {
+            throw ServiceError(.internalServerError, code: "no-free-id", pointer: "", expected: "a new group id no group has", found: ids.joined(separator: ","))
         }
-    }
-
-    /// The first of these ids that `isFree` accepts.
-    package func first(where isFree: (String) throws -> Bool) rethrows -> String {
-        var index = 0
-        while !(try isFree(self[index])) { index += 1 }
-        return self[index]
+        return id
     }
 }

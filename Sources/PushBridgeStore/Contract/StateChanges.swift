@@ -22,16 +22,37 @@ public struct StateChanges: Sendable {
         /// The profile to store (``GroupTable/setGroupProfile(_:of:)``; `.some(nil)` forgets it and the
         /// group's message sequence); `nil`: unchanged.
         public var profile: [UInt8]??
-        public init(group: String, members: [UserID]? = nil, profile: [UInt8]?? = nil) {
+        /// How many messages move the group's message sequence on (after the profile).
+        public var sequenceAdvances: Int
+        public init(group: String, members: [UserID]? = nil, profile: [UInt8]?? = nil, sequenceAdvances: Int = 0) {
             self.group = group
             self.members = members
             self.profile = profile
+            self.sequenceAdvances = sequenceAdvances
         }
     }
 
+    /// A user's push bindings, replaced.
+    public struct BindingChange: Sendable {
+        public var user: UserID
+        public var bindings: [PushBinding]
+        public init(user: UserID, bindings: [PushBinding]) {
+            self.user = user
+            self.bindings = bindings
+        }
+    }
+
+    /// The app configuration to store, first (`nil`: unchanged).
+    public var app: AppConfiguration?
+    /// Users to forget (``UserTable/removeUser(_:)``: settings, devices, counter, memberships), after
+    /// the app and before the users' states.
+    public var removedUsers: [UserID]
+
     /// Users' states to store, in order (``UserTable/save(_:replacing:)``), before everything else.
     public var users: [UserChange]
-    /// Groups' members and profiles to store, in order, after the users.
+    /// Push bindings to store, in order, after the users.
+    public var bindings: [BindingChange]
+    /// Groups' members and profiles to store, in order, after the bindings.
     public var groups: [GroupChange]
     /// Badge counters, one entry per user row (its latest counter).
     public var badges: [(key: UserKey, badge: Int)]
@@ -43,10 +64,13 @@ public struct StateChanges: Sendable {
     public var cutoff: Instant
 
     public init(
-        users: [UserChange] = [], groups: [GroupChange] = [], badges: [(key: UserKey, badge: Int)] = [], deliveries: [OutboxDelivery] = [], records: [RecordChange] = [],
+        app: AppConfiguration? = nil, removedUsers: [UserID] = [], users: [UserChange] = [], bindings: [BindingChange] = [], groups: [GroupChange] = [], badges: [(key: UserKey, badge: Int)] = [], deliveries: [OutboxDelivery] = [], records: [RecordChange] = [],
         cutoff: Instant = Instant(milliseconds: .min)
     ) {
+        self.app = app
+        self.removedUsers = removedUsers
         self.users = users
+        self.bindings = bindings
         self.groups = groups
         self.badges = badges
         self.deliveries = deliveries
@@ -55,7 +79,9 @@ public struct StateChanges: Sendable {
     }
 
     /// Whether there is nothing to write.
-    public var isEmpty: Bool { users.isEmpty && groups.isEmpty && badges.isEmpty && deliveries.isEmpty && records.isEmpty }
+    public var isEmpty: Bool {
+        app == nil && removedUsers.isEmpty && users.isEmpty && bindings.isEmpty && groups.isEmpty && badges.isEmpty && deliveries.isEmpty && records.isEmpty
+    }
 }
 
 /// A sent message's record as decided: its bytes, or, for a kept group's decisions written against
@@ -109,13 +135,18 @@ public struct RecordChange: Sendable {
 }
 
 extension PushStateTransaction {
-    /// Saves the users' states and the groups' members and profiles, stores the rolls the records refer to, then writes counters, outbox
-    /// rows and records with ``writeSendEffects(badges:deliveries:records:forgettingBefore:)``: correct for any store.
+    /// Stores the app, forgets the removed users, saves the users' states, their bindings and the
+    /// groups' members, profiles and sequences, stores the rolls the records refer to, then writes
+    /// counters, outbox rows and records with ``writeSendEffects(badges:deliveries:records:forgettingBefore:)``: correct for any store.
     public func commit(_ changes: StateChanges) throws {
+        if let app = changes.app { try setApp(app) }
+        for user in changes.removedUsers { _ = try removeUser(user) }
         for user in changes.users { try save(user.state, replacing: user.previous) }
+        for change in changes.bindings { try setPushBindings(change.bindings, of: change.user) }
         for group in changes.groups {
             if let members = group.members { try setMembers(members, of: group.group) }
             if let profile = group.profile { try setGroupProfile(profile, of: group.group) }
+            for _ in 0..<group.sequenceAdvances { _ = try messageSequence(of: group.group, advancing: true) }
         }
         var records: [SentMessage] = []
         records.reserveCapacity(changes.records.count)

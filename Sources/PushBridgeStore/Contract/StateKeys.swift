@@ -66,11 +66,20 @@ public struct StateKeys: Sendable {
     public private(set) var users: [UserID] = []
     /// Groups whose member list is read, as stored (a membership change's).
     public private(set) var memberLists: [String] = []
+    /// Users whose push bindings are read (``PushBindingTable/pushBindings(of:)``).
+    public private(set) var bindings: [UserID] = []
+    /// Device tokens whose owner is read (with the owner's record and push bindings).
+    public private(set) var deviceOwners: [String] = []
+    /// Groups whose message sequence is read.
+    public private(set) var sequences: [String] = []
     private var senderPositions: [Sender: Int] = [:]
     private var targetPositions: [Target: Int] = [:]
     private var userPositions: [UserID: Int] = [:]
     private var memberListPositions: [String: Int] = [:]
     private var profilePositions: [String: Int] = [:]
+    private var bindingPositions: [UserID: Int] = [:]
+    private var ownerPositions: [String: Int] = [:]
+    private var sequencePositions: [String: Int] = [:]
     private var receiverPositions: [Receivers: Int] = [:]
 
     public init() {}
@@ -112,6 +121,15 @@ public struct StateKeys: Sendable {
     /// Adds a group whose member list is read (once) and returns its position in ``StateSnapshot/memberLists``.
     public mutating func addMembers(of group: String) -> Int { Self.add(group, to: &memberLists, at: &memberListPositions) }
 
+    /// Adds a user whose push bindings are read (once) and returns its position in ``StateSnapshot/bindings``.
+    public mutating func addBindings(of user: UserID) -> Int { Self.add(user, to: &bindings, at: &bindingPositions) }
+
+    /// Adds a device token whose owner is read (once) and returns its position in ``StateSnapshot/deviceOwners``.
+    public mutating func addOwner(ofDevice token: String) -> Int { Self.add(token, to: &deviceOwners, at: &ownerPositions) }
+
+    /// Adds a group whose message sequence is read (once) and returns its position in ``StateSnapshot/sequences``.
+    public mutating func addSequence(of group: String) -> Int { Self.add(group, to: &sequences, at: &sequencePositions) }
+
     private static func add<Key: Hashable>(_ key: Key, to keys: inout [Key], at positions: inout [Key: Int]) -> Int {
         if let position = positions[key] { return position }
         positions[key] = keys.count
@@ -138,10 +156,17 @@ public struct StateSnapshot: Sendable {
     public var users: [UserRecord?]
     /// Each group's members in membership order (empty for an unknown group).
     public var memberLists: [[UserID]]
+    /// Each user's push bindings.
+    public var bindings: [[PushBinding]]
+    /// Each device token's owner, or `nil` for a token no user has.
+    public var deviceOwners: [DeviceOwner?]
+    /// Each group's message sequence (0 before its first message).
+    public var sequences: [Int64]
 
     public init(
         app: AppConfiguration?, senders: [UserState?], groupProfiles: [[UInt8]?], receivers: [StoredReceivers], records: [StoredRecord?] = [],
-        knownTargets: [Bool] = [], users: [UserRecord?] = [], memberLists: [[UserID]] = []
+        knownTargets: [Bool] = [], users: [UserRecord?] = [], memberLists: [[UserID]] = [], bindings: [[PushBinding]] = [], deviceOwners: [DeviceOwner?] = [],
+        sequences: [Int64] = []
     ) {
         self.app = app
         self.senders = senders
@@ -151,6 +176,21 @@ public struct StateSnapshot: Sendable {
         self.knownTargets = knownTargets
         self.users = users
         self.memberLists = memberLists
+        self.bindings = bindings
+        self.deviceOwners = deviceOwners
+        self.sequences = sequences
+    }
+}
+
+/// The user that has a device, as a change of the device reads it: its record and push bindings.
+public struct DeviceOwner: Sendable {
+    public var user: UserID
+    public var record: UserRecord?
+    public var bindings: [PushBinding]
+    public init(user: UserID, record: UserRecord?, bindings: [PushBinding]) {
+        self.user = user
+        self.record = record
+        self.bindings = bindings
     }
 }
 
@@ -180,7 +220,8 @@ extension PushStateTransaction {
     }
 
     /// Reads every key, in the order the table methods take them (records and the rolls they refer
-    /// to, app, senders, profiles, receivers, targets, users, member lists): correct for any store; a store that can read
+    /// to, app, senders, profiles, receivers, targets, users, member lists, bindings, device owners,
+    /// sequences): correct for any store; a store that can read
     /// them in fewer round trips does.
     public func read(_ keys: StateKeys) throws -> StateSnapshot {
         let records = try keys.records.isEmpty ? [] : sentMessages(keys.records.map { ($0.id, $0.since) }).map { found -> StoredRecord? in
@@ -196,6 +237,11 @@ extension PushStateTransaction {
             records: records,
             knownTargets: try keys.targets.map { try exists($0) },
             users: try keys.users.map { try user($0) },
-            memberLists: try keys.memberLists.map { try members(of: $0) })
+            memberLists: try keys.memberLists.map { try members(of: $0) },
+            bindings: try keys.bindings.map { try pushBindings(of: $0) },
+            deviceOwners: try keys.deviceOwners.map { token in
+                try owner(ofDevice: token).map { DeviceOwner(user: $0, record: try user($0), bindings: try pushBindings(of: $0)) }
+            },
+            sequences: try keys.sequences.map { try messageSequence(of: $0, advancing: false) })
     }
 }
