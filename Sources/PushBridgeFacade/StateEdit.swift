@@ -26,7 +26,7 @@ public struct EditScope: Sendable {
 /// The state an edit read, changed as the facade's calls change the store, with nothing written
 /// until the edit ends: a server's request that makes several changes (a vendor's group creation:
 /// a profile and members, each user checked) decides them all from one read and commits them
-/// together, or none (``PushFacade/edit(_:_:)-(_,_)``). Pure: a value, no store.
+/// together, or none (`PushFacade.edit(_:_:)`). Pure: a value, no store.
 public struct StateEdit: Sendable {
     /// Something the edit was asked for that its scope does not read (a mistake of the caller's).
     public struct NotRead: Error, CustomStringConvertible {
@@ -119,7 +119,7 @@ public struct StateEdit: Sendable {
         if !saved.contains(user) { saved.append(user) }
     }
 
-    /// ``PushFacade/register(_:dialect:)``.
+    /// `PushFacade.register(_:dialect:)`.
     @discardableResult
     public mutating func register(_ user: UserID, dialect: String) throws -> Bool {
         let adapter = try registry.adapter(dialect, at: .root)
@@ -130,7 +130,7 @@ public struct StateEdit: Sendable {
         return true
     }
 
-    /// ``PushFacade/apply(_:dialect:user:)-(_,_,_)``: all the calls, or (one rejected) none of them.
+    /// `PushFacade.apply(_:dialect:user:)`: all the calls, or (one rejected) none of them.
     public mutating func apply(_ calls: [PushFacade.DialectCall], dialect: String, user: UserID) throws -> [JSONValue?] {
         let adapter = try registry.adapter(dialect, at: .root)
         try PushFacade.checkUser(user)
@@ -169,7 +169,7 @@ public struct StateEdit: Sendable {
         return results
     }
 
-    /// ``PushFacade/updateUser(_:dialect:_:)``.
+    /// `PushFacade.updateUser(_:dialect:_:)`.
     public mutating func updateUser(_ user: UserID, dialect: String, _ change: (inout UserState) throws -> Void) throws {
         let adapter = try registry.adapter(dialect, at: .root)
         try PushFacade.checkUser(user)
@@ -178,7 +178,7 @@ public struct StateEdit: Sendable {
         try save(state, of: user)
     }
 
-    /// ``PushFacade/setPresence(_:of:dialect:)``.
+    /// `PushFacade.setPresence(_:of:dialect:)`.
     public mutating func setPresence(_ presence: Presence, of user: UserID, dialect: String) throws {
         let adapter = try registry.adapter(dialect, at: .root)
         try PushFacade.checkUser(user)
@@ -191,7 +191,7 @@ public struct StateEdit: Sendable {
         try save(state, of: user)
     }
 
-    /// ``PushFacade/removeUser(_:)``: settings, devices, badge counter and the memberships of the
+    /// `PushFacade.removeUser(_:)`: settings, devices, badge counter and the memberships of the
     /// groups the edit read (the store drops the others).
     public mutating func removeUser(_ user: UserID) throws {
         guard try self.user(user) != nil else {
@@ -203,7 +203,7 @@ public struct StateEdit: Sendable {
         for (group, state) in groupStates where state.members.contains(user) { groupStates[group]!.members.removeAll { $0 == user } }
     }
 
-    /// ``PushFacade/removeDevice(token:ownedBy:)``.
+    /// `PushFacade.removeDevice(token:ownedBy:)`.
     @discardableResult
     public mutating func removeDevice(token: String, ownedBy user: UserID? = nil) throws -> UserID {
         let token = token.lowercased()
@@ -219,7 +219,7 @@ public struct StateEdit: Sendable {
         return owner
     }
 
-    /// ``PushFacade/bindPush(user:deviceID:token:notifier:at:dialect:)``: the user's bindings and the
+    /// `PushFacade.bindPush(user:deviceID:token:notifier:at:dialect:)`: the user's bindings and the
     /// token's device are in the scope.
     @discardableResult
     public mutating func bindPush(user: UserID, deviceID: String, token: String, notifier: String, at: Instant, dialect: String) throws -> PushBinding? {
@@ -296,14 +296,14 @@ public struct StateEdit: Sendable {
         }
     }
 
-    /// ``PushFacade/setMembers(_:of:)-(_,_)``.
+    /// `PushFacade.setMembers(_:of:)`.
     public mutating func setMembers(_ members: [UserID], of group: String) throws {
         try PushFacade.checkMembers(members, of: group)
         _ = try self.group(group)
         change(group, members: members)
     }
 
-    /// ``PushFacade/addMembers(_:to:)-(_,_)``: the members after the change.
+    /// `PushFacade.addMembers(_:to:)`: the members after the change.
     @discardableResult
     public mutating func addMembers(_ members: [UserID], to group: String) throws -> [UserID] {
         try PushFacade.checkMembers(members, of: group)
@@ -314,14 +314,14 @@ public struct StateEdit: Sendable {
         return all
     }
 
-    /// ``PushFacade/setGroupProfile(_:of:)-(_,_)``.
+    /// `PushFacade.setGroupProfile(_:of:)`.
     public mutating func setGroupProfile(_ profile: GroupProfile, of group: String) throws {
         try PushFacade.checkGroup(group)
         _ = try self.group(group)
         change(group, profile: .some(profile.encoded))
     }
 
-    /// ``PushFacade/deleteGroup(_:)-(_)``: whether the group existed.
+    /// `PushFacade.deleteGroup(_:)`: whether the group existed.
     @discardableResult
     public mutating func deleteGroup(_ group: String) throws -> Bool {
         let existed = try groupExists(group)

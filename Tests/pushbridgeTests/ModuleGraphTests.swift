@@ -187,6 +187,91 @@ struct ModuleGraphTests {
         }
     }
 
+    /// A source's code as the compiler reads it, for looking for words: comments and string literals
+    /// removed (a word in either is not a use), every run of whitespace one space (a call split over
+    /// lines, or spaced out, is still found).
+    static func code(of text: String) -> String {
+        var out = ""
+        var chars = Array(text)[...]
+        while let c = chars.first {
+            if chars.starts(with: "//") {
+                chars = chars.drop { $0 != "\n" }
+            } else if chars.starts(with: "/*") {
+                var rest = chars.dropFirst(2)
+                while !rest.isEmpty && !rest.starts(with: "*/") { rest = rest.dropFirst() }
+                chars = rest.dropFirst(2)
+                out.append(" ")
+            } else if c == "\"" {
+                // A string literal (one line, or triple-quoted), escapes skipped.
+                let triple = chars.starts(with: "\"\"\"")
+                var rest = chars.dropFirst(triple ? 3 : 1)
+                while let d = rest.first {
+                    if d == "\\" { rest = rest.dropFirst(2); continue }
+                    if triple ? rest.starts(with: "\"\"\"") : (d == "\"" || d == "\n") { break }
+                    rest = rest.dropFirst()
+                }
+                chars = rest.dropFirst(triple ? 3 : 1)
+                out.append("\"\"")
+            } else {
+                out.append(c)
+                chars = chars.dropFirst()
+            }
+        }
+        return out.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    /// What a source uses to wait synchronously for asynchronous work: a semaphore, a condition, a
+    /// dispatch group's wait, a `wait()` or `wait(timeout:)` (a future's, a semaphore's) — each as the
+    /// code reads, however it is spaced or split over lines; an awaited `wait()` (an async function of
+    /// that name) is no block, nor an enum case named `wait` with values.
+    static func blockingWaits(in text: String) -> [String] {
+        let code = code(of: text)
+        var found: [String] = []
+        for word in ["DispatchSemaphore", "NSCondition", "DispatchGroup", "pthread_cond_wait"] where code.contains(word) { found.append(word) }
+        let wait = try! Regex(#"(?<before>\bawait\s+(?:try\s+)?[\w.()]*)?\.\s?wait\s?\(\s?(?:\)|timeout|wallTimeout)"#)
+        for match in code.matches(of: wait) where match.output["before"]?.substring == nil { found.append(String(code[match.range])) }
+        return found
+    }
+
+    /// Nothing in `Sources/` bridges asynchronous work to a synchronous caller by blocking a thread,
+    /// except the ones named here, each with why it is still there.
+    @Test func nothingWaitsForAsyncWorkByBlockingAThread() throws {
+        let remaining: [String: String] = [
+            "PushBridgeStore/Awaited/BlockingWait.swift": "PostgreSQL's synchronous face for tools and tests, until its store answers updates natively",
+            "PushBridgeConformance/Providers/ExternalDecisionProviders.swift": "URLSession under the harness's synchronous decision provider",
+            "PushBridgeBench/PostgresBench.swift": "the blocked thread is what that figure measures",
+            "PushBridgeBench/main.swift": "the bench's synchronous top level runs its async benchmarks to completion",
+        ]
+        let modules = try FileManager.default.contentsOfDirectory(atPath: Repository.root.appendingPathComponent("Sources").path).filter { !$0.hasPrefix(".") }
+        #expect(modules.count >= 20, "every module's sources are read")
+        var seen: Set<String> = []
+        for module in modules.sorted() {
+            for (name, text) in try Self.sources(module) {
+                let path = "\(module)/\(name)"
+                let waits = Self.blockingWaits(in: text)
+                if remaining[path] != nil {
+                    seen.insert(path)
+                    #expect(!waits.isEmpty, "\(path) no longer blocks: take it off the list")
+                } else {
+                    #expect(waits.isEmpty, "\(path) blocks a thread on async work: \(waits)")
+                }
+            }
+        }
+        #expect(seen == Set(remaining.keys), "every listed file exists")
+    }
+
+    @Test func theBlockingCheckReadsCodeNotFormatting() {
+        #expect(Self.blockingWaits(in: "let s = DispatchSemaphore(value: 0)") == ["DispatchSemaphore"])
+        #expect(Self.blockingWaits(in: "future\n    .wait\n    ()") == [".wait ()"])
+        #expect(Self.blockingWaits(in: "x.wait()") == [".wait()"])
+        #expect(Self.blockingWaits(in: "if s.wait(timeout: .now() + 1) == .timedOut {}") == [".wait(timeout"])
+        #expect(Self.blockingWaits(in: "case .wait(let generation, let task):").isEmpty, "an enum case")
+        #expect(Self.blockingWaits(in: "await end.wait()").isEmpty, "an awaited wait blocks nothing")
+        #expect(Self.blockingWaits(in: "try await runEnd.wait()").isEmpty)
+        #expect(Self.blockingWaits(in: "// DispatchSemaphore in a comment\n/* x.wait() */ let a = \"DispatchSemaphore\"").isEmpty)
+        #expect(Self.blockingWaits(in: "let q = \"\"\"\n  .wait()\n\"\"\"").isEmpty)
+    }
+
     /// The core's public model is plain values: the fan-out's own form (shared payload templates,
     /// references to a store's rows) is declared in `FanOut/`, where nothing is public; `APNsRequest`
     /// stores its payload and deliveries, and the public decision types use no unsafe type.

@@ -66,7 +66,7 @@ public struct StateKeys: Sendable {
     public private(set) var users: [UserID] = []
     /// Groups whose member list is read, as stored (a membership change's).
     public private(set) var memberLists: [String] = []
-    /// Users whose push bindings are read (``PushBindingTable/pushBindings(of:)``).
+    /// Users whose push bindings are read (``UserTable/pushBindings(of:)``).
     public private(set) var bindings: [UserID] = []
     /// Device tokens whose owner is read (with the owner's record and push bindings).
     public private(set) var deviceOwners: [String] = []
