@@ -11,10 +11,10 @@ public protocol DecisionProvider: Sendable {
     ///   - fixture: the fixture.
     ///   - profile: the profile to render with (the fixture's own when `nil`).
     /// - Throws: `InputError` for bad fixtures; any other error is the implementation's failure.
-    func decision(for fixture: Fixture, profile: Profile?) throws -> [UInt8]
+    func decision(for fixture: Fixture, profile: Profile?) async throws -> [UInt8]
 
     /// Query results for a fixture's `expect.queries`, in order; `nil` when the provider cannot answer queries.
-    func queryResults(for fixture: Fixture) throws -> [JSONValue]?
+    func queryResults(for fixture: Fixture) async throws -> [JSONValue]?
 }
 
 /// The built-in engine as a decision provider.
@@ -55,57 +55,54 @@ public struct ConformanceRunner: Sendable {
     /// - Throws: `InputError` when a path does not exist.
     public func run(
         paths: [String], selection: FixtureSelection = .all, jobs: Int = 1, progress: (@Sendable (Int, Int, String) -> Void)? = nil
-    ) throws -> ConformanceReport {
+    ) async throws -> ConformanceReport {
         let files = try FixtureDiscovery.files(in: paths)
-        let slots = Mutex((results: [FixtureResult?](repeating: nil, count: files.count), done: 0))
-        let work: @Sendable (Int) -> Void = { index in
-            let result = self.timedRun(file: files[index], selection: selection)
-            slots.withLock { state in
-                state.results[index] = result
-                state.done += 1
-                progress?(state.done, files.count, files[index])
+        var results = [FixtureResult?](repeating: nil, count: files.count)
+        // At most `jobs` fixtures in flight; each result lands in its file's slot.
+        await withTaskGroup(of: (Int, FixtureResult?).self) { group in
+            var next = 0
+            func start() {
+                guard next < files.count else { return }
+                let index = next
+                next += 1
+                group.addTask { (index, await self.timedRun(file: files[index], selection: selection)) }
+            }
+            for _ in 0..<max(1, jobs) { start() }
+            var done = 0
+            for await (index, result) in group {
+                results[index] = result
+                done += 1
+                progress?(done, files.count, files[index])
+                start()
             }
         }
-        if jobs <= 1 || files.count < 2 {
-            for index in files.indices { work(index) }
-        } else {
-            // A shared counter hands out files to `jobs` workers; each result lands in its own slot.
-            let next = Atomic<Int>(0)
-            DispatchQueue.concurrentPerform(iterations: min(jobs, files.count)) { _ in
-                while true {
-                    let index = next.add(1, ordering: .relaxed).oldValue
-                    guard index < files.count else { return }
-                    work(index)
-                }
-            }
-        }
-        return ConformanceReport(results: slots.withLock { $0.results.compactMap { $0 } })
+        return ConformanceReport(results: results.compactMap { $0 })
     }
 
     /// ``run(file:selection:)`` with its wall-clock duration recorded on the result.
-    func timedRun(file: String, selection: FixtureSelection) -> FixtureResult? {
+    func timedRun(file: String, selection: FixtureSelection) async -> FixtureResult? {
         let start = ContinuousClock.now
-        guard var result = run(file: file, selection: selection) else { return nil }
+        guard var result = await run(file: file, selection: selection) else { return nil }
         let elapsed = ContinuousClock.now - start
         result.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return result
     }
 
     /// Runs one fixture file: a scenario, or an equivalence fixture (one with `variants`).
-    public func run(file: String) -> FixtureResult {
-        run(file: file, selection: .all)!
+    public func run(file: String) async -> FixtureResult {
+        await run(file: file, selection: .all)!
     }
 
     /// Runs one fixture file if the selection takes it; `nil` when it does not.
-    public func run(file: String, selection: FixtureSelection) -> FixtureResult? {
+    public func run(file: String, selection: FixtureSelection) async -> FixtureResult? {
         do {
             switch try LoadedFixture(file: file).selected(by: selection) {
             case .equivalence(let fixture)?:
-                return FixtureResult(path: file, name: fixture.name, failure: judge(fixture), dialects: fixture.variants.map(\.dialect),
+                return FixtureResult(path: file, name: fixture.name, failure: await judge(fixture), dialects: fixture.variants.map(\.dialect),
                     profiles: fixture.expectations.map(\.profile.id), isEquivalence: true)
             case .scenario(let fixture)?:
                 let scenario = fixture.scenario
-                return FixtureResult(path: file, name: scenario.name, failure: judge(fixture), dialects: [scenario.dialect],
+                return FixtureResult(path: file, name: scenario.name, failure: await judge(fixture), dialects: [scenario.dialect],
                     profiles: [scenario.profile ?? scenario.dialect])
             case nil:
                 return nil
@@ -120,12 +117,12 @@ public struct ConformanceRunner: Sendable {
 
     /// Judges an equivalence fixture: every variant with every expected profile, then the
     /// variants' canonical state against the first variant's; `nil` when it all passes.
-    public func judge(_ fixture: EquivalenceFixture) -> FixtureFailure? {
+    public func judge(_ fixture: EquivalenceFixture) async -> FixtureFailure? {
         if fixture.expectations.isEmpty { return .noExpectation }
         var failures: [VariantFailure] = []
         for variant in fixture.variants {
             for expectation in fixture.expectations {
-                if let failure = judge(variant.fixture, expected: expectation.decision, profile: expectation.profile) {
+                if let failure = await judge(variant.fixture, expected: expectation.decision, profile: expectation.profile) {
                     if case .badFixture(let error) = failure { return .badFixture(EquivalenceFixture.locate(error, inVariant: variant.dialect)) }
                     failures.append(VariantFailure(dialect: variant.dialect, profile: expectation.profile.id, failure: failure))
                 }
@@ -156,21 +153,21 @@ public struct ConformanceRunner: Sendable {
     }
 
     /// Judges one loaded fixture; `nil` when it passes.
-    public func judge(_ fixture: Fixture) -> FixtureFailure? {
+    public func judge(_ fixture: Fixture) async -> FixtureFailure? {
         guard let expected = fixture.expectedDecision else { return .noExpectation }
-        return judge(fixture, expected: expected, profile: nil)
+        return await judge(fixture, expected: expected, profile: nil)
     }
 
     /// Judges a fixture against an expected decision, rendered with a profile (its own when `nil`).
-    func judge(_ fixture: Fixture, expected: JSONObject, profile: Profile?) -> FixtureFailure? {
+    func judge(_ fixture: Fixture, expected: JSONObject, profile: Profile?) async -> FixtureFailure? {
         var differences: [JSONDifference] = []
         do {
-            let got = try provider.decision(for: fixture, profile: profile)
+            let got = try await provider.decision(for: fixture, profile: profile)
             differences += try Self.compare(expectedDecision: expected, got: got)
             let queries = profile == nil ? fixture.expectedQueries : []
             if !queries.isEmpty {
                 // A provider that answers no queries (a command, a server) is judged on its decisions.
-                for (query, result) in zip(queries, try provider.queryResults(for: fixture) ?? []) {
+                for (query, result) in zip(queries, try await provider.queryResults(for: fixture) ?? []) {
                     var writer = JSONWriter()
                     writer.write(result)
                     differences += try StrictComparison.differences(expected: query.result, got: writer.bytes).map {

@@ -40,11 +40,11 @@ public struct StoreDecisionProvider: DecisionProvider {
 
     func facade() throws -> PushFacade { PushFacade(store: try makeStore()) }
 
-    public func decision(for fixture: Fixture, profile: Profile?) throws -> [UInt8] {
+    public func decision(for fixture: Fixture, profile: Profile?) async throws -> [UInt8] {
         try facade().replay(fixture.scenario, profile: profile).json
     }
 
-    public func queryResults(for fixture: Fixture) throws -> [JSONValue]? {
+    public func queryResults(for fixture: Fixture) async throws -> [JSONValue]? {
         let queries = fixture.expectedQueries
         if queries.isEmpty { return [] }
         let scenario = fixture.scenario

@@ -51,7 +51,21 @@ func rejectingBadInput<T>(file: String?, _ body: () throws -> T) throws -> T {
     do {
         return try body()
     } catch let error as InputError {
-        printError("pushbridge: " + (file.map { error.in(file: $0) } ?? error).description)
-        throw ExitCode(2)
+        throw rejected(error, file: file)
     }
+}
+
+/// `rejectingBadInput(file:_:)` for awaited work.
+func rejectingBadInput<T>(file: String?, _ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let error as InputError {
+        throw rejected(error, file: file)
+    }
+}
+
+/// Prints bad input (in `file`, when given) and returns the exit it ends with.
+private func rejected(_ error: InputError, file: String?) -> ExitCode {
+    printError("pushbridge: " + (file.map { error.in(file: $0) } ?? error).description)
+    return ExitCode(2)
 }

@@ -9,11 +9,11 @@ import Testing
 struct ConformanceTests {
     static let mutableContentFixture = "Fixtures/easemob-legacy/014-mutable-content.json"
 
-    @Test func mutableContentTrueWhereTheEngineEmitsOneFailsWithTypedDiff() throws {
+    @Test func mutableContentTrueWhereTheEngineEmitsOneFailsWithTypedDiff() async throws {
         let document = try fixtureDocument(Self.mutableContentFixture)
             .setting("/expect/payload/aps/mutable-content", to: .bool(true))
         let fixture = try Fixture(path: "mutated.json", document: document)
-        let failure = try #require(ConformanceRunner().judge(fixture))
+        let failure = try #require(await ConformanceRunner().judge(fixture))
         guard case .mismatch(let diffs) = failure else {
             Issue.record("expected a mismatch, got \(failure)")
             return
@@ -25,34 +25,34 @@ struct ConformanceTests {
         #expect(failure.description == "/payload/aps/mutable-content: expected true (boolean), got 1 (integer)")
     }
 
-    @Test func theUnmodifiedFixturePasses() throws {
+    @Test func theUnmodifiedFixturePasses() async throws {
         let fixture = try Fixture(path: "original.json", document: try fixtureDocument(Self.mutableContentFixture))
-        #expect(ConformanceRunner().judge(fixture) == nil)
+        #expect(await ConformanceRunner().judge(fixture) == nil)
     }
 
-    @Test func onlyTheListedExpectationKeysAreCompared() throws {
+    @Test func onlyTheListedExpectationKeysAreCompared() async throws {
         let document = try fixtureDocument(Self.mutableContentFixture)
             .setting("/expect/deliveries", to: nil)
-        #expect(ConformanceRunner().judge(try Fixture(path: "subset.json", document: document)) == nil)
+        #expect(await ConformanceRunner().judge(try Fixture(path: "subset.json", document: document)) == nil)
     }
 
-    @Test func aWrongReasonIsReported() throws {
+    @Test func aWrongReasonIsReported() async throws {
         let document = try fixtureDocument("Fixtures/easemob-legacy/026-silent-message.json")
             .setting("/expect/reason", to: "muted")
-        let failure = try #require(ConformanceRunner().judge(try Fixture(path: "reason.json", document: document)))
+        let failure = try #require(await ConformanceRunner().judge(try Fixture(path: "reason.json", document: document)))
         #expect(failure.description == "/reason: expected \"muted\" (string), got \"ignored\" (string)")
     }
 
-    @Test func aWrongQueryResultIsReported() throws {
+    @Test func aWrongQueryResultIsReported() async throws {
         let document = try fixtureDocument("Fixtures/easemob-legacy/069-query-push-options-defaults.json")
             .setting("/expect/queries/0/result/noDisturbingEndH", to: .int(24))
-        let failure = try #require(ConformanceRunner().judge(try Fixture(path: "query.json", document: document)))
+        let failure = try #require(await ConformanceRunner().judge(try Fixture(path: "query.json", document: document)))
         #expect(failure.description == "/expect/queries/0/result/noDisturbingEndH: expected 24 (integer), got 0 (integer)")
     }
 
-    @Test func aFixtureWithoutExpectationFails() throws {
+    @Test func aFixtureWithoutExpectationFails() async throws {
         let document = try fixtureDocument(Self.mutableContentFixture).setting("/expect", to: nil)
-        #expect(ConformanceRunner().judge(try Fixture(path: "none.json", document: document)) == .noExpectation)
+        #expect(await ConformanceRunner().judge(try Fixture(path: "none.json", document: document)) == .noExpectation)
     }
 
     /// A provider standing in for another implementation: the harness judges whatever it returns.
@@ -62,9 +62,9 @@ struct ConformanceTests {
         func queryResults(for fixture: Fixture) throws -> [JSONValue]? { nil }
     }
 
-    @Test func anotherImplementationsInvalidJSONIsAFailureNotACrash() throws {
+    @Test func anotherImplementationsInvalidJSONIsAFailureNotACrash() async throws {
         let fixture = try Fixture(path: "f.json", document: try fixtureDocument(Self.mutableContentFixture))
-        let failure = ConformanceRunner(provider: CannedProvider(bytes: Array("{\"push\":true,\"push\":true}".utf8))).judge(fixture)
+        let failure = await ConformanceRunner(provider: CannedProvider(bytes: Array("{\"push\":true,\"push\":true}".utf8))).judge(fixture)
         guard case .implementation(let reason)? = failure else {
             Issue.record("expected an implementation failure, got \(String(describing: failure))")
             return
@@ -72,11 +72,11 @@ struct ConformanceTests {
         #expect(reason.contains("duplicate"))
     }
 
-    @Test func anotherImplementationsBadgeAsBooleanIsNamed() throws {
+    @Test func anotherImplementationsBadgeAsBooleanIsNamed() async throws {
         let fixture = try Fixture(path: "f.json", document: try fixtureDocument(Self.mutableContentFixture))
         var expected = ScenarioDecisionText.mutableContent
         expected = expected.replacingOccurrences(of: "\"badge\":1", with: "\"badge\":true")
-        let failure = ConformanceRunner(provider: CannedProvider(bytes: Array(expected.utf8))).judge(fixture)
+        let failure = await ConformanceRunner(provider: CannedProvider(bytes: Array(expected.utf8))).judge(fixture)
         #expect(failure?.description == "/payload/aps/badge: expected 1 (integer), got true (boolean)")
     }
 }

@@ -6,8 +6,8 @@ import Testing
 @Suite("Fixtures")
 struct FixtureTests {
     @Test("fixture passes", arguments: Repository.fixtureFiles())
-    func fixturePasses(_ file: String) {
-        let result = ConformanceRunner().run(file: Repository.root.appendingPathComponent(file).path)
+    func fixturePasses(_ file: String) async {
+        let result = await ConformanceRunner().run(file: Repository.root.appendingPathComponent(file).path)
         #expect(result.passed, "\(file)\n\(result.failure?.description ?? "")")
     }
 
@@ -23,8 +23,8 @@ struct FixtureTests {
         #expect(Repository.fixtureFiles(under: "agora-silent").count >= 45)
     }
 
-    @Test func conformOverTheFolderReportsEveryPass() throws {
-        let report = try ConformanceRunner().run(paths: [Repository.root.appendingPathComponent("Fixtures/easemob-legacy").path])
+    @Test func conformOverTheFolderReportsEveryPass() async throws {
+        let report = try await ConformanceRunner().run(paths: [Repository.root.appendingPathComponent("Fixtures/easemob-legacy").path])
         #expect(report.failedCount == 0)
         #expect(report.passedCount >= 40)
         #expect(report.humanText.hasSuffix("\(report.passedCount) passed, 0 failed"))

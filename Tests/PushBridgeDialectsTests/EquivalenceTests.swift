@@ -10,8 +10,8 @@ import Testing
 struct EquivalenceTests {
     static let one = "Fixtures/equivalence/01-one-to-one-text-summary.json"
 
-    static func judge(_ document: JSONValue) throws -> FixtureFailure? {
-        ConformanceRunner().judge(try EquivalenceFixture(path: "test.json", document: document))
+    static func judge(_ document: JSONValue) async throws -> FixtureFailure? {
+        await ConformanceRunner().judge(try EquivalenceFixture(path: "test.json", document: document))
     }
 
     @Test func atLeastTwentyFixturesEachCheckedAgainstAllThreeProfiles() throws {
@@ -34,16 +34,16 @@ struct EquivalenceTests {
         #expect(run.stdout.hasSuffix("\(count) passed, 0 failed\n"))
     }
 
-    @Test func aVariantThatRendersDifferentlyFailsWithTheProfileAndPointer() throws {
+    @Test func aVariantThatRendersDifferentlyFailsWithTheProfileAndPointer() async throws {
         let document = try fixtureDocument(Self.one).setting("/variants/agora-silent/message/body/text", to: "hullo")
-        let failure = try #require(try Self.judge(document))
+        let failure = try #require(try await Self.judge(document))
         let text = failure.description
         #expect(text.contains("agora-silent rendered as tencent-tim:"))
         #expect(text.contains("/payload/aps/alert: expected \"Alice: hello\" (string), got \"Alice: hullo\" (string)"))
         #expect(!text.contains("easemob-legacy rendered as"))
     }
 
-    @Test func variantsThatReachDifferentCanonicalStateFailWithTheDifference() throws {
+    @Test func variantsThatReachDifferentCanonicalStateFailWithTheDifference() async throws {
         // The legacy variant drops its MessageSummary call; expectations are changed to match what it renders,
         // so only the canonical comparison can catch it.
         var document = try fixtureDocument(Self.one).setting("/variants/easemob-legacy/receiver/calls/2", to: nil)
@@ -54,15 +54,15 @@ struct EquivalenceTests {
         document = document.setting("/expect/easemob-legacy/payload/aps/alert/body", to: "you got a new message")
             .setting("/expect/agora-silent/payload/aps/alert/body", to: "You have a new message")
             .setting("/expect/tencent-tim/payload/aps/alert", to: "You have a new message")
-        #expect(try Self.judge(document) == nil)
+        #expect(try await Self.judge(document) == nil)
         document = document.setting("/variants/agora-silent/receiver/calls/2", to: ["call": "setPreferredNotificationLanguage", "languageCode": "de"])
-        let failure = try #require(try Self.judge(document))
+        let failure = try #require(try await Self.judge(document))
         #expect(failure.description.contains("canonical state: easemob-legacy vs agora-silent:\n  receiver user.language: (none) ≠ \"de\""))
     }
 
-    @Test func badInputInsideAVariantNamesThePointerInTheFile() throws {
+    @Test func badInputInsideAVariantNamesThePointerInTheFile() async throws {
         let document = try fixtureDocument(Self.one).setting("/variants/tencent-tim/receiver/calls/0/busiId", to: "x")
-        let failure = try #require(try Self.judge(document))
+        let failure = try #require(try await Self.judge(document))
         guard case .badFixture(let error) = failure else { Issue.record("expected a bad fixture, got \(failure)"); return }
         #expect(error.pointer.description == "/variants/tencent-tim/receiver/calls/0/busiId")
         #expect(error.code == .wrongType)

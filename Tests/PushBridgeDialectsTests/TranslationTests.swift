@@ -14,7 +14,7 @@ struct TranslationTests {
     /// every canonical field that changed is named by a loss; with no loss it decides exactly as
     /// the source in every profile and passes the source's own expectation.
     @Test("translation loses nothing unreported", arguments: dialectFixtures)
-    func translation(_ file: String) throws {
+    func translation(_ file: String) async throws {
         let source = try Fixture(path: Repository.root.appendingPathComponent(file).path)
         let engine = ScenarioEngine()
         let original = try engine.prepare(source.scenario)
@@ -40,7 +40,7 @@ struct TranslationTests {
                 #expect(before == after, "\(file) → \(target) rendered as \(profile.id)")
             }
             if source.scenario.expect != nil {
-                let failure = ConformanceRunner().judge(translated)
+                let failure = await ConformanceRunner().judge(translated)
                 #expect(failure == nil, "\(file) → \(target): \(failure?.description ?? "")")
             }
         }

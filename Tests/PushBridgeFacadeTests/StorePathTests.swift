@@ -15,17 +15,17 @@ import Testing
 @Suite("Store path")
 struct StorePathTests {
     @Test("fixture passes through the store", arguments: Repository.fixtureFiles(), StoreDecisionProvider.Backing.allCases)
-    func fixturePassesThroughTheStore(_ file: String, backing: StoreDecisionProvider.Backing) {
+    func fixturePassesThroughTheStore(_ file: String, backing: StoreDecisionProvider.Backing) async {
         let runner = ConformanceRunner(provider: StoreDecisionProvider(backing: backing))
-        let result = runner.run(file: Repository.root.appendingPathComponent(file).path)
+        let result = await runner.run(file: Repository.root.appendingPathComponent(file).path)
         #expect(result.passed, "\(file) via \(backing)\n\(result.failure?.description ?? "")")
     }
 
     @Test("fixture passes through the PostgreSQL store", arguments: Repository.fixtureFiles())
-    func fixturePassesThroughPostgres(_ file: String) throws {
+    func fixturePassesThroughPostgres(_ file: String) async throws {
         guard let url = testPostgresURL() else { return }
         let schemas = PostgresSchemas(url)
-        let result = ConformanceRunner(provider: StoreDecisionProvider(makeStore: { try PostgresStateStore(location: try schemas.fresh()) }))
+        let result = await ConformanceRunner(provider: StoreDecisionProvider(makeStore: { try PostgresStateStore(location: try schemas.fresh()) }))
             .run(file: Repository.root.appendingPathComponent(file).path)
         #expect(result.passed, "\(file) via PostgreSQL\n\(result.failure?.description ?? "")")
         try schemas.dropAll()

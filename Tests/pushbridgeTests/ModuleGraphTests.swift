@@ -238,7 +238,6 @@ struct ModuleGraphTests {
     @Test func nothingWaitsForAsyncWorkByBlockingAThread() throws {
         let remaining: [String: String] = [
             "PushBridgeStore/Awaited/BlockingWait.swift": "PostgreSQL's synchronous face for tools and tests, until its store answers updates natively",
-            "PushBridgeConformance/Providers/ExternalDecisionProviders.swift": "URLSession under the harness's synchronous decision provider",
             "PushBridgeBench/PostgresBench.swift": "the blocked thread is what that figure measures",
             "PushBridgeBench/main.swift": "the bench's synchronous top level runs its async benchmarks to completion",
         ]

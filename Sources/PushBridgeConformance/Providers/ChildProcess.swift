@@ -26,6 +26,18 @@ package struct ChildProcess {
     ///   - timeout: seconds before the group is killed.
     ///   - outputLimit: bytes kept per stream (the rest is read and dropped).
     package static func run(_ arguments: [String], timeout: Double, outputLimit: Int = 16 << 20) throws -> Outcome {
+        try spawnAndCollect(arguments, timeout: timeout, outputLimit: outputLimit)
+    }
+
+    /// ``run(_:timeout:outputLimit:)`` on a thread of its own, awaited: the child and its pipes are
+    /// waited for there, and the caller's task gives its thread back meanwhile.
+    package static func awaited(_ arguments: [String], timeout: Double, outputLimit: Int = 16 << 20) async throws -> Outcome {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Outcome, any Error>) in
+            Thread.detachNewThread { continuation.resume(with: Result { try spawnAndCollect(arguments, timeout: timeout, outputLimit: outputLimit) }) }
+        }
+    }
+
+    private static func spawnAndCollect(_ arguments: [String], timeout: Double, outputLimit: Int) throws -> Outcome {
         var outPipe: [Int32] = [0, 0]
         var errPipe: [Int32] = [0, 0]
         guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw ChildProcessError(reason: "pipe failed: errno \(errno)") }

@@ -18,7 +18,7 @@ extension Fixture {
     /// Runs `body` with a path to a temporary file holding what an implementation under test is
     /// given (``bytes(profile:)``: the scenario without its answer). The fixture's own file is never
     /// passed: it holds `expect`.
-    public func withFile<T>(profile: Profile?, _ body: (String) throws -> T) throws -> T {
+    public func withFile<T>(profile: Profile?, _ body: (String) async throws -> T) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pushbridge-against-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -26,7 +26,7 @@ extension Fixture {
         guard FileManager.default.createFile(atPath: file, contents: Data(bytes(profile: profile))) else {
             throw ImplementationFailure("could not write the temporary fixture \(file)")
         }
-        return try body(file)
+        return try await body(file)
     }
 
     /// The keys of a fixture that reveal its answer, removed from what an implementation is given.
@@ -65,11 +65,12 @@ public struct CommandDecisionProvider: DecisionProvider {
         self.timeout = timeout
     }
 
-    public func decision(for fixture: Fixture, profile: Profile?) throws -> [UInt8] {
-        try fixture.withFile(profile: profile) { file in
+    public func decision(for fixture: Fixture, profile: Profile?) async throws -> [UInt8] {
+        try await fixture.withFile(profile: profile) { file in
             let outcome: ChildProcess.Outcome
             do {
-                outcome = try ChildProcess.run(["/bin/sh", "-c", command + " \"$1\"", "pushbridge-against", file], timeout: timeout)
+                // On a thread of its own: the child and its pipes are waited for there, not on the caller's.
+                outcome = try await ChildProcess.awaited(["/bin/sh", "-c", command + " \"$1\"", "pushbridge-against", file], timeout: timeout)
             } catch {
                 throw ImplementationFailure("`\(command)` could not be started: \(error)")
             }
@@ -137,8 +138,8 @@ public struct HTTPDecisionProvider: DecisionProvider {
         self.timeout = timeout
     }
 
-    public func decision(for fixture: Fixture, profile: Profile?) throws -> [UInt8] {
-        try post(fixture.bytes(profile: profile))  // the scenario without its answer
+    public func decision(for fixture: Fixture, profile: Profile?) async throws -> [UInt8] {
+        try await post(fixture.bytes(profile: profile))  // the scenario without its answer
     }
 
     /// Checks, before a run, that something accepts TCP connections at the URL's host and port.
@@ -176,53 +177,83 @@ public struct HTTPDecisionProvider: DecisionProvider {
         return false
     }
 
-    func post(_ bytes: [UInt8]) throws -> [UInt8] {
+    func post(_ bytes: [UInt8]) async throws -> [UInt8] {
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         request.httpBody = Data(bytes)
-        let box = ResponseBox()
-        let done = DispatchSemaphore(value: 0)
-        let task = URLSession.shared.dataTask(with: request) { data, response, error in
-            box.set(data: data, status: (response as? HTTPURLResponse)?.statusCode, error: error)
-            done.signal()
+        let answer: (data: Data, status: Int?)?
+        do {
+            // `timeoutInterval` bounds each wait for a byte; this bounds the whole exchange.
+            answer = try await Self.within(seconds: timeout + 1) { [request] in try await Self.send(request) }
+        } catch {
+            throw ImplementationFailure("POST \(url.absoluteString) failed: \(error.localizedDescription)")
         }
-        task.resume()
-        if done.wait(timeout: .now() + timeout + 1) == .timedOut {
-            task.cancel()
-            throw ImplementationFailure("POST \(url.absoluteString) timed out after \(CommandDecisionProvider.seconds(timeout)) s")
-        }
-        let (data, status, error) = box.get()
-        if let error { throw ImplementationFailure("POST \(url.absoluteString) failed: \(error.localizedDescription)") }
-        let text = [UInt8](data ?? Data())
-        guard let status, (200..<300).contains(status) else {
+        guard let answer else { throw ImplementationFailure("POST \(url.absoluteString) timed out after \(CommandDecisionProvider.seconds(timeout)) s") }
+        let text = [UInt8](answer.data)
+        guard let status = answer.status, (200..<300).contains(status) else {
             let first = String(decoding: text.prefix(200), as: UTF8.self).split(separator: "\n").first.map { ": " + $0 } ?? ""
-            throw ImplementationFailure("POST \(url.absoluteString) answered HTTP \(status.map(String.init) ?? "?")\(first)")
+            throw ImplementationFailure("POST \(url.absoluteString) answered HTTP \(answer.status.map(String.init) ?? "?")\(first)")
         }
         return text
+    }
+
+    /// One URLSession exchange, awaited; cancelling the task cancels the request.
+    static func send(_ request: URLRequest) async throws -> (data: Data, status: Int?) {
+        let running = RunningRequest()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(data: Data, status: Int?), any Error>) in
+                let task = URLSession.shared.dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else {
+                        continuation.resume(returning: (data ?? Data(), (response as? HTTPURLResponse)?.statusCode))
+                    }
+                }
+                running.start(task)
+            }
+        } onCancel: {
+            running.cancel()
+        }
+    }
+
+    /// `work`'s result, or `nil` when it has not finished within `seconds` (it is then cancelled).
+    static func within<T: Sendable>(seconds: Double, _ work: @escaping @Sendable () async throws -> T) async throws -> T? {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await work() }
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
     }
 
     /// An HTTP server answers decisions only: `expect.queries` are not judged.
     public func queryResults(for fixture: Fixture) throws -> [JSONValue]? { nil }
 }
 
-/// Hands a URLSession result from its callback thread to the waiting one.
-final class ResponseBox: @unchecked Sendable {
+/// A URLSession task that may be cancelled before or after it starts.
+final class RunningRequest: @unchecked Sendable {
     private let lock = NSLock()
-    private var data: Data?
-    private var status: Int?
-    private var error: Error?
+    private var task: URLSessionDataTask?
+    private var cancelled = false
 
-    func set(data: Data?, status: Int?, error: Error?) {
+    func start(_ task: URLSessionDataTask) {
         lock.lock()
-        defer { lock.unlock() }
-        (self.data, self.status, self.error) = (data, status, error)
+        self.task = task
+        let cancelled = cancelled
+        lock.unlock()
+        cancelled ? task.cancel() : task.resume()
     }
 
-    func get() -> (Data?, Int?, Error?) {
+    func cancel() {
         lock.lock()
-        defer { lock.unlock() }
-        return (data, status, error)
+        cancelled = true
+        let task = task
+        lock.unlock()
+        task?.cancel()
     }
 }

@@ -149,8 +149,8 @@ struct Conform: AsyncParsableCommand {
             try check(provider)
             let runner = ConformanceRunner(provider: provider)
             let progress = ProgressLine()
-            report = try rejectingBadInput(file: nil) {
-                try runner.run(paths: paths, selection: selection, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount, progress: progress.show)
+            report = try await rejectingBadInput(file: nil) {
+                try await runner.run(paths: paths, selection: selection, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount, progress: progress.show)
             }
             progress.clear()
         }

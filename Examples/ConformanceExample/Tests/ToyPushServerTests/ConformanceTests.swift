@@ -22,22 +22,22 @@ struct ToyProvider: DecisionProvider {
 let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../../Fixtures").standardizedFileURL.path
 
 // Swift Testing: one test over every fixture, failing with the harness's own report.
-@Test func toyServerConformsToPushBridge() throws {
-    let report = try ConformanceRunner(provider: ToyProvider(server: ToyPushServer())).run(paths: [fixtures])
+@Test func toyServerConformsToPushBridge() async throws {
+    let report = try await ConformanceRunner(provider: ToyProvider(server: ToyPushServer())).run(paths: [fixtures])
     #expect(report.failedCount == 0, "\(report.humanText)")
     #expect(report.passedCount > 200)
 }
 
 // Swift Testing, one case per fixture file of a slice.
 @Test(arguments: try! FixtureDiscovery.files(in: [fixtures + "/equivalence"]))
-func equivalenceFixture(_ file: String) {
-    let result = ConformanceRunner(provider: ToyProvider(server: ToyPushServer())).run(file: file)
+func equivalenceFixture(_ file: String) async {
+    let result = await ConformanceRunner(provider: ToyProvider(server: ToyPushServer())).run(file: file)
     #expect(result.passed, "\(result.failure?.description ?? "")")
 }
 
 // The harness catches a broken implementation, with the pointer of what is wrong.
-@Test func aBadgeBugIsCaught() throws {
-    let report = try ConformanceRunner(provider: ToyProvider(server: ToyPushServer(forgetsBadgeIncrement: true)))
+@Test func aBadgeBugIsCaught() async throws {
+    let report = try await ConformanceRunner(provider: ToyProvider(server: ToyPushServer(forgetsBadgeIncrement: true)))
         .run(paths: [fixtures], selection: FixtureSelection(dialect: "easemob-legacy"))
     #expect(report.failedCount > 0)
     #expect(report.humanText.contains("/payload/aps/badge: expected 1 (integer), got 0 (integer)"))
@@ -45,8 +45,8 @@ func equivalenceFixture(_ file: String) {
 
 // XCTest: the same check for projects that have not moved to Swift Testing.
 final class ToyServerXCTests: XCTestCase {
-    func testConformsToPushBridge() throws {
-        let report = try ConformanceRunner(provider: ToyProvider(server: ToyPushServer())).run(paths: [fixtures])
+    func testConformsToPushBridge() async throws {
+        let report = try await ConformanceRunner(provider: ToyProvider(server: ToyPushServer())).run(paths: [fixtures])
         XCTAssertEqual(report.failedCount, 0, report.humanText)
     }
 }
