@@ -17,6 +17,12 @@ typealias Figures = [String: Double]
 /// The sections `--compare` runs, each a command line of the bench.
 enum CompareSection: String, CaseIterable {
     case core, serve, deliver
+    /// `bench-postgres` (run the comparison through `Tests/Scripts/with-postgres.sh`), with a
+    /// 20,000-member fan-out.
+    case postgres
+
+    /// The sections a comparison runs when none are named.
+    static let defaults: [CompareSection] = [.core, .serve, .deliver]
 
     /// The bench's arguments for this section.
     func arguments(seconds: Int) -> [String] {
@@ -24,6 +30,7 @@ enum CompareSection: String, CaseIterable {
         case .core: []
         case .serve: ["--serve", "--seconds", String(seconds)]
         case .deliver: ["--deliver", "--latency", "0,100"]
+        case .postgres: ["--postgres", "--seconds", String(seconds), "--members", "20000"]
         }
     }
 }

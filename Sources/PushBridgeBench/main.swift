@@ -75,7 +75,7 @@ if let index = arguments.firstIndex(of: "--compare") {  // `make bench-compare R
     guard index + 1 < arguments.count else { fail("--compare needs the reference's bench executable") }
     func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil } }
     let referenceFolder = option("--reference-folder") ?? "."
-    let sectionNames = option("--sections")?.split(separator: ",").map(String.init) ?? CompareSection.allCases.map(\.rawValue)
+    let sectionNames = option("--sections")?.split(separator: ",").map(String.init) ?? CompareSection.defaults.map(\.rawValue)
     let sections = sectionNames.map { name -> CompareSection in
         guard let section = CompareSection(rawValue: name) else {
             fail("--sections: no section \(name) (the sections: \(CompareSection.allCases.map(\.rawValue).joined(separator: ", ")))")

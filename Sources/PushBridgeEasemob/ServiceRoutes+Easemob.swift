@@ -174,7 +174,7 @@ extension ServiceRoutes {
         router.get("/:org/:app/notification/template/:name") { request, context in
             try await easemob(request, context) { app in
                 let name = try parameter("name", context)
-                let config = try await answering { try await app.tenant.read { try $0.app() } }
+                let config = try await answering { try await app.tenant.reading { try await $0.reading(EditScope(app: true)) { try $0.app() } } }
                 guard let template = config.templates.first(where: { $0.name == name }) else { throw Self.noTemplate(name) }
                 return envelope(app, request, action: "get", data: EasemobREST.templateData(template))
             }
@@ -281,9 +281,11 @@ extension ServiceRoutes {
     func query(_ app: EasemobApp, user: String, _ call: JSONValue, dialect: String = "agora-silent") async throws -> JSONValue {
         let now = Instant.now
         let result = try await answering { () async throws -> JSONValue? in
-            try await app.tenant.read { facade in
-                guard try facade.user(user) != nil else { return nil }
-                return try facade.query(call, dialect: dialect, user: user, now: now)
+            try await app.tenant.reading { facade in
+                try await facade.reading(EditScope(app: true, users: [user])) { edit in
+                    guard try edit.user(user) != nil else { return nil }
+                    return try edit.query(call, dialect: dialect, user: user, now: now)
+                }
             }
         }
         guard let result else {

@@ -23,6 +23,12 @@ struct EasemobGroup: Sendable {
         return EasemobGroup(id: id, profile: made, members: members, hasProfile: false)
     }
 
+    /// The groups of `ids` that still exist, in one snapshot (a list read before it may name one
+    /// deleted since).
+    static func read(_ ids: [String], in facade: PushFacade) async throws -> [EasemobGroup] {
+        try await facade.reading(EditScope(groups: ids)) { edit in try ids.filter { try edit.groupExists($0) }.map { try read($0, in: edit) } }
+    }
+
     /// `affiliations`: the owner first, then the other members in order.
     var affiliations: [JSONValue] {
         var out: [JSONValue] = []
@@ -90,7 +96,9 @@ extension ServiceRoutes {
         router.get("/:org/:app/chatgroups/:group") { request, context in
             try await easemob(request, context) { app in
                 let ids = try easemobIDs(try parameter("group", context))
-                let groups = try await answering { try await app.tenant.read { facade in try ids.map { try EasemobGroup.read($0, in: facade) } } }
+                let groups = try await answering { try await app.tenant.reading { facade in
+                    try await facade.reading(EditScope(groups: ids)) { edit in try ids.map { try EasemobGroup.read($0, in: edit) } }
+                } }
                 return envelope(app, request, action: "get", data: .array(groups.map(\.details)), extra: [("count", .int(Int64(groups.count)))])
             }
         }
@@ -138,10 +146,10 @@ extension ServiceRoutes {
                 let query = request.uri.queryParameters
                 let page = try EasemobREST.groupListPage(limit: query.get("limit"), cursor: query.get("cursor"))
                 let (groups, more) = try await answering {
-                    try await app.tenant.read { facade -> ([EasemobGroup], Bool) in
-                        let ids = try facade.groups()
-                        let slice = ids.dropFirst(page.offset).prefix(page.limit)
-                        return (try slice.map { try EasemobGroup.read($0, in: facade) }, page.offset + slice.count < ids.count)
+                    try await app.tenant.reading { facade -> ([EasemobGroup], Bool) in
+                        let ids = try await facade.groups()
+                        let slice = Array(ids.dropFirst(page.offset).prefix(page.limit))
+                        return (try await EasemobGroup.read(slice, in: facade), page.offset + slice.count < ids.count)
                     }
                 }
                 let data: [JSONValue] = groups.map { group in
@@ -166,11 +174,11 @@ extension ServiceRoutes {
                 let paged = query.get("pagesize") != nil || query.get("pagenum") != nil
                 let page = try EasemobREST.memberPage(pagenum: query.get("pagenum"), pagesize: query.get("pagesize"))
                 let groups = try await answering {
-                    try await app.tenant.read { facade -> [EasemobGroup]? in
-                        guard try facade.user(user)?.isConfigured == true else { return nil }
-                        let ids = try facade.groups(containing: user)
+                    try await app.tenant.reading { facade -> [EasemobGroup]? in
+                        guard try await facade.reading(EditScope(users: [user]), { try $0.user(user)?.isConfigured == true }) else { return nil }
+                        let ids = try await facade.groups(containing: user)
                         let slice = paged ? Array(ids.dropFirst((page.number - 1) * page.size).prefix(page.size)) : ids
-                        return try slice.map { try EasemobGroup.read($0, in: facade) }
+                        return try await EasemobGroup.read(slice, in: facade)
                     }
                 }
                 guard let groups else { throw EasemobFailure.noUser(user) }
@@ -186,7 +194,7 @@ extension ServiceRoutes {
                 let id = try parameter("group", context)
                 let query = request.uri.queryParameters
                 let page = try EasemobREST.memberPage(pagenum: query.get("pagenum"), pagesize: query.get("pagesize"))
-                let group = try await answering { try await app.tenant.read { try EasemobGroup.read(id, in: $0) } }
+                let group = try await answering { try await app.tenant.reading { try await $0.reading(EditScope(groups: [id])) { try EasemobGroup.read(id, in: $0) } } }
                 let all = group.affiliations
                 let start = min(all.count, (page.number - 1) * page.size)
                 let slice = Array(all[start..<min(all.count, start + page.size)])
@@ -267,7 +275,7 @@ extension ServiceRoutes {
         router.get("/:org/:app/chatgroups/:group/blocks/users") { request, context in
             try await easemob(request, context) { app in
                 let id = try parameter("group", context)
-                let group = try await answering { try await app.tenant.read { try EasemobGroup.read(id, in: $0) } }
+                let group = try await answering { try await app.tenant.reading { try await $0.reading(EditScope(groups: [id])) { try EasemobGroup.read(id, in: $0) } } }
                 return envelope(
                     app, request, action: "get", data: .array(group.profile.blocked.map(JSONValue.string)), extra: [("count", .int(Int64(group.profile.blocked.count)))])
             }

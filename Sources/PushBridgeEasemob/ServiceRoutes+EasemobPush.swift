@@ -30,9 +30,11 @@ extension ServiceRoutes {
             try await easemob(request, context) { app in
                 let user = try parameter("username", context)
                 let bindings = try await answering { () async throws -> [PushBinding] in
-                    try await app.tenant.read { facade in
-                        guard try facade.user(user) != nil else { throw EasemobFailure.noUser(user) }
-                        return try facade.pushBindings(of: user)
+                    try await app.tenant.reading { facade in
+                        try await facade.reading(EditScope(users: [user], bindings: [user])) { edit in
+                            guard try edit.user(user) != nil else { throw EasemobFailure.noUser(user) }
+                            return try edit.pushBindings(of: user)
+                        }
                     }
                 }
                 return envelope(app, request, action: "get", entities: bindings.map(Self.bindingEntity))

@@ -153,11 +153,9 @@ extension PushFacade {
     ///   - now: the instant the query is made (expiries).
     ///   - pointer: where the query is in its document (for errors).
     public func query(_ query: JSONValue, dialect: String, user: UserID, now: Instant, pointer: JSONPointer = .root) throws -> JSONValue {
-        let adapter = try adapter(dialect)
-        _ = try adapter.queryName(of: query, at: pointer)
-        return try store.read { transaction in
-            let world = PushWorld(app: try transaction.app(), users: [user: Self.state(of: try transaction.user(user), user: user, adapter: adapter)])
-            return try adapter.query(query, at: pointer, in: world, context: CallContext(caller: user, at: now))
+        try store.read { transaction in
+            var keys = StateKeys()
+            let positions = EditKeys(EditScope(app: true, users: [user]), into: &keys)
+            return try StateEdit(keys: positions, snapshot: try transaction.read(keys), registry: registry).query(query, dialect: dialect, user: user, now: now, pointer: pointer)
         }
-    }
-}
+    }}

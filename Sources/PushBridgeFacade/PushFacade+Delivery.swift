@@ -40,23 +40,35 @@ extension PushFacade {
     /// - Returns: the devices removed.
     public func settleDeliveries(_ settlements: [DeliverySettlement], dead: [DeadDevice], at now: Instant) throws -> [RemovedDevice] {
         try store.write { transaction in
-            var removed: [RemovedDevice] = []
-            for device in dead {
-                let token = device.token.lowercased()
-                guard let owner = try transaction.owner(ofDevice: token), let record = try transaction.user(owner),
-                    let bound = record.state.devices.first(where: { $0.token == token }), bound.boundAt <= device.notBoundAfter
-                else { continue }
-                var state = record.state
-                state.removeDevice(token: token)
-                try transaction.save(state, replacing: record.state)
-                removed.append(RemovedDevice(user: owner, token: token, deliveryID: device.deliveryID))
-            }
-            let removedIDs = Set(removed.map(\.deliveryID))
-            var settled = settlements
-            for i in settled.indices where removedIDs.contains(settled[i].id) { settled[i].deviceRemoved = true }
-            try transaction.settleDeliveries(settled, at: now)
+            let planned = editing(Self.scope(of: dead)) { try $0.removeDeadDevices(dead) }
+            let removed = dead.isEmpty ? [] : try transaction.update(reading: planned.keys, deciding: planned.decide)
+            try transaction.settleDeliveries(Self.marking(settlements, removedBy: removed), at: now)
             return removed
         }
+    }
+
+    /// Removes the devices APNs declared dead (each only while its owner has not bound it again
+    /// after ``DeadDevice/notBoundAfter``), in one update: the outbox's settlement follows on its own
+    /// (a store with an awaited outbox).
+    /// - Parameter dead: the devices the answers declared dead.
+    /// - Returns: the devices removed.
+    public func removeDeadDevices(_ dead: [DeadDevice]) async throws -> [RemovedDevice] {
+        guard !dead.isEmpty else { return [] }
+        return try await edit(Self.scope(of: dead)) { try $0.removeDeadDevices(dead) }
+    }
+
+    /// What removing dead devices reads: their owners.
+    static func scope(of dead: [DeadDevice]) -> EditScope { EditScope(devices: dead.map { $0.token.lowercased() }) }
+
+    /// The settlements, each of a delivery whose device was removed saying so.
+    /// - Parameters:
+    ///   - settlements: one per attempted delivery.
+    ///   - removed: the devices removed.
+    public static func marking(_ settlements: [DeliverySettlement], removedBy removed: [RemovedDevice]) -> [DeliverySettlement] {
+        let removedIDs = Set(removed.map(\.deliveryID))
+        var settled = settlements
+        for i in settled.indices where removedIDs.contains(settled[i].id) { settled[i].deviceRemoved = true }
+        return settled
     }
 
     /// Claims due deliveries for a worker (see `PushStateTransaction.claimDeliveries(dueBy:claimUntil:limit:)`).

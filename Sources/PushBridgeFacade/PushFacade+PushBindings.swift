@@ -11,12 +11,7 @@ extension PushFacade {
     public func pushBindings(of user: UserID) throws -> [PushBinding] {
         try store.read { transaction in
             guard let record = try transaction.user(user) else { return [] }
-            let devices = record.state.devices
-            let kept = try transaction.pushBindings(of: user).filter { binding in devices.contains { $0.token == binding.token } }
-            let others = devices.filter { device in !kept.contains { $0.token == device.token } }.map {
-                PushBinding(deviceID: $0.token, notifier: $0.certificate.name ?? $0.certificate.busiId ?? "", token: $0.token)
-            }
-            return kept + others
+            return PushBinding.listing(record.state.devices, bound: try transaction.pushBindings(of: user))
         }
     }
 

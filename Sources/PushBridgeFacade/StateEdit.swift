@@ -87,6 +87,12 @@ public struct StateEdit: Sendable {
         return changes
     }
 
+    /// A user's push bindings as stored (and as this edit changed them).
+    func storedBindings(of user: UserID) throws -> [PushBinding] {
+        guard let list = bindings[user] else { throw Self.notRead("the push bindings of \"\(user)\"") }
+        return list
+    }
+
     private static func notRead(_ what: String) -> NotRead { NotRead(description: "the edit's scope does not read \(what)") }
 
     // MARK: App
@@ -219,6 +225,23 @@ public struct StateEdit: Sendable {
         return owner
     }
 
+    /// Removes the devices APNs declared dead, each only while its owner has not bound it again after
+    /// its `notBoundAfter` (Specification §13): the devices are in the scope.
+    /// - Returns: the devices removed.
+    public mutating func removeDeadDevices(_ dead: [PushFacade.DeadDevice]) throws -> [PushFacade.RemovedDevice] {
+        var removed: [PushFacade.RemovedDevice] = []
+        for device in dead {
+            let token = device.token.lowercased()
+            guard let read = owners[token] else { throw Self.notRead("the owner of device \(token)") }
+            guard let owner = read, let record = try user(owner), let bound = record.state.devices.first(where: { $0.token == token }),
+                bound.boundAt <= device.notBoundAfter
+            else { continue }
+            try removeDevice(token: token, ownedBy: owner)
+            removed.append(PushFacade.RemovedDevice(user: owner, token: token, deliveryID: device.deliveryID))
+        }
+        return removed
+    }
+
     /// `PushFacade.bindPush(user:deviceID:token:notifier:at:dialect:)`: the user's bindings and the
     /// token's device are in the scope.
     @discardableResult
@@ -228,7 +251,7 @@ public struct StateEdit: Sendable {
         let token = token.lowercased()
         let record = try self.user(user)
         var state = PushFacade.state(of: record, user: user, adapter: adapter)
-        guard var list = bindings[user] else { throw Self.notRead("the push bindings of \"\(user)\"") }
+        var list = try storedBindings(of: user)
         let bound = token.isEmpty || notifier.isEmpty ? nil : PushBinding(deviceID: deviceID, notifier: notifier, token: token)
         // What this call replaces or unbinds: the device's binding for the certificate, or all of its bindings.
         let isReleased = { (binding: PushBinding) in binding.deviceID == deviceID && (notifier.isEmpty || binding.notifier == notifier) }

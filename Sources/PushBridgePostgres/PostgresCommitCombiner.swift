@@ -3,8 +3,8 @@ import PostgresNIO
 import PushBridgeStore
 import Synchronization
 
-/// The one-round-trip commits of a node's apps on one database, sent together (issue 49: many apps
-/// cost what one costs). While ``inFlightLimit`` statements are in flight, commits that arrive wait;
+/// The one-round-trip commits of a node's apps on one database, sent together (many apps cost what one
+/// costs). While ``inFlightLimit`` statements are in flight, commits that arrive wait;
 /// the next statement carries all that waited (at most ``batchLimit``) — one transaction, each app's
 /// `pushbridge_commit_logged` in turn, the apps in schema order, so that two statements never take two
 /// apps' locks in opposite orders. Each app's function checks and writes its own commit as it would
@@ -12,9 +12,6 @@ import Synchronization
 /// is sent again alone, so that one app's failure fails no other. (A commit whose statement was lost
 /// with its connection may have been written: when its group runs again, its check finds the change.)
 ///
-/// A commit is decided when its statement goes, not when it starts to wait: the sends of its app
-/// that arrive while it waits join its group (``PushBridgeStore/WriteGroupJoiners``), so an app with
-/// two requests in flight commits both in one call where it would have made two.
 final class PostgresCommitCombiner: Sendable {
     /// What one app's commit answered: whether it committed, the data version after it, the badge log
     /// row it wrote, and the rows other nodes appended to the log since its decision, in order.
@@ -25,21 +22,16 @@ final class PostgresCommitCombiner: Sendable {
         var appended: [BadgeLogRow] = []
     }
 
-    /// What a commit's decision gave: its commit and the answer to it; `nil` when the decision
-    /// needed what the node does not keep (nothing was sent).
-    typealias Decided = (commit: KeptDataCommit, answer: Answer)?
-
     /// A waiting commit's turn: answered by another's statement, or handed the batch to send.
     private enum Turn {
-        case answered(Decided)
+        case answered(Answer)
         case send([Waiting])
     }
 
     private struct Waiting: @unchecked Sendable {
         let id: Int
         let schema: String
-        /// Decides the commit when its statement goes (`nil`: not decided from kept data).
-        let decide: () -> KeptDataCommit?
+        let commit: KeptDataCommit
         /// `nil` for the commit of the task that sends the statement.
         let continuation: CheckedContinuation<Turn, any Error>?
     }
@@ -66,18 +58,15 @@ final class PostgresCommitCombiner: Sendable {
         self.batchLimit = max(1, batchLimit)
     }
 
-    /// Commits what `decide` gives to the app of `schema`, in the next statement, and returns the
-    /// commit and its answer. `decide` runs when that statement goes, on the task that sends it, so
-    /// that it decides what arrived while it waited. The caller whose commit finds a statement's place
-    /// free sends it, with the commits waiting then; when it ends, the first commit of those that
-    /// waited meanwhile is handed the next statement. No task or thread of its own: the senders are
-    /// the writers' own tasks.
+    /// Commits `commit` to the app of `schema` in the next statement and returns its answer. The
+    /// caller whose commit finds a statement's place free sends it, with the commits waiting then;
+    /// when it ends, the first commit of those that waited meanwhile is handed the next statement. No
+    /// task or thread of its own: the senders are the writers' own tasks.
     /// - Parameters:
+    ///   - commit: an update's sends decided on what the node keeps.
     ///   - schema: the app's schema (a checked identifier).
     ///   - pool: the node's connections to the database.
-    ///   - decide: decides a group of the app's sends from kept data; `nil` when it needs what is not
-    ///     kept (then nothing is sent and this returns `nil`).
-    func commit(schema: String, on pool: PostgresPool, decide: @escaping () -> KeptDataCommit?) async throws -> Decided {
+    func commit(_ commit: KeptDataCommit, schema: String, on pool: PostgresPool) async throws -> Answer {
         // A statement's place free: this commit goes now, decided on the caller's task (no hop).
         let (id, free) = state.withLock { state in
             state.nextID += 1
@@ -85,9 +74,9 @@ final class PostgresCommitCombiner: Sendable {
             state.inFlight += 1
             return (state.nextID, true)
         }
-        let turn: Turn = free ? .send([Waiting(id: id, schema: schema, decide: decide, continuation: nil)]) : try await withCheckedThrowingContinuation { continuation in
+        let turn: Turn = free ? .send([Waiting(id: id, schema: schema, commit: commit, continuation: nil)]) : try await withCheckedThrowingContinuation { continuation in
             let batch: [Waiting]? = state.withLock { state in
-                state.waiting.append(Waiting(id: id, schema: schema, decide: decide, continuation: continuation))
+                state.waiting.append(Waiting(id: id, schema: schema, commit: commit, continuation: continuation))
                 guard state.inFlight < inFlightLimit else { return nil }
                 state.inFlight += 1
                 return take(&state)
@@ -99,7 +88,7 @@ final class PostgresCommitCombiner: Sendable {
             return answer
         case .send(let batch):
             let results = await send(batch, on: pool)
-            var mine: Result<Decided, any Error>?
+            var mine: Result<Answer, any Error>?
             for (waiting, result) in zip(batch, results) {
                 if waiting.id == id { mine = result } else { waiting.continuation?.resume(with: result.map(Turn.answered)) }
             }
@@ -123,17 +112,9 @@ final class PostgresCommitCombiner: Sendable {
         return batch.sorted { $0.schema < $1.schema }
     }
 
-    /// Each commit's decision and answer: the commits decided now, then one statement for those
-    /// decided; when PostgreSQL refuses it, one each.
-    private func send(_ batch: [Waiting], on pool: PostgresPool) async -> [Result<Decided, any Error>] {
-        let commits = batch.map { waiting in waiting.decide().map { (waiting.schema, $0) } }
-        let decided = commits.compactMap { $0 }
-        guard !decided.isEmpty else { return batch.map { _ in .success(nil) } }
-        var answers = await send(decided, on: pool)[...]
-        return commits.map { commit in
-            guard let commit else { return .success(nil) }
-            return answers.removeFirst().map { (commit.1, $0) }
-        }
+    /// Each commit's answer: one statement for all; when PostgreSQL refuses it, one each.
+    private func send(_ batch: [Waiting], on pool: PostgresPool) async -> [Result<Answer, any Error>] {
+        await send(batch.map { ($0.schema, $0.commit) }, on: pool)
     }
 
     /// Each decided commit's answer: one statement for all; when PostgreSQL refuses it, one each.
@@ -156,13 +137,6 @@ final class PostgresCommitCombiner: Sendable {
         for _ in commits { commitCount.add() }
         let rows = try await pool.use(schema: nil) { session in try await session.query(query) }.map(Cells.init)
         return try Self.answers(rows, count: commits.count)
-    }
-
-    /// One commit on a connection inside the app's transaction (a group decided under the write
-    /// lock): the function as the batches call it, alone.
-    static func commit(_ commit: KeptDataCommit, schema: String, on session: PostgresSession) async throws -> Answer {
-        let rows = try await session.query(try query([(schema, commit)])).map(Cells.init)
-        return try answers(rows, count: 1)[0]
     }
 
     /// The statement calling each app's function, its rows numbered by the commit's place.

@@ -14,12 +14,7 @@ final class StatementCounter: Sendable {
     var value: Int { count.load(ordering: .relaxed) }
 }
 
-/// One PostgreSQL connection. Every statement is awaited: no thread waits for the server (issue 49).
-///
-/// The store's transactions are synchronous bodies (SQLite's shape, the facade's calls); on this
-/// connection they run *replayed* (``StatementReplay``): the synchronous ``query(_:)`` answers from
-/// the statements already sent, and the first one not sent yet ends the run — the driver
-/// (``PostgresStateStore/replaying(_:_:)``) sends it, awaited, and runs the body again.
+/// One PostgreSQL connection. Every statement is awaited: no thread waits for the server.
 package final class PostgresSession: @unchecked Sendable {
     let connection: PostgresConnection
     let logger: Logger
@@ -49,19 +44,6 @@ package final class PostgresSession: @unchecked Sendable {
     private(set) var isDiscarded = false
     /// Why it was closed here, when a statement's deadline passed (the statement's start, no values).
     var closedBecause: String?
-
-    /// The replay a synchronous body's statements are answered from, while one runs (``PostgresStateStore/replaying(_:_:)``).
-    var replay: StatementReplay?
-
-    /// A synchronous body's statement: answered from ``replay``, or the run ends (``StatementReplay/Suspended``)
-    /// so that the driver sends it, awaited. Never waits.
-    @discardableResult
-    func query(_ query: PostgresQuery) throws -> [PostgresRow] {
-        guard let replay else {
-            throw StoreError(.postgres, "a synchronous statement outside a replayed transaction", context: target)
-        }
-        return try replay.answer(query)
-    }
 
     /// Connects without holding a thread; at most the configuration's connect timeout.
     static func connect(configuration: PostgresConnection.Configuration, target: String, logger: Logger) async throws -> PostgresSession {
@@ -144,11 +126,6 @@ package final class PostgresSession: @unchecked Sendable {
     /// with `;` at the end of a line (none of PushBridge's contains one elsewhere).
     func execute(_ sql: String) async throws {
         for statement in Self.statements(sql) { try await query(statement) }
-    }
-
-    /// ``execute(_:)`` in a replayed body.
-    func execute(_ sql: String) throws {
-        for statement in Self.statements(sql) { try query(statement) }
     }
 
     /// A script's statements: each ends with `;` at the end of a line.

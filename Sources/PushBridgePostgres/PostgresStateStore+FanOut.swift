@@ -8,17 +8,17 @@ import PushBridgeStore
 // their badge counters written back; a group's kept between this node's writes (``PostgresStateStore/KeptData``).
 
 extension PostgresStateStore.Transaction {
-    func receivers(of audience: Audience, excluding sender: UserID, conversation: ConversationKey) throws -> StoredReceivers {
+    func receivers(of audience: Audience, excluding sender: UserID, conversation: ConversationKey) async throws -> StoredReceivers {
         let deviceOffset = Self.receiverColumnCount + 3
         switch audience {
         case .group(let group):
             guard let kept = context.keptData else {  // a read: the sender left out by the query
-                return StoredReceivers(try groupReceivers(group, conversation: conversation, filter: "u.name <> $4", binds: try binds(group, conversation.kind == .group, conversation.id, sender)))
+                return await StoredReceivers(try groupReceivers(group, conversation: conversation, filter: "u.name <> $4", binds: try binds(group, conversation.kind == .group, conversation.id, sender)))
             }
             // A write: every member, kept for the next sends while this node's writes keep it true.
             let tableKey = ReceiverTable.Key(group: group, conversation: conversation)
             if let table = kept.receivers.tables[tableKey] { return table.receivers(excluding: sender) }
-            let table = ReceiverTable(rows: try groupReceivers(group, conversation: conversation, filter: nil, binds: try binds(group, conversation.kind == .group, conversation.id)))
+            let table = await ReceiverTable(rows: try groupReceivers(group, conversation: conversation, filter: nil, binds: try binds(group, conversation.kind == .group, conversation.id)))
             // A table not kept has no stored roll to share with the next send: no roll.
             return table.receivers(excluding: sender, asRoll: kept.receivers.keep(table, for: tableKey))
         case .users(let users):
@@ -26,7 +26,7 @@ extension PostgresStateStore.Transaction {
             guard !wanted.isEmpty else { return StoredReceivers([]) }
             let kept = context.keptData?.users
             if let known = kept?.receivers(wanted, in: conversation) { return StoredReceivers(known) }
-            let found = try rows(
+            let found = try await rows(
                 PostgresQuery(
                     unsafeSQL: """
                         SELECT \(Self.receiverColumns), c.remind, c.silent_start, c.silent_until, \(Self.deviceColumns), j.position, j.name
@@ -36,7 +36,7 @@ extension PostgresStateStore.Transaction {
                         ORDER BY j.position, d.sequence DESC
                         """,
                     binds: try binds(wanted, conversation.kind == .group, conversation.id)))
-            let overlay = try badgeOverlay()
+            let overlay = try await badgeOverlay()
             var out: [StoredReceiver] = []
             var lastPosition: Int64 = -1
             for row in found {
@@ -50,7 +50,7 @@ extension PostgresStateStore.Transaction {
                         out.append(try receiver(row, conversation: conversation, overlay: overlay))
                     }
                 }
-                if let device = try device(row, offset: deviceOffset) { out[out.count - 1].state.devices.append(device) }
+                if let device = try await device(row, offset: deviceOffset) { out[out.count - 1].state.devices.append(device) }
             }
             if let kept { for receiver in out { kept.keep(receiver, in: conversation) } }
             return StoredReceivers(out)
@@ -62,8 +62,8 @@ extension PostgresStateStore.Transaction {
     /// - Parameters:
     ///   - filter: a condition on the members (`u`), with parameters from `$4`, if any.
     ///   - binds: the group, whether the conversation is a group's, its id, then the filter's.
-    func groupReceivers(_ group: String, conversation: ConversationKey, filter: String?, binds: PostgresBindings) throws -> [StoredReceiver] {
-        let found = try rows(
+    func groupReceivers(_ group: String, conversation: ConversationKey, filter: String?, binds: PostgresBindings) async throws -> [StoredReceiver] {
+        let found = try await rows(
             PostgresQuery(
                 unsafeSQL: """
                     SELECT \(Self.receiverColumns), c.remind, c.silent_start, c.silent_until, \(Self.deviceColumns)
@@ -73,14 +73,14 @@ extension PostgresStateStore.Transaction {
                     WHERE m.group_id = $1\(filter.map { " AND " + $0 } ?? "") ORDER BY m.position, d.sequence DESC
                     """,
                 binds: binds))
-        let overlay = try badgeOverlay()
+        let overlay = try await badgeOverlay()
         let deviceOffset = Self.receiverColumnCount + 3
         var out: [StoredReceiver] = []
         out.reserveCapacity(found.count)
         for row in found {
             let key = try row.int64(0)
             if out.last?.key?.rawValue != key { out.append(try receiver(row, conversation: conversation, overlay: overlay)) }
-            if let device = try device(row, offset: deviceOffset) { out[out.count - 1].state.devices.append(device) }
+            if let device = try await device(row, offset: deviceOffset) { out[out.count - 1].state.devices.append(device) }
         }
         return out
     }

@@ -10,7 +10,7 @@ import Synchronization
 // the badge log as each user row's latest counter (``BadgeOverlay``), true at one `data_version`.
 
 extension PostgresStateStore {
-    /// One app's receivers and badge log as this node's writes last left them (issue 39: a warm
+    /// One app's receivers and badge log as this node's writes last left them (a warm
     /// group send reads no member rows).
     ///
     /// Kept true by the node's own writes (as SQLite's store keeps its writer's): a saved user's row
@@ -187,13 +187,13 @@ extension PostgresStateStore.Transaction {
     /// The badge log as each user row's latest counter. A write reads the rows the node has not
     /// read yet (usually none: the write lock said where the log ends); a read uses the node's when
     /// its snapshot is at the version the node published, else reads its snapshot's log on from it.
-    func badgeOverlay() throws -> BadgeOverlay {
+    func badgeOverlay() async throws -> BadgeOverlay {
         if let kept = context.keptData {
             if let overlay = kept.badges, !overlay.isStale { return overlay }
             // Appended by another node: read on, each row's counters also set in the kept rows (its
             // receivers stay kept, as they stay when this node counts).
             if kept.badges == nil { kept.badges = BadgeOverlay() }
-            for row in try rows("SELECT id, entries FROM badge_log WHERE id > \(kept.badges?.lastID ?? 0) ORDER BY id") {
+            for row in try await rows("SELECT id, entries FROM badge_log WHERE id > \(kept.badges?.lastID ?? 0) ORDER BY id") {
                 try kept.readOn(BadgeLogRow(id: try row.int64(0), entries: try row.row[1].decode(ByteBuffer.self)))
             }
             kept.badges?.isStale = false
@@ -204,7 +204,7 @@ extension PostgresStateStore.Transaction {
         let from = published?.badges ?? BadgeOverlay()
         // At the published version, the rows from the published log's last on (counters move no
         // version: other nodes may have appended since); at another, every row's id.
-        let found = try rows(
+        let found = try await rows(
             """
             SELECT a.data_version, l.id, CASE WHEN l.id > \(from.lastID) THEN l.entries END
             FROM app_version a LEFT JOIN badge_log l ON a.data_version IS DISTINCT FROM \(published?.version) OR l.id >= \(from.lastID) ORDER BY l.id
@@ -217,7 +217,7 @@ extension PostgresStateStore.Transaction {
                 for row in found where !row.isNull(2) { try overlay.add(row, id: try row.int64(1), column: 2) }
             } else {  // a snapshot older than the node's last commit: all of it
                 overlay = BadgeOverlay()
-                for row in try rows("SELECT id, entries FROM badge_log ORDER BY id") { try overlay.add(row, id: try row.int64(0)) }
+                for row in try await rows("SELECT id, entries FROM badge_log ORDER BY id") { try overlay.add(row, id: try row.int64(0)) }
             }
         } else if found.allSatisfy({ $0.isNull(1) }) {
             overlay = BadgeOverlay()
@@ -228,7 +228,7 @@ extension PostgresStateStore.Transaction {
                 for row in found where !row.isNull(2) { try overlay.add(row, id: try row.int64(1), column: 2) }
             } else {  // folded since, or a snapshot older than the node's: all of it
                 overlay = BadgeOverlay()
-                for row in try rows("SELECT id, entries FROM badge_log ORDER BY id") { try overlay.add(row, id: try row.int64(0)) }
+                for row in try await rows("SELECT id, entries FROM badge_log ORDER BY id") { try overlay.add(row, id: try row.int64(0)) }
             }
         }
         context.badges = overlay
@@ -237,12 +237,12 @@ extension PostgresStateStore.Transaction {
 
     /// Folds the badge log into badge_counters (each user's latest counter, once; users forgotten
     /// since are skipped) and empties it: one statement.
-    func foldBadgeLog() throws {
+    func foldBadgeLog() async throws {
         try checkWritable()
-        let overlay = try badgeOverlay()
+        let overlay = try await badgeOverlay()
         guard overlay.entries > 0 else { return }
         let counters = overlay.counters.sorted()
-        try session.query(
+        try await session.query(
             """
             WITH \(unescaped: context.bumpingCTE().map { $0 + ", " } ?? "")folded AS (
                 INSERT INTO badge_counters (user_id, badge)

@@ -81,38 +81,38 @@ enum OutboxStatement {
 }
 
 extension PostgresStateStore.Transaction {
-    func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) throws -> [OutboxDelivery] {
+    func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery] {
         try checkWritable()
-        return try OutboxStatement.claimed(try rows(OutboxStatement.claim(dueBy: now, claimUntil: claimUntil, limit: limit)))
+        return try await OutboxStatement.claimed(try rows(OutboxStatement.claim(dueBy: now, claimUntil: claimUntil, limit: limit)))
     }
 
-    func settleDeliveries(_ settlements: [DeliverySettlement], at now: Instant) throws {
+    func settleDeliveries(_ settlements: [DeliverySettlement], at now: Instant) async throws {
         try checkWritable()
-        if let statement = OutboxStatement.settle(settlements, at: now) { try session.query(statement) }
+        if let statement = OutboxStatement.settle(settlements, at: now) { try await session.query(statement) }
     }
 
-    func releaseDeliveryClaims() throws {
+    func releaseDeliveryClaims() async throws {
         try checkWritable()
-        try session.query("UPDATE deliveries SET claimed_until = 0 WHERE state = 0 AND claimed_until <> 0")
+        try await session.query("UPDATE deliveries SET claimed_until = 0 WHERE state = 0 AND claimed_until <> 0")
     }
 
-    func nextDeliveryDue() throws -> Instant? {
-        try OutboxStatement.state(try rows(OutboxStatement.nextDue)).nextDue
+    func nextDeliveryDue() async throws -> Instant? {
+        try await OutboxStatement.state(try rows(OutboxStatement.nextDue)).nextDue
     }
 
-    func deliveries(ofMessage id: String) throws -> [DeliveryRecord] {
-        try rows(
+    func deliveries(ofMessage id: String) async throws -> [DeliveryRecord] {
+        try await rows(
             "SELECT \(unescaped: DeliveryRecordColumn.sql) FROM deliveries WHERE message_id = \(id) ORDER BY id"
         ).map { try $0.deliveryRecord() }
     }
 
-    func pruneDeliveries(settledBefore cutoff: Instant) throws -> Int {
+    func pruneDeliveries(settledBefore cutoff: Instant) async throws -> Int {
         try checkWritable()
-        return try rows(OutboxStatement.prune(settledBefore: cutoff)).first?.int(0) ?? 0
+        return try await rows(OutboxStatement.prune(settledBefore: cutoff)).first?.int(0) ?? 0
     }
 
-    func outboxCounts() throws -> OutboxCounts {
-        try OutboxStatement.state(try rows(OutboxStatement.counts)).counts
+    func outboxCounts() async throws -> OutboxCounts {
+        try await OutboxStatement.state(try rows(OutboxStatement.counts)).counts
     }
 }
 

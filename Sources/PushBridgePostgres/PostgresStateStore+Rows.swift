@@ -8,8 +8,10 @@ import PushBridgeStore
 
 extension PostgresStateStore.Transaction {
     /// Reads ``deviceColumns`` starting at `offset`; `nil` for the NULLs of a receiver without devices.
-    func device(_ row: Cells, offset: Int) throws -> Device? {
-        try row.device(at: offset) { try certificate($0, column: "devices.certificate_id") }
+    func device(_ row: Cells, offset: Int) async throws -> Device? {
+        guard !row.isNull(offset + DeviceColumn.token.rawValue) else { return nil }
+        let certificate = try await self.certificate(try row.int64(offset + DeviceColumn.certificate.rawValue), column: "devices.certificate_id")
+        return try row.device(at: offset) { _ in certificate }
     }
 
     /// A receiver's row, its counter the badge log's when it has one.

@@ -121,7 +121,7 @@ extension PostgresStateStore {
                 CREATE INDEX deliveries_settled ON deliveries (updated_at) WHERE state <> 0;
                 """),
         // A node keeps the app's configuration between sends and reads this one row with the write
-        // lock to know it is still current (issue 39: round trips). The function takes the lock and
+        // lock to know it is still current (round trips). The function takes the lock and
         // then reads the version in one round trip; as a volatile PL/pgSQL function its read takes a
         // snapshot after the lock is held (one SELECT would read the version as of before the wait).
         Migration(
@@ -134,7 +134,7 @@ extension PostgresStateStore {
                 INSERT INTO app_version (singleton, version) VALUES (true, 0);
                 CREATE FUNCTION pushbridge_write_lock(scope text) RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$ BEGIN PERFORM pg_advisory_xact_lock(1346524994, hashtext(scope)); RETURN (SELECT version FROM app_version); END $$;
                 """),
-        // A node keeps a group's receivers and the badge log between its writes (issue 39: the
+        // A node keeps a group's receivers and the badge log between its writes (the
         // receiver cache). Every write that changes what a node keeps moves `data_version` (once per
         // transaction); the lock function now also answers it and the badge log's first and last row,
         // so a node knows in the statement it makes anyway whether what it keeps is still true. A
@@ -159,8 +159,8 @@ extension PostgresStateStore {
                     LANGUAGE plpgsql VOLATILE AS $$ BEGIN PERFORM pg_advisory_xact_lock(1346524994, hashtext(scope)); RETURN QUERY SELECT a.version, a.data_version, (SELECT min(id) FROM badge_log), (SELECT max(id) FROM badge_log) FROM app_version a; END $$;
                 """),
         // A group commit knows its messages' ids before it locks: the lock's function reads their
-        // sent-message records too, after the lock as the function's own statements do (issue 39:
-        // the repeat check needs no round trip of its own). The first row is the lock's, the others
+        // sent-message records too, after the lock as the function's own statements do (the
+        // repeat check needs no round trip of its own). The first row is the lock's, the others
         // the records found.
         Migration(
             identifier: "2026-11-27-postgres-lock-with-records",
@@ -189,7 +189,7 @@ extension PostgresStateStore {
                 );
                 """),
         // A node that keeps what a group of sends reads decides it before it locks, and commits it
-        // in one round trip (issue 49): this function takes the write lock, checks that nothing the
+        // in one round trip: this function takes the write lock, checks that nothing the
         // node read has changed since (the configuration and data versions, the badge log's end, no
         // record of the messages within their repeat windows, the rolls referred to still stored),
         // and only then writes the sends' effects, in the order a locked send writes them. When
@@ -260,7 +260,7 @@ extension PostgresStateStore {
                     RETURN QUERY SELECT true, seen.data_version, logged;  -- committed
                 END $$;
                 """),
-        // Counters no longer move the data version (issue 49: one app on two nodes): every counter
+        // Counters no longer move the data version (one app on two nodes): every counter
         // goes to the badge log as one row of a commit, with the user rows it counted (NULL: many, or
         // written before — read as touching everyone), and the version moves only with what nodes
         // keep besides counters (users, devices, settings, members, profiles, a fold). A node's commit
@@ -329,7 +329,7 @@ extension PostgresStateStore {
                     END IF;  -- read on
                 END $$;
                 """),
-        // The commit function again, same arguments and answers (issue 49: many apps cost what one
+        // The commit function again, same arguments and answers (many apps cost what one
         // costs). Its statements keep one plan a connection (`plan_cache_mode`): with the default,
         // PostgreSQL planned the statements over the argument arrays anew at every call, because a
         // plan for the arrays' actual lengths always looked cheaper — a third of the function's time

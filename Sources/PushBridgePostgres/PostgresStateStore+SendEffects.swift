@@ -5,15 +5,13 @@ import PushBridgeCore
 import PushBridgeRecordCoding
 import PushBridgeStore
 
-// What sends change, written in one statement: the badge counters as one badge log row, the
-// outbox rows and the sent-message records, each a data-modifying `WITH` of one INSERT (issue 39:
-// round trips). The tables' own methods (`setBadges`, `enqueueDeliveries`, `recordSentMessages`)
-// are this statement with one part.
+// What sends change, written in one statement (one round trip): the badge counters as one badge log
+// row, the outbox rows and the sent-message records, each a data-modifying `WITH` of one INSERT.
 
 extension PostgresStateStore.Transaction {
-    func writeSendEffects(badges: [(key: UserKey, badge: Int)], deliveries: [OutboxDelivery], records: [SentMessage], forgettingBefore cutoff: Instant) throws {
+    func writeSendEffects(badges: [(key: UserKey, badge: Int)], deliveries: [OutboxDelivery], records: [SentMessage], forgettingBefore cutoff: Instant) async throws {
         try checkWritable()
-        if !records.isEmpty { try pruneSentMessages(before: cutoff) }
+        if !records.isEmpty { try await pruneSentMessages(before: cutoff) }
         var statement = EffectsStatement()
         let logged = !badges.isEmpty
         if logged {
@@ -49,7 +47,7 @@ extension PostgresStateStore.Transaction {
                 """)
         }
         guard !statement.parts.isEmpty else { return }
-        let found = try rows(statement.query(final: logged ? "SELECT id FROM logged" : "SELECT 1"))
+        let found = try await rows(statement.query(final: logged ? "SELECT id FROM logged" : "SELECT 1"))
         // The records read with the write lock stay this transaction's view of them.
         for record in records where context.records != nil { context.records?[record.id] = .some(PostgresStateStore.StoredSentMessage(sentAt: record.sentAt.milliseconds, decisions: record.decisions)) }
         guard logged else { return }
@@ -60,33 +58,36 @@ extension PostgresStateStore.Transaction {
         }
         context.changeKept { $0.counted(badges) }
         // Folded into badge_counters past either limit.
-        if let store = context.store, store.logIsFull(try badgeOverlay(), adding: 0) { try foldBadgeLog() }
+        if let store = context.store, await store.logIsFull(try badgeOverlay(), adding: 0) { try await foldBadgeLog() }
     }
 
     /// A saved user's counter (the save moves the data version anyway): in place, unless the badge
     /// log has the user, whose entry would win — then one log row, as a send's.
-    func saveCounter(_ key: UserKey, _ badge: Int) throws {
+    func saveCounter(_ key: UserKey, _ badge: Int) async throws {
         let badges = [(key: key, badge: badge)]
-        if try BadgeOverlay.logs(badges, overlay: badgeOverlay) { return try setBadges(badges) }
-        try session.query("INSERT INTO badge_counters (user_id, badge) VALUES (\(key.rawValue), \(Int64(badge))) ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge")
+        let overlay = try await badgeOverlay()
+        if BadgeOverlay.logs(badges, overlay: { overlay }) {
+            return try await writeSendEffects(badges: badges, deliveries: [], records: [], forgettingBefore: Instant(milliseconds: .min))
+        }
+        try await session.query("INSERT INTO badge_counters (user_id, badge) VALUES (\(key.rawValue), \(Int64(badge))) ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge")
         context.changeKept { $0.counted(badges) }
     }
 
-    func recordSentMessages(_ messages: [SentMessage], forgettingBefore cutoff: Instant) throws {
+    func recordSentMessages(_ messages: [SentMessage], forgettingBefore cutoff: Instant) async throws {
         try checkWritable()
         // With records, the effects' statement prunes; without, pruning is all there is to do.
-        if messages.isEmpty { try pruneSentMessages(before: cutoff) } else { try writeSendEffects(badges: [], deliveries: [], records: messages, forgettingBefore: cutoff) }
+        if messages.isEmpty { try await pruneSentMessages(before: cutoff) } else { try await writeSendEffects(badges: [], deliveries: [], records: messages, forgettingBefore: cutoff) }
     }
 
     /// Forgets records sent before `cutoff` and the rolls only they used: at most once per second of
     /// message time per store on this node (reads skip records older than their cutoff, so pruning is
     /// only for space, as in SQLite's store).
-    func pruneSentMessages(before cutoff: Instant) throws {
+    func pruneSentMessages(before cutoff: Instant) async throws {
         // Its pruning time is kept under the write lock (the store's, as the transaction began).
         let prunedBefore = max(context.holdsWriteLock ? context.store?.sentMessagesPrunedBefore ?? .min : .min, context.prunedBefore)
         guard PostgresStateStore.pruningIsDue(before: cutoff, prunedBefore: prunedBefore) else { return }
         // Each roll's time is its latest record's: the rolls of the records just forgotten go too.
-        try session.query(
+        try await session.query(
             "WITH rolls AS (DELETE FROM receiver_rolls WHERE used_at < \(cutoff.milliseconds)) DELETE FROM sent_messages WHERE sent_at < \(cutoff.milliseconds)")
         context.prunedBefore = cutoff.milliseconds
         if context.holdsWriteLock { context.changeStore { $0.sentMessagesPrunedBefore = max($0.sentMessagesPrunedBefore, cutoff.milliseconds) } }
@@ -109,26 +110,6 @@ extension [SentMessage] {
         return indices.filter { last[self[$0].id] == $0 }.map { self[$0] }
     }
 }
-
-/// A transaction whose send effects are one call (``PushStateTransaction/writeSendEffects(badges:deliveries:records:forgettingBefore:)``):
-/// each table's own method is that call with one part.
-protocol SendEffectsInOneCall: PushStateTransaction {}
-
-extension SendEffectsInOneCall {
-    func setBadges(_ badges: [(key: UserKey, badge: Int)]) throws {
-        try writeSendEffects(badges: badges, deliveries: [], records: [], forgettingBefore: Instant(milliseconds: .min))
-    }
-
-    func enqueueDeliveries(_ deliveries: [OutboxDelivery]) throws {
-        try writeSendEffects(badges: [], deliveries: deliveries, records: [], forgettingBefore: Instant(milliseconds: .min))
-    }
-
-    func recordSentMessage(_ id: String, at instant: Instant, decisions: [UInt8], forgettingBefore cutoff: Instant) throws {
-        try recordSentMessages([SentMessage(id: id, sentAt: instant, decisions: decisions)], forgettingBefore: cutoff)
-    }
-}
-
-extension PostgresStateStore.Transaction: SendEffectsInOneCall {}
 
 /// One statement of data-modifying `WITH` parts and their parameters.
 struct EffectsStatement {

@@ -5,14 +5,13 @@ import PushBridgeCore
 import PushBridgeStore
 
 extension PostgresStateStore {
-    /// What the writers of one database transaction share: the store, the app configuration's
-    /// version read with the write lock (`nil` in a read, and once a writer changed the
-    /// configuration), the data version read with it, and whether the schema's write lock is held.
+    /// What one database transaction shares: the store, the app configuration's version read with
+    /// the write lock (`nil` in a read, and once the transaction changed the configuration), the data
+    /// version read with it, and whether the schema's write lock is held.
     ///
-    /// A transaction's body runs replayed (``StatementReplay``): each run has a context of its own,
-    /// reads the store's caches as they were when the transaction began (``start``), and changes them
-    /// — and what the node keeps — only through ``storeChanges`` and ``keptChanges``, done when it
-    /// commits.
+    /// A write reads and changes what the node keeps as it goes (under the store's gate; a failure
+    /// drops it all); the store's own caches (the configuration, certificates) take its changes
+    /// when it ends well (``storeChanges``).
     final class TransactionContext {
         /// The store's caches as the transaction began.
         struct StartingPoint {
@@ -24,60 +23,46 @@ extension PostgresStateStore {
         let store: PostgresStateStore?
         var appVersion: Int64?
         let holdsWriteLock: Bool
-        /// Whether the body reads and fills what the node keeps as it goes (a send's loads under the
-        /// lock, each its own replay); otherwise it does not read it, and changes wait for the commit.
-        let keepsData: Bool
         let start: StartingPoint
         /// `app_version.data_version` as the write lock read it (`nil` in a read).
         private(set) var dataVersion: Int64?
-        /// Whether a change was made since the write lock was taken (a write method was called).
-        var hasChanges = false
-        /// Rolls the transaction back and begins it again under the lock (a group commit's), for a
-        /// savepoint taken before any change: see ``PostgresSavepointStore``.
-        var restart: (() throws -> Void)?
-        /// Whether ``restart`` ran: the lock was taken again inside the body.
-        private(set) var wasRestarted = false
         /// Whether a statement of this transaction moved the data version.
         private(set) var movedDataVersion = false
         /// A savepoint was rolled back: what the data version is after the commit is not known here.
         var versionIsUncertain = false
-        /// The badge log as this transaction read it, when the node keeps none for it.
+        /// The badge log as this transaction read it, when the node keeps none for it (a read).
         var badges: BadgeOverlay?
-        /// The sent-message records of the ids a group commit named, as the write lock read them and
-        /// this transaction's writes changed them (`nil` for an id without one; `nil` in all: none named,
-        /// or dropped by a savepoint rolled back).
+        /// The sent-message records of the ids the write lock read, as this transaction's writes
+        /// changed them (`nil` for an id without one; `nil` in all: none named, or dropped by a
+        /// savepoint rolled back).
         var records: [String: StoredSentMessage?]?
         /// Records sent before this (epoch ms) were pruned by this transaction.
         var prunedBefore: Int64 = .min
         /// What the store's caches take when the transaction ends well, in order.
         private(set) var storeChanges: [(PostgresStateStore) -> Void] = []
-        /// What the node keeps takes when the transaction commits, in order.
-        private(set) var keptChanges: [(KeptData) -> Void] = []
-        /// What the node keeps, when this transaction reads it (``keepsData``).
-        var keptData: PostgresStateStore.KeptData? { holdsWriteLock && keepsData ? store?.kept : nil }
+        /// What the node keeps, in a write.
+        var keptData: PostgresStateStore.KeptData? { holdsWriteLock ? store?.kept : nil }
 
         /// A read's context.
         init(store: PostgresStateStore? = nil, start: StartingPoint = StartingPoint(certificates: [:])) {
             self.store = store
             self.start = start
             holdsWriteLock = false
-            keepsData = false
         }
 
         /// A write's context under the write lock.
-        init(store: PostgresStateStore, lock: WriteLock, start: StartingPoint, keepsData: Bool = false) {
+        init(store: PostgresStateStore, lock: WriteLock, start: StartingPoint) {
             self.store = store
             self.start = start
             appVersion = lock.appVersion
             dataVersion = lock.dataVersion
             records = lock.records
             holdsWriteLock = true
-            self.keepsData = keepsData
         }
 
-        /// Changes what the node keeps: now (``keepsData``), or when the transaction commits.
-        func changeKept(_ change: @escaping (KeptData) -> Void) {
-            if let kept = keptData { change(kept) } else if holdsWriteLock { keptChanges.append(change) }
+        /// Changes what the node keeps (a write's; a read keeps nothing).
+        func changeKept(_ change: (KeptData) -> Void) {
+            if let kept = keptData { change(kept) }
         }
 
         /// Changes the store's caches when the transaction ends well.
@@ -108,19 +93,6 @@ extension PostgresStateStore {
             movedDataVersion = false
             versionIsUncertain = true
             keptData?.forget()
-        }
-
-        /// Takes the versions of a transaction begun again (``restart``): nothing of the first is left.
-        func renew(from lock: WriteLock) {
-            appVersion = lock.appVersion
-            dataVersion = lock.dataVersion
-            movedDataVersion = false
-            versionIsUncertain = false
-            hasChanges = false
-            badges = nil
-            records = lock.records
-            keptChanges = []
-            wasRestarted = true
         }
 
         /// The data version once this transaction commits, when known.
@@ -155,8 +127,9 @@ extension PostgresStateStore {
         var decisions: [UInt8]
     }
 
-    /// One transaction's view of the database; lives only inside ``PostgresStateStore/write(_:)`` or ``read(_:)``.
-    final class Transaction: PushStateTransaction {
+    /// One transaction's view of the database, every statement awaited; lives only inside one of
+    /// the store's transactions.
+    final class Transaction {
         let session: PostgresSession
         let writable: Bool
         /// What the writers of one database transaction share (a group commit's savepoints).
@@ -174,58 +147,57 @@ extension PostgresStateStore {
 
         func checkWritable() throws {
             guard writable else { throw StoreError.changeInReadTransaction }
-            context.hasChanges = true
         }
 
-        func rows(_ query: PostgresQuery) throws -> [Cells] { try session.query(query).map(Cells.init) }
+        func rows(_ query: PostgresQuery) async throws -> [Cells] { try await session.query(query).map(Cells.init) }
 
         // MARK: App configuration
 
-        func app() throws -> AppConfiguration {
+        func app() async throws -> AppConfiguration {
             if let appConfiguration { return appConfiguration }
             if let version = context.appVersion, let kept = context.start.app, kept.version == version {
                 appConfiguration = kept.app
                 return kept.app
             }
-            let app = try readApp()
+            let app = try await readApp()
             appConfiguration = app
             if let version = context.appVersion { context.changeStore { $0.keptApp.keep(app, at: version) } }
             return app
         }
 
         /// The app's configuration from its tables (three statements).
-        private func readApp() throws -> AppConfiguration {
+        private func readApp() async throws -> AppConfiguration {
             var app = AppConfiguration()
-            var certificates = try certificatesByID()
-            for row in try rows("SELECT certificate_id FROM app_certificates ORDER BY position") {
+            var certificates = try await certificatesByID()
+            for row in try await rows("SELECT certificate_id FROM app_certificates ORDER BY position") {
                 let id = try row.int64(0)
-                if certificates[id] == nil { certificates = try readCertificates() }  // interned by another node since
+                if certificates[id] == nil { certificates = try await readCertificates() }  // interned by another node since
                 guard let certificate = certificates[id] else {
                     throw StoreError(.unexpectedValue, "app certificate \(id) does not exist", context: "app_certificates")
                 }
                 app.certificates.append(certificate)
             }
-            for row in try rows("SELECT \(unescaped: TemplateColumn.sql) FROM app_templates ORDER BY position") {
+            for row in try await rows("SELECT \(unescaped: TemplateColumn.sql) FROM app_templates ORDER BY position") {
                 app.templates.append(try row.pushTemplate())
             }
             return app
         }
 
-        func setApp(_ app: AppConfiguration) throws {
+        func setApp(_ app: AppConfiguration) async throws {
             try checkWritable()
             // The version moves with the change; until this transaction ends no kept copy is used or made.
             context.appVersion = nil
             context.changeStore { $0.keptApp.forget() }
-            try session.query("UPDATE app_version SET version = version + 1")
+            try await session.query("UPDATE app_version SET version = version + 1")
             defer { appConfiguration = app }
-            try session.query("DELETE FROM app_certificates")
-            try session.query("DELETE FROM app_templates")
+            try await session.query("DELETE FROM app_certificates")
+            try await session.query("DELETE FROM app_templates")
             for (position, certificate) in app.certificates.enumerated() {
-                let id = try certificateID(certificate)
-                try session.query("INSERT INTO app_certificates (position, certificate_id) VALUES (\(position), \(id))")
+                let id = try await certificateID(certificate)
+                try await session.query("INSERT INTO app_certificates (position, certificate_id) VALUES (\(position), \(id))")
             }
             for (position, template) in app.templates.enumerated() {
-                try session.query(
+                try await session.query(
                     "INSERT INTO app_templates (position, name, title_pattern, content_pattern) VALUES (\(position), \(template.name), \(template.titlePattern), \(template.contentPattern))"
                 )
             }
@@ -233,20 +205,20 @@ extension PostgresStateStore {
 
         /// The certificates by row id: the store's known ones (rows are interned and never changed,
         /// and a row id is never used twice), read from the table when none are known yet.
-        func certificatesByID() throws -> [Int64: Certificate] {
+        func certificatesByID() async throws -> [Int64: Certificate] {
             if let certificates { return certificates }
             if !context.start.certificates.isEmpty {
                 certificates = context.start.certificates
                 return context.start.certificates
             }
-            return try readCertificates()
+            return try await readCertificates()
         }
 
         /// Every certificate row, also kept by the store for the next transactions.
         @discardableResult
-        func readCertificates() throws -> [Int64: Certificate] {
+        func readCertificates() async throws -> [Int64: Certificate] {
             var out: [Int64: Certificate] = [:]
-            for row in try rows("SELECT \(unescaped: CertificateColumn.sql) FROM certificates") {
+            for row in try await rows("SELECT \(unescaped: CertificateColumn.sql) FROM certificates") {
                 let (id, certificate) = try row.storedCertificate()
                 out[id] = certificate
             }
@@ -256,12 +228,12 @@ extension PostgresStateStore {
         }
 
         /// The row id of a certificate, inserting it when new (certificates are interned, never changed).
-        func certificateID(_ certificate: Certificate) throws -> Int64 {
+        func certificateID(_ certificate: Certificate) async throws -> Int64 {
             // No other node can intern one meanwhile: every write holds the schema's write lock. One
             // interned by another node since this node last read the table is found by reading it again.
-            if let (id, _) = try certificatesByID().first(where: { $0.value == certificate }) { return id }
-            if let (id, _) = try readCertificates().first(where: { $0.value == certificate }) { return id }
-            let row = try rows(
+            if let (id, _) = try await certificatesByID().first(where: { $0.value == certificate }) { return id }
+            if let (id, _) = try await readCertificates().first(where: { $0.value == certificate }) { return id }
+            let row = try await rows(
                 "INSERT INTO certificates (name, busi_id, bundle_id, environment) VALUES (\(certificate.name), \(certificate.busiId), \(certificate.bundleId), \(certificate.environment.rawValue)) RETURNING id"
             )
             let id = try row[0].int64(0)
@@ -270,11 +242,13 @@ extension PostgresStateStore {
             return id
         }
 
-        func certificate(_ id: Int64?, column: String) throws -> Certificate? {
+        func certificate(_ id: Int64?, column: String) async throws -> Certificate? {
             guard let id else { return nil }
             // A row id is never reused, so a known one is current; one this node has not seen yet
             // (another node interned it) is read with the table.
-            guard let certificate = try certificatesByID()[id] ?? readCertificates()[id] else {
+            var found = try await certificatesByID()[id]
+            if found == nil { found = try await readCertificates()[id] }
+            guard let certificate = found else {
                 throw StoreError(.unexpectedValue, "certificate \(id) does not exist", context: column)
             }
             return certificate

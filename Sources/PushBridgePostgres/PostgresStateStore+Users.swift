@@ -14,8 +14,8 @@ extension PostgresStateStore.Transaction {
     /// The `devices` columns read by ``device(_:offset:)``.
     static let deviceColumns = DeviceColumn.sql
 
-    func user(_ id: UserID) throws -> UserRecord? {
-        let found = try rows(
+    func user(_ id: UserID) async throws -> UserRecord? {
+        let found = try await rows(
             PostgresQuery(
                 unsafeSQL: "SELECT \(Self.receiverColumns), \(UserDetailColumn.sql) FROM users u \(Self.badgeJoin) WHERE u.name = $1",
                 binds: try binds(id)))
@@ -23,56 +23,57 @@ extension PostgresStateStore.Transaction {
         let stored = ReceiverRow(row)
         let key = try stored.key()
         var (state, configured) = try readReceiver(row)
-        state.badge = try badgeOverlay().badge(of: key, stored: state.badge)
+        state.badge = try await badgeOverlay().badge(of: key, stored: state.badge)
         let details = try stored.details()
-        state.boundCertificate = try certificate(details.boundCertificate, column: "users.bound_certificate")
+        state.boundCertificate = try await certificate(details.boundCertificate, column: "users.bound_certificate")
         state.displayName = details.displayName
-        for device in try rows(
+        for device in try await rows(
             PostgresQuery(
                 unsafeSQL: "SELECT \(Self.deviceColumns) FROM devices d WHERE d.user_id = $1 ORDER BY d.sequence DESC", binds: try binds(key)))
         {
-            if let device = try self.device(device, offset: 0) { state.devices.append(device) }
+            if let device = try await self.device(device, offset: 0) { state.devices.append(device) }
         }
-        for row in try rows(
+        for row in try await rows(
             "SELECT group_chat, conversation, remind, silent_start, silent_until FROM conversation_settings WHERE user_id = \(key)")
         {
             let conversation = ConversationKey(try row.bool(0) ? .group : .oneToOne, try row.string(1))
             state.conversations[conversation] = try readConversation(row, offset: 2)
         }
-        for row in try rows("SELECT group_id, card FROM name_cards WHERE user_id = \(key)") {
+        for row in try await rows("SELECT group_id, card FROM name_cards WHERE user_id = \(key)") {
             state.nameCards[try row.string(0)] = try row.string(1)
         }
         return UserRecord(state: state, isConfigured: configured)
     }
 
-    func sender(_ id: UserID, group: String?) throws -> UserState? {
+    func sender(_ id: UserID, group: String?) async throws -> UserState? {
         let key = PostgresStateStore.KeptOneToOne.SenderKey(name: id, group: group)
         if let kept = context.keptData?.users.senders[key] { return kept }
-        let sender = try readSender(id, group: group)
+        let sender = try await readSender(id, group: group)
         context.keptData?.users.keep(sender: sender, key)
         return sender
     }
 
     /// A sender's display name and the group's name card, read now.
-    private func readSender(_ id: UserID, group: String?) throws -> UserState? {
-        guard let row = try rows("SELECT id, display_name FROM users WHERE name = \(id)").first else { return nil }
+    private func readSender(_ id: UserID, group: String?) async throws -> UserState? {
+        guard let row = try await rows("SELECT id, display_name FROM users WHERE name = \(id)").first else { return nil }
         let key = try row.int64(0)
         var state = UserState(user: id, displayStyle: .simpleBanner, backgroundGraceSeconds: 0)
         state.displayName = try row.optionalString(1)
-        if let group, let card = try rows("SELECT card FROM name_cards WHERE user_id = \(key) AND group_id = \(group)").first {
+        if let group, let card = try await rows("SELECT card FROM name_cards WHERE user_id = \(key) AND group_id = \(group)").first {
             state.nameCards[group] = try card.string(0)
         }
         return state
     }
 
-    func save(_ state: UserState, replacing previous: UserState?) throws {
+    func save(_ state: UserState, replacing previous: UserState?) async throws {
         try checkWritable()
         context.changeKept { $0.users.forget(state.user) }
-        let bound = try state.boundCertificate.map { try certificateID($0) }
+        var bound: Int64?
+        if let certificate = state.boundCertificate { bound = try await certificateID(certificate) }
         let (presence, since) = StoredCodes.encode(state.presence)
         let remind = state.app.remindType.map(StoredCodes.encode)
         let style = state.displayStyle == .messageSummary ? 1 : 0
-        let upserted = try rows(
+        let upserted = try await rows(
             """
             \(unescaped: context.bumping())INSERT INTO users (name, configured, bound_certificate, presence, background_since,
                 background_grace, app_remind, window_start, window_end, app_silent_start, app_silent_until, display_style,
@@ -90,7 +91,7 @@ extension PostgresStateStore.Transaction {
             RETURNING id
             """)
         guard let key = try upserted.first?.int64(0) else { throw StoreError(.postgres, "the user upsert returned no id", context: "users") }
-        try saveCounter(UserKey(rawValue: key), state.badge)
+        try await saveCounter(UserKey(rawValue: key), state.badge)
 
         // Devices: rewritten in binding order when they changed. A token another user had moves
         // to this one (the token is the key); each binding takes the next sequence number.
@@ -98,13 +99,13 @@ extension PostgresStateStore.Transaction {
         if previous?.devices != state.devices {
             // Their rows are dropped from what the node keeps (stable while the gate is held).
             if context.holdsWriteLock, let kept = context.store?.kept, !kept.receivers.isEmpty {
-                movedFrom = try rows("SELECT DISTINCT user_id FROM devices WHERE token = ANY(\(state.devices.map(\.token))::text[]) AND user_id <> \(key)")
+                movedFrom = try await rows("SELECT DISTINCT user_id FROM devices WHERE token = ANY(\(state.devices.map(\.token))::text[]) AND user_id <> \(key)")
                     .map { try $0.int64(0) }
             }
-            try session.query("DELETE FROM devices WHERE user_id = \(key)")
+            try await session.query("DELETE FROM devices WHERE user_id = \(key)")
             for device in state.devices.reversed() {  // oldest first: the newest gets the highest sequence
-                let certificate = try certificateID(device.certificate)
-                try session.query(
+                let certificate = try await certificateID(device.certificate)
+                try await session.query(
                     """
                     INSERT INTO devices (token, user_id, certificate_id, bound_at) VALUES (\(device.token), \(key), \(certificate), \(device.boundAt.milliseconds))
                     ON CONFLICT (token) DO UPDATE SET user_id = excluded.user_id, certificate_id = excluded.certificate_id,
@@ -113,19 +114,19 @@ extension PostgresStateStore.Transaction {
             }
         }
 
-        // Conversations and name cards: rewrite only the entries that changed, in a fixed order (a
-        // replayed body asks for the same statements each run; a dictionary's order is not fixed).
+        // Conversations and name cards: rewrite only the entries that changed, in a fixed order (the
+        // same change sends the same statements; a dictionary's order is not fixed).
         let oldConversations = previous?.conversations ?? [:]
-        if previous == nil { try session.query("DELETE FROM conversation_settings WHERE user_id = \(key)") }
+        if previous == nil { try await session.query("DELETE FROM conversation_settings WHERE user_id = \(key)") }
         let byKey = { (a: (key: ConversationKey, value: ConversationPushSettings), b: (key: ConversationKey, value: ConversationPushSettings)) in
             (a.key.kind == .group ? 1 : 0, a.key.id) < (b.key.kind == .group ? 1 : 0, b.key.id)
         }
         for (conversation, _) in oldConversations.sorted(by: byKey) where state.conversations[conversation] == nil {
-            try session.query(
+            try await session.query(
                 "DELETE FROM conversation_settings WHERE user_id = \(key) AND group_chat = \(conversation.kind == .group) AND conversation = \(conversation.id)")
         }
         for (conversation, settings) in state.conversations.sorted(by: byKey) where !settings.isEmpty && oldConversations[conversation] != settings {
-            try session.query(
+            try await session.query(
                 """
                 INSERT INTO conversation_settings (user_id, group_chat, conversation, remind, silent_start, silent_until)
                 VALUES (\(key), \(conversation.kind == .group), \(conversation.id), \(settings.remindType.map(StoredCodes.encode)),
@@ -135,12 +136,12 @@ extension PostgresStateStore.Transaction {
                 """)
         }
         let oldCards = previous?.nameCards ?? [:]
-        if previous == nil { try session.query("DELETE FROM name_cards WHERE user_id = \(key)") }
+        if previous == nil { try await session.query("DELETE FROM name_cards WHERE user_id = \(key)") }
         for (group, _) in oldCards.sorted(by: { $0.key < $1.key }) where state.nameCards[group] == nil {
-            try session.query("DELETE FROM name_cards WHERE user_id = \(key) AND group_id = \(group)")
+            try await session.query("DELETE FROM name_cards WHERE user_id = \(key) AND group_id = \(group)")
         }
         for (group, card) in state.nameCards.sorted(by: { $0.key < $1.key }) where oldCards[group] != card {
-            try session.query(
+            try await session.query(
                 "INSERT INTO name_cards (user_id, group_id, card) VALUES (\(key), \(group), \(card)) ON CONFLICT (user_id, group_id) DO UPDATE SET card = excluded.card"
             )
         }
@@ -148,32 +149,32 @@ extension PostgresStateStore.Transaction {
         for changed in [key] + movedFrom { dropKeptReceiver(changed) }
     }
 
-    func removeUser(_ id: UserID) throws -> Bool {
+    func removeUser(_ id: UserID) async throws -> Bool {
         try checkWritable()
-        guard let key = try rows("SELECT id FROM users WHERE name = \(id)").first?.int64(0) else { return false }
+        guard let key = try await rows("SELECT id FROM users WHERE name = \(id)").first?.int64(0) else { return false }
         context.changeKept { kept in
             kept.receivers.tables = kept.receivers.tables.filter { $0.value.position(of: key) == nil }
             kept.users.forget(id)
         }
         for table in ["devices", "badge_counters", "conversation_settings", "name_cards", "members"] {
-            try session.query(PostgresQuery(unsafeSQL: context.bumping() + "DELETE FROM \(table) WHERE user_id = $1", binds: try binds(key)))  // the first moves the data version
+            try await session.query(PostgresQuery(unsafeSQL: context.bumping() + "DELETE FROM \(table) WHERE user_id = $1", binds: try binds(key)))  // the first moves the data version
         }
-        try session.query("DELETE FROM users WHERE id = \(key)")
-        try session.query("DELETE FROM push_bindings WHERE user_name = \(id)")
+        try await session.query("DELETE FROM users WHERE id = \(key)")
+        try await session.query("DELETE FROM push_bindings WHERE user_name = \(id)")
         return true
     }
 
-    func pushBindings(of user: UserID) throws -> [PushBinding] {
-        try rows("SELECT device_id, notifier, token FROM push_bindings WHERE user_name = \(user) ORDER BY position").map {
+    func pushBindings(of user: UserID) async throws -> [PushBinding] {
+        try await rows("SELECT device_id, notifier, token FROM push_bindings WHERE user_name = \(user) ORDER BY position").map {
             PushBinding(deviceID: try $0.string(0), notifier: try $0.string(1), token: try $0.string(2))
         }
     }
 
-    func setPushBindings(_ bindings: [PushBinding], of user: UserID) throws {
+    func setPushBindings(_ bindings: [PushBinding], of user: UserID) async throws {
         try checkWritable()
-        try session.query("DELETE FROM push_bindings WHERE user_name = \(user)")
+        try await session.query("DELETE FROM push_bindings WHERE user_name = \(user)")
         guard !bindings.isEmpty else { return }
-        try session.query(
+        try await session.query(
             """
             INSERT INTO push_bindings (user_name, position, device_id, notifier, token)
             SELECT \(user), j.position - 1, j.device_id, j.notifier, j.token
@@ -182,7 +183,7 @@ extension PostgresStateStore.Transaction {
             """)
     }
 
-    func owner(ofDevice token: String) throws -> UserID? {
-        try rows("SELECT u.name FROM devices d JOIN users u ON u.id = d.user_id WHERE d.token = \(token)").first?.string(0)
+    func owner(ofDevice token: String) async throws -> UserID? {
+        try await rows("SELECT u.name FROM devices d JOIN users u ON u.id = d.user_id WHERE d.token = \(token)").first?.string(0)
     }
 }

@@ -9,16 +9,18 @@ import Synchronization
 ///
 /// Writers take one transaction-scoped advisory lock per database before they change anything, so
 /// writes are serialised across nodes as SQLite serialises them across processes: a badge counter
-/// read and rewritten by one send cannot lose another node's update, and a group commit never fails
-/// on a conflict. Reads run in a repeatable-read snapshot and take no lock. Delivery claims use
-/// `FOR UPDATE SKIP LOCKED`, so two nodes never claim one delivery.
+/// read and rewritten by one send cannot lose another node's update. Reads run in a repeatable-read
+/// snapshot and take no lock. Delivery claims use `FOR UPDATE SKIP LOCKED`, so two nodes never claim
+/// one delivery.
 ///
-/// No thread waits for the server (issue 49): every statement is awaited, and a synchronous
-/// transaction body (the facade's calls) runs replayed (`StatementReplay`). The awaited entry
-/// points are ``awaitedTransactions``, ``awaitedOutbox`` and the group commit
-/// ``writeGroup(_:readingRecordsOf:repeatable:joinedBy:on:)``. The synchronous ones (``write(_:)``,
+/// No thread waits for the server: every statement is awaited. A write is
+/// ``update(reading:deciding:)``: its keys read (from what the node keeps when it can, else under the
+/// lock), its decision made on the snapshot, its changes committed — in one round trip that checks
+/// what was read when the node kept it all, else in the locked transaction that read it. Reads are
+/// ``snapshot(_:)``; the outbox is ``awaitedOutbox``. The synchronous calls (``write(_:)``,
 /// ``read(_:)``…) are for command-line tools and tests: a store opened synchronously blocks its
-/// caller's thread on them (PushBridgeStore's `BlockingWait`); one a service opened awaited refuses them.
+/// caller's thread on each statement (PushBridgeStore's `BlockingWait`); one a service opened
+/// awaited refuses them.
 public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// Where it is (no password).
     public let location: PostgresLocation
@@ -46,7 +48,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// fold deleting hundreds of thousands of rows would hold the app's lock long.
     let badgeLogRowLimit: Int
     /// How a synchronous call waits; `nil`: synchronous calls refuse (a store a service opened).
-    let blocking: BlockingWait?
+    let blocking: BlockingWaits?
 
     /// Connects (a pool of its own, at most four connections) and brings the schema up to date,
     /// blocking the calling thread: for tools and tests, whose synchronous calls block too. A service
@@ -78,10 +80,10 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     ///   - badgeLogLimit: badge counters logged before the log is folded.
     ///   - badgeLogRowLimit: badge log rows before the log is folded.
     convenience init(location: PostgresLocation, pool: PostgresPool, keptReceivers: Int = 400_000, badgeLogLimit: Int = 1_000_000, badgeLogRowLimit: Int = 100_000) throws {
-        let blocking = BlockingWait()
+        let blocking = BlockingWaits()
         self.init(
             unprepared: location, pool: pool, keptReceivers: keptReceivers, badgeLogLimit: badgeLogLimit, badgeLogRowLimit: badgeLogRowLimit, blocking: blocking)
-        try blocking.run { try await prepare() }  // a bad database fails here
+        try blocking.calls.run { try await prepare() }  // a bad database fails here
     }
 
     /// Opens the store on a node's pool and brings its schema up to date, awaited (a service's):
@@ -94,7 +96,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
 
     private init(
         unprepared location: PostgresLocation, pool: PostgresPool, keptReceivers: Int = 400_000, badgeLogLimit: Int = 1_000_000, badgeLogRowLimit: Int = 100_000,
-        blocking: BlockingWait?
+        blocking: BlockingWaits?
     ) {
         self.location = location
         self.pool = pool
@@ -120,167 +122,59 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// The first key of the lock that creates a schema ("PBSC").
     static let schemaLock: Int32 = 1_346_524_995
 
-    // MARK: Synchronous calls (tools, tests)
-
-    /// Runs an awaited call for a synchronous caller: blocks its thread (``blocking``), or refuses.
-    func synchronously<T>(_ work: () async throws -> T) throws -> T {
-        guard let blocking else {
-            throw StoreError(
-                .postgres, "this PostgreSQL store answers awaited calls only: a synchronous call would hold a thread while the server answers",
-                context: location.description)
-        }
-        return try blocking.run(work)
-    }
-
-    public func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
-        try synchronously { try await writingAlone { try $0.write(body) } }
-    }
-
-    public func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
-        try synchronously { try await reading { session, context in try body(Transaction(session, writable: false, context: context)) } }
-    }
-
-    /// Group commit: one transaction around all writers, each in a savepoint.
-    public func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
-        try writeGroup(writers, readingRecordsOf: [])
-    }
-
-    /// Group commit whose write lock reads the records of the messages its writers send, in the
-    /// lock's round trip.
-    public func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String]) throws {
-        try synchronously { try await writeGroup(writers, readingRecordsOf: ids, repeatable: true, on: .global()) }
-    }
-
-    /// Runs `body` in one transaction: its writes are savepoints, all kept or none.
-    public func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T {
-        try synchronously { try await writingAlone { try $0.atomically(body) } }
-    }
-
     /// The identifiers of the migrations the database has, in the order applied.
-    public func appliedMigrations() throws -> [String] {
-        try synchronously { try await appliedMigrations() }
-    }
-
-    /// ``appliedMigrations()``, awaited.
     public func appliedMigrations() async throws -> [String] {
         try await pool.use(schema: schema) { session in
             try await session.query("SELECT identifier FROM pushbridge_migrations ORDER BY position").map { try $0.decode(String.self) }
         }
     }
 
-    // MARK: Awaited transactions
-
-    public var awaitedTransactions: (any AwaitedTransactions)? { Awaited(store: self) }
-
-    /// ``PostgresStateStore/awaitedTransactions``: a body's `write`s are savepoints of one transaction.
-    struct Awaited: AwaitedTransactions {
-        let store: PostgresStateStore
-
-        func read<T>(_ body: (any PushStateStore) throws -> T) async throws -> T {
-            try await store.reading { session, context in try body(PostgresSavepointStore(session, context: context)) }
-        }
-
-        func write<T>(_ body: (any PushStateStore) throws -> T) async throws -> T {
-            try await store.writingAlone { try $0.atomically(body) }
-        }
-    }
-
     /// A read: a snapshot (repeatable read, read only) on a connection of its own, so it never waits
-    /// for a write; `body` replayed. What it would keep for later (the app's configuration,
-    /// certificates) is kept when it ends.
-    func reading<T>(_ body: (PostgresSession, TransactionContext) throws -> T) async throws -> T {
+    /// for a write. What it would keep for later (the app's configuration, certificates) is kept
+    /// when it ends.
+    func reading<T>(_ body: (Transaction) async throws -> T) async throws -> T {
         try await pool.use(schema: schema) { session in
             try await Self.transaction(session, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
-                let start = startingPoint()
-                let (result, last) = try await Self.replaying(session, context: { TransactionContext(store: self, start: start) }, body)
-                return (result, { last?.keepStoreChanges() })
+                let transaction = Transaction(session, writable: false, context: TransactionContext(store: self, start: startingPoint()))
+                let result = try await body(transaction)
+                return (result, { transaction.context.keepStoreChanges() })
             }
         }
     }
 
-    /// `body` replayed under the lock, and what its commit does to what the node keeps.
-    private func replayed<T>(_ session: PostgresSession, _ lock: WriteLock, _ body: (PostgresSession, TransactionContext) throws -> T) async throws -> (T, () -> Void) {
-        let start = startingPoint()
-        let (result, last) = try await Self.replaying(session, context: { TransactionContext(store: self, lock: lock, start: start) }, body)
-        return (result, { [self] in if let last { committed(last) } })
-    }
-
-    /// Runs `body` in a transaction under the node's gate and the schema's write lock, taken first
-    /// (``lockForWriting(_:readingRecordsOf:)``); commits, then runs what `body` returned for after the
-    /// commit. A failure drops what the node keeps (``transaction(_:begin:failed:_:)``).
-    private func inWriteTransaction<T>(
-        readingRecordsOf ids: [String], _ body: (PostgresSession, WriteLock) async throws -> (T, () throws -> Void)
-    ) async throws -> T {
-        await gate.enter()
-        defer { gate.leave() }
-        return try await pool.use(schema: schema) { session in
+    /// Runs `body` in a transaction under the schema's write lock, taken first
+    /// (``lockForWriting(_:readingRecordsOf:)``), with what the node keeps; commits, then the store's
+    /// caches and what the node keeps take its changes. A failure drops what the node keeps. The
+    /// caller holds ``gate``.
+    /// - Parameters:
+    ///   - ids: the message ids whose records the lock reads in its round trip.
+    ///   - body: the transaction's work.
+    func inWriteTransaction<T>(readingRecordsOf ids: [String], _ body: (Transaction) async throws -> T) async throws -> T {
+        try await pool.use(schema: schema) { session in
             try await Self.transaction(session, failed: { kept.forget() }) {
-                try await body(session, try await lockForWriting(session, readingRecordsOf: ids))
+                let lock = try await lockForWriting(session, readingRecordsOf: ids)
+                let transaction = Transaction(session, writable: true, context: TransactionContext(store: self, lock: lock, start: startingPoint()))
+                let result = try await body(transaction)
+                return (result, { [self] in committed(transaction.context) })
             }
         }
     }
 
     /// Runs `body` between `begin` and `COMMIT` on `session`, then what it returned for after the
-    /// commit. A failure runs `failed` and rolls back; a body whose runs diverged
-    /// (``StatementReplay/Diverged``) is begun again, at most twice.
+    /// commit. A failure runs `failed` and rolls back.
     private static func transaction<T>(
         _ session: PostgresSession, begin: String = "BEGIN", failed: () -> Void = {}, _ body: () async throws -> (T, () throws -> Void)
     ) async throws -> T {
-        var attempt = 0
-        while true {
-            attempt += 1
-            try await session.execute(begin)
-            do {
-                let (result, afterCommit) = try await body()
-                try await session.execute("COMMIT")
-                try afterCommit()
-                return result
-            } catch {
-                failed()
-                try await rollBack(session)
-                if error is StatementReplay.Diverged, attempt < 3 { continue }
-                throw error
-            }
-        }
-    }
-
-    /// Group commit under the lock: the writers decided from what the node keeps when they can be
-    /// (sends: ``decideUnderLock(_:lock:session:)``); else one transaction around all of them, each in
-    /// a savepoint, replayed (in the same transaction).
-    func writingGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String]) async throws {
-        let ids = Array(Set(ids.filter { !$0.isEmpty })).sorted()
-        try await inWriteTransaction(readingRecordsOf: ids) { session, lock in
-            if let commit = try await decideUnderLock(writers, lock: lock, session: session) {
-                let answer = try await PostgresCommitCombiner.commit(commit, schema: schema, on: session)
-                guard answer.committed else {
-                    throw StoreError(.postgres, "a commit under the write lock found a change", context: "pushbridge_commit_logged")
-                }
-                return ((), { [self] in
-                    try apply(commit, answer)
-                    oneRoundTrip.lockedCount.add()
-                })
-            }
-            return try await replayed(session, lock) { session, context in
-                context.restart = { [unowned self, unowned context] in  // the context holds it
-                    try session.execute("ROLLBACK")
-                    try session.execute("BEGIN")
-                    context.renew(from: try relock(session, readingRecordsOf: ids))
-                }
-                let savepoints = PostgresSavepointStore(session, context: context)
-                for writer in writers { writer(savepoints) }
-            }
-        }
-    }
-
-    /// One writer's work as a group of one, awaited: the one-round-trip commit when the node keeps
-    /// what it reads, else under the lock (``writeGroup(_:readingRecordsOf:repeatable:joinedBy:on:)``).
-    /// - Parameter body: runs against the store it is given, maybe more than once (its only effect is its result).
-    func writingAlone<T>(_ body: (any PushStateStore) throws -> T) async throws -> T {
-        try await withoutActuallyEscaping(body) { body in
-            nonisolated(unsafe) var result: Result<T, any Error>?
-            try await writeGroup([{ store in result = Result { try body(store) } }], readingRecordsOf: [], repeatable: true, on: .global())
-            guard let result else { throw StoreError(.postgres, "a write ended without running", context: location.description) }
-            return try result.get()
+        try await session.execute(begin)
+        do {
+            let (result, afterCommit) = try await body()
+            try await session.execute("COMMIT")
+            try afterCommit()
+            return result
+        } catch {
+            failed()
+            try await rollBack(session)
+            throw error
         }
     }
 
@@ -289,20 +183,16 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
         do { try await session.execute("ROLLBACK") } catch { session.closeNow() }
     }
 
-    /// What the store's caches held when a transaction began: each run of its body reads them as they
-    /// were then (``StatementReplay``).
+    /// What the store's caches held when a transaction began: it reads them as they were then.
     func startingPoint() -> TransactionContext.StartingPoint {
         TransactionContext.StartingPoint(
             app: keptApp.current, certificates: knownCertificates.withLock { $0 }, published: kept.published.withLock { $0 })
     }
 
-    /// A write committed: the store's caches take what it read, and what the node keeps takes its
-    /// changes (in order) and is true at the version it left — unless it was begun again inside
-    /// (its lock's view is not the one the node's was brought to): then it is dropped.
+    /// A write committed: the store's caches take what it read, and what the node keeps (changed as
+    /// the write went) is true at the version it left.
     private func committed(_ context: TransactionContext) {
         context.keepStoreChanges()
-        guard !context.wasRestarted else { return kept.forget() }
-        for change in context.keptChanges { change(kept) }
         kept.committed(at: context.committedDataVersion)
     }
 
@@ -350,12 +240,6 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
         return lock
     }
 
-    /// The write lock taken again inside a replayed body (a group commit begun again): the node's
-    /// kept data is not brought to it (the commit drops it instead).
-    private func relock(_ session: PostgresSession, readingRecordsOf ids: [String]) throws -> WriteLock {
-        try Self.writeLock(try session.query(lockQuery(ids)), readingRecordsOf: ids)
-    }
-
     /// Creates the location's schema when missing, sets the session's `search_path` to it, and
     /// applies the migrations the schema lacks.
     static func prepare(_ session: PostgresSession, _ location: PostgresLocation, migrations: [Migration]) async throws {
@@ -376,58 +260,5 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
             session.schema = schema
         }
         try await migrate(session, scope: schema, migrations: migrations)
-    }
-}
-
-/// The store one writer of a group commit sees: its ``write(_:)`` is a savepoint inside the group's
-/// transaction, rolled back alone when its body throws. A write made before anything changed in the
-/// transaction takes no savepoint: when it throws, the transaction is rolled back and begun again
-/// under the lock, which undoes the same.
-final class PostgresSavepointStore: PushStateStore, @unchecked Sendable {
-    let session: PostgresSession
-    let context: PostgresStateStore.TransactionContext
-
-    init(_ session: PostgresSession, context: PostgresStateStore.TransactionContext) {
-        self.session = session
-        self.context = context
-    }
-
-    func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
-        guard context.holdsWriteLock else { throw StoreError.changeInReadTransaction }
-        return try savepoint("pushbridge_write") { try body(PostgresStateStore.Transaction(session, writable: true, context: context)) }
-    }
-
-    func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
-        try body(PostgresStateStore.Transaction(session, writable: false, context: context))
-    }
-
-    func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T {
-        guard context.holdsWriteLock else { return try body(self) }
-        return try savepoint("pushbridge_request") { try body(self) }
-    }
-
-    private func savepoint<T>(_ name: String, _ body: () throws -> T) throws -> T {
-        if !context.hasChanges, let restart = context.restart {
-            // Nothing changed since the lock: undoing the body is rolling the transaction back and
-            // taking the lock again, so the savepoint and its release (two round trips a group
-            // commit, most of which succeed) are spared.
-            do {
-                return try body()
-            } catch {
-                try restart()
-                throw error
-            }
-        }
-        try session.execute("SAVEPOINT " + name)
-        do {
-            let result = try body()
-            try session.execute("RELEASE " + name)
-            return result
-        } catch {
-            try? session.execute("ROLLBACK TO " + name)
-            try? session.execute("RELEASE " + name)
-            context.savepointRolledBack()
-            throw error
-        }
     }
 }

@@ -4,18 +4,16 @@ import Synchronization
 import PushBridgeFacade
 import PushBridgeStore
 
-/// One app store's writer: one commit at a time (a task while writes wait) that takes the writes of
-/// concurrent requests and commits them together (``PushStateStore/writeGroup(_:readingRecordsOf:repeatable:joinedBy:on:)``),
-/// each in its own savepoint. The queue of writes waiting is the group: a commit takes what arrived
-/// while the one before it ran, up to `maxBatch`. A store whose transactions are synchronous runs
-/// them on the writer's serial executor (a dispatch queue, holding a thread only while it commits);
-/// a store over the network awaits its commit and holds no thread meanwhile.
+/// One app store's writer: one round at a time (a task while writes wait) that takes the writes of
+/// concurrent requests and commits them in turns. The queue of writes waiting is the group: a round
+/// takes what arrived while the one before it ran, up to `maxBatch`.
 ///
-/// Sends that follow one another in a group are decided as one facade batch: on a store whose
-/// transactions are synchronous, read, decided and committed in one update
-/// (``PushFacade/send(_:)-([PreparedMessage])``, awaited: the writes around them commit in groups of
-/// their own, in order); on a store over the network, one savepoint for all of them in the group's
-/// commit. Either way their counters, outbox rows and records are written together.
+/// Sends that follow one another in a round are decided as one facade batch: read, decided and
+/// committed in one update (``PushFacade/send(_:)-([PreparedMessage])``, awaited), their counters,
+/// outbox rows and records written together. Each other update is awaited in its turn; each run of
+/// synchronous writes (a local store's delivery bookkeeping) is one group commit
+/// (``PushStateStore/writeGroup(_:readingRecordsOf:on:)``), each write in its own savepoint, on the
+/// writer's serial executor (a dispatch queue, holding a thread only while it commits).
 ///
 /// A write waits at most the request timeout for its turn: one that waited longer is answered
 /// ``ServiceError/busy`` and never run, so a client that got no 2xx can retry without a double.
@@ -98,8 +96,6 @@ final class GroupCommitWriter: Sendable {
     private let store: any PushStateStore
     /// The app's facade over `store`: sends go through it.
     private let facade: PushFacade
-    /// Whether runs of sends are updates of their own, or writers of the group's commit.
-    private let sendsAsUpdates: Bool
     private let maxBatch: Int
     /// The pause for more writes before a round (nanoseconds), if any.
     private let maxWait: Int64?
@@ -118,10 +114,6 @@ final class GroupCommitWriter: Sendable {
     /// Makes the writer (it starts nothing: its executor runs only while writes wait).
     /// - Parameters:
     ///   - facade: the app's facade, over its store.
-    ///   - sendsAsUpdates: whether each run of sends is an update of its own (a store on this machine,
-    ///     whose update reads, decides and commits in one turn); `false`: the sends are writers of the
-    ///     group's commit, which the sends arriving before the store decides it may join (a store
-    ///     over the network).
     ///   - maxBatch: the most writes per commit.
     ///   - maxWaitMicroseconds: how long to wait for more writes when the group is not full.
     ///   - timeout: the longest a write may wait for its turn.
@@ -132,12 +124,11 @@ final class GroupCommitWriter: Sendable {
     ///   - name: the executor's label.
     ///   - observer: told about each commit (metrics).
     init(
-        facade: PushFacade, sendsAsUpdates: Bool = true, maxBatch: Int, maxWaitMicroseconds: Int, timeout: Duration,
+        facade: PushFacade, maxBatch: Int, maxWaitMicroseconds: Int, timeout: Duration,
         answersByDeadline: Bool = false, rounds: QueueTaskExecutor? = nil, name: String, observer: Observer = Observer()
     ) {
         store = facade.store
         self.facade = facade
-        self.sendsAsUpdates = sendsAsUpdates
         self.maxBatch = max(1, maxBatch)
         self.maxWait = maxWaitMicroseconds > 0 ? Int64(maxWaitMicroseconds) * 1_000 : nil
         self.timeout = timeout
@@ -261,29 +252,8 @@ final class GroupCommitWriter: Sendable {
             queue.pending.removeFirst(batch.count)
             return batch
         }
-        var live = started(batch)
-        if !live.isEmpty && (sendsAsUpdates || live.contains { $0.work.kind == .update }) {
-            await commitInTurns(live)
-        } else if !live.isEmpty {
-            var failure: ServiceError?
-            let ids = sendIDs(live)
-            let repeatable = ids.count == live.count
-            let joined = JoinedJobs()
-            do {
-                // Sends alone keep nothing but their outcomes: the store may run them again, and the
-                // sends that arrive before it decides them may join them.
-                try await store.writeGroup(
-                    writers(live), readingRecordsOf: ids, repeatable: repeatable, joinedBy: repeatable ? joiners(room: maxBatch - live.count, into: joined) : nil,
-                    on: executor)
-            } catch {
-                observer.failed(error)
-                failure = ServiceError.store(error)
-            }
-            live += joined.jobs
-            // Counted before anyone is answered, so metrics never lag behind a reply.
-            observer.committed(live.count, queue.withLock { $0.pending.count })
-            for job in live { job.finish(failure) }
-        }
+        let live = started(batch)
+        if !live.isEmpty { await commitInTurns(live) }
         return queue.withLock { queue in
             guard queue.pending.isEmpty else { return true }
             queue.scheduled = false
@@ -292,10 +262,9 @@ final class GroupCommitWriter: Sendable {
         }
     }
 
-    /// A round's writes in turns, in order: each run of other writes one group commit; each update
-    /// awaited alone; each run of sends one update of the facade's (on a local store) or one group
-    /// commit (on a store over the network, when the round holds an update: the sends joining a
-    /// group must not pass it). A part whose commit fails fails its own writes only.
+    /// A round's writes in turns, in order: each run of synchronous writes one group commit; each
+    /// update awaited alone; each run of sends one update of the facade's. A part whose commit fails
+    /// fails its own writes only.
     private func commitInTurns(_ jobs: [Job]) async {
         var failures = [ServiceError?](repeating: nil, count: jobs.count)
         var start = 0
@@ -308,7 +277,7 @@ final class GroupCommitWriter: Sendable {
                 switch kind {
                 case .update:
                     for job in part { if case .update(let run) = job.work { await run() } }
-                case .send where sendsAsUpdates:
+                case .send:
                     var messages: [PushFacade.PreparedMessage] = []
                     var keeps: [(Result<PushFacade.SendOutcome, any Error>) -> Void] = []
                     messages.reserveCapacity(part.count)
@@ -319,9 +288,8 @@ final class GroupCommitWriter: Sendable {
                         keeps.append(keep)
                     }
                     for (keep, result) in zip(keeps, try await facade.send(messages)) { keep(result) }
-                case .send, .write:
-                    let ids = sendIDs(part)
-                    try await store.writeGroup(writers(part), readingRecordsOf: ids, repeatable: ids.count == part.count, joinedBy: nil, on: executor)
+                case .write:
+                    try await store.writeGroup(part.compactMap { if case .write(let write) = $0.work { write } else { nil } }, readingRecordsOf: [], on: executor)
                 }
             } catch {
                 observer.failed(error)
@@ -345,81 +313,6 @@ final class GroupCommitWriter: Sendable {
         }
         return live
     }
-
-    /// The sends that may join a group of sends before its store decides it (each time it decides it):
-    /// at most `room` in all, of those at the head of the queue (up to the first write that is not a
-    /// send), kept in `joined` to be answered with the group.
-    private func joiners(room: Int, into joined: JoinedJobs) -> WriteGroupJoiners {
-        WriteGroupJoiners { [self] in
-            let left = room - joined.count
-            let batch = queue.withLock { queue -> [Job] in
-                var count = 0
-                for job in queue.pending.prefix(max(0, left)) {
-                    guard case .send = job.work else { break }
-                    count += 1
-                }
-                let batch = Array(queue.pending.prefix(count))
-                queue.pending.removeFirst(count)
-                return batch
-            }
-            guard !batch.isEmpty else { return ([], []) }
-            let live = started(batch)
-            joined.append(live)
-            return (writers(live), sendIDs(live))
-        }
-    }
-
-    /// The ids of the messages `jobs` send.
-    private func sendIDs(_ jobs: [Job]) -> [String] {
-        jobs.compactMap { if case .send(let message, _) = $0.work { message.message.id } else { nil } }
-    }
-
-    /// The group's writers, in order: each write alone, each run of sends as one batch.
-    private func writers(_ jobs: [Job]) -> [(any PushStateStore) -> Void] {
-        var writers: [(any PushStateStore) -> Void] = []
-        var sends: [(PushFacade.PreparedMessage, (Result<PushFacade.SendOutcome, any Error>) -> Void)] = []
-        func endRun() {
-            guard !sends.isEmpty else { return }
-            let run = sends
-            sends = []
-            writers.append { [facade] store in
-                let results: [Result<PushFacade.SendOutcome, any Error>]
-                do {
-                    results = try facade.writing(to: store).send(run.map(\.0))
-                } catch {
-                    results = Array(repeating: .failure(error), count: run.count)
-                }
-                for ((_, keep), result) in zip(run, results) { keep(result) }
-            }
-        }
-        for job in jobs {
-            switch job.work {
-            case .write(let write):
-                endRun()
-                writers.append(write)
-            case .send(let message, let keep):
-                sends.append((message, keep))
-            case .update:
-                endRun()  // never here: an update runs in a turn of its own (commitInTurns)
-            }
-        }
-        endRun()
-        return writers
-    }
-}
-
-/// The jobs that joined a group after its round began (``GroupCommitWriter/joiners(room:into:)``):
-/// added by the task that sends the group's commit, answered by the round once the commit ended.
-final class JoinedJobs: @unchecked Sendable {
-    private let lock = Mutex(())
-    private var list: [GroupCommitWriter.Job] = []
-
-    func append(_ jobs: [GroupCommitWriter.Job]) { lock.withLock { _ in list += jobs } }
-
-    var jobs: [GroupCommitWriter.Job] { lock.withLock { _ in list } }
-
-    /// How many joined.
-    var count: Int { lock.withLock { _ in list.count } }
 }
 
 /// A writer's pause for more writes: ended by its timer (a dispatch timer, not the cooperative pool's)

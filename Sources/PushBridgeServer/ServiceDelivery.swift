@@ -227,7 +227,11 @@ struct TenantOutbox: DeliveryOutbox {
     }
 
     func settle(_ settlements: [DeliverySettlement], dead: [PushFacade.DeadDevice], at now: Instant) async throws -> [PushFacade.RemovedDevice] {
-        if dead.isEmpty, try await tenant.awaitedOutbox(writes: true, { try await $0.settleDeliveries(settlements, at: now) }) != nil { return [] }
+        if tenant.facade.store.awaitedOutbox != nil {
+            let removed = try await tenant.update(waking: false, rerouting: false) { try await $0.removeDeadDevices(dead) }
+            let settled = PushFacade.marking(settlements, removedBy: removed)
+            if try await tenant.awaitedOutbox(writes: true, { try await $0.settleDeliveries(settled, at: now) }) != nil { return removed }
+        }
         return try await tenant.write(waking: false, rerouting: false) { try $0.settleDeliveries(settlements, dead: dead, at: now) }
     }
 

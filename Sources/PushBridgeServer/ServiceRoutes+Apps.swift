@@ -1,3 +1,4 @@
+import PushBridgeFacade
 import Hummingbird
 import PushBridgeCore
 import PushBridgeDialects
@@ -35,7 +36,7 @@ extension ServiceRoutes {
         }
         router.get("/v1/apps/:app") { request, context in
             let tenant = try await tenant(request, context)
-            let app = try await answering { try await tenant.read { try $0.app() } }
+            let app = try await answering { try await tenant.reading { try await $0.reading(EditScope(app: true)) { try $0.app() } } }
             return json(Self.appBody(tenant.id, app))
         }
         router.put("/v1/apps/:app") { request, context in

@@ -1,3 +1,4 @@
+import PushBridgeFacade
 import Hummingbird
 import PushBridgeCore
 import PushBridgeDialects
@@ -9,7 +10,7 @@ extension ServiceRoutes {
         router.get("/v1/apps/:app/groups/:group/members") { request, context in
             let tenant = try await tenant(request, context)
             let group = try parameter("group", context)
-            let members = try await answering { try await tenant.read { try $0.members(of: group) } }
+            let members = try await answering { try await tenant.reading { try await $0.reading(EditScope(groups: [group])) { try $0.members(of: group) } } }
             return json(Self.membersBody(group, members))
         }
         router.put("/v1/apps/:app/groups/:group/members") { request, context in

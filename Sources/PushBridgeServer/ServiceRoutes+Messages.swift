@@ -59,8 +59,9 @@ extension ServiceRoutes {
             let now = Instant.now
             let delivering = tenant.facade.queuesDeliveries
             let found = try await answering {
-                try await tenant.read { facade in
-                    try facade.sentMessage(id, now: now).map { ($0, delivering ? try facade.deliveries(ofMessage: id) : nil) }
+                try await tenant.reading { facade -> ([ReceiverDecision], [DeliveryRecord]?)? in
+                    guard let decisions = try await facade.sentMessage(id, now: now) else { return nil }
+                    return (decisions, delivering ? try await facade.deliveries(ofMessage: id) : nil)
                 }
             }
             guard let (decisions, deliveries) = found else {

@@ -38,7 +38,7 @@ extension ServiceRoutes {
         router.get("/v1/apps/:app/users/:user") { request, context in
             let tenant = try await tenant(request, context)
             let user = try parameter("user", context)
-            guard let record = try await answering({ try await tenant.read { try $0.user(user) } }) else {
+            guard let record = try await answering({ try await tenant.reading { try await $0.reading(EditScope(users: [user])) { try $0.user(user) } } }) else {
                 throw ServiceError(.notFound, code: "unknown-reference", pointer: "", expected: "a user the app knows", found: JSONWriter.quoted(user))
             }
             return json(Self.userBody(record))

@@ -32,27 +32,13 @@ public protocol PushStateStore: AnyObject, Sendable {
     func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String]) throws
 
     /// ``writeGroup(_:readingRecordsOf:)`` for a caller that must hold no thread while the store
-    /// waits (a service's writer): a store whose transactions are synchronous runs the group on
-    /// `executor`, as GRDB runs a synchronous body behind an async call; a store over the network
-    /// may commit without holding a thread.
-    ///
-    /// With `repeatable`, a store may run the writers first against what it keeps of its data and
-    /// write their changes in one round trip that checks nothing they read has changed since; when
-    /// something has, nothing of that first run is kept and the writers run again as
-    /// ``writeGroup(_:readingRecordsOf:)`` runs them. Later writes may join the group: a store that
-    /// decides a group only when its commit's turn comes (PostgreSQL, whose commits wait for a
-    /// statement) first takes the writes that arrived meanwhile, and they are the group's from then on.
+    /// waits: a store whose transactions are synchronous runs the group on `executor`, as GRDB runs a
+    /// synchronous body behind an async call.
     /// - Parameters:
     ///   - writers: the writers, run in order, each given the store to write through.
     ///   - ids: the ids of the messages the writers send.
-    ///   - repeatable: whether the writers may be run more than once: their only effects are through
-    ///     the store they are given and results they keep until this returns. The writes that join
-    ///     are repeatable too.
-    ///   - joiners: the writes that may join, or `nil`.
     ///   - executor: the serial queue that runs a synchronous transaction.
-    func writeGroup(
-        _ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, joinedBy joiners: WriteGroupJoiners?, on executor: DispatchQueue
-    ) async throws
+    func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], on executor: DispatchQueue) async throws
 
     /// Reads `keys`, decides on what was read, and writes what was decided: one snapshot in, its
     /// changes out, atomically (read → decide → commit).
@@ -76,26 +62,20 @@ public protocol PushStateStore: AnyObject, Sendable {
     /// - Parameter body: the writes.
     func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T
 
+    /// Reads `keys` in one consistent snapshot, awaited (a request's reads).
+    /// - Parameter keys: what is read.
+    func snapshot(_ keys: StateKeys) async throws -> StateSnapshot
+
+    /// The groups `user` is a member of (every group with members or a profile, for `nil`), in
+    /// code-point order, awaited.
+    func groups(containing user: UserID?) async throws -> [String]
+
+    /// A message's deliveries and where each stands, awaited.
+    func deliveries(ofMessage id: String) async throws -> [DeliveryRecord]
+
     /// The store's outbox as awaited statements of its own, when it has them (PostgreSQL); `nil`: the
     /// outbox is used through write and read transactions.
     var awaitedOutbox: (any AwaitedOutbox)? { get }
-
-    /// The store's transactions as awaited calls, when it has them (PostgreSQL); `nil`: its
-    /// transactions are synchronous, and a caller that must hold no thread runs them elsewhere.
-    var awaitedTransactions: (any AwaitedTransactions)? { get }
-}
-
-/// The writes that may join a group commit until its store decides it (``PushStateStore/writeGroup(_:readingRecordsOf:repeatable:joinedBy:on:)``).
-public struct WriteGroupJoiners: Sendable {
-    /// Takes the writes that wait now; they are the group's from then on. Their writers (run after
-    /// the group's, in order) and the ids of the messages they send; none when none wait.
-    public let take: @Sendable () -> (writers: [(any PushStateStore) -> Void], ids: [String])
-
-    /// Makes the joiners.
-    /// - Parameter take: takes the writes that wait now (each a send: repeatable).
-    public init(take: @escaping @Sendable () -> (writers: [(any PushStateStore) -> Void], ids: [String])) {
-        self.take = take
-    }
 }
 
 extension UserTable {
@@ -147,20 +127,27 @@ extension PushStateStore {
     /// None: the outbox is used through write and read transactions.
     public var awaitedOutbox: (any AwaitedOutbox)? { nil }
 
-    /// None: every transaction is synchronous.
-    public var awaitedTransactions: (any AwaitedTransactions)? { nil }
+    /// One read transaction on a thread of the dispatch pool's (never the cooperative pool's).
+    public func snapshot(_ keys: StateKeys) async throws -> StateSnapshot {
+        try await DispatchQueue.global().transaction { try self.read { try $0.read(keys) } }
+    }
 
-    /// ``update(reading:deciding:)`` as one write transaction, through the group commit the store
-    /// has (its decision may run again where the store runs a repeatable writer again): correct for
-    /// any store; a store with a faster path takes it.
+    /// One read transaction on a thread of the dispatch pool's.
+    public func groups(containing user: UserID?) async throws -> [String] {
+        try await DispatchQueue.global().transaction { try self.read { try $0.groups(containing: user) } }
+    }
+
+    /// One read transaction on a thread of the dispatch pool's.
+    public func deliveries(ofMessage id: String) async throws -> [DeliveryRecord] {
+        try await DispatchQueue.global().transaction { try self.read { try $0.deliveries(ofMessage: id) } }
+    }
+
+    /// ``update(reading:deciding:)`` as one write transaction on the dispatch queue synchronous
+    /// directories and files use: correct for any store; a store with a faster path takes it.
     public func update<Outcome: Sendable>(
         reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
     ) async throws -> Outcome {
-        let result = UpdateResult<Outcome>()
-        try await writeGroup(
-            [{ store in result.value = Result { try store.write { transaction in try transaction.update(reading: keys, deciding: decide) } } }],
-            readingRecordsOf: keys.records.map(\.id), repeatable: true, on: .storageCalls)
-        return try result.value!.get()
+        try await DispatchQueue.storageCalls.transaction { try self.write { try $0.update(reading: keys, deciding: decide) } }
     }
 
     /// Runs each writer on this store: one transaction each (no shared commit).
@@ -173,17 +160,9 @@ extension PushStateStore {
         try writeGroup(writers)
     }
 
-    /// ``writeGroup(_:readingRecordsOf:)`` on `executor`, awaited: every write of this store is a
-    /// synchronous transaction, whose commit does not wait for a turn (no write joins the group).
-    public func writeGroup(
-        _ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, joinedBy joiners: WriteGroupJoiners?, on executor: DispatchQueue
-    ) async throws {
+    /// ``writeGroup(_:readingRecordsOf:)`` on `executor`, awaited.
+    public func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], on executor: DispatchQueue) async throws {
         try await executor.transaction { try self.writeGroup(writers, readingRecordsOf: ids) }
-    }
-
-    /// ``writeGroup(_:readingRecordsOf:repeatable:joinedBy:on:)`` for a group no write joins.
-    public func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], repeatable: Bool, on executor: DispatchQueue) async throws {
-        try await writeGroup(writers, readingRecordsOf: ids, repeatable: repeatable, joinedBy: nil, on: executor)
     }
 }
 
@@ -200,11 +179,6 @@ extension DispatchQueue {
             self.async { continuation.resume(with: Result { UnsafeResult(value: try body()) }) }
         }.value
     }
-}
-
-/// The outcome of an update's last run, handed from the writer that ran it to the task awaiting it.
-final class UpdateResult<Outcome>: @unchecked Sendable {  // written by the writer, read after the write returns
-    var value: Result<Outcome, any Error>?
 }
 
 extension PushStateTransaction {

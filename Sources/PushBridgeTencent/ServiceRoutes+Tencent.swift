@@ -44,7 +44,9 @@ extension ServiceRoutes {
                     // A targeted message (To_Account) is not available in AVChatRoom or Community groups (Ruling 150).
                     if let targeted = messages.first(where: { $0.message["receiverList"] != nil }), let group = targeted.targets.first {
                         try await answering {
-                            try await tenant.read { facade in _ = try Self.tencentGroup(group, in: facade, refusing: ["AVChatRoom", "Community"], code: 10007) }
+                            try await tenant.reading { facade in
+                                try await facade.reading(EditScope(groups: [group])) { _ = try Self.tencentGroup(group, in: $0, refusing: ["AVChatRoom", "Community"], code: 10007) }
+                            }
                         }
                     }
                     let result = try await tencentSend(messages, in: tenant, unknownCode: 10010, sequencing: true)
@@ -102,7 +104,9 @@ extension ServiceRoutes {
         let now = Instant.now
         switch command {
         case .checkAccounts:
-            let known = try await answering { try await tenant.read { facade in try accounts.map { try facade.user($0.id)?.isConfigured == true } } }
+            let known = try await answering { try await tenant.reading { facade in
+                try await facade.reading(EditScope(users: accounts.map(\.id))) { edit in try accounts.map { try edit.user($0.id)?.isConfigured == true } }
+            } }
             let items: [JSONValue] = zip(accounts, known).map { account, imported in
                 .object(JSONObject([("UserID", .string(account.id)), ("ResultCode", 0), ("ResultInfo", ""), ("AccountStatus", imported ? "Imported" : "NotImported")]))
             }

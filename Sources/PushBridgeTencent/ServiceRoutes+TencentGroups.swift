@@ -89,22 +89,31 @@ extension ServiceRoutes {
         case .getGroupMemberInfo:
             let query = try TencentREST.memberInfo(body)
             let (total, items) = try await answering { () async throws -> (Int, [JSONValue]) in
-                try await tenant.read { facade in
-                    let profile = try Self.tencentGroup(query.group, in: facade, refusing: [], code: 0)
-                    var items: [JSONValue] = []
-                    var listed = 0
-                    for member in try facade.members(of: query.group) {
-                        let role = member == profile.owner ? "Owner" : profile.admins.contains(member) ? "Admin" : "Member"
-                        if let roles = query.roles, !roles.contains(role) { continue }
-                        listed += 1
-                        guard listed > query.offset, items.count < query.limit else { continue }
-                        let state = try facade.user(member)?.state
-                        var o: [(key: String, value: JSONValue)] = [
-                            ("Member_Account", .string(member)), ("Role", .string(role)),
-                            ("MsgFlag", .string(Self.messageFlag(of: member, state: state, group: query.group, profile: profile).rawValue)),
-                        ]
-                        if let card = state?.nameCards[query.group] { o.append(("NameCard", .string(card))) }
-                        items.append(.object(JSONObject(o)))
+                try await tenant.reading { facade in
+                    // The group, then its page's members' records.
+                    let (profile, page, listed) = try await facade.reading(EditScope(groups: [query.group])) { edit in
+                        let profile = try Self.tencentGroup(query.group, in: edit, refusing: [], code: 0)
+                        var page: [(member: UserID, role: String)] = []
+                        var listed = 0
+                        for member in try edit.members(of: query.group) {
+                            let role = member == profile.owner ? "Owner" : profile.admins.contains(member) ? "Admin" : "Member"
+                            if let roles = query.roles, !roles.contains(role) { continue }
+                            listed += 1
+                            guard listed > query.offset, page.count < query.limit else { continue }
+                            page.append((member, role))
+                        }
+                        return (profile, page, listed)
+                    }
+                    let items = try await facade.reading(EditScope(users: page.map(\.member))) { edit in
+                        try page.map { member, role -> JSONValue in
+                            let state = try edit.user(member)?.state
+                            var o: [(key: String, value: JSONValue)] = [
+                                ("Member_Account", .string(member)), ("Role", .string(role)),
+                                ("MsgFlag", .string(Self.messageFlag(of: member, state: state, group: query.group, profile: profile).rawValue)),
+                            ]
+                            if let card = state?.nameCards[query.group] { o.append(("NameCard", .string(card))) }
+                            return .object(JSONObject(o))
+                        }
                     }
                     return (listed, items)
                 }

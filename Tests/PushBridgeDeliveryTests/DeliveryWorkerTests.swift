@@ -39,7 +39,7 @@ struct DeliveryWorkerTests {
             let facade = try exampleDeliveryFacade(try Self.store(kind))
             let outcome = try facade.sendMessage(try textMessage(id: "m1"), dialect: "agora-silent", now: t0.adding(seconds: 10))
             guard case .push(let request) = try #require(outcome.decisions.first).decision else { Issue.record("not pushed"); return }
-            #expect(try facade.deliveries(ofMessage: "m1").map(\.state) == [.queued, .queued])
+            #expect(try await facade.deliveries(ofMessage: "m1").map(\.state) == [.queued, .queued])
             let attempts = try await withAPNsClient(mock, kit, [try kit.tokenCredential()]) { try await Self.worker(facade, $0).drain() }
             #expect(attempts == 2)
             let seen = mock.requests
@@ -54,12 +54,12 @@ struct DeliveryWorkerTests {
                 #expect(seen.headers["apns-expiration"] == String(t0.milliseconds / 1000 + 10 + 86_400))
             }
             #expect(Set(seen.compactMap { $0.headers["apns-topic"] }) == ["io.agora.chatdemo", "io.agora.chatdemo.pad"])
-            let records = try facade.deliveries(ofMessage: "m1")
+            let records = try await facade.deliveries(ofMessage: "m1")
             #expect(records.map(\.state) == [.delivered, .delivered])
             #expect(records.map(\.attempts) == [1, 1])
             // A repeated send is not a second message: nothing more is queued.
             _ = try facade.sendMessage(try textMessage(id: "m1"), dialect: "agora-silent", now: t0.adding(seconds: 11))
-            #expect(try facade.deliveries(ofMessage: "m1").count == 2)
+            #expect(try await facade.deliveries(ofMessage: "m1").count == 2)
             #expect(try facade.store.read { try $0.outboxCounts() } == OutboxCounts(queued: 0, delivered: 2, failed: 0))
         }
     }
@@ -77,16 +77,16 @@ struct DeliveryWorkerTests {
             _ = try facade.sendMessage(try textMessage(id: "m1"), dialect: "agora-silent", now: t0.adding(seconds: 10))
             try await worker.drain()
             // Newest binding first: the production device, then the development one.
-            var records = try facade.deliveries(ofMessage: "m1")
+            var records = try await facade.deliveries(ofMessage: "m1")
             #expect(records.map(\.token) == [exampleTokens.production, exampleTokens.development])
             #expect(records[1].state == .failed && records[1].status == 410 && records[1].reason == "Unregistered" && records[1].deviceRemoved)
             #expect(records[0].state == .queued && records[0].status == 429 && records[0].attempts == 1)
             #expect(try facade.user("u2")?.state.devices.map(\.token) == [exampleTokens.production])
-            for _ in 0..<40 where try facade.deliveries(ofMessage: "m1")[0].state == .queued {
+            for _ in 0..<40 where try await facade.deliveries(ofMessage: "m1")[0].state == .queued {
                 try await Task.sleep(nanoseconds: 30_000_000)
                 try await worker.drain()
             }
-            records = try facade.deliveries(ofMessage: "m1")
+            records = try await facade.deliveries(ofMessage: "m1")
             #expect(records[0].state == .delivered && records[0].attempts == 3)
             #expect(mock.requests.filter { $0.token == exampleTokens.production }.map(\.status) == [429, 503, 200])
             // The same apns-id on every retry.
@@ -96,20 +96,20 @@ struct DeliveryWorkerTests {
             mock.script(exampleTokens.production, [.gone(reason: "ExpiredToken", timestampMilliseconds: 500)])
             _ = try facade.sendMessage(try textMessage(id: "m2"), dialect: "agora-silent", now: t0.adding(seconds: 20))
             try await worker.drain()
-            records = try facade.deliveries(ofMessage: "m2")
+            records = try await facade.deliveries(ofMessage: "m2")
             #expect(records.map(\.state) == [.failed] && records[0].deviceRemoved == false && records[0].reason == "ExpiredToken")
             #expect(try facade.user("u2")?.state.devices.count == 1)
             mock.script(exampleTokens.production, [.refuse(status: 400, reason: "BadTopic")])
             _ = try facade.sendMessage(try textMessage(id: "m3"), dialect: "agora-silent", now: t0.adding(seconds: 30))
             try await worker.drain()
-            records = try facade.deliveries(ofMessage: "m3")
+            records = try await facade.deliveries(ofMessage: "m3")
             #expect(records.map(\.state) == [.failed] && records[0].status == 400 && records[0].reason == "BadTopic" && records[0].attempts == 1)
             #expect(try facade.user("u2")?.state.devices.count == 1)
             // BadDeviceToken removes.
             mock.script(exampleTokens.production, [.badDeviceToken])
             _ = try facade.sendMessage(try textMessage(id: "m4"), dialect: "agora-silent", now: t0.adding(seconds: 40))
             try await worker.drain()
-            #expect(try facade.deliveries(ofMessage: "m4").first?.deviceRemoved == true)
+            #expect(try await facade.deliveries(ofMessage: "m4").first?.deviceRemoved == true)
             #expect(try facade.user("u2")?.state.devices.isEmpty == true)
             }
         }
@@ -131,11 +131,11 @@ struct DeliveryWorkerTests {
             // Usually one refresh does it; when the revocation's second has passed meanwhile, the new token
             // is refused too and the next retry (20 ms later) carries a newer one.
             let deadline = Date().addingTimeInterval(10)
-            while try facade.deliveries(ofMessage: "m2").contains(where: { $0.state == .queued }) && Date() < deadline {
+            while try await facade.deliveries(ofMessage: "m2").contains(where: { $0.state == .queued }) && Date() < deadline {
                 try await worker.drain()
                 try await Task.sleep(nanoseconds: 20_000_000)
             }
-            #expect(try facade.deliveries(ofMessage: "m2").map(\.state) == [.delivered, .delivered])
+            #expect(try await facade.deliveries(ofMessage: "m2").map(\.state) == [.delivered, .delivered])
             let m2 = mock.requests.dropFirst(2)
             #expect(m2.filter { $0.status == 403 }.allSatisfy { $0.reason == "ExpiredProviderToken" })
             #expect(m2.contains { $0.status == 403 })
@@ -157,14 +157,14 @@ struct DeliveryWorkerTests {
                 let facade = try exampleDeliveryFacade(MemoryStateStore())
                 _ = try facade.sendMessage(try textMessage(id: "m\(i)"), dialect: "agora-silent", now: t0.adding(seconds: 10))
                 _ = try await withAPNsClient(mock, kit, [try APNsCredential(topics: ["*"], source: source)]) { try await Self.worker(facade, $0).drain() }
-                #expect(try facade.deliveries(ofMessage: "m\(i)").map(\.state) == [.delivered, .delivered], "\(source)")
+                #expect(try await facade.deliveries(ofMessage: "m\(i)").map(\.state) == [.delivered, .delivered], "\(source)")
                 #expect(mock.requests.allSatisfy { $0.headers["authorization"] == nil })
             }
             // Token auth against a mock that wants a client certificate: no TLS session, retried later.
             let facade = try exampleDeliveryFacade(MemoryStateStore())
             _ = try facade.sendMessage(try textMessage(id: "x"), dialect: "agora-silent", now: t0.adding(seconds: 10))
             _ = try await withAPNsClient(mock, kit, [try kit.tokenCredential()]) { try await Self.worker(facade, $0).drain() }
-            let records = try facade.deliveries(ofMessage: "x")
+            let records = try await facade.deliveries(ofMessage: "x")
             #expect(records.map(\.state) == [.queued, .queued])
             #expect(records.allSatisfy { $0.status == nil && $0.reason != nil })
         }

@@ -111,7 +111,7 @@ struct EditTests {
         await #expect(throws: PushFacade.UnknownTargets(targets: ["nobody"])) {
             _ = try await facade.sendTogether(mixed, skippingUnknownTargets: false, sequencing: true)
         }
-        #expect(try facade.sentMessage("s-1", now: Self.at) == nil && facade.messageSequence(of: "g1", advancing: false) == 0, "refused: nothing sent")
+        #expect(try await facade.sentMessage("s-1", now: Self.at) == nil && facade.messageSequence(of: "g1", advancing: false) == 0, "refused: nothing sent")
         let sent = try await facade.sendTogether(mixed, skippingUnknownTargets: true, sequencing: true)
         #expect(sent.sent.map(\.index) == [0, 2] && sent.unknownTargets == ["nobody"])
         #expect(sent.sequences == [1, 2])

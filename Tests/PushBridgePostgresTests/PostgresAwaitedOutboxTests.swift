@@ -39,7 +39,7 @@ struct PostgresAwaitedOutboxTests {
         #expect(state.counts == OutboxCounts(queued: 1, delivered: 2, failed: 0))
         #expect(state.nextDue == retryAt)
         #expect(try PushFacade(store: a).outboxState().counts == state.counts && PushFacade(store: a).outboxState().nextDue == retryAt, "a transaction reads the same")
-        #expect(try PushFacade(store: a).deliveries(ofMessage: "o3").first?.reason == "TooManyRequests")
+        #expect(try await PushFacade(store: a).deliveries(ofMessage: "o3").first?.reason == "TooManyRequests")
         #expect(try await outbox.claimDeliveries(dueBy: retryAt, claimUntil: lease, limit: 10).map(\.id) == [claimed[2].id], "due again at its retry")
         #expect(try await outbox.pruneDeliveries(settledBefore: Instant(milliseconds: now.milliseconds + 1)) == 2)
         #expect(try await outbox.outboxState().counts == OutboxCounts(queued: 1, delivered: 0, failed: 0))

@@ -12,10 +12,10 @@ import PushBridgeStoreTestSupport
 import Synchronization
 import Testing
 
-/// Issue 49: a warm group of sends is decided from what the node keeps and committed in one round
-/// trip that holds no thread; when the commit's check finds a change (another node wrote, the id was
-/// sent) or a send reads something not kept, nothing of that run is kept and the group is decided
-/// again under the lock — the same outcomes as a memory store's.
+/// A warm run of sends is decided on what the node keeps and committed in one round trip that holds
+/// no thread; when the commit's check finds a change (another node wrote, the id was sent) or a send
+/// reads something not kept, nothing of that decision is kept and the run is read and decided again
+/// under the lock — the same outcomes as a memory store's.
 @Suite("PostgreSQL one round trip a commit")
 struct PostgresOneRoundTripTests {
     /// Two nodes' stores on one new schema with the example app, u1 and u2 each with a device, and
@@ -26,13 +26,9 @@ struct PostgresOneRoundTripTests {
         return (a, b)
     }
 
-    /// What the service's writer does with a group of sends: the awaited, repeatable group commit.
+    /// What the service's writer does with a run of sends: one awaited update.
     static func commit(_ store: any PushStateStore, _ messages: [PushFacade.PreparedMessage]) async throws -> [PushFacade.SendOutcome] {
-        nonisolated(unsafe) var outcomes: [PushFacade.SendOutcome] = []
-        try await store.writeGroup(
-            [{ scoped in outcomes = (try? PushFacade(store: scoped, queuesDeliveries: true).send(messages).map { try $0.get() }) ?? [] }],
-            readingRecordsOf: messages.map(\.message.id), repeatable: true, on: DispatchQueue(label: "test-writer"))
-        return outcomes
+        try await PushFacade(store: store, queuesDeliveries: true).send(messages).map { try $0.get() }
     }
 
     static func prepare(_ message: JSONValue, on store: any PushStateStore) throws -> PushFacade.PreparedMessage {
@@ -72,7 +68,7 @@ struct PostgresOneRoundTripTests {
         #expect(onPostgres.map(\.decisions) == inMemory.map(\.decisions) && onPostgres.count == 8)
         // The records are the same bytes' worth (a group's refers to the stored roll).
         for id in ["one-5", "group-2"] {
-            #expect(try PushFacade(store: a).sentMessage(id, now: FacadeScenario.now) == PushFacade(store: memory).sentMessage(id, now: FacadeScenario.now))
+            #expect(try await PushFacade(store: a).sentMessage(id, now: FacadeScenario.now) == PushFacade(store: memory).sentMessage(id, now: FacadeScenario.now))
         }
         // Sends after it, under the lock and in one round trip again, count on from its counters.
         for store in [a, memory] as [any PushStateStore] {
@@ -84,7 +80,7 @@ struct PostgresOneRoundTripTests {
         }
         #expect(try PushFacade(store: a).user("u2")?.state.badge == 1 + 6 + 1)
         #expect(try PushFacade(store: a).user("m3")?.state.badge == 3 + 2 + 1)
-        #expect(try PushFacade(store: a).deliveries(ofMessage: "group-2").count == PushFacade(store: memory).deliveries(ofMessage: "group-2").count)
+        #expect(try await PushFacade(store: a).deliveries(ofMessage: "group-2").count == PushFacade(store: memory).deliveries(ofMessage: "group-2").count)
     }
 
     @Test("another node counted the same receiver since: the check finds its log row, writes nothing, and the group is decided again from kept data with it")
@@ -99,7 +95,7 @@ struct PostgresOneRoundTripTests {
         #expect(after.statements - before.statements == 2 && after.changed == before.changed, "two round trips, no lock: \(after.statements - before.statements)")
         #expect(outcomes.count == 1 && outcomes[0].decisions.first?.decision.request?.badgeCounter == 3, "counted on from node B's send")
         #expect(try PushFacade(store: b).user("u2")?.state.badge == 3, "a-1, b-1, a-2: nothing counted twice")
-        #expect(try PushFacade(store: b).deliveries(ofMessage: "a-2").count == 1, "one outbox row: the first run wrote nothing")
+        #expect(try await PushFacade(store: b).deliveries(ofMessage: "a-2").count == 1, "one outbox row: the first run wrote nothing")
         let warm = Self.counts(a)
         _ = try await Self.commit(a, [try Self.prepare(PostgresRoundTripTests.oneToOne("a-3"), on: a)])
         #expect(Self.counts(a).statements - warm.statements == 1 && Self.counts(a).committed - warm.committed == 1)
@@ -170,60 +166,38 @@ struct PostgresOneRoundTripTests {
     }
 }
 
-/// Issue 49: the sends that join a group before its statement goes (they arrived while it waited for
-/// its turn) are decided and committed with it.
-@Suite("PostgreSQL groups joined while they wait")
-struct PostgresJoinedGroupTests {
-    /// The group's writers and its joiners' (taken once), each keeping its outcome under its id.
-    static func group(_ store: PostgresStateStore, first: [String], joining: [String]) throws
-        -> (writers: [(any PushStateStore) -> Void], joiners: WriteGroupJoiners, outcomes: @Sendable () -> [String: PushFacade.SendOutcome])
-    {
-        let outcomes = Mutex<[String: PushFacade.SendOutcome]>([:])
-        func writer(_ ids: [String]) throws -> (any PushStateStore) -> Void {
-            let messages = try ids.map { try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne($0), on: store) }
-            return { scoped in
-                let sent = (try? PushFacade(store: scoped, queuesDeliveries: true).send(messages).map { try $0.get() }) ?? []
-                outcomes.withLock { outcomes in for outcome in sent { outcomes[outcome.messageID] = outcome } }
-            }
-        }
-        nonisolated(unsafe) let joined = try writer(joining)
-        let taken = Mutex(false)
-        let joiners = WriteGroupJoiners {
-            guard !taken.withLock({ taken in defer { taken = true }; return taken }) else { return ([], []) }
-            return ([joined], joining)
-        }
-        return ([try writer(first)], joiners, { outcomes.withLock { $0 } })
-    }
-
-    @Test("sends that joined a warm group commit with it: one call of the function, each its own decision")
-    func joinedSendsCommitWithTheGroup() async throws {
+/// A run of sends is one update: decided together on what the node keeps and committed in one call
+/// of the function, or, when its check finds an id sent before, read and decided again under the lock.
+@Suite("PostgreSQL runs of sends")
+struct PostgresRunOfSendsTests {
+    @Test("a warm run of sends commits in one call of the function, each its own decision")
+    func aRunCommitsInOneCall() async throws {
         guard let (a, b) = try PostgresOneRoundTripTests.twoNodes() else { return }
         _ = try PushFacade(store: a).send(try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("warm"), on: a))
-        let (writers, joiners, outcomes) = try Self.group(a, first: ["g-0"], joining: ["g-1", "g-2"])
+        let messages = try ["g-0", "g-1", "g-2"].map { try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne($0), on: a) }
         let (before, calls) = (PostgresOneRoundTripTests.counts(a), a.pool.commits.commitCount.value)
-        try await a.writeGroup(writers, readingRecordsOf: ["g-0"], repeatable: true, joinedBy: joiners, on: DispatchQueue(label: "test-writer"))
-        #expect(a.pool.commits.commitCount.value - calls == 1, "one call of the function for the group and the sends that joined it")
+        let outcomes = try await PostgresOneRoundTripTests.commit(a, messages)
+        #expect(a.pool.commits.commitCount.value - calls == 1, "one call of the function for the run")
         #expect(PostgresOneRoundTripTests.counts(a).committed - before.committed == 1)
-        #expect(outcomes().mapValues { $0.decisions.first?.decision.request?.badgeCounter } == ["g-0": 2, "g-1": 3, "g-2": 4])
-        #expect(try PushFacade(store: b).user("u2")?.state.badge == 4, "another node reads what the joined sends counted")
+        #expect(outcomes.map { $0.decisions.first?.decision.request?.badgeCounter } == [2, 3, 4])
+        #expect(try PushFacade(store: b).user("u2")?.state.badge == 4, "another node reads what the run counted")
     }
 
-    @Test("a joined send that was sent before is a repeat: the check finds its record, and the group, joined sends too, is decided again under the lock")
-    func aJoinedRepeatIsFound() async throws {
+    @Test("a send in the run that was sent before is a repeat: the check finds its record, and the run is decided again under the lock")
+    func aRepeatInTheRunIsFound() async throws {
         guard let (a, b) = try PostgresOneRoundTripTests.twoNodes() else { return }
         _ = try PushFacade(store: a).send(try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("warm"), on: a))
-        let (writers, joiners, outcomes) = try Self.group(a, first: ["h-0"], joining: ["warm", "h-1"])
+        let messages = try ["h-0", "warm", "h-1"].map { try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne($0), on: a) }
         let before = PostgresOneRoundTripTests.counts(a)
-        try await a.writeGroup(writers, readingRecordsOf: ["h-0"], repeatable: true, joinedBy: joiners, on: DispatchQueue(label: "test-writer"))
-        #expect(PostgresOneRoundTripTests.counts(a).changed - before.changed == 1, "the commit's check found the joined id's record")
-        let found = outcomes()
+        let found = Dictionary(uniqueKeysWithValues: try await PostgresOneRoundTripTests.commit(a, messages).map { ($0.messageID, $0) })
+        #expect(PostgresOneRoundTripTests.counts(a).changed - before.changed == 1, "the commit's check found the id's record")
         #expect(found["warm"]?.isRepeat == true && found["warm"]?.decisions.first?.decision.request?.badgeCounter == 1, "the first send's decision")
         #expect(found["h-0"]?.decisions.first?.decision.request?.badgeCounter == 2 && found["h-1"]?.decisions.first?.decision.request?.badgeCounter == 3)
         #expect(try PushFacade(store: b).user("u2")?.state.badge == 3, "the repeat counted nothing")
     }
 }
 
-/// Issue 49: the apps of a node commit together — the one-round-trip commits that wait while a
+/// The apps of a node commit together — the one-round-trip commits that wait while a
 /// statement is in flight go in the next one, each app's checked and written as it would be alone.
 @Suite("PostgreSQL commits of several apps")
 struct PostgresCommitCombinerTests {
@@ -280,35 +254,5 @@ struct PostgresCommitCombinerTests {
         for (i, store) in stores.enumerated() {
             #expect(try PushFacade(store: store).user("u2")?.state.badge == (i == 2 ? 1 : 2))
         }
-    }
-}
-
-@Suite("A group's effects merged")
-struct KeptDataEffectsTests {
-    static func effects(_ badges: [(Int64, Int)], records: [(String, Int64)]) -> KeptDataEffects {
-        var effects = KeptDataEffects()
-        effects.add(
-            badges: badges.map { (UserKey(rawValue: $0.0), $0.1) }, deliveries: [],
-            records: records.map { SentMessage(id: $0.0, sentAt: Instant(milliseconds: $0.1), decisions: Array($0.0.utf8)) }, cutoff: Instant(milliseconds: 0))
-        return effects
-    }
-
-    @Test("counters of one user row are merged into one, the latest, at its first place; records keep the latest of each id")
-    func countersOfOneRowAreMerged() {
-        var effects = Self.effects([(1, 1), (2, 1), (1, 2), (3, 1), (2, 2), (1, 3)], records: [("m1", 10), ("m2", 20), ("m1", 30)])
-        effects.dedupe(users: 3)
-        #expect(effects.badges.map(\.key.rawValue) == [1, 2, 3])
-        #expect(effects.badges.map(\.badge) == [3, 2, 1])
-        #expect(Set(effects.records.map { "\($0.id)@\($0.sentAt.milliseconds)" }) == ["m1@30", "m2@20"])
-    }
-
-    @Test("counters each of a row of their own (a group send's) stay as they are, in order")
-    func distinctCountersStay() {
-        let counters: [(Int64, Int)] = (0..<1_000).map { (Int64(1_000 - $0), $0 % 7) }
-        var effects = Self.effects(counters, records: [("m1", 10)])
-        effects.dedupe(users: counters.count)
-        #expect(effects.badges.map(\.key.rawValue) == counters.map(\.0))
-        #expect(effects.badges.map(\.badge) == counters.map(\.1))
-        #expect(effects.records.count == 1)
     }
 }

@@ -90,6 +90,16 @@ struct AppRegistryTests {
             }
             try base.writeGroup(writers)
         }
+        func update<Outcome: Sendable>(
+            reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
+        ) async throws -> Outcome {
+            if held.withLock({ $0 }) {
+                started.withLock { $0 = true }
+                let gate = gate
+                _ = try await onAThreadOfItsOwn { gate.wait(timeout: .now() + 20) == .success }
+            }
+            return try await base.update(reading: keys, deciding: decide)
+        }
     }
 
     /// With `max-open-apps` 1 and the open app busy, a request for another app is served by the app it
@@ -104,7 +114,9 @@ struct AppRegistryTests {
             let held = try #require(storage.busy.withLock { $0 })
             held.held.withLock { $0 = true }
             let busyWrite = Task { try await service.call(.put, "/v1/apps/busy", key: busyKey, body: config).status }
-            while !held.started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+            let started = Date().addingTimeInterval(20)
+            while !held.started.withLock({ $0 }) && Date() < started { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(held.started.withLock { $0 }, "the busy app's write waits for the gate")
             // The only open app is busy: the other app opens past the limit and serves its request.
             let other = Task { try await service.call(.put, "/v1/apps/other", key: otherKey, body: config).status }
             let deadline = Date().addingTimeInterval(10)

@@ -312,10 +312,10 @@ struct ModuleGraphTests {
         }
     }
 
-    /// Issue 49: nothing in the PostgreSQL module holds a thread while the server answers — no future
-    /// waited for, no thread pool, no semaphore, no thread or task of its own; a synchronous transaction
-    /// body is replayed over awaited statements. The service reads, opens stores and reads its
-    /// directory awaited on it, and the delivery worker's outbox statements are awaited.
+    /// Nothing in the PostgreSQL module holds a thread while the server answers — no future waited for,
+    /// no thread pool, no semaphore, no thread or task of its own — and nothing is replayed: the store's
+    /// transaction methods are awaited. The service reads, opens stores and reads its directory awaited
+    /// on it, and the delivery worker's outbox statements are awaited.
     @Test func thePostgresModuleBlocksNothing() throws {
         let sources = try Self.sources("PushBridgePostgres")
         #expect(sources.count >= 20, "the module's files are read")
@@ -325,11 +325,21 @@ struct ModuleGraphTests {
                 #expect(!code.contains(word), "PushBridgePostgres/\(name) uses \(word)")
             }
         }
-        let session = try #require(sources.first { $0.name == "PostgresSession.swift" }?.text)
-        #expect(session.contains("return try replay.answer(query)"), "a synchronous statement is answered from its replay, never waited for")
+        for (name, text) in sources {
+            #expect(!text.contains("replay") && !text.contains("Replay"), "PushBridgePostgres/\(name) replays a body")
+        }
+        let transaction = try #require(sources.first { $0.name == "PostgresStateStore+Transaction.swift" }?.text)
+        #expect(transaction.contains("func rows(_ query: PostgresQuery) async throws -> [Cells] { try await session.query(query)"), "a statement is awaited")
         let server = try Self.sources("PushBridgeServer")
         let tenant = try #require(server.first { $0.name == "Apps/AppTenant.swift" }?.text)
-        #expect(tenant.contains("if let awaited = facade.store.awaitedTransactions {"), "a read on an awaited store is awaited")
+        #expect(tenant.contains("package func reading<T: Sendable>(rerouting: Bool = true, _ body: @escaping @Sendable (PushFacade) async throws -> T)"), "reads are awaited")
+        // Every route's read is awaited: no synchronous read but the local outbox's look.
+        for module in ["PushBridgeServer", "PushBridgeEasemob", "PushBridgeTencent"] {
+            for (name, text) in try Self.sources(module) where name != "Apps/AppTenant.swift" {
+                let reads = text.components(separatedBy: "tenant.read {").count - 1 + text.components(separatedBy: "tenant.read(rerouting: false) {").count - 1
+                #expect(reads == (name == "ServiceDelivery.swift" ? 1 : 0), "\(module)/\(name) reads synchronously \(reads) times")
+            }
+        }
         for name in ["Apps/KnownApps.swift", "Apps/VendorBindings.swift"] {
             let text = try #require(server.first { $0.name == name }?.text, "\(name)")
             #expect(!text.contains("NIOThreadPool"), "\(name) reads the directory on the thread pool")
@@ -338,7 +348,7 @@ struct ModuleGraphTests {
         #expect(apps.contains("storage.isShared\n            ? try await storage.openStoreAwaited(forApp: id)"), "a shared storage's stores open awaited")
         // The delivery worker's claims, settlements, prunes and looks are the store's awaited statements on PostgreSQL.
         let delivery = try #require(server.first { $0.name == "ServiceDelivery.swift" }?.text)
-        for call in ["$0.claimDeliveries(dueBy:", "$0.settleDeliveries(settlements, at: now)", "$0.pruneDeliveries(settledBefore:", "$0.outboxState()"] {
+        for call in ["$0.claimDeliveries(dueBy:", "$0.settleDeliveries(settled, at: now)", "$0.pruneDeliveries(settledBefore:", "$0.outboxState()"] {
             #expect(delivery.contains("tenant.awaitedOutbox(writes:") && delivery.contains("{ try await " + call), "the worker awaits \(call)")
         }
     }

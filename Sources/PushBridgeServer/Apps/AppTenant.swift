@@ -78,12 +78,15 @@ package final class AppTenant: Sendable {
 
     /// Runs a facade update (it reads, decides and commits through the store) in its turn among the
     /// app's writes: the awaited facade calls (`try await facade.apply(…)`).
-    /// - Parameter body: the update, given the app's facade.
-    package func update<T: Sendable>(_ body: @escaping @Sendable (PushFacade) async throws -> T) async throws -> T {
-        try await leased(writes: true, rerouting: true, elsewhere: { try await $0.update(body) }) {
+    /// - Parameters:
+    ///   - waking: as for ``write(waking:rerouting:_:)``.
+    ///   - rerouting: as for ``write(waking:rerouting:_:)``.
+    ///   - body: the update, given the app's facade.
+    package func update<T: Sendable>(waking: Bool = true, rerouting: Bool = true, _ body: @escaping @Sendable (PushFacade) async throws -> T) async throws -> T {
+        try await leased(writes: true, rerouting: rerouting, elsewhere: { try await $0.update(waking: waking, body) }) {
             let facade = facade
             let result = try await writer.update { try await body(facade) }
-            afterWrite?()
+            if waking { afterWrite?() }
             return result
         }
     }
@@ -98,17 +101,23 @@ package final class AppTenant: Sendable {
         }
     }
 
-    /// Runs a facade operation that only reads: awaited on a store whose transactions are
-    /// (PostgreSQL: no thread held), else on the blocking-I/O pool, off the event loops.
+    /// Runs a facade read that is awaited (``PushFacade/reading(_:_:)``, ``PushFacade/sentMessage(_:now:)-(String,Instant)``…):
+    /// a store over the network holds no thread meanwhile.
     /// - Parameters:
     ///   - rerouting: as for ``write(waking:rerouting:_:)``.
-    ///   - body: the operation; on an awaited store it may run more than once (its only effect is its result).
+    ///   - body: the read, given the app's facade.
+    package func reading<T: Sendable>(rerouting: Bool = true, _ body: @escaping @Sendable (PushFacade) async throws -> T) async throws -> T {
+        try await leased(writes: false, rerouting: rerouting, elsewhere: { try await $0.reading(body) }) { try await body(facade) }
+    }
+
+    /// Runs a synchronous facade read on the blocking-I/O pool, off the event loops: for a store
+    /// whose transactions are synchronous (a store over the network refuses it).
+    /// - Parameters:
+    ///   - rerouting: as for ``write(waking:rerouting:_:)``.
+    ///   - body: the read.
     package func read<T: Sendable>(rerouting: Bool = true, _ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
         try await leased(writes: false, rerouting: rerouting, elsewhere: { try await $0.read(body) }) {
             let facade = facade
-            if let awaited = facade.store.awaitedTransactions {
-                return try await awaited.read { try body(facade.writing(to: $0)) }
-            }
             return try await NIOThreadPool.singleton.runIfActive { try body(facade) }
         }
     }

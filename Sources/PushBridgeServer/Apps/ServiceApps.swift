@@ -156,7 +156,7 @@ package final class ServiceApps: @unchecked Sendable {
         let facade = PushFacade(
             store: store, registry: registry, repeatWindowSeconds: configuration.repeatWindowSeconds, queuesDeliveries: delivery != nil)
         let writer = GroupCommitWriter(
-            facade: facade, sendsAsUpdates: !storage.isShared, maxBatch: configuration.groupCommitMaxBatch, maxWaitMicroseconds: configuration.groupCommitWaitMicroseconds,
+            facade: facade, maxBatch: configuration.groupCommitMaxBatch, maxWaitMicroseconds: configuration.groupCommitWaitMicroseconds,
             timeout: .milliseconds(Int64(configuration.requestTimeoutSeconds * 1000)), answersByDeadline: storage.isShared,
             rounds: writerQueues.next(), name: "pushbridge-writer-\(id)",
             observer: .init(

@@ -1,0 +1,136 @@
+import Foundation
+import PostgresNIO
+import PushBridgeCore
+import PushBridgeRecordCoding
+import PushBridgeStore
+
+// The store's writes and reads as PushBridgeStore's contract has them: keys read, a decision made on
+// the snapshot, its changes committed — every statement awaited.
+
+extension PostgresStateStore {
+    /// Reads `keys`, decides, and commits what was decided, holding no thread while the server
+    /// answers: on what the node keeps with a one-round-trip commit that checks what was read, when
+    /// the node keeps it all and the changes are a send's effects; else read, decided and committed
+    /// in one transaction under the write lock. `decide` runs once a read (again only when a commit
+    /// found that what was read moved).
+    public func update<Outcome: Sendable>(
+        reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
+    ) async throws -> Outcome {
+        await gate.enter()
+        defer { gate.leave() }
+        if oneRoundTrip.shouldTry() {
+            for decision in 1...Self.maximumDecisions {
+                guard let read = keptRead(keys) else {
+                    oneRoundTrip.missed()
+                    break
+                }
+                let (changes, outcome) = try decide(read.snapshot)
+                // Nothing to write checks nothing: what was read is checked under the lock.
+                guard !changes.isEmpty, let commit = keptCommit(of: changes, read: read) else { break }
+                let answer = try await pool.commits.commit(commit, schema: schema, on: pool)
+                switch self.outcome(of: commit, answer, last: decision == Self.maximumDecisions) {
+                case .committed: return outcome
+                case .countedElsewhere: continue
+                case .changed: break
+                }
+                break
+            }
+        }
+        let ids = Array(Set(keys.records.map(\.id).filter { !$0.isEmpty })).sorted()
+        return try await inWriteTransaction(readingRecordsOf: ids) { transaction in
+            let (changes, outcome) = try decide(try await transaction.read(keys))
+            if !changes.isEmpty { try await transaction.commit(changes) }
+            oneRoundTrip.lockedCount.add()
+            return outcome
+        }
+    }
+
+    /// Reads `keys` in one snapshot (repeatable read), taking no lock.
+    public func snapshot(_ keys: StateKeys) async throws -> StateSnapshot {
+        try await reading { try await $0.read(keys) }
+    }
+
+    /// The groups `user` is a member of (every group, for `nil`), in one snapshot.
+    public func groups(containing user: UserID?) async throws -> [String] {
+        try await reading { try await $0.groups(containing: user) }
+    }
+
+    /// A message's deliveries, in one snapshot.
+    public func deliveries(ofMessage id: String) async throws -> [DeliveryRecord] {
+        try await reading { try await $0.deliveries(ofMessage: id) }
+    }
+}
+
+extension PostgresStateStore.Transaction {
+    /// Whether a target exists: a user with a record, a group with members or a profile.
+    func exists(_ target: StateKeys.Target) async throws -> Bool {
+        switch target {
+        case .user(let user): return try await sender(user, group: nil) != nil
+        case .group(let group):
+            if try await groupProfile(of: group) != nil { return true }
+            return try await !members(of: group).isEmpty
+        }
+    }
+
+    /// Reads every key (records and the rolls they refer to, app, senders, profiles, receivers,
+    /// targets, users, member lists, bindings, device owners, sequences); what the node keeps answers
+    /// in a write.
+    func read(_ keys: StateKeys) async throws -> StateSnapshot {
+        var records: [StoredRecord?] = []
+        if !keys.records.isEmpty {
+            for found in try await sentMessages(keys.records.map { ($0.id, $0.since) }) {
+                guard let bytes = found else {
+                    records.append(nil)
+                    continue
+                }
+                var roll: (id: Int64, bytes: [UInt8])?
+                if let id = try SentMessageRecord.rollID(of: bytes), let stored = try await self.roll(id) { roll = (id, stored) }
+                records.append(StoredRecord(bytes: bytes, roll: roll))
+            }
+        }
+        var snapshot = StateSnapshot(app: keys.app ? try await app() : nil, senders: [], groupProfiles: [], receivers: [], records: records)
+        for sender in keys.senders { snapshot.senders.append(try await self.sender(sender.user, group: sender.group)) }
+        for group in keys.groupProfiles { snapshot.groupProfiles.append(try await groupProfile(of: group)) }
+        for key in keys.receivers { snapshot.receivers.append(try await receivers(of: key.audience, excluding: key.sender, conversation: key.conversation)) }
+        for target in keys.targets { snapshot.knownTargets.append(try await exists(target)) }
+        for user in keys.users { snapshot.users.append(try await self.user(user)) }
+        for group in keys.memberLists { snapshot.memberLists.append(try await members(of: group)) }
+        for user in keys.bindings { snapshot.bindings.append(try await pushBindings(of: user)) }
+        for token in keys.deviceOwners {
+            guard let owner = try await owner(ofDevice: token) else {
+                snapshot.deviceOwners.append(nil)
+                continue
+            }
+            snapshot.deviceOwners.append(DeviceOwner(user: owner, record: try await user(owner), bindings: try await pushBindings(of: owner)))
+        }
+        for group in keys.sequences { snapshot.sequences.append(try await messageSequence(of: group, advancing: false)) }
+        return snapshot
+    }
+
+    /// Writes `changes` in the order ``PushBridgeStore/StateChanges`` gives: the app, removals, users'
+    /// states, bindings, groups' members, profiles and sequences, the rolls the records refer to, then
+    /// counters, outbox rows and records in one statement.
+    func commit(_ changes: StateChanges) async throws {
+        if let app = changes.app { try await setApp(app) }
+        for user in changes.removedUsers { _ = try await removeUser(user) }
+        for user in changes.users { try await save(user.state, replacing: user.previous) }
+        for change in changes.bindings { try await setPushBindings(change.bindings, of: change.user) }
+        for group in changes.groups {
+            if let members = group.members { try await setMembers(members, of: group.group) }
+            if let profile = group.profile { try await setGroupProfile(profile, of: group.group) }
+            for _ in 0..<group.sequenceAdvances { _ = try await messageSequence(of: group.group, advancing: true) }
+        }
+        var records: [SentMessage] = []
+        records.reserveCapacity(changes.records.count)
+        for record in changes.records {
+            switch record.bytes {
+            case .encoded(let bytes):
+                records.append(SentMessage(id: record.id, sentAt: record.sentAt, decisions: bytes))
+            case .onRoll(let pending):
+                let id = try await storeRoll(pending.roll, usedAt: record.sentAt, encoded: { SentMessageRecord.encodeRoll(pending.rows.map(\.state)) })
+                records.append(SentMessage(id: record.id, sentAt: record.sentAt, decisions: pending.writer.record(count: record.count, roll: (id, pending.skipped))))
+            }
+        }
+        try await writeSendEffects(badges: changes.badges, deliveries: changes.deliveries, records: records, forgettingBefore: changes.cutoff)
+    }
+}
