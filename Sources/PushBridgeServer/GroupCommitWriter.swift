@@ -12,7 +12,7 @@ import PushBridgeStore
 /// committed in one update (``PushFacade/send(_:)-([PreparedMessage])``, awaited), their counters,
 /// outbox rows and records written together. Each other update is awaited in its turn; each run of
 /// synchronous writes (a local store's delivery bookkeeping) is one group commit
-/// (``PushStateStore/writeGroup(_:readingRecordsOf:on:)``), each write in its own savepoint, on the
+/// (`PushStateStore.writeGroup(_:readingRecordsOf:on:)`), each write in its own savepoint, on the
 /// writer's serial executor (a dispatch queue, holding a thread only while it commits).
 ///
 /// A write waits at most the request timeout for its turn: one that waited longer is answered

@@ -101,7 +101,7 @@ package final class AppTenant: Sendable {
         }
     }
 
-    /// Runs a facade read that is awaited (``PushFacade/reading(_:_:)``, ``PushFacade/sentMessage(_:now:)-(String,Instant)``…):
+    /// Runs a facade read that is awaited (`PushFacade.reading(_:_:)`, `PushFacade.sentMessage(_:now:)`…):
     /// a store over the network holds no thread meanwhile.
     /// - Parameters:
     ///   - rerouting: as for ``write(waking:rerouting:_:)``.
