@@ -102,14 +102,14 @@ extension PostgresStateStore {
         var records: [SentMessage] = []
         records.reserveCapacity(changes.records.count)
         for record in changes.records {
-            switch record.bytes {
-            case .encoded(let bytes):
-                records.append(SentMessage(id: record.id, sentAt: record.sentAt, decisions: bytes))
-            case .onRoll(let pending):
-                guard let id = kept.receivers.tables.values.first(where: { $0.roll === pending.roll })?.rollID else { return nil }
+            var rollID: Int64 = 0
+            if let roll = record.pendingRoll {
+                // A roll not stored yet is stored under the lock.
+                guard let id = kept.receivers.tables.values.first(where: { $0.roll === roll })?.rollID else { return nil }
                 rolls[id] = max(rolls[id] ?? record.sentAt, record.sentAt)
-                records.append(SentMessage(id: record.id, sentAt: record.sentAt, decisions: pending.writer.record(count: record.count, roll: (id, pending.skipped))))
+                rollID = id
             }
+            records.append(record.sentMessage(storedRoll: rollID))
         }
         var effects = KeptDataEffects(badges: changes.badges, deliveries: changes.deliveries, records: records.latestOfEachID())
         if !records.isEmpty { effects.cutoff = changes.cutoff }

@@ -123,13 +123,9 @@ extension PostgresStateStore.Transaction {
         var records: [SentMessage] = []
         records.reserveCapacity(changes.records.count)
         for record in changes.records {
-            switch record.bytes {
-            case .encoded(let bytes):
-                records.append(SentMessage(id: record.id, sentAt: record.sentAt, decisions: bytes))
-            case .onRoll(let pending):
-                let id = try await storeRoll(pending.roll, usedAt: record.sentAt, encoded: { SentMessageRecord.encodeRoll(pending.rows.map(\.state)) })
-                records.append(SentMessage(id: record.id, sentAt: record.sentAt, decisions: pending.writer.record(count: record.count, roll: (id, pending.skipped))))
-            }
+            var rollID: Int64 = 0
+            if let roll = record.pendingRoll { rollID = try await storeRoll(roll, usedAt: record.sentAt, encoded: record.encodedRoll) }
+            records.append(record.sentMessage(storedRoll: rollID))
         }
         try await writeSendEffects(badges: changes.badges, deliveries: changes.deliveries, records: records, forgettingBefore: changes.cutoff)
     }

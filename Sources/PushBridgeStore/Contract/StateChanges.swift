@@ -121,15 +121,22 @@ public struct RecordChange: Sendable {
         self.bytes = bytes
     }
 
-    /// The record's bytes, storing the roll it refers to first (once while the roll is kept).
-    /// - Parameter table: where the roll is stored.
-    public func encoded(storingRollIn table: any SentMessageTable) throws -> [UInt8] {
+    /// The roll the record refers to, while it waits for the stored roll's id (`nil`: its bytes are made).
+    public var pendingRoll: ReceiverRoll? {
+        if case .onRoll(let pending) = bytes { pending.roll } else { nil }
+    }
+
+    /// The roll's rows as stored (``SentMessageRecord/encodeRoll(_:)``), for a record with a pending roll.
+    public func encodedRoll() -> [UInt8] {
+        if case .onRoll(let pending) = bytes { SentMessageRecord.encodeRoll(pending.rows.map(\.state)) } else { [] }
+    }
+
+    /// The record as written, given the stored id of its pending roll (ignored when it has none).
+    /// - Parameter rollID: the stored roll's id.
+    public func sentMessage(storedRoll rollID: Int64) -> SentMessage {
         switch bytes {
-        case .encoded(let bytes):
-            return bytes
-        case .onRoll(let pending):
-            let id = try table.storeRoll(pending.roll, usedAt: sentAt) { SentMessageRecord.encodeRoll(pending.rows.map(\.state)) }
-            return pending.writer.record(count: count, roll: (id, pending.skipped))
+        case .encoded(let bytes): SentMessage(id: id, sentAt: sentAt, decisions: bytes)
+        case .onRoll(let pending): SentMessage(id: id, sentAt: sentAt, decisions: pending.writer.record(count: count, roll: (rollID, pending.skipped)))
         }
     }
 }
@@ -151,7 +158,8 @@ extension PushStateTransaction {
         var records: [SentMessage] = []
         records.reserveCapacity(changes.records.count)
         for record in changes.records {
-            records.append(SentMessage(id: record.id, sentAt: record.sentAt, decisions: try record.encoded(storingRollIn: self)))
+            let rollID = try record.pendingRoll.map { roll in try storeRoll(roll, usedAt: record.sentAt, encoded: record.encodedRoll) } ?? 0
+            records.append(record.sentMessage(storedRoll: rollID))
         }
         try writeSendEffects(badges: changes.badges, deliveries: changes.deliveries, records: records, forgettingBefore: changes.cutoff)
     }
