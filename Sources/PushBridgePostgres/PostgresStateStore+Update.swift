@@ -11,8 +11,9 @@ extension PostgresStateStore {
     /// Reads `keys`, decides, and commits what was decided, holding no thread while the server
     /// answers: on what the node keeps with a one-round-trip commit that checks what was read, when
     /// the node keeps it all and the changes are a send's effects; else read, decided and committed
-    /// in one transaction under the write lock. `decide` runs once a read (again only when a commit
-    /// found that what was read moved).
+    /// in one transaction under the write lock. `decide` runs once a read (again when a commit found
+    /// that what was read moved, or when it refused or had nothing to write on what the node keeps: only
+    /// the lock's read can say that is so).
     public func update<Outcome: Sendable>(
         reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
     ) async throws -> Outcome {
@@ -24,9 +25,9 @@ extension PostgresStateStore {
                     oneRoundTrip.missed()
                     break
                 }
-                let (changes, outcome) = try decide(read.snapshot)
-                // Nothing to write checks nothing: what was read is checked under the lock.
-                guard !changes.isEmpty, let commit = keptCommit(of: changes, read: read) else { break }
+                // A refusal, or nothing to write, checks nothing: it is decided again on what the lock
+                // reads (what the node keeps may be behind another node's writes).
+                guard let (changes, outcome) = try? decide(read.snapshot), !changes.isEmpty, let commit = keptCommit(of: changes, read: read) else { break }
                 let answer = try await pool.commits.commit(commit, schema: schema, on: pool)
                 switch self.outcome(of: commit, answer, last: decision == Self.maximumDecisions) {
                 case .committed: return outcome

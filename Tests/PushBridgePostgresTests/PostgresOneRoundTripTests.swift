@@ -183,6 +183,25 @@ struct PostgresRunOfSendsTests {
         #expect(try PushFacade(store: b).user("u2")?.state.badge == 4, "another node reads what the run counted")
     }
 
+    @Test("a target another node made since is known: a refusal on what the node keeps is decided again under the lock")
+    func aRefusalIsDecidedAgainUnderTheLock() async throws {
+        guard let (a, b) = try PostgresOneRoundTripTests.twoNodes() else { return }
+        func message(_ id: String) throws -> PushFacade.PreparedMessage {
+            var message = try PostgresOneRoundTripTests.prepare(
+                FacadeScenario.json(#"{"id":"\#(id)","conversationId":"u3","from":"u1","to":"u3","chatType":"Chat","body":{"type":"text","text":"hi"}}"#), on: a)
+            message.requiredTargets = [.user("u3")]
+            return message
+        }
+        // A run whose send to u3 is refused and whose other send commits: node A keeps u3 as unknown.
+        let facade = PushFacade(store: a, queuesDeliveries: true)
+        let before = try await facade.send([try message("before"), try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("to-u2"), on: a)])
+        #expect(throws: PushFacade.UnknownTargets(targets: ["u3"])) { try before[0].get() }
+        // A request's messages together (a vendor's): on what node A keeps, an unknown target would refuse them all.
+        try FacadeScenario.register("u3", in: PushFacade(store: b))
+        let sent = try await facade.sendTogether([try message("after")], skippingUnknownTargets: false, sequencing: false)
+        #expect(sent.sent.first?.outcome.decisions.map(\.receiver) == ["u3"], "node A reads node B's new user")
+    }
+
     @Test("a send in the run that was sent before is a repeat: the check finds its record, and the run is decided again under the lock")
     func aRepeatInTheRunIsFound() async throws {
         guard let (a, b) = try PostgresOneRoundTripTests.twoNodes() else { return }
