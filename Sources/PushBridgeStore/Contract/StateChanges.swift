@@ -126,7 +126,7 @@ public struct RecordChange: Sendable {
         if case .onRoll(let pending) = bytes { pending.roll } else { nil }
     }
 
-    /// The roll's rows as stored (``SentMessageRecord/encodeRoll(_:)``), for a record with a pending roll.
+    /// The roll's rows as stored (`SentMessageRecord.encodeRoll(_:)`), for a record with a pending roll.
     public func encodedRoll() -> [UInt8] {
         if case .onRoll(let pending) = bytes { SentMessageRecord.encodeRoll(pending.rows.map(\.state)) } else { [] }
     }
