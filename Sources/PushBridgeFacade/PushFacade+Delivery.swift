@@ -40,8 +40,11 @@ extension PushFacade {
     /// - Returns: the devices removed.
     public func settleDeliveries(_ settlements: [DeliverySettlement], dead: [DeadDevice], at now: Instant) throws -> [RemovedDevice] {
         try store.write { transaction in
-            let planned = editing(Self.scope(of: dead)) { try $0.removeDeadDevices(dead) }
-            let removed = dead.isEmpty ? [] : try transaction.update(reading: planned.keys, deciding: planned.decide)
+            var removed: [RemovedDevice] = []
+            if !dead.isEmpty {
+                let planned = editing(Self.scope(of: dead)) { try $0.removeDeadDevices(dead) }
+                removed = try transaction.update(reading: planned.keys, deciding: planned.decide)
+            }
             try transaction.settleDeliveries(Self.marking(settlements, removedBy: removed), at: now)
             return removed
         }

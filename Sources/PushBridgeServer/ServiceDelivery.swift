@@ -228,7 +228,8 @@ struct TenantOutbox: DeliveryOutbox {
 
     func settle(_ settlements: [DeliverySettlement], dead: [PushFacade.DeadDevice], at now: Instant) async throws -> [PushFacade.RemovedDevice] {
         if tenant.facade.store.awaitedOutbox != nil {
-            let removed = try await tenant.update(waking: false, rerouting: false) { try await $0.removeDeadDevices(dead) }
+            // Only a settlement with dead devices takes a turn among the app's writes.
+            let removed = dead.isEmpty ? [] : try await tenant.update(waking: false, rerouting: false) { try await $0.removeDeadDevices(dead) }
             let settled = PushFacade.marking(settlements, removedBy: removed)
             if try await tenant.awaitedOutbox(writes: true, { try await $0.settleDeliveries(settled, at: now) }) != nil { return removed }
         }
