@@ -44,7 +44,7 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
     /// Where it is (no password).
     public let location: PostgresLocation
     /// The node's connections (shared with its apps' stores when the service opened it).
-    private let pool: PostgresPool
+    private let pool: PostgresConnections
     private let schema: String
     /// Whether the schema has been brought up to date (done on the first use that connects; two
     /// first uses at once both migrate, which the migration's advisory lock makes one).
@@ -62,7 +62,7 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
     /// - Throws: `StoreError` (`newer-schema`, `postgres`).
     public convenience init(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
         let blocking = BlockingWait()
-        try self.init(location: location, pool: PostgresPool(location: location, limit: 2, logger: logger), blocking: blocking)
+        try self.init(location: location, pool: PostgresConnections(location: location, limit: 2, logger: logger, runsItself: true), blocking: blocking)
         do {
             try blocking.run { try await use { _ in } }
         } catch let error as StoreError where error.code == .unreachable || error.code == .busy {
@@ -72,7 +72,7 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
 
     /// The directory on a node's pool, prepared on its first use (a node may start while its
     /// database is down); `blocking`: how synchronous calls wait (`nil`: they refuse).
-    init(location: PostgresLocation, pool: PostgresPool, blocking: BlockingWait? = nil) throws {
+    init(location: PostgresLocation, pool: PostgresConnections, blocking: BlockingWait? = nil) throws {
         let location = location.schema == nil ? try location.inSchema("pushbridge_service") : location
         self.location = location
         self.pool = pool
@@ -82,7 +82,7 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
 
     /// Runs `body` on one of the pool's connections in the directory's schema, bringing the schema
     /// up to date first the first time. Awaited; no lock is held while `body` runs.
-    private func use<T>(_ body: (PostgresSession) async throws -> T) async throws -> T {
+    private func use<T>(_ body: (PostgresLease) async throws -> T) async throws -> T {
         // Once prepared, the pool sets the search path; the first use's preparing sets it.
         let prepared = isPrepared.withLock { $0 }
         return try await pool.use(schema: prepared ? schema : nil) { session in

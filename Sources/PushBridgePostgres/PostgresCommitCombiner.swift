@@ -66,7 +66,7 @@ final class PostgresCommitCombiner: Sendable {
     ///   - commit: an update's sends decided on what the node keeps.
     ///   - schema: the app's schema (a checked identifier).
     ///   - pool: the node's connections to the database.
-    func commit(_ commit: KeptDataCommit, schema: String, on pool: PostgresPool) async throws -> Answer {
+    func commit(_ commit: KeptDataCommit, schema: String, on pool: PostgresConnections) async throws -> Answer {
         // A statement's place free: this commit goes now, decided on the caller's task (no hop).
         let (id, free) = state.withLock { state in
             state.nextID += 1
@@ -113,12 +113,12 @@ final class PostgresCommitCombiner: Sendable {
     }
 
     /// Each commit's answer: one statement for all; when PostgreSQL refuses it, one each.
-    private func send(_ batch: [Waiting], on pool: PostgresPool) async -> [Result<Answer, any Error>] {
+    private func send(_ batch: [Waiting], on pool: PostgresConnections) async -> [Result<Answer, any Error>] {
         await send(batch.map { ($0.schema, $0.commit) }, on: pool)
     }
 
     /// Each decided commit's answer: one statement for all; when PostgreSQL refuses it, one each.
-    private func send(_ commits: [(schema: String, commit: KeptDataCommit)], on pool: PostgresPool) async -> [Result<Answer, any Error>] {
+    private func send(_ commits: [(schema: String, commit: KeptDataCommit)], on pool: PostgresConnections) async -> [Result<Answer, any Error>] {
         do {
             return try await statement(commits, on: pool).map { .success($0) }
         } catch let error as StoreError where error.code == .postgres && commits.count > 1 {
@@ -131,7 +131,7 @@ final class PostgresCommitCombiner: Sendable {
     }
 
     /// One statement for `commits`: each app's function, its answer numbered by its place.
-    private func statement(_ commits: [(schema: String, commit: KeptDataCommit)], on pool: PostgresPool) async throws -> [Answer] {
+    private func statement(_ commits: [(schema: String, commit: KeptDataCommit)], on pool: PostgresConnections) async throws -> [Answer] {
         let query = try Self.query(commits)
         statementCount.add()
         for _ in commits { commitCount.add() }

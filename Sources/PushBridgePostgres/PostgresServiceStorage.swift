@@ -10,7 +10,7 @@ public struct PostgresServiceStorage: ServiceStorage {
     public let location: PostgresLocation
     /// The most connections this node opens to the database, for every app and the directory together.
     public var maxConnections: Int { pool.limit }
-    private let pool: PostgresPool
+    private let pool: PostgresConnections
     private let directory: PostgresAppDirectory
 
     /// Connects the directory (a database that cannot be reached now is no error: a node may start
@@ -22,7 +22,7 @@ public struct PostgresServiceStorage: ServiceStorage {
     /// - Throws: `StoreError` (`newer-schema`, `postgres`).
     public init(location: PostgresLocation, connections: Int = 16) throws {
         self.location = location
-        pool = PostgresPool(location: location, limit: connections, logger: Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() }))
+        pool = PostgresConnections(location: location, limit: connections, logger: Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() }), runsItself: false)
         directory = try PostgresAppDirectory(location: location, pool: pool)
     }
 
@@ -46,6 +46,9 @@ public struct PostgresServiceStorage: ServiceStorage {
     }
 
     public var isShared: Bool { true }
+
+    /// Runs the node's PostgreSQL client (postgres-nio's `PostgresClient`) until the service shuts down.
+    public func run() async { await pool.run() }
 
     public func isReachable() async -> Bool { await directory.isReachable() }
 

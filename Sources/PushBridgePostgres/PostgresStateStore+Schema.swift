@@ -407,7 +407,7 @@ extension PostgresStateStore {
 
     /// Applies the migrations the database lacks, in one transaction under an advisory lock, so
     /// nodes starting together migrate once.
-    static func migrate(_ session: PostgresSession, scope: String, migrations: [Migration] = PostgresStateStore.migrations) async throws {
+    static func migrate(_ session: PostgresLease, scope: String, migrations: [Migration] = PostgresStateStore.migrations) async throws {
         try await session.execute("BEGIN")
         do {
             // The first key spells "PBMG"; the second is the schema's.

@@ -130,7 +130,7 @@ extension PostgresStateStore {
     /// One transaction's view of the database, every statement awaited; lives only inside one of
     /// the store's transactions.
     final class Transaction {
-        let session: PostgresSession
+        let session: PostgresLease
         let writable: Bool
         /// What the writers of one database transaction share (a group commit's savepoints).
         let context: TransactionContext
@@ -139,7 +139,7 @@ extension PostgresStateStore {
         /// The app's configuration as this transaction last read or wrote it.
         var appConfiguration: AppConfiguration?
 
-        init(_ session: PostgresSession, writable: Bool, context: TransactionContext = TransactionContext()) {
+        init(_ session: PostgresLease, writable: Bool, context: TransactionContext = TransactionContext()) {
             self.session = session
             self.writable = writable
             self.context = context

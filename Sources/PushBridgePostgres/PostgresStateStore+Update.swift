@@ -85,7 +85,7 @@ extension PostgresStateStore.Transaction {
                     continue
                 }
                 var roll: (id: Int64, bytes: [UInt8])?
-                if let id = try SentMessageRecord.rollID(of: bytes), let stored = try await self.roll(id) { roll = (id, stored) }
+                if let id = SentMessageRecord.rollID(of: bytes), let stored = try await self.roll(id) { roll = (id, stored) }
                 records.append(StoredRecord(bytes: bytes, roll: roll))
             }
         }

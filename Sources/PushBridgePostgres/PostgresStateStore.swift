@@ -25,7 +25,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// Where it is (no password).
     public let location: PostgresLocation
     /// The node's connections (shared with its other apps' stores when the service opened it).
-    let pool: PostgresPool
+    let pool: PostgresConnections
     /// The schema of its tables; also the scope of its advisory lock, so apps sharing a database do
     /// not wait for each other.
     let schema: String
@@ -58,7 +58,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     ///   - logger: postgres-nio's logger (quiet by default).
     /// - Throws: `StoreError` (`unreachable` when the server cannot be reached; `newer-schema`).
     public convenience init(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
-        try self.init(location: location, pool: PostgresPool(location: location, limit: 4, logger: logger))
+        try self.init(location: location, pool: PostgresConnections(location: location, limit: 4, logger: logger, runsItself: true))
     }
 
     /// Connects (a pool of its own, at most four connections) and brings the schema up to date,
@@ -68,7 +68,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     ///   - logger: postgres-nio's logger (quiet by default).
     /// - Throws: `StoreError` (`unreachable` when the server cannot be reached; `newer-schema`).
     public static func open(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) async throws -> PostgresStateStore {
-        try await open(location: location, pool: PostgresPool(location: location, limit: 4, logger: logger))
+        try await open(location: location, pool: PostgresConnections(location: location, limit: 4, logger: logger, runsItself: true))
     }
 
     /// Opens the store on a node's pool and brings its schema up to date, blocking the calling
@@ -79,7 +79,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     ///   - keptReceivers: group members' rows kept between sends (SQLite's store's default).
     ///   - badgeLogLimit: badge counters logged before the log is folded.
     ///   - badgeLogRowLimit: badge log rows before the log is folded.
-    convenience init(location: PostgresLocation, pool: PostgresPool, keptReceivers: Int = 400_000, badgeLogLimit: Int = 1_000_000, badgeLogRowLimit: Int = 100_000) throws {
+    convenience init(location: PostgresLocation, pool: PostgresConnections, keptReceivers: Int = 400_000, badgeLogLimit: Int = 1_000_000, badgeLogRowLimit: Int = 100_000) throws {
         let blocking = BlockingWaits()
         self.init(
             unprepared: location, pool: pool, keptReceivers: keptReceivers, badgeLogLimit: badgeLogLimit, badgeLogRowLimit: badgeLogRowLimit, blocking: blocking)
@@ -88,14 +88,14 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
 
     /// Opens the store on a node's pool and brings its schema up to date, awaited (a service's):
     /// its synchronous calls refuse.
-    static func open(location: PostgresLocation, pool: PostgresPool) async throws -> PostgresStateStore {
+    static func open(location: PostgresLocation, pool: PostgresConnections) async throws -> PostgresStateStore {
         let store = PostgresStateStore(unprepared: location, pool: pool, blocking: nil)
         try await store.prepare()
         return store
     }
 
     private init(
-        unprepared location: PostgresLocation, pool: PostgresPool, keptReceivers: Int = 400_000, badgeLogLimit: Int = 1_000_000, badgeLogRowLimit: Int = 100_000,
+        unprepared location: PostgresLocation, pool: PostgresConnections, keptReceivers: Int = 400_000, badgeLogLimit: Int = 1_000_000, badgeLogRowLimit: Int = 100_000,
         blocking: BlockingWaits?
     ) {
         self.location = location
@@ -163,7 +163,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// Runs `body` between `begin` and `COMMIT` on `session`, then what it returned for after the
     /// commit. A failure runs `failed` and rolls back.
     private static func transaction<T>(
-        _ session: PostgresSession, begin: String = "BEGIN", failed: () -> Void = {}, _ body: () async throws -> (T, () throws -> Void)
+        _ session: PostgresLease, begin: String = "BEGIN", failed: () -> Void = {}, _ body: () async throws -> (T, () throws -> Void)
     ) async throws -> T {
         try await session.execute(begin)
         do {
@@ -179,7 +179,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     }
 
     /// Rolls back after a failure; a connection that cannot roll back is never given back.
-    static func rollBack(_ session: PostgresSession) async throws {
+    static func rollBack(_ session: PostgresLease) async throws {
         do { try await session.execute("ROLLBACK") } catch { session.closeNow() }
     }
 
@@ -228,7 +228,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
 
     /// Takes the write lock (one round trip, awaited) and brings what the node keeps to the data it
     /// finds: drops what another node changed, and reads the badge log on (counters move no version).
-    func lockForWriting(_ session: PostgresSession, readingRecordsOf ids: [String] = []) async throws -> WriteLock {
+    func lockForWriting(_ session: PostgresLease, readingRecordsOf ids: [String] = []) async throws -> WriteLock {
         let lock = try Self.writeLock(try await session.query(lockQuery(ids)), readingRecordsOf: ids)
         kept.check(version: lock.dataVersion, firstLog: lock.firstLog, lastLog: lock.lastLog)
         if kept.badges == nil || kept.badges?.isStale == true {
@@ -242,7 +242,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
 
     /// Creates the location's schema when missing, sets the session's `search_path` to it, and
     /// applies the migrations the schema lacks.
-    static func prepare(_ session: PostgresSession, _ location: PostgresLocation, migrations: [Migration]) async throws {
+    static func prepare(_ session: PostgresLease, _ location: PostgresLocation, migrations: [Migration]) async throws {
         let schema = location.schema ?? "public"
         if location.schema != nil {
             // Checked to be a plain identifier (PostgresLocation.checkSchema), so it can be spelled in SQL.

@@ -58,7 +58,7 @@ public struct PushBridgeService: Sendable {
             router: router(),
             server: .http1(configuration: .init(additionalChannelHandlers: [HTTPFramingHandler(bodyLimitBytes: configuration.bodyLimitBytes, refused: refused)], idleTimeout: timeout)),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "PushBridge"),
-            services: [StoreCloser(apps: apps)],
+            services: [StorageConnectionsRunner(storage: apps.storage), StoreCloser(apps: apps)],
             onServerRunning: onServerRunning,
             logger: logger)
     }
@@ -68,6 +68,18 @@ public struct PushBridgeService: Sendable {
     public func close() async {
         await apps.delivery?.finishAndWait()
         await apps.close()
+    }
+}
+
+/// The storage's connections to its database server as a service: started before the stores'
+/// service, so they stop after it (services stop in reverse order) and the stores finish their
+/// writes on them.
+struct StorageConnectionsRunner: Service {
+    let storage: any ServiceStorage
+
+    func run() async throws {
+        await storage.run()
+        try? await gracefulShutdown()
     }
 }
 

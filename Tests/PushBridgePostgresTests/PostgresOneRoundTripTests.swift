@@ -224,7 +224,7 @@ struct PostgresCommitCombinerTests {
     static func apps(_ count: Int) throws -> [PostgresStateStore]? {
         guard let url = testPostgresURL() else { return nil }
         let first = try freshPostgresSchema(url)
-        let pool = PostgresPool(location: first, limit: 4, logger: .init(label: "node"))
+        let pool = PostgresConnections(location: first, limit: 4, logger: .init(label: "node"), runsItself: true)
         return try (0..<count).map { i in
             let store = try PostgresStateStore(location: i == 0 ? first : try freshPostgresSchema(url), pool: pool)
             let facade = PushFacade(store: store)

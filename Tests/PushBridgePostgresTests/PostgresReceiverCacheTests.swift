@@ -23,8 +23,8 @@ struct PostgresReceiverCacheTests {
     static func twoNodes(badgeLogLimitA: Int = 1_000_000, badgeLogRowLimitA: Int = 100_000) throws -> (a: PostgresStateStore, b: PostgresStateStore)? {
         guard let url = testPostgresURL() else { return nil }
         let location = try freshPostgresSchema(url)
-        let a = try PostgresStateStore(location: location, pool: PostgresPool(location: location, limit: 2, logger: .init(label: "a")), badgeLogLimit: badgeLogLimitA, badgeLogRowLimit: badgeLogRowLimitA)
-        let b = try PostgresStateStore(location: location, pool: PostgresPool(location: location, limit: 2, logger: .init(label: "b")))
+        let a = try PostgresStateStore(location: location, pool: PostgresConnections(location: location, limit: 2, logger: .init(label: "a"), runsItself: true), badgeLogLimit: badgeLogLimitA, badgeLogRowLimit: badgeLogRowLimitA)
+        let b = try PostgresStateStore(location: location, pool: PostgresConnections(location: location, limit: 2, logger: .init(label: "b"), runsItself: true))
         let facade = PushFacade(store: a)
         try facade.configure(FacadeScenario.app)
         for user in members { try FacadeScenario.register(user, in: facade) }

@@ -19,7 +19,7 @@ struct PostgresRoundTripTests {
     static func scenario() throws -> (PushFacade, PostgresStateStore)? {
         guard let url = testPostgresURL() else { return nil }
         let location = try freshPostgresSchema(url)
-        let store = try PostgresStateStore(location: location, pool: PostgresPool(location: location, limit: 4, logger: .init(label: "test")))
+        let store = try PostgresStateStore(location: location, pool: PostgresConnections(location: location, limit: 4, logger: .init(label: "test"), runsItself: true))
         let facade = PushFacade(store: store, queuesDeliveries: true)
         try facade.configure(FacadeScenario.app)
         for user in ["u1", "u2"] { try FacadeScenario.register(user, in: facade) }

@@ -30,7 +30,7 @@ struct PostgresStoreTests {
         guard let url = testPostgresURL() else { return }
         var location = try PostgresLocation(url: url)
         location.deadline = .seconds(3)
-        let pool = PostgresPool(location: location, limit: 1, logger: .init(label: "test"))
+        let pool = PostgresConnections(location: location, limit: 1, logger: .init(label: "test"), runsItself: true)
         let a = try PostgresStateStore(location: try freshPostgresSchema(url), pool: pool)
         let b = try PostgresStateStore(location: try freshPostgresSchema(url), pool: pool)
         // One connection moves between the two schemas: each store still sees only its own rows.

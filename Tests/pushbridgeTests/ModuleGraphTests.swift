@@ -321,10 +321,16 @@ struct ModuleGraphTests {
         #expect(sources.count >= 20, "the module's files are read")
         for (name, text) in sources {
             let code = text.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }.joined(separator: "\n")
-            for word in [".wait(", "wait()", "NIOThreadPool", "DispatchSemaphore", "NSCondition", "Thread(", "Thread.detachNewThread", "Task {", "Task.detached"] {
+            for word in [".wait(", "wait()", "NIOThreadPool", "DispatchSemaphore", "NSCondition", "Thread(", "Thread.detachNewThread", "Task.detached"] {
                 #expect(!code.contains(word), "PushBridgePostgres/\(name) uses \(word)")
             }
+            // Child tasks (`addTask`) are structured; a task of its own only runs the client of
+            // connections a tool or test opened alone (a service runs it in its ServiceGroup).
+            let unstructured = code.matches(of: /(^|[^A-Za-z])Task\s*(\(executorPreference:[^)]*\))?\s*\{/).count
+            #expect(unstructured == (name == "PostgresConnections.swift" ? 1 : 0), "PushBridgePostgres/\(name) starts \(unstructured) task(s) of its own")
         }
+        let connections = try #require(sources.first { $0.name == "PostgresConnections.swift" }?.text)
+        #expect(connections.contains("private let client: PostgresClient") && connections.contains("func run() async { await client.run() }"), "postgres-nio's PostgresClient, run by its owner")
         for (name, text) in sources {
             #expect(!text.contains("replay") && !text.contains("Replay"), "PushBridgePostgres/\(name) replays a body")
         }

@@ -40,6 +40,11 @@ public protocol ServiceStorage: Sendable {
 
     /// Its connections to a database server now (`/metrics`), or `nil` when it has none (files, memory).
     func connections() -> StorageConnections?
+
+    /// Runs its connections to a database server while the service runs (a service of the
+    /// service's `ServiceGroup`: a client's pool), until the service shuts down gracefully — after
+    /// the stores are closed — or the task is cancelled; returns at once when it has none.
+    func run() async
 }
 
 extension ServiceStorage {
@@ -48,6 +53,7 @@ extension ServiceStorage {
     public func isReachable() async -> Bool { true }
     public func openStoreAwaited(forApp app: String) async throws -> any PushStateStore { try openStore(forApp: app) }
     public func connections() -> StorageConnections? { nil }
+    public func run() async {}
 }
 
 /// A node's connections to its database server, for `/metrics`.

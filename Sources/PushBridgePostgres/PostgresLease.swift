@@ -6,71 +6,46 @@ import PostgresNIO
 import PushBridgeStore
 import Synchronization
 
-/// A count shared by threads: statements sent to the server (each a round trip: what the round-trip
-/// budget of a send is measured by, `PostgresRoundTripTests`), waits that passed their deadline.
-final class StatementCounter: Sendable {
-    private let count = Atomic<Int>(0)
-    func add() { count.add(1, ordering: .relaxed) }
-    var value: Int { count.load(ordering: .relaxed) }
-}
-
-/// One PostgreSQL connection. Every statement is awaited: no thread waits for the server.
-package final class PostgresSession: @unchecked Sendable {
+/// One use of a connection the node's ``PostgresConnections`` leased. Every statement is awaited
+/// and bounded by the deadline: no thread waits for the server.
+final class PostgresLease: @unchecked Sendable {
     let connection: PostgresConnection
-    let logger: Logger
     /// Where it is connected, for errors (no password).
     let target: String
     /// How long one statement may take; past it the connection is closed and the call fails as `unreachable`.
     let deadline: TimeAmount
-    /// Counts the statements sent (a pool's, shared by its connections), or `nil`.
-    var counter: StatementCounter?
-    /// The schema its `search_path` names (set by ``PostgresPool``; `nil`: none set, or unknown).
-    var schema: String?
+    /// Counts the statements sent (the node's, shared by its connections).
+    let counter: StatementCounter
+    /// Why it was closed here, when a statement's deadline passed (the statement's start, no values).
+    private var closedBecause: String?
+    private let setSchema: (String?) -> Void
 
-    deinit { closeNow() }
+    /// The schema the connection's `search_path` names (`nil`: none set, or unknown); kept with the
+    /// connection for its next lease.
+    var schema: String? {
+        didSet { setSchema(schema) }
+    }
 
-    /// Closes the connection without waiting (a broken session is dropped); the connection is
-    /// kept until its channel has closed.
+    init(connection: PostgresConnection, target: String, deadline: TimeAmount, counter: StatementCounter, setSchema: @escaping (String?) -> Void) {
+        self.connection = connection
+        self.target = target
+        self.deadline = deadline
+        self.counter = counter
+        self.setSchema = setSchema
+    }
+
+    /// Closes the connection without waiting (one that cannot roll back, or past its deadline): the
+    /// client connects another in its place.
     func closeNow() {
-        isDiscarded = true
         let connection = connection
         connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
     }
 
-    /// Whether the connection is gone (the server closed it, or a deadline passed): a broken
-    /// session is never used again.
-    var isBroken: Bool { isDiscarded || connection.isClosed }
-    /// Closed here (a failed rollback, a dropped connection): never used again.
-    private(set) var isDiscarded = false
-    /// Why it was closed here, when a statement's deadline passed (the statement's start, no values).
-    var closedBecause: String?
+    /// Whether the connection is gone (the server closed it, or a deadline passed).
+    var isBroken: Bool { connection.isClosed }
 
-    /// Connects without holding a thread; at most the configuration's connect timeout.
-    static func connect(configuration: PostgresConnection.Configuration, target: String, logger: Logger) async throws -> PostgresSession {
-        let deadline = configuration.options.connectTimeout
-        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
-        do {
-            let connecting = Self.connecting(on: eventLoop, configuration: configuration, logger: logger)
-            let connection = try await Self.value(of: connecting, deadline: deadline) {
-                connecting.whenSuccess { late in late.close().whenComplete { _ in withExtendedLifetime(late) {} } }
-            }
-            return PostgresSession(connection: connection, target: target, deadline: deadline, logger: logger)
-        } catch {
-            throw StoreError(.unreachable, "cannot connect to PostgreSQL at \(target): \(Self.describe(error))", context: target)
-        }
-    }
-
-    /// postgres-nio's connection attempt, as a future (the async overload would not be bounded by ``deadline``).
-    private static func connecting(on eventLoop: any EventLoop, configuration: PostgresConnection.Configuration, logger: Logger) -> EventLoopFuture<PostgresConnection> {
-        PostgresConnection.connect(on: eventLoop, configuration: configuration, id: 1, logger: logger)
-    }
-
-    private init(connection: PostgresConnection, target: String, deadline: TimeAmount, logger: Logger) {
-        self.connection = connection
-        self.target = target
-        self.deadline = deadline
-        self.logger = logger
-    }
+    /// The statements' logger (postgres-nio logs failures the store reports itself).
+    private static let quiet = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// Runs a statement and returns its rows, awaited; at most ``deadline``, after which the
     /// connection is closed and the call throws `unreachable`.
@@ -79,10 +54,10 @@ package final class PostgresSession: @unchecked Sendable {
         guard !isBroken else {
             throw StoreError(.unreachable, "PostgreSQL at \(target): the connection is closed\(closedBecause.map { " (\($0))" } ?? "")", context: target)
         }
-        counter?.add()
+        counter.add()
         do {
             let connection = connection
-            let result = try await Self.value(of: connection.query(query, logger: logger), deadline: deadline) { [weak self] in
+            let result = try await Self.value(of: connection.query(query, logger: Self.quiet), deadline: deadline) { [weak self] in
                 self?.closedBecause = "no answer within the deadline to \(query.sql.prefix(60))…"
                 connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
             }
