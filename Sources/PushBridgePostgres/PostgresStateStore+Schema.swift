@@ -400,6 +400,14 @@ extension PostgresStateStore {
                     END IF;  -- read on
                 END $$;
                 """),
+        // What no PushBridge calls any more: the first commit function (its checks and writes are the
+        // logged one's). Shipped migrations stay as they were; this one drops what they made and
+        // nothing calls.
+        Migration(
+            identifier: "2026-11-28-drop-unused-commit-function",
+            sql: """
+                DROP FUNCTION IF EXISTS pushbridge_commit_sends(text, bigint, bigint, bigint, text[], bigint[], bigint[], bigint[], bytea, bigint[], bigint[], text[], text[], text[], text[], bigint[], bytea[], bytea[], bigint[], text[], bigint[], bytea[], bigint);
+                """),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.

@@ -91,6 +91,12 @@ struct PostgresStoreTests {
         #expect(run.status == 0, "\(run.stderr)")
         let settings = Set(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",").map(String.init))
         #expect(settings == ["search_path=\(schema)", "plan_cache_mode=force_generic_plan"], "\(settings)")
+        // The schema has the functions PushBridge calls and no other: the first commit function,
+        // made by a shipped migration, is dropped by a later one.
+        let functions = try runProgram("/usr/bin/env", ["psql", "-At", url, "-c",
+            "SELECT p.proname || '/' || p.pronargs FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = '\(schema)' ORDER BY 1"])
+        #expect(functions.status == 0, "\(functions.stderr)")
+        #expect(functions.stdout.split(separator: "\n").map(String.init) == ["pushbridge_commit_logged/23", "pushbridge_write_lock/1", "pushbridge_write_lock/2"], "\(functions.stdout)")
     }
 
     @Test("The directory keeps a binding of any family: the store names no vendor")
