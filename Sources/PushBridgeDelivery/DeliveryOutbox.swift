@@ -5,9 +5,9 @@ import PushBridgeStore
 /// A worker's way into one store's outbox: the service goes through its writer, a library user
 /// through the facade (``FacadeOutbox``).
 public protocol DeliveryOutbox: Sendable {
-    /// Claims due deliveries (see `PushStateTransaction.claimDeliveries(dueBy:claimUntil:limit:)`).
+    /// Claims due deliveries (see `PushOutbox.claimDeliveries(dueBy:claimUntil:limit:)`).
     func claim(now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery]
-    /// Records attempts and removes dead devices, in one transaction.
+    /// Removes dead devices, then records the attempts.
     func settle(_ settlements: [DeliverySettlement], dead: [PushFacade.DeadDevice], at now: Instant) async throws -> [PushFacade.RemovedDevice]
     /// Ends every claim (a store one process owns, at start).
     func releaseClaims() async throws
@@ -19,23 +19,23 @@ public protocol DeliveryOutbox: Sendable {
     func counts() async throws -> OutboxCounts
 }
 
-/// The outbox of a facade's store, used directly (one writer at a time is the store's own lock).
+/// The outbox of a facade's store, used directly (``PushStateStore/outbox``).
 public struct FacadeOutbox: DeliveryOutbox {
     public let facade: PushFacade
     public init(facade: PushFacade) { self.facade = facade }
 
     public func claim(now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery] {
-        try facade.claimDeliveries(now: now, claimUntil: claimUntil, limit: limit)
+        try await facade.claimDeliveries(now: now, claimUntil: claimUntil, limit: limit)
     }
 
     public func settle(_ settlements: [DeliverySettlement], dead: [PushFacade.DeadDevice], at now: Instant) async throws -> [PushFacade.RemovedDevice] {
-        try facade.settleDeliveries(settlements, dead: dead, at: now)
+        try await facade.settleDeliveries(settlements, dead: dead, at: now)
     }
 
-    public func releaseClaims() async throws { try facade.releaseDeliveryClaims() }
-    public func nextDue() async throws -> Instant? { try facade.outboxState().nextDue }
-    public func prune(settledBefore cutoff: Instant) async throws -> Int { try facade.pruneDeliveries(settledBefore: cutoff) }
-    public func counts() async throws -> OutboxCounts { try facade.outboxState().counts }
+    public func releaseClaims() async throws { try await facade.releaseDeliveryClaims() }
+    public func nextDue() async throws -> Instant? { try await facade.outboxState().nextDue }
+    public func prune(settledBefore cutoff: Instant) async throws -> Int { try await facade.pruneDeliveries(settledBefore: cutoff) }
+    public func counts() async throws -> OutboxCounts { try await facade.outboxState().counts }
 }
 
 /// What a worker reports, for metrics and logs (no token, user or message id in the counters).

@@ -28,31 +28,25 @@ extension PushFacade {
         public var deliveryID: Int64
     }
 
-    /// Records delivery attempts and removes the devices APNs declared dead, in one transaction.
+    /// Removes the devices APNs declared dead, then records the delivery attempts.
     ///
     /// A dead device is removed only while its owner has not bound it again after
     /// ``DeadDevice/notBoundAfter`` (Specification §13); the settlement of its delivery then says
-    /// `deviceRemoved`.
+    /// `deviceRemoved`. The removal is an update and the settlement the outbox's own; a failure between
+    /// them leaves the deliveries claimed, to be settled again when their claim lapses.
     /// - Parameters:
     ///   - settlements: one per attempted delivery.
     ///   - dead: the devices the answers declared dead.
     ///   - now: when the outcomes are recorded.
     /// - Returns: the devices removed.
-    public func settleDeliveries(_ settlements: [DeliverySettlement], dead: [DeadDevice], at now: Instant) throws -> [RemovedDevice] {
-        try store.write { transaction in
-            var removed: [RemovedDevice] = []
-            if !dead.isEmpty {
-                let planned = editing(Self.scope(of: dead)) { try $0.removeDeadDevices(dead) }
-                removed = try transaction.update(reading: planned.keys, deciding: planned.decide)
-            }
-            try transaction.settleDeliveries(Self.marking(settlements, removedBy: removed), at: now)
-            return removed
-        }
+    public func settleDeliveries(_ settlements: [DeliverySettlement], dead: [DeadDevice], at now: Instant) async throws -> [RemovedDevice] {
+        let removed = try await removeDeadDevices(dead)
+        try await store.outbox.settleDeliveries(Self.marking(settlements, removedBy: removed), at: now)
+        return removed
     }
 
     /// Removes the devices APNs declared dead (each only while its owner has not bound it again
-    /// after ``DeadDevice/notBoundAfter``), in one update: the outbox's settlement follows on its own
-    /// (a store with an awaited outbox).
+    /// after ``DeadDevice/notBoundAfter``), in one update: the outbox's settlement follows on its own.
     /// - Parameter dead: the devices the answers declared dead.
     /// - Returns: the devices removed.
     public func removeDeadDevices(_ dead: [DeadDevice]) async throws -> [RemovedDevice] {
@@ -74,29 +68,29 @@ extension PushFacade {
         return settled
     }
 
-    /// Claims due deliveries for a worker (see `PushStateTransaction.claimDeliveries(dueBy:claimUntil:limit:)`).
-    public func claimDeliveries(now: Instant, claimUntil: Instant, limit: Int) throws -> [OutboxDelivery] {
-        try store.write { try $0.claimDeliveries(dueBy: now, claimUntil: claimUntil, limit: limit) }
+    /// Claims due deliveries for a worker (``PushOutbox/claimDeliveries(dueBy:claimUntil:limit:)``).
+    /// - Parameters:
+    ///   - now: deliveries due by then, and not claimed past it, are claimed.
+    ///   - claimUntil: the end of the claim's lease.
+    ///   - limit: the most deliveries claimed.
+    public func claimDeliveries(now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery] {
+        try await store.outbox.claimDeliveries(dueBy: now, claimUntil: claimUntil, limit: limit)
     }
 
     /// Ends every claim (a store one process owns, at start).
-    public func releaseDeliveryClaims() throws {
-        try store.write { try $0.releaseDeliveryClaims() }
+    public func releaseDeliveryClaims() async throws {
+        try await store.outbox.releaseDeliveryClaims()
     }
 
     /// Forgets delivered and failed deliveries last changed before `cutoff`; returns how many.
-    public func pruneDeliveries(settledBefore cutoff: Instant) throws -> Int {
-        try store.write { try $0.pruneDeliveries(settledBefore: cutoff) }
+    /// - Parameter cutoff: the oldest change kept.
+    public func pruneDeliveries(settledBefore cutoff: Instant) async throws -> Int {
+        try await store.outbox.pruneDeliveries(settledBefore: cutoff)
     }
 
     /// The outbox's counts and when its next queued delivery is due, read in one snapshot.
-    public func outboxState() throws -> (counts: OutboxCounts, nextDue: Instant?) {
-        try store.read { (try $0.outboxCounts(), try $0.nextDeliveryDue()) }
-    }
-
-    /// A message's deliveries and where each stands.
-    public func deliveries(ofMessage id: String) throws -> [DeliveryRecord] {
-        try store.read { try $0.deliveries(ofMessage: id) }
+    public func outboxState() async throws -> (counts: OutboxCounts, nextDue: Instant?) {
+        try await store.outbox.outboxState()
     }
 
     /// The outbox deliveries of pushed decisions: one per device, in decision order.

@@ -206,13 +206,6 @@ extension PushFacade {
     /// The first instant of the repeat window that ends at `now`: a record sent before it is forgotten.
     func repeatCutoff(at now: Instant) -> Instant { now.adding(seconds: -repeatWindowSeconds) }
 
-    /// The same facade (dialects, repeat window, outbox) writing through another store: a group
-    /// commit's writer, given the store of its savepoint.
-    /// - Parameter store: the store to read and write through.
-    public func writing(to store: any PushStateStore) -> PushFacade {
-        PushFacade(store: store, registry: registry, repeatWindowSeconds: repeatWindowSeconds, queuesDeliveries: queuesDeliveries)
-    }
-
     /// The decisions a message id was sent with, as the send returned them, or `nil` when no
     /// message with this id was sent within ``repeatWindowSeconds`` before `now`.
     /// - Parameters:

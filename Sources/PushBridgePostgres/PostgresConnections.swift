@@ -39,6 +39,8 @@ final class PostgresConnections: Sendable {
     private let waiting = Atomic<Int>(0)
     /// Until when a use fails at once as unreachable (after a wait that found no connection open).
     private let unreachableUntil = Mutex<ContinuousClock.Instant?>(nil)
+    /// The schema every connection's `search_path` names from its start, if any.
+    private let bornIn: String?
     /// The client's run, when these connections run on their own (a tool's or test's store).
     private let ownRun: Mutex<Task<Void, Never>?>
 
@@ -50,6 +52,8 @@ final class PostgresConnections: Sendable {
     ///     alone); `false`: the caller runs ``run()`` (the service's `ServiceGroup`).
     init(location: PostgresLocation, limit: Int, logger: Logger, runsItself: Bool) {
         var location = location
+        // Connections of one store's own are born in its schema (a startup parameter): no statement sets it.
+        bornIn = runsItself ? location.schema : nil
         location.schema = nil
         self.location = location
         self.limit = max(1, limit)
@@ -58,6 +62,7 @@ final class PostgresConnections: Sendable {
         configuration.options.maximumConnections = self.limit
         configuration.options.connectTimeout = .nanoseconds(location.deadline.nanoseconds)
         configuration.options.keepAliveBehavior = nil
+        if let bornIn { configuration.options.additionalStartupParameters = [("search_path", bornIn)] }
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         ownRun = Mutex(nil)
         if runsItself {
@@ -131,9 +136,9 @@ final class PostgresConnections: Sendable {
         let id = connection.id
         let known: String = searchPaths.withLock { paths in
             if let path = paths[id] { return path }
-            paths[id] = ""
+            paths[id] = bornIn ?? ""
             connection.closeFuture.whenComplete { [weak self] _ in _ = self?.searchPaths.withLock { $0.removeValue(forKey: id) } }
-            return ""
+            return bornIn ?? ""
         }
         let lease = PostgresLease(connection: connection, target: location.description, deadline: location.deadline, counter: statements) { [weak self] path in
             self?.searchPaths.withLock { if $0[id] != nil { $0[id] = path ?? "" } }

@@ -24,28 +24,19 @@ extension PostgresStateStore {
     }
 
     public func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
-        try writing(readingRecordsOf: []) { try $0.write(body) }
+        let waits = try waits()
+        return try waits.calls.run {
+            await gate.enter()
+            defer { gate.leave() }
+            return try await inWriteTransaction(readingRecordsOf: []) { transaction in
+                try body(BlockingTransaction(transaction, wait: waits.statements))
+            }
+        }
     }
 
     public func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
         let waits = try waits()
         return try waits.calls.run { try await reading { try body(BlockingTransaction($0, wait: waits.statements)) } }
-    }
-
-    /// One transaction around all writers, each in a savepoint.
-    public func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
-        try writeGroup(writers, readingRecordsOf: [])
-    }
-
-    /// ``writeGroup(_:)`` whose write lock reads the records of `ids` in its round trip.
-    public func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String]) throws {
-        let ids = Array(Set(ids.filter { !$0.isEmpty })).sorted()
-        try writing(readingRecordsOf: ids) { store in for writer in writers { writer(store) } }
-    }
-
-    /// Runs `body` in one transaction: its writes are savepoints, all kept or none.
-    public func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T {
-        try writing(readingRecordsOf: []) { try $0.atomically(body) }
     }
 
     /// The identifiers of the migrations the database has, in the order applied.
@@ -56,51 +47,6 @@ extension PostgresStateStore {
     /// Runs an awaited call for a synchronous caller (tools and tests), blocking its thread, or refuses.
     func synchronously<T>(_ work: () async throws -> T) throws -> T {
         try waits().calls.run(work)
-    }
-
-    /// A synchronous body in one write transaction under the lock, given the store its writes go
-    /// through (each a savepoint).
-    private func writing<T>(readingRecordsOf ids: [String], _ body: (BlockingSavepointStore) throws -> T) throws -> T {
-        let waits = try waits()
-        return try waits.calls.run {
-            await gate.enter()
-            defer { gate.leave() }
-            return try await inWriteTransaction(readingRecordsOf: ids) { transaction in
-                try body(BlockingSavepointStore(BlockingTransaction(transaction, wait: waits.statements)))
-            }
-        }
-    }
-}
-
-/// The store a synchronous body of a write transaction sees: its ``write(_:)`` and ``atomically(_:)``
-/// are savepoints, rolled back alone when their body throws.
-final class BlockingSavepointStore: PushStateStore, @unchecked Sendable {  // used on the blocked call's thread only
-    let transaction: BlockingTransaction
-
-    init(_ transaction: BlockingTransaction) { self.transaction = transaction }
-
-    func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
-        try savepoint("pushbridge_write") { try body(transaction) }
-    }
-
-    func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T { try body(transaction) }
-
-    func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T {
-        try savepoint("pushbridge_request") { try body(self) }
-    }
-
-    private func savepoint<T>(_ name: String, _ body: () throws -> T) throws -> T {
-        try transaction.execute("SAVEPOINT " + name)
-        do {
-            let result = try body()
-            try transaction.execute("RELEASE " + name)
-            return result
-        } catch {
-            try? transaction.execute("ROLLBACK TO " + name)
-            try? transaction.execute("RELEASE " + name)
-            transaction.base.context.savepointRolledBack()
-            throw error
-        }
     }
 }
 
@@ -114,8 +60,6 @@ final class BlockingTransaction: PushStateTransaction {
         self.base = base
         self.wait = wait
     }
-
-    func execute(_ sql: String) throws { try wait.run { try await base.session.execute(sql) } }
 
     func read(_ keys: StateKeys) throws -> StateSnapshot { try wait.run { try await base.read(keys) } }
     func commit(_ changes: StateChanges) throws { try wait.run { try await base.commit(changes) } }

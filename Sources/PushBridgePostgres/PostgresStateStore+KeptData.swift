@@ -18,8 +18,8 @@ extension PostgresStateStore {
     /// write that changes what is kept moves `app_version.data_version` once per transaction; the
     /// write lock answers it (``PostgresStateStore/lockForWriting(_:readingRecordsOf:)``), and when it is not the
     /// version this node's last commit left, another node wrote: the receivers are dropped, and the
-    /// badge log is read on from where it was (it only grows until a fold). A rollback, a failed
-    /// commit or a savepoint rolled back drops everything. Used under the store's `lock`, except
+    /// badge log is read on from where it was (it only grows until a fold). A rollback or a failed
+    /// commit drops everything. Used under the store's `lock`, except
     /// ``published``.
     final class KeptData: @unchecked Sendable {
         /// Groups' receivers, within the store's budget of rows.
@@ -99,7 +99,7 @@ extension PostgresStateStore {
         /// Badge log rows a read may read on past what the node published.
         static let publishEvery: Int64 = 1_024
 
-        /// Forgets everything kept (a rollback, a failed commit, a savepoint rolled back).
+        /// Forgets everything kept (a rollback, a failed commit).
         func forget() {
             receivers.removeAll()
             users.removeAll()

@@ -116,9 +116,13 @@ extension PostgresStateStore.Transaction {
     }
 }
 
-extension PostgresStateStore: AwaitedOutbox {
+extension PostgresStateStore: PushOutbox {
     /// The outbox's statements, each awaited on a connection of its own (no transaction, no write lock).
-    public var awaitedOutbox: (any AwaitedOutbox)? { self }
+    public var outbox: any PushOutbox { self }
+
+    public func releaseDeliveryClaims() async throws {
+        _ = try await rows("UPDATE deliveries SET claimed_until = 0 WHERE state = 0 AND claimed_until <> 0")
+    }
 
     public func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery] {
         try OutboxStatement.claimed(try await rows(OutboxStatement.claim(dueBy: now, claimUntil: claimUntil, limit: limit)))

@@ -28,13 +28,10 @@ extension PostgresStateStore {
         private(set) var dataVersion: Int64?
         /// Whether a statement of this transaction moved the data version.
         private(set) var movedDataVersion = false
-        /// A savepoint was rolled back: what the data version is after the commit is not known here.
-        var versionIsUncertain = false
         /// The badge log as this transaction read it, when the node keeps none for it (a read).
         var badges: BadgeOverlay?
         /// The sent-message records of the ids the write lock read, as this transaction's writes
-        /// changed them (`nil` for an id without one; `nil` in all: none named, or dropped by a
-        /// savepoint rolled back).
+        /// changed them (`nil` for an id without one; `nil` in all: none named).
         var records: [String: StoredSentMessage?]?
         /// Records sent before this (epoch ms) were pruned by this transaction.
         var prunedBefore: Int64 = .min
@@ -86,18 +83,9 @@ extension PostgresStateStore {
         /// users, devices, settings or members), or nothing.
         func bumping() -> String { bumpingCTE().map { "WITH \($0) " } ?? "" }
 
-        /// A savepoint was rolled back: its statements, a data version move among them, are undone,
-        /// and so may be changes already made to what the node keeps.
-        func savepointRolledBack() {
-            records = nil  // may hold records the savepoint's writes made
-            movedDataVersion = false
-            versionIsUncertain = true
-            keptData?.forget()
-        }
-
         /// The data version once this transaction commits, when known.
         var committedDataVersion: Int64? {
-            guard let dataVersion, !versionIsUncertain else { return nil }
+            guard let dataVersion else { return nil }
             return movedDataVersion ? dataVersion + 1 : dataVersion
         }
     }
@@ -132,7 +120,7 @@ extension PostgresStateStore {
     final class Transaction {
         let session: PostgresLease
         let writable: Bool
-        /// What the writers of one database transaction share (a group commit's savepoints).
+        /// What the transaction shares with the store (versions read, caches to change).
         let context: TransactionContext
         var timeZones: [String: TimeZone] = [:]
         var certificates: [Int64: Certificate]?

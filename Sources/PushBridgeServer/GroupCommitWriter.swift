@@ -10,10 +10,7 @@ import PushBridgeStore
 ///
 /// Sends that follow one another in a round are decided as one facade batch: read, decided and
 /// committed in one update (``PushFacade/send(_:)-([PreparedMessage])``, awaited), their counters,
-/// outbox rows and records written together. Each other update is awaited in its turn; each run of
-/// synchronous writes (a local store's delivery bookkeeping) is one group commit
-/// (`PushStateStore.writeGroup(_:readingRecordsOf:on:)`), each write in its own savepoint, on the
-/// writer's serial executor (a dispatch queue, holding a thread only while it commits).
+/// outbox rows and records written together. Each other update is awaited in its turn.
 ///
 /// A write waits at most the request timeout for its turn: one that waited longer is answered
 /// ``ServiceError/busy`` and never run, so a client that got no 2xx can retry without a double.
@@ -54,20 +51,17 @@ final class GroupCommitWriter: Sendable {
     }
 
     enum Work {
-        /// Runs the write; keeps its own result.
-        case write((any PushStateStore) -> Void)
         /// A message to send; keeps its own result.
         case send(PushFacade.PreparedMessage, (Result<PushFacade.SendOutcome, any Error>) -> Void)
         /// An update of its own (the facade reads, decides and commits through the store), awaited in
         /// its turn; keeps its own result.
         case update(() async -> Void)
 
-        enum Kind { case write, send, update }
+        enum Kind { case send, update }
 
         /// What kind of work it is: a round commits each run of one kind together.
         var kind: Kind {
             switch self {
-            case .write: .write
             case .send: .send
             case .update: .update
             }
@@ -93,8 +87,7 @@ final class GroupCommitWriter: Sendable {
         var pause: Pause?
     }
 
-    private let store: any PushStateStore
-    /// The app's facade over `store`: sends go through it.
+    /// The app's facade: sends and updates go through it.
     private let facade: PushFacade
     private let maxBatch: Int
     /// The pause for more writes before a round (nanoseconds), if any.
@@ -105,7 +98,7 @@ final class GroupCommitWriter: Sendable {
     private let answersByDeadline: Bool
     private let observer: Observer
     private let queue = Mutex(Queue())
-    /// The serial executor a synchronous transaction runs on.
+    /// The writer's own queue: its pause's timer, and its rounds unless given a queue to share.
     private let executor: DispatchQueue
     /// Where the rounds run between their waits: a dispatch queue, never the cooperative pool (which
     /// a caller blocking its threads could starve).
@@ -127,7 +120,6 @@ final class GroupCommitWriter: Sendable {
         facade: PushFacade, maxBatch: Int, maxWaitMicroseconds: Int, timeout: Duration,
         answersByDeadline: Bool = false, rounds: QueueTaskExecutor? = nil, name: String, observer: Observer = Observer()
     ) {
-        store = facade.store
         self.facade = facade
         self.maxBatch = max(1, maxBatch)
         self.maxWait = maxWaitMicroseconds > 0 ? Int64(maxWaitMicroseconds) * 1_000 : nil
@@ -141,18 +133,9 @@ final class GroupCommitWriter: Sendable {
     /// Writes waiting for the writer.
     var depth: Int { queue.withLock { $0.pending.count } }
 
-    /// Runs `body` in the next group commit and returns its result once that commit is durable.
-    /// - Parameter body: the write; it gets the store to write through. All its writes are one
-    ///   savepoint: when it throws, none of them is kept.
-    /// - Throws: what `body` threw (nothing of it was kept), or ``ServiceError`` when the commit
-    ///   failed, the write waited too long or the service is stopping.
-    func write<T: Sendable>(_ body: @escaping @Sendable (any PushStateStore) throws -> T) async throws -> T {
-        try await submit { keep in .write { store in keep(Result { try store.atomically { try body($0) } }) } }
-    }
-
     /// Sends a message in the next group commit, decided together with the sends next to it, and
     /// returns the outcome once that commit is durable.
-    /// - Throws: why the message failed (nothing of it was kept), or ``ServiceError`` as ``write(_:)``.
+    /// - Throws: why the message failed (nothing of it was kept), or ``ServiceError`` as ``update(_:)``.
     /// - Parameter message: the prepared message (its required targets are checked when it is decided).
     func send(_ message: PushFacade.PreparedMessage) async throws -> PushFacade.SendOutcome {
         try await submit { keep in .send(message, keep) }
@@ -262,8 +245,8 @@ final class GroupCommitWriter: Sendable {
         }
     }
 
-    /// A round's writes in turns, in order: each run of synchronous writes one group commit; each
-    /// update awaited alone; each run of sends one update of the facade's. A part whose commit fails
+    /// A round's writes in turns, in order: each update awaited alone; each run of sends one update
+    /// of the facade's. A part whose commit fails
     /// fails its own writes only.
     private func commitInTurns(_ jobs: [Job]) async {
         var failures = [ServiceError?](repeating: nil, count: jobs.count)
@@ -288,8 +271,6 @@ final class GroupCommitWriter: Sendable {
                         keeps.append(keep)
                     }
                     for (keep, result) in zip(keeps, try await facade.send(messages)) { keep(result) }
-                case .write:
-                    try await store.writeGroup(part.compactMap { if case .write(let write) = $0.work { write } else { nil } }, readingRecordsOf: [], on: executor)
                 }
             } catch {
                 observer.failed(error)

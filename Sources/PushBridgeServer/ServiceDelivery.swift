@@ -212,57 +212,44 @@ final class WorkerEnd: Sendable {
     }
 }
 
-/// An app's outbox: the store's own awaited statements when it has them (PostgreSQL: no write lock, no
-/// thread held), else its group-commit writer (writes) and reader connections (reads). Removing dead
-/// devices changes users: such a settlement always goes through the writer.
+/// An app's outbox: the store's own (``PushStateStore/outbox``: PostgreSQL's statements, a local
+/// store's transactions on its queue). Removing dead devices changes users: only a settlement with dead
+/// devices takes a turn among the app's writes, before its settlement.
 struct TenantOutbox: DeliveryOutbox {
     let tenant: AppTenant
     let metrics: ServiceMetrics
 
     func claim(now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery] {
-        if let claimed = try await tenant.awaitedOutbox(writes: true, { try await $0.claimDeliveries(dueBy: now, claimUntil: claimUntil, limit: limit) }) {
-            return claimed
-        }
-        return try await tenant.write(waking: false, rerouting: false) { try $0.claimDeliveries(now: now, claimUntil: claimUntil, limit: limit) }
+        try await tenant.outbox(writes: true) { try await $0.claimDeliveries(dueBy: now, claimUntil: claimUntil, limit: limit) }
     }
 
     func settle(_ settlements: [DeliverySettlement], dead: [PushFacade.DeadDevice], at now: Instant) async throws -> [PushFacade.RemovedDevice] {
-        if tenant.facade.store.awaitedOutbox != nil {
-            // Only a settlement with dead devices takes a turn among the app's writes.
-            let removed = dead.isEmpty ? [] : try await tenant.update(waking: false, rerouting: false) { try await $0.removeDeadDevices(dead) }
-            let settled = PushFacade.marking(settlements, removedBy: removed)
-            if try await tenant.awaitedOutbox(writes: true, { try await $0.settleDeliveries(settled, at: now) }) != nil { return removed }
-        }
-        return try await tenant.write(waking: false, rerouting: false) { try $0.settleDeliveries(settlements, dead: dead, at: now) }
+        let removed = dead.isEmpty ? [] : try await tenant.update(waking: false, rerouting: false) { try await $0.removeDeadDevices(dead) }
+        let settled = PushFacade.marking(settlements, removedBy: removed)
+        try await tenant.outbox(writes: true) { try await $0.settleDeliveries(settled, at: now) }
+        return removed
     }
 
     func releaseClaims() async throws {
-        try await tenant.write(waking: false, rerouting: false) { try $0.releaseDeliveryClaims() }
+        try await tenant.outbox(writes: true) { try await $0.releaseDeliveryClaims() }
     }
 
     /// Also updates the queue-depth gauge, from the same snapshot, and tells the tenant whether its
     /// outbox was empty (an app with deliveries to make is not closed as idle).
     func nextDue() async throws -> Instant? {
         let writes = tenant.writesBeforeOutboxLook()
-        let state = try await outboxState()
+        let state = try await tenant.outbox(writes: false) { try await $0.outboxState() }
         tenant.outboxLooked(empty: state.nextDue == nil && state.counts.queued == 0, writesBefore: writes)
         metrics.deliveryQueue(app: tenant.id, depth: state.counts.queued)
         return state.nextDue
     }
 
     func prune(settledBefore cutoff: Instant) async throws -> Int {
-        if let pruned = try await tenant.awaitedOutbox(writes: true, { try await $0.pruneDeliveries(settledBefore: cutoff) }) { return pruned }
-        return try await tenant.write(waking: false, rerouting: false) { try $0.pruneDeliveries(settledBefore: cutoff) }
+        try await tenant.outbox(writes: true) { try await $0.pruneDeliveries(settledBefore: cutoff) }
     }
 
     func counts() async throws -> OutboxCounts {
-        try await outboxState().counts
-    }
-
-    /// The outbox's counts and next due, in one snapshot.
-    private func outboxState() async throws -> (counts: OutboxCounts, nextDue: Instant?) {
-        if let state = try await tenant.awaitedOutbox(writes: false, { try await $0.outboxState() }) { return state }
-        return try await tenant.read(rerouting: false) { try $0.outboxState() }
+        try await tenant.outbox(writes: false) { try await $0.outboxState() }.counts
     }
 }
 

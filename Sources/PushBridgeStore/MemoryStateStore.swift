@@ -66,18 +66,6 @@ public final class MemoryStateStore: PushStateStore {
         try write { try $0.update(reading: keys, deciding: decide) }
     }
 
-    /// Undoes `body`'s writes when it throws, by putting the contents from before back (writers of
-    /// a group commit run one at a time, so nothing else wrote in between).
-    public func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T {
-        let before = contents.withLock { $0 }
-        do {
-            return try body(self)
-        } catch {
-            contents.withLock { $0 = before }
-            throw error
-        }
-    }
-
     public func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
         let snapshot = contents.withLock { $0 }
         return try body(Transaction(snapshot, writable: false))

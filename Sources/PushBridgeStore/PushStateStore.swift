@@ -15,31 +15,6 @@ public protocol PushStateStore: AnyObject, Sendable {
     /// - Parameter body: reads state through the transaction.
     func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T
 
-    /// Group commit: runs several independent writers and commits them together.
-    ///
-    /// Each writer gets a store whose ``write(_:)`` is its own savepoint: a writer whose body throws
-    /// leaves nothing behind, while the others' changes stay. When the commit itself fails, this
-    /// throws and none of the writers' changes are kept (each writer must then treat its write as
-    /// failed). A store without transactions to share runs each writer on itself.
-    /// - Parameter writers: the writers, run in order, each given the store to write through.
-    func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws
-
-    /// ``writeGroup(_:)``, told the message ids whose sent-message records the writers will look up:
-    /// a store that can read them with its write lock does, in the same round trip.
-    /// - Parameters:
-    ///   - writers: the writers, run in order, each given the store to write through.
-    ///   - ids: the ids of the messages the writers send.
-    func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String]) throws
-
-    /// ``writeGroup(_:readingRecordsOf:)`` for a caller that must hold no thread while the store
-    /// waits: a store whose transactions are synchronous runs the group on `executor`, as GRDB runs a
-    /// synchronous body behind an async call.
-    /// - Parameters:
-    ///   - writers: the writers, run in order, each given the store to write through.
-    ///   - ids: the ids of the messages the writers send.
-    ///   - executor: the serial queue that runs a synchronous transaction.
-    func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], on executor: DispatchQueue) async throws
-
     /// Reads `keys`, decides on what was read, and writes what was decided: one snapshot in, its
     /// changes out, atomically (read → decide → commit).
     ///
@@ -56,12 +31,6 @@ public protocol PushStateStore: AnyObject, Sendable {
         reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
     ) async throws -> Outcome
 
-    /// Runs `body`, which may make several writes through the store it is given; when `body`
-    /// throws, every write it made is undone (a group commit's writer that makes several facade
-    /// calls: all of them, or none).
-    /// - Parameter body: the writes.
-    func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T
-
     /// Reads `keys` in one consistent snapshot, awaited (a request's reads).
     /// - Parameter keys: what is read.
     func snapshot(_ keys: StateKeys) async throws -> StateSnapshot
@@ -73,9 +42,8 @@ public protocol PushStateStore: AnyObject, Sendable {
     /// A message's deliveries and where each stands, awaited.
     func deliveries(ofMessage id: String) async throws -> [DeliveryRecord]
 
-    /// The store's outbox as awaited statements of its own, when it has them (PostgreSQL); `nil`: the
-    /// outbox is used through write and read transactions.
-    var awaitedOutbox: (any AwaitedOutbox)? { get }
+    /// The store's delivery outbox, awaited.
+    var outbox: any PushOutbox { get }
 }
 
 extension UserTable {
@@ -120,12 +88,8 @@ public struct SentMessage: Hashable, Sendable {
 }
 
 extension PushStateStore {
-    /// ``PushStateStore/atomically(_:)`` for a store whose writes commit on their own: `body` runs
-    /// as it is (each of its writes is atomic, together they are not).
-    public func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T { try body(self) }
-
-    /// None: the outbox is used through write and read transactions.
-    public var awaitedOutbox: (any AwaitedOutbox)? { nil }
+    /// The outbox as write and read transactions on the storage calls' queue.
+    public var outbox: any PushOutbox { TransactionOutbox(store: self, queue: .storageCalls) }
 
     /// One read transaction on a thread of the dispatch pool's (never the cooperative pool's).
     public func snapshot(_ keys: StateKeys) async throws -> StateSnapshot {
@@ -148,21 +112,6 @@ extension PushStateStore {
         reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
     ) async throws -> Outcome {
         try await DispatchQueue.storageCalls.transaction { try self.write { try $0.update(reading: keys, deciding: decide) } }
-    }
-
-    /// Runs each writer on this store: one transaction each (no shared commit).
-    public func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
-        for writer in writers { writer(self) }
-    }
-
-    /// ``writeGroup(_:)``: the records are read when the writers look them up.
-    public func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String]) throws {
-        try writeGroup(writers)
-    }
-
-    /// ``writeGroup(_:readingRecordsOf:)`` on `executor`, awaited.
-    public func writeGroup(_ writers: [(any PushStateStore) -> Void], readingRecordsOf ids: [String], on executor: DispatchQueue) async throws {
-        try await executor.transaction { try self.writeGroup(writers, readingRecordsOf: ids) }
     }
 }
 

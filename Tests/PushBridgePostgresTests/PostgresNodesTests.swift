@@ -56,7 +56,7 @@ struct PostgresNodesTests {
                 group.addTask {
                     var ids: [Int64] = []
                     while true {
-                        let batch = try node.claimDeliveries(now: now, claimUntil: now.adding(seconds: 60), limit: 7)
+                        let batch = try await node.claimDeliveries(now: now, claimUntil: now.adding(seconds: 60), limit: 7)
                         if batch.isEmpty { return ids }
                         ids += batch.map(\.id)
                     }
@@ -71,7 +71,7 @@ struct PostgresNodesTests {
         #expect(Set(ids).count == ids.count, "no delivery claimed by both nodes")
         // A lapsed lease is claimable again (a node that died): here, after the claims end.
         let later = now.adding(seconds: 61)
-        #expect(try b.claimDeliveries(now: later, claimUntil: later.adding(seconds: 60), limit: 500).count == 150)
+        #expect(try await b.claimDeliveries(now: later, claimUntil: later.adding(seconds: 60), limit: 500).count == 150)
     }
 
     @Test("A member change on node A is seen by the next send on node B")

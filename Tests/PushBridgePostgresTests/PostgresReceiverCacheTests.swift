@@ -163,14 +163,6 @@ struct PostgresReceiverCacheTests {
             }
         }
         try check("a rolled-back write")
-        try a.writeGroup([
-            { scoped in _ = try? PushFacade(store: scoped).send(FacadeScenario.groupMessage(from: "m2", to: "g1", id: "g-a"), dialect: "agora-silent", now: FacadeScenario.now) },
-            { scoped in _ = try? scoped.write { transaction -> Void in
-                try transaction.setBadges([(try #require(transaction.receivers(of: .group("g1"), excluding: "m0", conversation: ConversationKey(.group, "g1")).first?.key), 77)])
-                throw Refused()
-            } },
-        ])
-        try check("a group commit with a refused writer")
     }
 
     @Test("one-to-one receivers kept by a node follow changes on either node, and their counters count on across nodes")
@@ -251,7 +243,7 @@ struct PostgresReceiverCacheTests {
         #expect(try PushFacade(store: b).sentMessage("r1", now: FacadeScenario.now) == first, "the record read on node B")
     }
 
-    @Test("a write rolled back, or a group commit's writer rolled back to its savepoint, leaves nothing kept that the database does not hold")
+    @Test("a write rolled back leaves nothing kept that the database does not hold")
     func rollbacksDropWhatIsKept() throws {
         guard let (a, _) = try Self.twoNodes() else { return }
         struct Refused: Error {}
@@ -264,7 +256,6 @@ struct PostgresReceiverCacheTests {
             }
         }
         #expect(throws: Refused.self) { try a.write(countEveryone(to: 50)) }
-        try a.writeGroup([{ store in _ = try? store.write(countEveryone(to: 70)) }])
         let next = try Self.send(a, "k2")
         #expect(next.first { $0.receiver == "m3" }?.decision.request?.badgeCounter == 2, "counted on from the database's 1")
         #expect(try PushFacade(store: a).user("m3")?.state.badge == 2)

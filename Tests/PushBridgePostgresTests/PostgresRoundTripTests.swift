@@ -70,65 +70,6 @@ struct PostgresRoundTripTests {
         #expect(try facade.user("u2")?.state.badge == 1 + 1 + 8 + 1 + 8)
     }
 
-    /// A synchronous group commit (tools and tests) reads the records of the ids it names with the
-    /// write lock. The records it writes are its view of them from then on; a savepoint rolled back
-    /// drops that view (the records are read again).
-    @Test("a synchronous group commit sees what its earlier writers recorded, not what a savepoint undid")
-    func recordsReadWithTheLock() throws {
-        guard let (facade, store) = try Self.scenario() else { return }
-        struct Refused: Error {}
-        let prepare = { (id: String) in try facade.prepare(Self.oneToOne(id), dialect: "agora-silent", now: FacadeScenario.now) }
-        _ = try facade.send(try prepare("warm"))
-        // x sent by the first writer and again by the third; y sent in a savepoint rolled back, then again.
-        let (x, y) = (try prepare("x"), try prepare("y"))
-        // Each writer keeps its result in a place of its own: a store may run writers more than once.
-        var repeats: [[Bool]] = [[], [], []]
-        try store.writeGroup([
-            { scoped in repeats[0] = (try? facade.writing(to: scoped).send([x]).map { try $0.get().isRepeat }) ?? [] },
-            { scoped in _ = try? scoped.atomically { inner -> Void in
-                repeats[1] = try facade.writing(to: inner).send([y]).map { try $0.get().isRepeat }
-                throw Refused()
-            } },
-            { scoped in repeats[2] = (try? facade.writing(to: scoped).send([x, y]).map { try $0.get().isRepeat }) ?? [] },
-        ], readingRecordsOf: ["x", "y", "x", "y"])
-        #expect(repeats.joined().map { $0 } == [false, false, true, false], "x a repeat the second time; y undone, so sent anew")
-        #expect(try facade.user("u2")?.state.badge == 1 + 2, "warm, then x and y once each")
-    }
-
-    /// A synchronous group commit's writers each roll back alone: a writer whose writes throw leaves
-    /// nothing, and the writers after it are kept.
-    @Test("a group commit's writer that throws leaves nothing, the next writers' sends are kept; a later writer rolls back alone")
-    func firstWriterWithoutSavepoint() throws {
-        guard let (facade, store) = try Self.scenario() else { return }
-        struct Refused: Error {}
-        let key = try #require(try store.read { try $0.receivers(of: .users(["u2"]), excluding: "u1", conversation: ConversationKey(.oneToOne, "u1")).first?.key })
-        let sends = try (0..<3).map { try facade.prepare(Self.oneToOne("w\($0)"), dialect: "agora-silent", now: FacadeScenario.now) }
-        // Each writer keeps its result in a place of its own: a store may run writers more than once.
-        var outcomes = ["", "", "", ""]
-        try store.writeGroup([
-            { scoped in  // two writes, the second refused: both undone
-                outcomes[0] = "kept"
-                do {
-                    try scoped.atomically { inner in
-                        try inner.write { try $0.setBadges([(key, 40)]) }
-                        try inner.write { _ in throw Refused() }
-                    }
-                } catch { outcomes[0] = "refused" }
-            },
-            { scoped in outcomes[1] = (try? facade.writing(to: scoped).send([sends[0]]).count).map { "sent \($0)" } ?? "failed" },
-            { scoped in  // rolled back alone
-                outcomes[2] = "kept"
-                do { try scoped.write { try $0.setBadges([(key, 70)]); throw Refused() } } catch { outcomes[2] = "refused" }
-            },
-            { scoped in outcomes[3] = (try? facade.writing(to: scoped).send([sends[1]]).count).map { "sent \($0)" } ?? "failed" },
-        ])
-        #expect(outcomes == ["refused", "sent 1", "refused", "sent 1"])
-        #expect(try facade.user("u2")?.state.badge == 2, "two sends counted from 0; neither 40 nor 70 kept")
-        #expect(try facade.sentMessage("w0", now: FacadeScenario.now) != nil && facade.sentMessage("w1", now: FacadeScenario.now) != nil)
-        _ = try facade.send(sends[2])
-        #expect(try facade.user("u2")?.state.badge == 3, "the node's kept receiver counts on")
-    }
-
     /// The app's configuration a node keeps between sends is checked by its version: a change made on
     /// another node is used by this node's next send, and one rolled back is not.
     @Test("a configuration changed on another node is used by the next send; one rolled back is not")

@@ -71,7 +71,7 @@ struct AppRegistryTests {
         func openings(of app: String) -> Int { openings.withLock { $0[app] ?? 0 } }
     }
 
-    /// A store whose group commits wait for a gate (or 20 s) once `held` is set: an app busy with a write.
+    /// A store whose updates wait for a gate (or 20 s) once `held` is set: an app busy with a write.
     final class HeldStore: PushStateStore {
         let base: SQLiteStateStore
         let held = Mutex(false)
@@ -82,14 +82,6 @@ struct AppRegistryTests {
 
         func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T { try base.write(body) }
         func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T { try base.read(body) }
-        func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T { try base.atomically(body) }
-        func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
-            if held.withLock({ $0 }) {
-                started.withLock { $0 = true }
-                _ = gate.wait(timeout: .now() + 20)
-            }
-            try base.writeGroup(writers)
-        }
         func update<Outcome: Sendable>(
             reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
         ) async throws -> Outcome {
@@ -187,7 +179,7 @@ struct AppRegistryTests {
             delivery.start(old)
             delivery.start(new)
             await delivery.stop(old)
-            try await new.write { _ = try $0.sendMessage(try textMessage(id: "m1"), dialect: "agora-silent", now: .now) }
+            try await new.update { _ = try await $0.send([try $0.prepare(try textMessage(id: "m1"), dialect: "agora-silent", now: .now)]) }
             let deadline = Date().addingTimeInterval(20)
             while mock.requests.count < 2 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
             #expect(mock.requests.count == 2, "u2's two devices, delivered by the new tenant's worker")

@@ -24,80 +24,31 @@ import Darwin
 @Suite("Service reliability")
 struct ServiceReliabilityTests {
 
-    /// One group commit: a writer that throws leaves nothing, the others stay; a failed commit keeps nothing.
-    @Test func groupCommitKeepsEachWriterApart() throws {
-        let path = temporaryDirectory() + "/group.sqlite"
-        let store = try SQLiteStateStore(path: path)
-        nonisolated(unsafe) var outcomes: [String] = []
-        let writers: [(any PushStateStore) -> Void] = ["g1", "bad", "g3"].map { group in
-            { scoped in
-                do {
-                    try scoped.write { transaction in
-                        try transaction.setMembers(["a", "b"], of: group)
-                        if group == "bad" { throw InputError(.invalidValue, at: .root, expected: "a good writer") }
-                    }
-                    outcomes.append("\(group) kept")
-                } catch {
-                    outcomes.append("\(group) refused")
-                }
-            }
-        }
-        try store.writeGroup(writers)
-        #expect(outcomes == ["g1 kept", "bad refused", "g3 kept"])
-        let reopened = try SQLiteStateStore(path: path)
-        #expect(try reopened.read { try $0.members(of: "g1") } == ["a", "b"])
-        #expect(try reopened.read { try $0.members(of: "bad") } == [])
-        #expect(try reopened.read { try $0.members(of: "g3") } == ["a", "b"])
-
-    }
-
-    /// A writer that makes several writes and then throws keeps none of them (`atomically`), on both
-    /// stores; the writers around it keep theirs.
-    @Test("a writer's several writes are kept together or not at all", arguments: ["sqlite", "memory"])
-    func aWritersWritesAreOneUnit(_ kind: String) throws {
-        let store: any PushStateStore = kind == "sqlite" ? try SQLiteStateStore(path: temporaryDirectory() + "/atomic.sqlite") : MemoryStateStore()
-        nonisolated(unsafe) var outcomes: [String] = []
-        let writers: [(any PushStateStore) -> Void] = ["g1", "bad", "g3"].map { group in
-            { scoped in
-                do {
-                    try scoped.atomically { inner in
-                        try inner.write { try $0.setMembers(["a"], of: group + "-first") }
-                        try inner.write { try $0.setMembers(["b"], of: group + "-second") }
-                        if group == "bad" { throw InputError(.invalidValue, at: .root, expected: "a good writer") }
-                    }
-                    outcomes.append("\(group) kept")
-                } catch {
-                    outcomes.append("\(group) refused")
-                }
-            }
-        }
-        try store.writeGroup(writers)
-        #expect(outcomes == ["g1 kept", "bad refused", "g3 kept"])
-        #expect(try store.read { try $0.members(of: "g1-first") } == ["a"] && store.read { try $0.members(of: "g3-second") } == ["b"])
-        #expect(try store.read { try $0.members(of: "bad-first") } == [], "the first write of the refused writer was undone")
-        #expect(try store.read { try $0.members(of: "bad-second") } == [])
-    }
-
-    /// A store whose commits fail after the writers ran: every write of the group is answered with
-    /// the store failure, none with its own result.
+    /// A store whose commits fail: every send of the group is answered with the store failure, none
+    /// with its own result.
     final class FailingCommitStore: PushStateStore, @unchecked Sendable {
         let base = MemoryStateStore()
         func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T { try base.write(body) }
         func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T { try base.read(body) }
-        func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
-            for writer in writers { writer(base) }
+        func update<Outcome: Sendable>(
+            reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
+        ) async throws -> Outcome {
+            _ = try decide(try await base.snapshot(keys))
             throw StoreError(.sqlite, "disk I/O error", sqliteCode: 10)
         }
     }
 
     @Test func aFailedCommitFailsEveryWriteOfTheGroup() async throws {
         let reported = Mutex<[String]>([])
+        let store = FailingCommitStore()
+        let facade = PushFacade(store: store)
+        try await PushFacade(store: store.base).configure(FacadeScenario.app)
         let writer = GroupCommitWriter(
-            facade: PushFacade(store: FailingCommitStore()), maxBatch: 8, maxWaitMicroseconds: 0, timeout: .seconds(5), name: "failing",
+            facade: facade, maxBatch: 8, maxWaitMicroseconds: 0, timeout: .seconds(5), name: "failing",
             observer: .init(failed: { error in reported.withLock { $0.append("\(error)") } }))
         do {
-            _ = try await writer.write { try $0.write { try $0.setMembers(["a"], of: "g") } }
-            Issue.record("a write of a failed commit was answered as done")
+            _ = try await writer.send(try facade.prepare(JSONParser.parse(ProcessScenario.message("f1")), dialect: "agora-silent", now: FacadeScenario.now))
+            Issue.record("a send of a failed commit was answered as done")
         } catch let error as ServiceError {
             #expect(error.status == .internalServerError && error.code == "store-failure", "\(error)")
             #expect(!error.description.contains("disk I/O"), "store details stay in the log")
@@ -110,12 +61,13 @@ struct ServiceReliabilityTests {
     @Test func writerBatchesTimesOutAndStops() async throws {
         let store = try SQLiteStateStore(path: temporaryDirectory() + "/writer.sqlite")
         let batches = Mutex<[Int]>([])
+        let facade = PushFacade(store: store)
         let writer = GroupCommitWriter(
-            facade: PushFacade(store: store), maxBatch: 64, maxWaitMicroseconds: 2_000, timeout: .seconds(5), name: "test-writer",
+            facade: facade, maxBatch: 64, maxWaitMicroseconds: 2_000, timeout: .seconds(5), name: "test-writer",
             observer: .init(committed: { batch, _ in batches.withLock { $0.append(batch) } }))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<100 {
-                group.addTask { try await writer.write { try $0.write { try $0.setMembers(["u\(i)"], of: "g\(i)") } } }
+                group.addTask { try await writer.update { try await facade.setMembers(["u\(i)"], of: "g\(i)") } }
             }
             try await group.waitForAll()
         }
@@ -128,9 +80,9 @@ struct ServiceReliabilityTests {
         let slow = GroupCommitWriter(facade: PushFacade(store: store), maxBatch: 1, maxWaitMicroseconds: 0, timeout: .milliseconds(100), name: "slow-writer")
         let gate = DispatchSemaphore(value: 0)
         let started = DispatchSemaphore(value: 0)
-        let first = Task { try await slow.write { _ in started.signal(); gate.wait() } }
+        let first = Task { try await slow.update { started.signal(); gate.wait() } }
         while started.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(5)) }
-        let late = Task { try await slow.write { try $0.write { try $0.setMembers(["late"], of: "late") } } }
+        let late = Task { try await slow.update { try await facade.setMembers(["late"], of: "late") } }
         while slow.depth < 1 { try await Task.sleep(for: .milliseconds(5)) }
         try await Task.sleep(for: .milliseconds(150))
         gate.signal()
@@ -138,7 +90,7 @@ struct ServiceReliabilityTests {
         await #expect(throws: ServiceError.self) { try await late.value }
         #expect(try store.read { try $0.members(of: "late") } == [])
         await slow.stop()
-        await #expect(throws: ServiceError.self) { try await slow.write { _ in 1 } }
+        await #expect(throws: ServiceError.self) { try await slow.update { 1 } }
         await writer.stop()
     }
 
@@ -147,14 +99,15 @@ struct ServiceReliabilityTests {
     /// still waiting is 503 `busy` and never runs.
     @Test func writerAnswersByItsDeadlineWhileACommitHangs() async throws {
         let store = try SQLiteStateStore(path: temporaryDirectory() + "/deadline.sqlite")
+        let facade = PushFacade(store: store)
         let writer = GroupCommitWriter(
-            facade: PushFacade(store: store), maxBatch: 1, maxWaitMicroseconds: 0, timeout: .milliseconds(200),
+            facade: facade, maxBatch: 1, maxWaitMicroseconds: 0, timeout: .milliseconds(200),
             answersByDeadline: true, name: "deadline-writer")
         let gate = DispatchSemaphore(value: 0)
         let started = DispatchSemaphore(value: 0)
-        let hung = Task { try await writer.write { started.signal(); gate.wait(); try $0.write { try $0.setMembers(["hung"], of: "hung") } } }
+        let hung = Task { try await writer.update { started.signal(); gate.wait(); try await facade.setMembers(["hung"], of: "hung") } }
         while started.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(5)) }
-        let waiting = Task { try await writer.write { try $0.write { try $0.setMembers(["waiting"], of: "waiting") } } }
+        let waiting = Task { try await writer.update { try await facade.setMembers(["waiting"], of: "waiting") } }
         // Both are answered while the commit is still hung (the gate opens only after): no wall-clock
         // bound, which a loaded test run could pass by holding this task.
         let hungError = await #expect(throws: ServiceError.self) { try await hung.value }
@@ -192,7 +145,7 @@ struct ServiceReliabilityTests {
         // Hold the writer, queue the jobs one at a time (so their order is known), then let it go.
         let gate = DispatchSemaphore(value: 0)
         let started = DispatchSemaphore(value: 0)
-        let holder = Task { try await writer.write { _ in started.signal(); gate.wait() } }
+        let holder = Task { try await writer.update { started.signal(); gate.wait() } }
         while started.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(5)) }
         var queued = 0
         func queue<T: Sendable>(_ job: @escaping @Sendable () async throws -> T) async throws -> Task<T, any Error> {
@@ -204,8 +157,8 @@ struct ServiceReliabilityTests {
         let m1 = try await queue { [message = try prepared("m1")] in try await writer.send(message) }
         let m2 = try await queue { [message = try prepared("m2")] in try await writer.send(message) }
         let mute = try await queue {
-            try await writer.write { store in
-                try PushFacade(store: store).apply(
+            try await writer.update {
+                try await facade.apply(
                     FacadeScenario.json(#"{"call":"setSilentModeForConversation","conversationId":"u1","conversationType":"Chat","remindType":"None"}"#),
                     dialect: "agora-silent", user: "u2", at: FacadeScenario.now)
             }

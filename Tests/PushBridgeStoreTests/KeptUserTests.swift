@@ -102,7 +102,7 @@ struct KeptUserTests {
         _ = try other.send(Self.message(from: "m1", to: "m3", id: "other"), dialect: "agora-silent", now: FacadeScenario.now)
         try check("another connection's send")
 
-        // A rolled-back write, and a group commit whose second writer is refused.
+        // A rolled-back write.
         struct Refused: Error {}
         let m3 = try #require(try store.write { try $0.receivers(of: .users(["m3"]), excluding: "m0", conversation: ConversationKey(.oneToOne, "m0")).first?.key })
         #expect(throws: Refused.self) {
@@ -117,15 +117,6 @@ struct KeptUserTests {
             }
         }
         try check("a rolled-back write")
-        try store.writeGroup([
-            { scoped in _ = try? PushFacade(store: scoped).send(Self.message(from: "m2", to: "m3", id: "g-a"), dialect: "agora-silent", now: FacadeScenario.now) },
-            { scoped in _ = try? scoped.write { transaction -> Void in
-                _ = try Self.answers(transaction, sender: "m0")
-                try transaction.setBadges([(m3, 77)])
-                throw Refused()
-            } },
-        ])
-        try check("a group commit with a refused writer")
     }
 
     @Test("past the limit, kept users are dropped and decisions stay the same")

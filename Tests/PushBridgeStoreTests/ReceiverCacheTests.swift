@@ -232,7 +232,7 @@ struct ReceiverCacheTests {
         _ = try other.send(FacadeScenario.groupMessage(from: "m1", to: Self.group, id: "other"), dialect: "agora-silent", now: FacadeScenario.now)
         try check("another connection's send")
 
-        // A rolled-back write, and a group commit whose second writer is refused.
+        // A rolled-back write.
         struct Refused: Error {}
         #expect(throws: Refused.self) {
             try store.write { transaction in
@@ -245,14 +245,6 @@ struct ReceiverCacheTests {
             }
         }
         try check("a rolled-back write")
-        try store.writeGroup([
-            { scoped in _ = try? PushFacade(store: scoped).send(FacadeScenario.groupMessage(from: "m2", to: Self.group, id: "g-a"), dialect: "agora-silent", now: FacadeScenario.now) },
-            { scoped in _ = try? scoped.write { transaction -> Void in
-                try transaction.setBadges([(UserKey(rawValue: 20), 77)])
-                throw Refused()
-            } },
-        ])
-        try check("a group commit with a refused writer")
     }
 
     /// The stored roll a record refers to: its id, from the `PBR4` record's bytes.

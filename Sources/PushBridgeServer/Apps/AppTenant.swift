@@ -58,29 +58,13 @@ package final class AppTenant: Sendable {
     /// The dialects the app's requests may name.
     var registry: DialectRegistry { facade.registry }
 
-    /// Runs a facade operation that changes state in the app's next group commit.
+    /// Runs a facade update (it reads, decides and commits through the store) in its turn among the
+    /// app's writes: the awaited facade calls (`try await facade.apply(…)`).
     /// - Parameters:
     ///   - waking: whether to wake the delivery worker afterwards (not for the worker's own writes).
     ///   - rerouting: whether a closed tenant hands the write to the app's tenant opened anew (requests);
     ///     the delivery worker's writes are refused instead (``ServiceError/stopping``): its worker ends
     ///     with the tenant.
-    ///   - body: the operation.
-    package func write<T: Sendable>(waking: Bool = true, rerouting: Bool = true, _ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
-        try await leased(writes: true, rerouting: rerouting, elsewhere: { try await $0.write(waking: waking, body) }) {
-            let (registry, window, queues) = (facade.registry, facade.repeatWindowSeconds, facade.queuesDeliveries)
-            let result = try await writer.write { store in
-                try body(PushFacade(store: store, registry: registry, repeatWindowSeconds: window, queuesDeliveries: queues))
-            }
-            if waking { afterWrite?() }
-            return result
-        }
-    }
-
-    /// Runs a facade update (it reads, decides and commits through the store) in its turn among the
-    /// app's writes: the awaited facade calls (`try await facade.apply(…)`).
-    /// - Parameters:
-    ///   - waking: as for ``write(waking:rerouting:_:)``.
-    ///   - rerouting: as for ``write(waking:rerouting:_:)``.
     ///   - body: the update, given the app's facade.
     package func update<T: Sendable>(waking: Bool = true, rerouting: Bool = true, _ body: @escaping @Sendable (PushFacade) async throws -> T) async throws -> T {
         try await leased(writes: true, rerouting: rerouting, elsewhere: { try await $0.update(waking: waking, body) }) {
@@ -104,32 +88,20 @@ package final class AppTenant: Sendable {
     /// Runs a facade read that is awaited (`PushFacade.reading(_:_:)`, `PushFacade.sentMessage(_:now:)`…):
     /// a store over the network holds no thread meanwhile.
     /// - Parameters:
-    ///   - rerouting: as for ``write(waking:rerouting:_:)``.
+    ///   - rerouting: as for ``update(waking:rerouting:_:)``.
     ///   - body: the read, given the app's facade.
     package func reading<T: Sendable>(rerouting: Bool = true, _ body: @escaping @Sendable (PushFacade) async throws -> T) async throws -> T {
         try await leased(writes: false, rerouting: rerouting, elsewhere: { try await $0.reading(body) }) { try await body(facade) }
     }
 
-    /// Runs a synchronous facade read on the blocking-I/O pool, off the event loops: for a store
-    /// whose transactions are synchronous (a store over the network refuses it).
-    /// - Parameters:
-    ///   - rerouting: as for ``write(waking:rerouting:_:)``.
-    ///   - body: the read.
-    package func read<T: Sendable>(rerouting: Bool = true, _ body: @escaping @Sendable (PushFacade) throws -> T) async throws -> T {
-        try await leased(writes: false, rerouting: rerouting, elsewhere: { try await $0.read(body) }) {
-            let facade = facade
-            return try await NIOThreadPool.singleton.runIfActive { try body(facade) }
-        }
-    }
-
-    /// Runs an outbox operation on the store's own awaited statements (``PushStateStore/awaitedOutbox``),
-    /// holding a lease as the delivery worker's writes do (a closed tenant refuses: its worker ends with it).
+    /// Runs an outbox operation (``PushStateStore/outbox``), holding a lease as the delivery worker's
+    /// writes do (a closed tenant refuses: its worker ends with it).
     /// - Parameters:
     ///   - writes: whether the operation changes the outbox (for the outbox's empty look).
     ///   - body: the operation.
-    /// - Returns: its result; `nil` when the store has no awaited outbox (use ``write(waking:rerouting:_:)``).
-    func awaitedOutbox<T: Sendable>(writes: Bool, _ body: (any AwaitedOutbox) async throws -> T) async throws -> T? {
-        guard let outbox = facade.store.awaitedOutbox else { return nil }
+    /// - Returns: its result.
+    func outbox<T: Sendable>(writes: Bool, _ body: (any PushOutbox) async throws -> T) async throws -> T {
+        let outbox = facade.store.outbox
         return try await leased(writes: writes, rerouting: false, elsewhere: { _ in throw ServiceError.stopping }) { try await body(outbox) }
     }
 

@@ -134,6 +134,9 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         try await updates.transaction { try self.write { try $0.update(reading: keys, deciding: decide) } }
     }
 
+    /// The outbox as transactions on the store's update queue, in turn with its updates.
+    public var outbox: any PushOutbox { TransactionOutbox(store: self, queue: updates) }
+
     /// Folds the badge log into the counters table now (a send that passes
     /// ``Options/badgeLogLimit`` does it too): for a quiet moment, or before reading the table with
     /// other tools.
@@ -150,18 +153,6 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         let reader = try takeReader()
         defer { readerLock.withLock { idleReaders.append(reader) } }
         return try Self.retryingBusy(retries: options.busyRetries) { try Self.withSnapshot(reader, body) }
-    }
-
-    /// Group commit: one `BEGIN IMMEDIATE … COMMIT` around all writers, each in a savepoint. Only
-    /// `BEGIN` is retried when busy: the writers run once.
-    public func writeGroup(_ writers: [(any PushStateStore) -> Void]) throws {
-        try lock.withLock {
-            try Self.retryingBusy(retries: options.busyRetries) { try connection.execute("BEGIN IMMEDIATE") }
-            try Self.committing(connection) {
-                let savepoints = SavepointStore(connection)
-                for writer in writers { writer(savepoints) }
-            }
-        }
     }
 
     /// An idle reader connection, or a new one.
@@ -221,62 +212,3 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         }
     }
 }
-
-/// A savepoint's three statements, written once (they key the connection's statement cache).
-struct Savepoint {
-    let begin: String
-    let release: String
-    let rollback: String
-
-    init(_ name: String) {
-        begin = "SAVEPOINT " + name
-        release = "RELEASE " + name
-        rollback = "ROLLBACK TO " + name
-    }
-
-    /// One facade write.
-    static let write = Savepoint("pushbridge_write")
-    /// All the writes of one request (a group-commit writer).
-    static let request = Savepoint("pushbridge_request")
-}
-
-/// The store one writer of a group commit sees: its ``write(_:)`` is a savepoint inside the
-/// group's transaction, rolled back alone when its body throws; reads see the group's changes so far.
-final class SavepointStore: PushStateStore, @unchecked Sendable {
-    let connection: SQLiteConnection
-
-    init(_ connection: SQLiteConnection) { self.connection = connection }
-
-    func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
-        try savepoint(.write) { try body(SQLiteStateStore.Transaction(connection, writable: true)) }
-    }
-
-    func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
-        defer { connection.resetAll() }
-        return try body(SQLiteStateStore.Transaction(connection, writable: false))
-    }
-
-    /// One savepoint around all of `body`'s writes (each of which nests its own).
-    func atomically<T>(_ body: (any PushStateStore) throws -> T) throws -> T {
-        try savepoint(.request) { try body(self) }
-    }
-
-    /// Runs `body` in a savepoint: released when it returns, rolled back (and the connection's kept
-    /// app and certificates dropped) when it throws. The statements are prepared once and cached:
-    /// sqlite3_exec would parse each of them on every write.
-    private func savepoint<T>(_ savepoint: Savepoint, _ body: () throws -> T) throws -> T {
-        try connection.statement(savepoint.begin).run()
-        do {
-            let result = try body()
-            try connection.statement(savepoint.release).run()
-            return result
-        } catch {
-            connection.resetAll()
-            try? connection.statement(savepoint.rollback).run()
-            try? connection.statement(savepoint.release).run()
-            connection.dropSharedState()
-            throw error
-        }
-    }
-}
-
