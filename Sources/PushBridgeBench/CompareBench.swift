@@ -46,6 +46,13 @@ func runSection(_ bench: BenchUnderTest, _ section: CompareSection, seconds: Int
     process.executableURL = URL(fileURLWithPath: bench.executable)
     process.arguments = section.arguments(seconds: seconds)
     process.currentDirectoryURL = URL(fileURLWithPath: bench.folder)
+    if section == .postgres, let server = ProcessInfo.processInfo.environment["PUSHBRIDGE_TEST_POSTGRES_URL"] {
+        // A database of the run's own: each version migrates what it opens, and a newer one's schema is
+        // refused by an older PushBridge (as it should be).
+        var environment = ProcessInfo.processInfo.environment
+        environment["PUSHBRIDGE_TEST_POSTGRES_URL"] = freshDatabase(on: server)
+        process.environment = environment
+    }
     let pipe = Pipe()
     process.standardOutput = pipe
     do { try process.run() } catch { fail("cannot run \(bench.executable): \(error)") }
@@ -139,4 +146,14 @@ func compareBenches(current: BenchUnderTest, reference: BenchUnderTest, sections
     print("")
     print(flagged.isEmpty ? "no same-run ratio fell by 10 % or more" : "same-run ratios that fell by 10 % or more: \(flagged.joined(separator: "; "))")
     return flagged
+}
+
+/// A new database on the server `url` names (`CREATE DATABASE`), and the URL that names it.
+/// - Parameter url: a PostgreSQL URL whose path is any database the user can connect to.
+func freshDatabase(on url: String) -> String {
+    let name = "pb_bench_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
+    psql(url, "CREATE DATABASE \(name)")
+    guard var components = URLComponents(string: url) else { fail("not a URL: PUSHBRIDGE_TEST_POSTGRES_URL") }
+    components.path = "/" + name
+    return components.string ?? url
 }

@@ -245,7 +245,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     let runs = [sqliteRun, oneNode, twoNodes, oneNodeEight, twoNodesEight, oneNodeSpread, twoNodesSpread]
     let non2xx = runs.flatMap(\.figures).map { $0.non2xx + $0.errors }.reduce(0, +)
 
-    let roundTrips = try await statementRoundTrips(base, statements: 5_000)
+    let roundTrip = try await statementRoundTrip(base, statements: 5_000)
     func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
     let fanoutRatio = median(Array(postgresMilliseconds.dropFirst())) / median(Array(sqliteMilliseconds.dropFirst()))
     print("pushbridge-bench --postgres: PostgreSQL (throwaway cluster, fsync off, loopback) and SQLite, one run; \(clients) wrk connections in all; \(ProcessInfo.processInfo.activeProcessorCount) cores shared by PostgreSQL, the nodes and wrk")
@@ -260,9 +260,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         print(String(format: "one-to-one, %-31@ %7.0f/s  p50 %6.2f ms  p99 %7.2f ms   CPU a message: nodes %.2f ms, PostgreSQL %.2f ms; statements a message %.1f; machine %3.0f%% busy",
             name as NSString, rps, run.figures.map(\.p50ms).max() ?? .nan, p99(run), cost.node, cost.postgres, cost.statements, run.load.busyPercent) + (failed > 0 ? "  (\(failed) non-2xx or errors)" : ""))
     }
-    print(String(format: "a statement's round trip (SELECT 1, 5,000 in a row): a blocked thread %.0f µs, %.0f µs of the node's CPU; an async task %.0f µs, %.0f µs (async / blocked: %.2f× the time, %.2f× the CPU)",
-        roundTrips.blocking.wall, roundTrips.blocking.cpu, roundTrips.async.wall, roundTrips.async.cpu,
-        roundTrips.async.wall / roundTrips.blocking.wall, roundTrips.async.cpu / roundTrips.blocking.cpu))
+    print(String(format: "a statement's round trip (SELECT 1, 5,000 in a row, awaited): %.0f µs, %.0f µs of the node's CPU", roundTrip.wall, roundTrip.cpu))
     func target(_ text: String, _ value: Double, _ met: Bool, _ format: String) {
         print("target  \(text): " + String(format: format, value) + (met ? "  met" : "  NOT MET"))
     }
@@ -309,42 +307,22 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     if non2xx > 0 { fail("the nodes answered non-2xx responses or dropped connections under load") }
 }
 
-/// What one statement's round trip costs the node, waited for as the store waits (a thread blocked on
-/// postgres-nio's future, with the statement deadline's timer: rulings 127 and 131) and as async code
-/// would (a task awaiting postgres-nio's async `query`): `SELECT 1` on one connection, the two ways in
-/// turn, three rounds each. The store uses the async API; this measures what a blocked thread would cost beside it.
-/// - Returns: microseconds a statement, wall and this process's CPU, the best round of each way.
-func statementRoundTrips(_ location: PostgresLocation, statements: Int) async throws -> (blocking: (wall: Double, cpu: Double), async: (wall: Double, cpu: Double)) {
+/// What one statement's round trip costs the node: `SELECT 1` on one connection, awaited as the store
+/// awaits its statements, three rounds.
+/// - Returns: microseconds a statement, wall and this process's CPU, the best round.
+func statementRoundTrip(_ location: PostgresLocation, statements: Int) async throws -> (wall: Double, cpu: Double) {
     let quiet = Logger(label: "pushbridge.bench", factory: { _ in SwiftLogNoOpLogHandler() })
     let connection = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(), configuration: location.configuration, id: 1, logger: quiet)
     defer { connection.close().whenComplete { _ in withExtendedLifetime(connection) {} } }
-    func measure(_ run: () async throws -> Void) async rethrows -> (wall: Double, cpu: Double) {
+    var rounds: [(wall: Double, cpu: Double)] = []
+    for _ in 0..<3 {
         let before = CPULoad.sample()
         let start = ContinuousClock.now
-        try await run()
+        for _ in 0..<statements { for try await _ in try await connection.query("SELECT 1", logger: quiet) {} }
         let wall = seconds(ContinuousClock.now - start)
-        return (wall * 1e6 / Double(statements), CPULoad.sample().since(before).ownMilliseconds * 1e3 / Double(statements))
+        rounds.append((wall * 1e6 / Double(statements), CPULoad.sample().since(before).ownMilliseconds * 1e3 / Double(statements)))
     }
-    var blocking: [(wall: Double, cpu: Double)] = []
-    var async: [(wall: Double, cpu: Double)] = []
-    for _ in 0..<3 {
-        blocking.append(try await measure {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                Thread.detachNewThread {
-                    do {
-                        for _ in 0..<statements {
-                            _ = try connection.query("SELECT 1", logger: quiet).wait()  // the blocked thread being measured
-                        }
-                        continuation.resume()
-                    } catch { continuation.resume(throwing: error) }
-                }
-            }
-        })
-        async.append(try await measure {
-            for _ in 0..<statements { for try await _ in try await connection.query("SELECT 1", logger: quiet) {} }
-        })
-    }
-    return (blocking.min { $0.wall < $1.wall }!, async.min { $0.wall < $1.wall }!)
+    return rounds.min { $0.wall < $1.wall }!
 }
 
 /// CPU time spent by PostgreSQL's processes and by this process (the nodes) over a span, and how

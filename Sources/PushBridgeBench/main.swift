@@ -99,11 +99,11 @@ if arguments.contains("--serve") {  // `make bench-serve`: the HTTP service unde
 if arguments.contains("--postgres") {  // `make bench-postgres`: several nodes on one PostgreSQL
     let seconds = arguments.firstIndex(of: "--seconds").map { Int(arguments[$0 + 1]) ?? 10 } ?? 10
     let members = arguments.firstIndex(of: "--members").map { Int(arguments[$0 + 1]) ?? 100_000 } ?? 100_000
-    if arguments.contains("--only-round-trips") {  // one statement's round trip, blocked and async, alone
+    if arguments.contains("--only-round-trips") {  // one statement's round trip alone
         runToCompletion {
             guard let url = ProcessInfo.processInfo.environment["PUSHBRIDGE_TEST_POSTGRES_URL"] else { fail("no PostgreSQL: run it through Tests/Scripts/with-postgres.sh") }
-            let trips = try await statementRoundTrips(try PostgresLocation(url: url), statements: 20_000)
-            print(String(format: "a statement's round trip: a blocked thread %.0f µs, %.0f µs of CPU; an async task %.0f µs, %.0f µs", trips.blocking.wall, trips.blocking.cpu, trips.async.wall, trips.async.cpu))
+            let trip = try await statementRoundTrip(try PostgresLocation(url: url), statements: 20_000)
+            print(String(format: "a statement's round trip, awaited: %.0f µs, %.0f µs of CPU", trip.wall, trip.cpu))
         }
     }
     runToCompletion { try await runPostgresBench(seconds: seconds, members: members, onlyFanOut: arguments.contains("--only-fanout")) }

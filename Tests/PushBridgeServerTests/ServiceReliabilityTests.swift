@@ -159,8 +159,8 @@ struct ServiceReliabilityTests {
         let mute = try await queue {
             try await writer.update {
                 try await facade.apply(
-                    FacadeScenario.json(#"{"call":"setSilentModeForConversation","conversationId":"u1","conversationType":"Chat","remindType":"None"}"#),
-                    dialect: "agora-silent", user: "u2", at: FacadeScenario.now)
+                    [.init(FacadeScenario.json(#"{"call":"setSilentModeForConversation","conversationId":"u1","conversationType":"Chat","remindType":"None"}"#), at: FacadeScenario.now, pointer: .root)],
+                    dialect: "agora-silent", user: "u2")
             }
         }
         let m3 = try await queue { [message = try prepared("m3")] in try await writer.send(message) }

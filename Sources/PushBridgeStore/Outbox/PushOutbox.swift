@@ -1,4 +1,4 @@
-import Dispatch
+import Foundation
 import PushBridgeCore
 
 /// A store's delivery outbox, awaited (``PushStateStore/outbox``): the delivery worker's claims,
@@ -30,38 +30,92 @@ public protocol PushOutbox: Sendable {
     func outboxState() async throws -> (counts: OutboxCounts, nextDue: Instant?)
 }
 
-/// The outbox of a store whose transactions are synchronous: each call one write or read transaction
-/// on a serial queue (the caller holds no thread meanwhile).
-package struct TransactionOutbox: PushOutbox {
-    let store: any PushStateStore
-    let queue: DispatchQueue
+/// The outbox of a store whose transactions are synchronous: its writes (claims, settlements,
+/// releases, prunes) run on a serial queue, those that arrive while one runs together in the next
+/// transaction (a group commit of the worker's bookkeeping); its look is a read on a dispatch thread.
+/// The caller holds no thread meanwhile.
+package final class TransactionOutbox: PushOutbox, @unchecked Sendable {  // `pending` is guarded by its lock
+    private weak var store: (any PushStateStore)?
+    /// The store held, when the outbox is made for one use (not kept by the store).
+    private let held: (any PushStateStore)?
+    private let queue: DispatchQueue
+    private let lock = NSLock()
+    private var pending: [Pending] = []
+
+    /// A write waiting for its transaction: runs in it, and is told how the transaction ended.
+    private struct Pending {
+        let run: (any PushStateTransaction) throws -> Void
+        let ended: ((any Error)?) -> Void
+    }
 
     /// - Parameters:
     ///   - store: the store whose transactions the calls are.
-    ///   - queue: where the transactions run.
-    package init(store: any PushStateStore, queue: DispatchQueue) {
+    ///   - queue: where the writes' transactions run, one at a time.
+    ///   - holdsStore: whether the outbox keeps the store alive (`false` for the store's own outbox,
+    ///     which it keeps).
+    package init(store: any PushStateStore, queue: DispatchQueue, holdsStore: Bool = true) {
         self.store = store
+        held = holdsStore ? store : nil
         self.queue = queue
     }
 
     package func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery] {
-        try await queue.transaction { [store] in try store.write { try $0.claimDeliveries(dueBy: now, claimUntil: claimUntil, limit: limit) } }
+        try await write { try $0.claimDeliveries(dueBy: now, claimUntil: claimUntil, limit: limit) }
     }
 
     package func settleDeliveries(_ settlements: [DeliverySettlement], at now: Instant) async throws {
         guard !settlements.isEmpty else { return }
-        try await queue.transaction { [store] in try store.write { try $0.settleDeliveries(settlements, at: now) } }
+        try await write { try $0.settleDeliveries(settlements, at: now) }
     }
 
     package func releaseDeliveryClaims() async throws {
-        try await queue.transaction { [store] in try store.write { try $0.releaseDeliveryClaims() } }
+        try await write { try $0.releaseDeliveryClaims() }
     }
 
     package func pruneDeliveries(settledBefore cutoff: Instant) async throws -> Int {
-        try await queue.transaction { [store] in try store.write { try $0.pruneDeliveries(settledBefore: cutoff) } }
+        try await write { try $0.pruneDeliveries(settledBefore: cutoff) }
     }
 
     package func outboxState() async throws -> (counts: OutboxCounts, nextDue: Instant?) {
-        try await queue.transaction { [store] in try store.read { (try $0.outboxCounts(), try $0.nextDeliveryDue()) } }
+        let store = try self.present()
+        return try await DispatchQueue.global().transaction { try store.read { (try $0.outboxCounts(), try $0.nextDeliveryDue()) } }
+    }
+
+    /// Runs `body` in the next write transaction on the queue, with the writes waiting beside it.
+    private func write<T>(_ body: @escaping (any PushStateTransaction) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UnsafeResult<T>, any Error>) in
+            nonisolated(unsafe) var result: T?
+            let write = Pending(
+                run: { result = try body($0) },
+                ended: { error in
+                    if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: UnsafeResult(value: result!)) }
+                })
+            let first = lock.withLock {
+                pending.append(write)
+                return pending.count == 1
+            }
+            if first { queue.async { self.commitWaiting() } }
+        }.value
+    }
+
+    /// One transaction for every write waiting: all are kept, or all fail with its error.
+    private func commitWaiting() {
+        let writes = lock.withLock {
+            defer { pending.removeAll() }
+            return pending
+        }
+        do {
+            let store = try present()
+            try store.write { transaction in for write in writes { try write.run(transaction) } }
+            for write in writes { write.ended(nil) }
+        } catch {
+            for write in writes { write.ended(error) }
+        }
+    }
+
+    /// The store, or the error of a store already closed.
+    private func present() throws -> any PushStateStore {
+        guard let store else { throw StoreError(.unreachable, "the store was closed", context: "outbox") }
+        return store
     }
 }

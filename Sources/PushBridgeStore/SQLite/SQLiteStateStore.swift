@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Synchronization
 import PushBridgeCore
 
 /// Push state in one SQLite file: WAL journal, identified migrations, `BEGIN IMMEDIATE` writes
@@ -73,6 +74,8 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
     private let readsOnWriter: Bool
     /// Where ``update(reading:deciding:)`` runs its transactions, one at a time.
     private let updates = DispatchQueue(label: "pushbridge-sqlite-updates")
+    /// The outbox, made on first use (its writes wait together for their transaction).
+    private let outboxWrites = Mutex<TransactionOutbox?>(nil)
     /// Runs the WAL's checkpoints off the writer's commits (`nil`: SQLite's own, in the commit).
     private var checkpointer: WALCheckpointer?  // set once, in `init`
 
@@ -134,8 +137,18 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         try await updates.transaction { try self.write { try $0.update(reading: keys, deciding: decide) } }
     }
 
-    /// The outbox as transactions on the store's update queue, in turn with its updates.
-    public var outbox: any PushOutbox { TransactionOutbox(store: self, queue: updates) }
+    /// The outbox: its writes as transactions on the store's update queue, in turn with its updates,
+    /// those that wait together in one.
+    public var outbox: any PushOutbox { outboxWrites.withLock { $0 } ?? makeOutbox() }
+
+    private func makeOutbox() -> any PushOutbox {
+        outboxWrites.withLock { kept in
+            if let kept { return kept }
+            let made = TransactionOutbox(store: self, queue: updates, holdsStore: false)
+            kept = made
+            return made
+        }
+    }
 
     /// Folds the badge log into the counters table now (a send that passes
     /// ``Options/badgeLogLimit`` does it too): for a quiet moment, or before reading the table with
