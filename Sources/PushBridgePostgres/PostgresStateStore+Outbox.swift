@@ -6,7 +6,7 @@ import PushBridgeStore
 
 // The delivery outbox: claim, settle, release, prune, count (enqueued with a send's effects, +SendEffects).
 // Each is one statement (``OutboxStatement``), run inside a transaction's session or, awaited, on a
-// connection of its own (``PostgresStateStore/awaitedOutbox``): a claim skips rows other nodes hold
+// connection of its own (``PostgresStateStore/outbox``): a claim skips rows other nodes hold
 // locked and needs no app lock, so a node's delivery worker holds no thread and never waits for sends.
 
 /// The outbox's statements, the same whether a transaction or the awaited outbox runs them.

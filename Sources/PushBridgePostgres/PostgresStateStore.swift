@@ -17,7 +17,7 @@ import Synchronization
 /// ``update(reading:deciding:)``: its keys read (from what the node keeps when it can, else under the
 /// lock), its decision made on the snapshot, its changes committed — in one round trip that checks
 /// what was read when the node kept it all, else in the locked transaction that read it. Reads are
-/// ``snapshot(_:)``; the outbox is ``awaitedOutbox``. The synchronous calls (``write(_:)``,
+/// ``snapshot(_:)``; the outbox is ``outbox``. The synchronous calls (``write(_:)``,
 /// ``read(_:)``…) are for command-line tools and tests: a store opened synchronously blocks its
 /// caller's thread on each statement (PushBridgeStore's `BlockingWait`); one a service opened
 /// awaited refuses them.
