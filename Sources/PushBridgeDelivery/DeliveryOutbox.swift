@@ -19,7 +19,7 @@ public protocol DeliveryOutbox: Sendable {
     func counts() async throws -> OutboxCounts
 }
 
-/// The outbox of a facade's store, used directly (``PushStateStore/outbox``).
+/// The outbox of a facade's store, used directly (`PushStateStore.outbox`).
 public struct FacadeOutbox: DeliveryOutbox {
     public let facade: PushFacade
     public init(facade: PushFacade) { self.facade = facade }

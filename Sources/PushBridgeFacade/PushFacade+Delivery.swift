@@ -68,7 +68,7 @@ extension PushFacade {
         return settled
     }
 
-    /// Claims due deliveries for a worker (``PushOutbox/claimDeliveries(dueBy:claimUntil:limit:)``).
+    /// Claims due deliveries for a worker (`PushOutbox.claimDeliveries(dueBy:claimUntil:limit:)`).
     /// - Parameters:
     ///   - now: deliveries due by then, and not claimed past it, are claimed.
     ///   - claimUntil: the end of the claim's lease.

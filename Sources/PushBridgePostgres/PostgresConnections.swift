@@ -9,7 +9,7 @@ import Synchronization
 /// directory on it: postgres-nio's `PostgresClient`, at most ``limit`` connections however many apps
 /// are open, each use on a connection set to its app's schema.
 ///
-/// - The client runs in the service's `ServiceGroup` (``run()``, through `ServiceStorage`); connections a
+/// - The client runs in the service's `ServiceGroup` (`run()`, through `ServiceStorage`); connections a
 ///   tool or test opened for one store or directory run on a task of their own (on a dispatch
 ///   queue), ended with them.
 /// - A use waits for a connection at most the location's deadline, then fails: `busy` (503 with
@@ -17,7 +17,7 @@ import Synchronization
 ///   client keeps reconnecting with its backoff). After an unreachable wait, uses fail at once for a
 ///   second, so requests get their 503 without each waiting the deadline.
 /// - A statement has the deadline too: past it the connection is closed, never used again, and the
-///   client connects another in its place (``PostgresLease``).
+///   client connects another in its place (`PostgresLease`).
 ///
 /// No thread waits: leases and statements are awaited.
 final class PostgresConnections: Sendable {
@@ -49,7 +49,7 @@ final class PostgresConnections: Sendable {
     ///   - limit: the most connections open at once (at least 1).
     ///   - logger: postgres-nio's logger.
     ///   - runsItself: whether the client runs on a task of its own (a store or directory opened
-    ///     alone); `false`: the caller runs ``run()`` (the service's `ServiceGroup`).
+    ///     alone); `false`: the caller runs `run()` (the service's `ServiceGroup`).
     init(location: PostgresLocation, limit: Int, logger: Logger, runsItself: Bool) {
         var location = location
         // Connections of one store's own are born in its schema (a startup parameter): no statement sets it.

@@ -6,7 +6,7 @@ import PostgresNIO
 import PushBridgeStore
 import Synchronization
 
-/// One use of a connection the node's ``PostgresConnections`` leased. Every statement is awaited
+/// One use of a connection the node's `PostgresConnections` leased. Every statement is awaited
 /// and bounded by the deadline: no thread waits for the server.
 final class PostgresLease: @unchecked Sendable {
     let connection: PostgresConnection

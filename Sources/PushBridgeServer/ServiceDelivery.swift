@@ -212,7 +212,7 @@ final class WorkerEnd: Sendable {
     }
 }
 
-/// An app's outbox: the store's own (``PushStateStore/outbox``: PostgreSQL's statements, a local
+/// An app's outbox: the store's own (`PushStateStore.outbox`: PostgreSQL's statements, a local
 /// store's transactions on its queue). Removing dead devices changes users: only a settlement with dead
 /// devices takes a turn among the app's writes, before its settlement.
 struct TenantOutbox: DeliveryOutbox {

@@ -94,7 +94,7 @@ package final class AppTenant: Sendable {
         try await leased(writes: false, rerouting: rerouting, elsewhere: { try await $0.reading(body) }) { try await body(facade) }
     }
 
-    /// Runs an outbox operation (``PushStateStore/outbox``), holding a lease as the delivery worker's
+    /// Runs an outbox operation (`PushStateStore.outbox`), holding a lease as the delivery worker's
     /// writes do (a closed tenant refuses: its worker ends with it).
     /// - Parameters:
     ///   - writes: whether the operation changes the outbox (for the outbox's empty look).
