@@ -27,14 +27,14 @@ struct FanOutFigures {
 /// Builds a database of `members` group members with a realistic mix of state, reopens it, and times
 /// `facade.send` (load, decide, render, badge updates and the repeat record committed): the first
 /// send after opening the database, then the median of `rounds` warm sends (a new message id each).
-func fanOut(members: Int, rounds: Int) throws -> FanOutFigures {
+func fanOut(members: Int, rounds: Int) async throws -> FanOutFigures {
     let folder = try makeTemporaryFolder("pushbridge-fanout")
     let path = folder.appendingPathComponent("state.db").path
     do {
         let store = try SQLiteStateStore(path: path)
         let facade = PushFacade(store: store)
         let certificate = Certificate(name: "agoraTest", busiId: nil, bundleId: "io.agora.chatdemo", environment: .production)
-        try facade.configure(AppConfiguration(certificates: [certificate]))
+        try await facade.configure(AppConfiguration(certificates: [certificate]))
         let ids = (0..<members).map { "user-\($0)" }
         let shanghai = TimeZone(identifier: "Asia/Shanghai")!
         try store.write { transaction in
@@ -50,7 +50,7 @@ func fanOut(members: Int, rounds: Int) throws -> FanOutFigures {
                 try transaction.save(state, replacing: nil)
             }
         }
-        try facade.setMembers(ids, of: "big")
+        try await facade.setMembers(ids, of: "big")
     }
     // A new message id each send: a repeated id is answered from its record (Specification §10), not decided.
     let messages = try (0...rounds + 1).map { round in
@@ -66,23 +66,23 @@ func fanOut(members: Int, rounds: Int) throws -> FanOutFigures {
                 #"{"id":"f\#(round)","conversationId":"big","from":"user-1","to":"big","chatType":"GroupChat","body":{"type":"text","text":"Standup in 5 minutes"},"ext":{"em_at_list":["user-11"]}}"#)
             let store = try SQLiteStateStore(path: path)
             let facade = PushFacade(store: store)
-            times.append(Int(try median(1) { _ = try facade.send(message, dialect: "agora-silent", now: now) } * 1000))
+            times.append(Int(try await median(1) { _ = try await facade.send(message, dialect: "agora-silent", now: now) } * 1000))
         }
         print("first sends (ms): \(times)")
     }
     let store = try SQLiteStateStore(path: path)  // opened anew: nothing of the members is in memory
     let facade = PushFacade(store: store)
     var decisions: [PushFacade.ReceiverDecision] = []
-    let first = try median(1) { decisions = try facade.send(messages[0], dialect: "agora-silent", now: now) }
+    let first = try await median(1) { decisions = try await facade.send(messages[0], dialect: "agora-silent", now: now) }
     var round = 0
-    let warm = try median(rounds) {
+    let warm = try await median(rounds) {
         round += 1
-        decisions = try facade.send(messages[round], dialect: "agora-silent", now: now)
+        decisions = try await facade.send(messages[round], dialect: "agora-silent", now: now)
     }
     var payloadBytes = 0
     let writeOut = median(3) { payloadBytes = decisions.reduce(0) { $0 + ($1.decision.request?.payload.count ?? 0) } }
     if payloadBytes == 0 { fail("fan-out: no payload bytes written out") }
-    let repeated = try median(3) { _ = try facade.send(messages[1], dialect: "agora-silent", now: now) }
+    let repeated = try await median(3) { _ = try await facade.send(messages[1], dialect: "agora-silent", now: now) }
     // The members' rows loaded by a store opened anew (what a first send reads; a warm one reads none).
     let load = try median(3) {
         _ = try SQLiteStateStore(path: path).read { try $0.receivers(of: .group("big"), excluding: "user-1", conversation: ConversationKey(.group, "big")) }

@@ -44,7 +44,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
 
     // 1. The fan-out: the same members on SQLite and on PostgreSQL, three sends each (the first cold).
     let schema = "bench_fanout"
-    let fanoutStore = try PostgresStateStore(location: try base.inSchema(schema))
+    let fanoutStore = try await PostgresStateStore.open(location: try base.inSchema(schema))
     try await PushFacade(store: fanoutStore).configure(AppConfiguration(certificates: [certificate]))
     let schemaURL = url
     psql(schemaURL, """
@@ -55,10 +55,10 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         ANALYZE;
         """)
     var postgresMilliseconds: [Double] = []
-    let postgresFacade = PushFacade(store: try PostgresStateStore(location: try base.inSchema(schema)))
+    let postgresFacade = PushFacade(store: try await PostgresStateStore.open(location: try base.inSchema(schema)))
     for round in 0..<3 {
         let start = ContinuousClock.now
-        let decisions = try postgresFacade.send(try group("p\(round)"), dialect: "agora-silent", now: now)
+        let decisions = try await postgresFacade.send(try group("p\(round)"), dialect: "agora-silent", now: now)
         postgresMilliseconds.append(seconds(ContinuousClock.now - start) * 1000)
         if decisions.count != members - 1 { fail("PostgreSQL fan-out decided \(decisions.count) receivers") }
     }
@@ -79,7 +79,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     var sqliteMilliseconds: [Double] = []
     for round in 0..<3 {
         let start = ContinuousClock.now
-        _ = try sqliteFacade.send(try group("s\(round)"), dialect: "agora-silent", now: now)
+        _ = try await sqliteFacade.send(try group("s\(round)"), dialect: "agora-silent", now: now)
         sqliteMilliseconds.append(seconds(ContinuousClock.now - start) * 1000)
     }
     if onlyFanOut {  // `--only-fanout`: the fan-out's lines alone

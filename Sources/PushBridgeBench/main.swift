@@ -9,7 +9,6 @@ import PushBridgeDialects
 import PushBridgeFacade
 import PushBridgeJSON
 import PushBridgeStore
-import Synchronization
 
 let arguments = CommandLine.arguments
 let fixturesRoot = arguments.firstIndex(of: "--fixtures").map { arguments[$0 + 1] } ?? "Fixtures"
@@ -21,6 +20,17 @@ func median(_ rounds: Int, _ body: () throws -> Void) rethrows -> Double {
     for _ in 0..<rounds {
         let start = DispatchTime.now().uptimeNanoseconds
         try body()
+        times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+    }
+    return times.sorted()[times.count / 2]
+}
+
+/// Median of `rounds` timings of awaited `body`, in seconds.
+func median(_ rounds: Int, _ body: () async throws -> Void) async rethrows -> Double {
+    var times: [Double] = []
+    for _ in 0..<rounds {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try await body()
         times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
     }
     return times.sorted()[times.count / 2]
@@ -43,30 +53,10 @@ atexit { for folder in temporaryFolders { try? FileManager.default.removeItem(at
 signal(SIGINT) { _ in exit(130) }
 signal(SIGTERM) { _ in exit(143) }
 
-/// Runs an async benchmark from this synchronous top level, then exits (2 with the error if it threw).
-func runToCompletion(_ body: @escaping @Sendable () async throws -> Void) -> Never {
-    let done = DispatchSemaphore(value: 0)
-    Task.detached {
-        do { try await body() } catch { fail("\(error)") }
-        done.signal()
-    }
-    done.wait()
+/// Runs an async benchmark, then exits (2 with the error if it threw).
+func runToCompletion(_ body: () async throws -> Void) async -> Never {
+    do { try await body() } catch { fail("\(error)") }
     exit(0)
-}
-
-/// Runs async work from this synchronous top level and returns its result (a timed figure keeps
-/// its synchronous shape).
-func awaiting<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-    let outcome = Mutex<Result<T, any Error>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    Task.detached {
-        let result: Result<T, any Error>
-        do { result = .success(try await body()) } catch { result = .failure(error) }
-        outcome.withLock { $0 = result }
-        done.signal()
-    }
-    done.wait()
-    return try outcome.withLock { $0! }.get()
 }
 
 if let index = arguments.firstIndex(of: "--compare") {  // `make bench-compare REF=…`: this bench against a reference's, alternated
@@ -93,20 +83,20 @@ if let index = arguments.firstIndex(of: "--compare") {  // `make bench-compare R
 
 if arguments.contains("--serve") {  // `make bench-serve`: the HTTP service under wrk
     let seconds = arguments.firstIndex(of: "--seconds").map { Int(arguments[$0 + 1]) ?? 10 } ?? 10
-    runToCompletion { try await runServeBench(seconds: seconds) }
+    await runToCompletion { try await runServeBench(seconds: seconds) }
 }
 
 if arguments.contains("--postgres") {  // `make bench-postgres`: several nodes on one PostgreSQL
     let seconds = arguments.firstIndex(of: "--seconds").map { Int(arguments[$0 + 1]) ?? 10 } ?? 10
     let members = arguments.firstIndex(of: "--members").map { Int(arguments[$0 + 1]) ?? 100_000 } ?? 100_000
     if arguments.contains("--only-round-trips") {  // one statement's round trip alone
-        runToCompletion {
+        await runToCompletion {
             guard let url = ProcessInfo.processInfo.environment["PUSHBRIDGE_TEST_POSTGRES_URL"] else { fail("no PostgreSQL: run it through Tests/Scripts/with-postgres.sh") }
             let trip = try await statementRoundTrip(try PostgresLocation(url: url), statements: 20_000)
             print(String(format: "a statement's round trip, awaited: %.0f µs, %.0f µs of CPU", trip.wall, trip.cpu))
         }
     }
-    runToCompletion { try await runPostgresBench(seconds: seconds, members: members, onlyFanOut: arguments.contains("--only-fanout")) }
+    await runToCompletion { try await runPostgresBench(seconds: seconds, members: members, onlyFanOut: arguments.contains("--only-fanout")) }
 }
 
 if arguments.contains("--deliver") {  // `make bench-deliver`: the service into the mock APNs, beside h2load
@@ -115,7 +105,7 @@ if arguments.contains("--deliver") {  // `make bench-deliver`: the service into 
     let latencies = arguments.firstIndex(of: "--latency").map { arguments[$0 + 1].split(separator: ",").compactMap { Int($0) } } ?? [0, 100]
     let connections = arguments.firstIndex(of: "--connections").map { Int(arguments[$0 + 1]) ?? 4 } ?? 4
     let concurrency = arguments.firstIndex(of: "--concurrency").map { Int(arguments[$0 + 1]) ?? 2_000 } ?? 2_000
-    runToCompletion { try await runDeliverBench(members: members, latencies: latencies, connections: connections, concurrency: concurrency) }
+    await runToCompletion { try await runDeliverBench(members: members, latencies: latencies, connections: connections, concurrency: concurrency) }
 }
 
 
@@ -131,14 +121,15 @@ if arguments.contains("--only-decide") {  // for profiling the hot path alone (p
 }
 
 if arguments.contains("--only-one-to-one") {  // for profiling the one-to-one sends alone
-    let runs = try (0..<3).map { _ in Int(try oneToOneThroughFacade(messages: 40_000, batch: 64)) }
+    var runs: [Int] = []
+    for _ in 0..<3 { runs.append(Int(try await oneToOneThroughFacade(messages: 40_000, batch: 64))) }
     print("one_to_one_facade_batched_per_sec \(runs.sorted()[1]) (runs \(runs))")
     exit(0)
 }
 
 // MARK: - Fan-out: one group message to 100,000 members, state in SQLite, end to end (run first: its peak RSS is the process's).
 // (`FanOutBench.swift`)
-let fanout = try fanOut(members: 100_000, rounds: max(3, rounds))
+let fanout = try await fanOut(members: 100_000, rounds: max(3, rounds))
 let fanoutPeakRSS = peakRSSMegabytes()
 if fanout.decisions != 99_999 { fail("fan-out: \(fanout.decisions) decisions for 100,000 members") }
 if arguments.contains("--only-fanout") {  // for profiling the fan-out alone
@@ -212,12 +203,12 @@ let ratioVsCeiling = ceilingRatios.sorted()[rounds / 2]
 
 // MARK: - One-to-one messages through the facade, state in SQLite: one transaction each, then 64 per transaction
 
-func oneToOneThroughFacade(messages count: Int, batch: Int) throws -> Double {
+func oneToOneThroughFacade(messages count: Int, batch: Int) async throws -> Double {
     let folder = try makeTemporaryFolder("pushbridge-one-to-one")
     let store = try SQLiteStateStore(path: folder.appendingPathComponent("state.db").path)
     let facade = PushFacade(store: store)
     let certificate = Certificate(name: "agoraTest", busiId: nil, bundleId: "io.agora.chatdemo", environment: .production)
-    try facade.configure(AppConfiguration(certificates: [certificate]))
+    try await facade.configure(AppConfiguration(certificates: [certificate]))
     let users = 2_000
     try store.write { transaction in
         for i in 0..<users {
@@ -237,11 +228,11 @@ func oneToOneThroughFacade(messages count: Int, batch: Int) throws -> Double {
     var decisions = 0
     let start = DispatchTime.now().uptimeNanoseconds
     if batch == 1 {
-        for message in prepared { decisions += try facade.send(message).decisions.count }
+        for message in prepared { await decisions += try facade.send(message).decisions.count }
     } else {
         var i = 0
         while i < prepared.count {
-            let results = try facade.send(Array(prepared[i..<min(i + batch, prepared.count)]))
+            let results = try await facade.send(Array(prepared[i..<min(i + batch, prepared.count)]))
             for result in results { decisions += try result.get().decisions.count }
             i += batch
         }
@@ -250,9 +241,11 @@ func oneToOneThroughFacade(messages count: Int, batch: Int) throws -> Double {
     if decisions != count { fail("one-to-one: \(decisions) decisions for \(count) messages") }
     return Double(count) / seconds
 }
-let oneToOneSingle = try oneToOneThroughFacade(messages: 10_000, batch: 1)
+let oneToOneSingle = try await oneToOneThroughFacade(messages: 10_000, batch: 1)
 // The median of three runs: one run's rate varies by ±10 % on a shared 2-core machine.
-let oneToOneBatched = try (0..<3).map { _ in try oneToOneThroughFacade(messages: 40_000, batch: 64) }.sorted()[1]
+var oneToOneRuns: [Double] = []
+for _ in 0..<3 { oneToOneRuns.append(try await oneToOneThroughFacade(messages: 40_000, batch: 64)) }
+let oneToOneBatched = oneToOneRuns.sorted()[1]
 
 // MARK: - Strict comparison (json-c) vs Foundation, on the same pairs.
 
@@ -305,7 +298,7 @@ for i in 0..<10_000 {
     try Data(writer.bytes).write(to: generated.appendingPathComponent(String(format: "%05d.json", i)))
 }
 var conformReport = ConformanceReport(results: [])
-let conformSeconds = try median(max(1, rounds / 2)) { conformReport = try awaiting { try await ConformanceRunner().run(paths: [generated.path]) } }
+let conformSeconds = try await median(max(1, rounds / 2)) { conformReport = try await ConformanceRunner().run(paths: [generated.path]) }
 if conformReport.failedCount != 0 || conformReport.passedCount != 10_000 { fail("generated fixtures: \(conformReport.summaryLine)") }
 
 // MARK: - Report, targets, and the regression check of the ratios against the recorded ones

@@ -15,7 +15,7 @@ struct EasemobGroup: Sendable {
     var hasProfile: Bool
 
     /// The group, or the vendor's 404 (`grpID … does not exist!`).
-    static func read(_ id: String, in state: some StateReading) throws -> EasemobGroup {
+    static func read(_ id: String, in state: StateEdit) throws -> EasemobGroup {
         let members = try state.members(of: id)
         if let profile = try state.groupProfile(of: id) { return EasemobGroup(id: id, profile: profile, members: members, hasProfile: true) }
         guard !members.isEmpty else { throw EasemobFailure.noGroup(id) }

@@ -1,8 +1,7 @@
 import PushBridgeStore
 
 /// A facade operation as read → decide → commit: what it reads, and what it makes of what was read
-/// (a pure function of the snapshot). The synchronous calls run it in a write transaction, the
-/// awaited ones as the store's update (``PushStateStore/update(reading:deciding:)``).
+/// (a pure function of the snapshot), run as the store's update (`PushStateStore.update(reading:deciding:)`).
 struct PlannedUpdate<Outcome: Sendable>: Sendable {
     /// What it reads.
     var keys = StateKeys()
@@ -11,11 +10,6 @@ struct PlannedUpdate<Outcome: Sendable>: Sendable {
 }
 
 extension PushFacade {
-    /// Runs `planned` in one write transaction.
-    func write<Outcome>(_ planned: PlannedUpdate<Outcome>) throws -> Outcome {
-        try store.write { try $0.update(reading: planned.keys, deciding: planned.decide) }
-    }
-
     /// Runs `planned` as the store's update, awaited.
     func update<Outcome>(_ planned: PlannedUpdate<Outcome>) async throws -> Outcome {
         try await store.update(reading: planned.keys, deciding: planned.decide)

@@ -17,8 +17,8 @@ extension PushFacade {
     ///   - pointer: where the call is in its document, for errors.
     /// - Returns: the query result for a query call, `nil` for a setting call.
     @discardableResult
-    public func apply(_ call: JSONValue, dialect: String, user: UserID, at: Instant, pointer: JSONPointer = .root) throws -> JSONValue? {
-        try apply([DialectCall(call, at: at, pointer: pointer)], dialect: dialect, user: user).first ?? nil
+    public func apply(_ call: JSONValue, dialect: String, user: UserID, at: Instant, pointer: JSONPointer = .root) async throws -> JSONValue? {
+        try await apply([DialectCall(call, at: at, pointer: pointer)], dialect: dialect, user: user).first ?? nil
     }
 
     /// One call with when it is made and where it is in its document.
@@ -34,14 +34,6 @@ extension PushFacade {
     }
 
     /// Applies several calls of one user in one transaction: all of them, or (when one is rejected) none.
-    /// - Returns: one entry per call: the query result, or `nil` for a setting call.
-    public func apply(_ calls: [DialectCall], dialect: String, user: UserID) throws -> [JSONValue?] {
-        try write(applying(calls, dialect: dialect, user: user))
-    }
-
-    /// `apply(_:dialect:user:)`, awaited: the store reads the app and the users the calls involve,
-    /// the calls are applied to what was read, and the store commits the changed users
-    /// (`PushStateStore.update(reading:deciding:)`).
     /// - Returns: one entry per call: the query result, or `nil` for a setting call.
     public func apply(_ calls: [DialectCall], dialect: String, user: UserID) async throws -> [JSONValue?] {
         try await update(applying(calls, dialect: dialect, user: user))
@@ -78,11 +70,6 @@ extension PushFacade {
     ///   - user: the user.
     ///   - dialect: whose defaults a new user gets.
     ///   - change: the change.
-    public func updateUser(_ user: UserID, dialect: String, _ change: @escaping @Sendable (inout UserState) throws -> Void) throws {
-        try edit(EditScope(users: [user])) { try $0.updateUser(user, dialect: dialect, change) }
-    }
-
-    /// `updateUser(_:dialect:_:)`, awaited.
     public func updateUser(_ user: UserID, dialect: String, _ change: @escaping @Sendable (inout UserState) throws -> Void) async throws {
         try await edit(EditScope(users: [user])) { try $0.updateUser(user, dialect: dialect, change) }
     }
@@ -94,8 +81,8 @@ extension PushFacade {
     ///   - dialect: whose defaults the user gets.
     /// - Returns: `false` (and nothing changes) when a call, a setting or an earlier registration already configured the user.
     @discardableResult
-    public func register(_ user: UserID, dialect: String) throws -> Bool {
-        try edit(EditScope(users: [user])) { try $0.register(user, dialect: dialect) }
+    public func register(_ user: UserID, dialect: String) async throws -> Bool {
+        try await edit(EditScope(users: [user])) { try $0.register(user, dialect: dialect) }
     }
 
     /// Sets a user's presence as a server learns it from its connections. Becoming online resets the
@@ -104,11 +91,8 @@ extension PushFacade {
     ///   - presence: the new presence.
     ///   - user: a user the store knows (a call, a device or a group membership); another is bad input.
     ///   - dialect: whose defaults a user known only as a group member gets.
-    public func setPresence(_ presence: Presence, of user: UserID, dialect: String) throws {
-        try edit(EditScope(users: [user])) { try $0.setPresence(presence, of: user, dialect: dialect) }
-    }
-
-    /// `setPresence(_:of:dialect:)`, awaited; the user's record after the change.
+    /// - Returns: the user's record after the change.
+    @discardableResult
     public func setPresence(_ presence: Presence, of user: UserID, dialect: String) async throws -> UserRecord {
         try await edit(EditScope(users: [user])) { edit in
             try edit.setPresence(presence, of: user, dialect: dialect)
@@ -122,27 +106,23 @@ extension PushFacade {
     ///   - user: when given, the device is removed only if this user holds it (a server's per-user route).
     /// - Returns: the user that had it.
     @discardableResult
-    public func removeDevice(token: String, ownedBy user: UserID? = nil) throws -> UserID {
-        try edit(EditScope(devices: [token])) { try $0.removeDevice(token: token, ownedBy: user) }
-    }
-
-    /// `removeDevice(token:ownedBy:)`, awaited.
-    @discardableResult
     public func removeDevice(token: String, ownedBy user: UserID? = nil) async throws -> UserID {
         try await edit(EditScope(devices: [token])) { try $0.removeDevice(token: token, ownedBy: user) }
     }
 
     /// A user's stored state, `nil` when the store has never heard of the user.
-    public func user(_ user: UserID) throws -> UserRecord? {
-        try store.read { try $0.user(user) }
+    public func user(_ user: UserID) async throws -> UserRecord? {
+        try await reading(EditScope(users: [user])) { try $0.user(user) }
     }
 
     /// Whether the store has heard of a user (configured or not): what ``user(_:)`` tells by `nil`,
     /// without loading the user's devices and settings (a send's receivers and senders are kept
     /// between writes, so a send to a user just checked reads nothing twice).
     /// - Parameter user: the user.
-    public func knowsUser(_ user: UserID) throws -> Bool {
-        try store.read { try $0.exists(.user(user)) }
+    public func knowsUser(_ user: UserID) async throws -> Bool {
+        var keys = StateKeys()
+        let target = keys.add(StateKeys.Target.user(user))
+        return try await store.snapshot(keys).knownTargets[target]
     }
 
     /// Answers a query call from the store.
@@ -152,10 +132,7 @@ extension PushFacade {
     ///   - user: whose state is read.
     ///   - now: the instant the query is made (expiries).
     ///   - pointer: where the query is in its document (for errors).
-    public func query(_ query: JSONValue, dialect: String, user: UserID, now: Instant, pointer: JSONPointer = .root) throws -> JSONValue {
-        try store.read { transaction in
-            var keys = StateKeys()
-            let positions = EditKeys(EditScope(app: true, users: [user]), into: &keys)
-            return try StateEdit(keys: positions, snapshot: try transaction.read(keys), registry: registry).query(query, dialect: dialect, user: user, now: now, pointer: pointer)
-        }
-    }}
+    public func query(_ query: JSONValue, dialect: String, user: UserID, now: Instant, pointer: JSONPointer = .root) async throws -> JSONValue {
+        try await reading(EditScope(app: true, users: [user])) { try $0.query(query, dialect: dialect, user: user, now: now, pointer: pointer) }
+    }
+}

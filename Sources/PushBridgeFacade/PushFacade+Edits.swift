@@ -10,11 +10,6 @@ extension PushFacade {
     ///   - scope: what the edit reads; anything else it asks for throws ``StateEdit/NotRead``.
     ///   - body: the edit: a pure function of what was read, and may run more than once.
     /// - Returns: what `body` returned.
-    public func edit<T: Sendable>(_ scope: EditScope, _ body: @escaping @Sendable (inout StateEdit) throws -> T) throws -> T {
-        try write(editing(scope, body))
-    }
-
-    /// `edit(_:_:)`, awaited: the store's update (`PushStateStore.update(reading:deciding:)`).
     public func edit<T: Sendable>(_ scope: EditScope, _ body: @escaping @Sendable (inout StateEdit) throws -> T) async throws -> T {
         try await update(editing(scope, body))
     }

@@ -7,25 +7,22 @@ import PushBridgeStore
 extension PushFacade {
     /// A group's profile, `nil` for a group made by its membership alone (or none at all).
     /// - Parameter group: the group id.
-    public func groupProfile(of group: String) throws -> GroupProfile? {
-        try store.read { try $0.groupProfile(of: group).map { try GroupProfile(decoding: $0, group: group) } }
+    public func groupProfile(of group: String) async throws -> GroupProfile? {
+        try await reading(EditScope(groups: [group])) { try $0.groupProfile(of: group) }
     }
 
     /// Whether a group exists: it has a profile or members.
     /// - Parameter group: the group id.
-    public func groupExists(_ group: String) throws -> Bool {
-        try store.read { try $0.exists(.group(group)) }
+    public func groupExists(_ group: String) async throws -> Bool {
+        var keys = StateKeys()
+        let target = keys.add(StateKeys.Target.group(group))
+        return try await store.snapshot(keys).knownTargets[target]
     }
 
     /// Writes a group's profile (creating or changing the group).
     /// - Parameters:
     ///   - profile: the profile.
     ///   - group: the group id.
-    public func setGroupProfile(_ profile: GroupProfile, of group: String) throws {
-        try write(Self.setting(profile, of: group))
-    }
-
-    /// `setGroupProfile(_:of:)`, awaited (the store's update).
     public func setGroupProfile(_ profile: GroupProfile, of group: String) async throws {
         try await update(Self.setting(profile, of: group))
     }
@@ -41,12 +38,6 @@ extension PushFacade {
     /// - Parameter group: the group id.
     /// - Returns: whether the group existed.
     @discardableResult
-    public func deleteGroup(_ group: String) throws -> Bool {
-        try write(Self.deleting(group))
-    }
-
-    /// `deleteGroup(_:)`, awaited (the store's update).
-    @discardableResult
     public func deleteGroup(_ group: String) async throws -> Bool {
         try await update(Self.deleting(group))
     }
@@ -59,17 +50,16 @@ extension PushFacade {
         }
     }
 
-    /// The groups that exist, in id order; with `user`, the groups it is a member of.
-    /// - Parameter user: a member, or `nil` for every group of the app.
-    public func groups(containing user: UserID? = nil) throws -> [String] {
-        try store.read { try $0.groups(containing: user) }
-    }
-
     /// A group's message sequence (Tencent `MsgSeq`): 0 before its first message.
     /// - Parameters:
     ///   - group: the group id.
     ///   - advancing: move it on first, for a new message.
-    public func messageSequence(of group: String, advancing: Bool) throws -> Int64 {
-        advancing ? try store.write { try $0.messageSequence(of: group, advancing: true) } : try store.read { try $0.messageSequence(of: group, advancing: false) }
+    public func messageSequence(of group: String, advancing: Bool) async throws -> Int64 {
+        var keys = StateKeys()
+        let position = keys.addSequence(of: group)
+        guard advancing else { return try await store.snapshot(keys).sequences[position] }
+        return try await store.update(reading: keys) { snapshot in
+            (StateChanges(groups: [.init(group: group, sequenceAdvances: 1)]), snapshot.sequences[position] + 1)
+        }
     }
 }

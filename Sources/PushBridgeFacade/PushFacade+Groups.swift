@@ -10,11 +10,6 @@ extension PushFacade {
     /// - Parameters:
     ///   - members: distinct, non-empty user ids.
     ///   - group: the group id.
-    public func setMembers(_ members: [UserID], of group: String) throws {
-        try write(Self.setting(members, of: group))
-    }
-
-    /// `setMembers(_:of:)`, awaited (the store's update).
     public func setMembers(_ members: [UserID], of group: String) async throws {
         try await update(Self.setting(members, of: group))
     }
@@ -36,8 +31,10 @@ extension PushFacade {
     }
 
     /// A group's members in order.
-    public func members(of group: String) throws -> [UserID] {
-        try store.read { try $0.members(of: group) }
+    public func members(of group: String) async throws -> [UserID] {
+        var keys = StateKeys()
+        let list = keys.addMembers(of: group)
+        return try await store.snapshot(keys).memberLists[list]
     }
 
     /// Adds members at the end of a group, in order; users already in the group stay where they are.
@@ -45,12 +42,6 @@ extension PushFacade {
     ///   - members: non-empty user ids, each listed once.
     ///   - group: the group id.
     /// - Returns: the members after the change.
-    @discardableResult
-    public func addMembers(_ members: [UserID], to group: String) throws -> [UserID] {
-        try write(Self.adding(members, to: group))
-    }
-
-    /// `addMembers(_:to:)`, awaited (the store's update).
     @discardableResult
     public func addMembers(_ members: [UserID], to group: String) async throws -> [UserID] {
         try await update(Self.adding(members, to: group))
@@ -75,12 +66,6 @@ extension PushFacade {
     /// - Returns: the members after the change.
     /// - Throws: `InputError` (`unknown-reference` at `/user`) when the user is not a member.
     @discardableResult
-    public func removeMember(_ member: UserID, from group: String) throws -> [UserID] {
-        try write(Self.removing(member, from: group))
-    }
-
-    /// `removeMember(_:from:)`, awaited (the store's update).
-    @discardableResult
     public func removeMember(_ member: UserID, from group: String) async throws -> [UserID] {
         try await update(Self.removing(member, from: group))
     }
@@ -101,11 +86,6 @@ extension PushFacade {
     /// Forgets a user: settings, devices, badge counter and group memberships.
     /// - Parameter user: the user.
     /// - Throws: `InputError` (`unknown-reference` at `/user`) when the store does not know the user.
-    public func removeUser(_ user: UserID) throws {
-        try edit(EditScope(users: [user])) { try $0.removeUser(user) }
-    }
-
-    /// `removeUser(_:)`, awaited.
     public func removeUser(_ user: UserID) async throws {
         try await edit(EditScope(users: [user])) { try $0.removeUser(user) }
     }

@@ -26,8 +26,8 @@ extension PushFacade {
     ///   - pointer: where the message is in its document.
     public func send(
         _ message: JSONValue, dialect: String, now: Instant, profile: Profile? = nil, sender: UserID? = nil, pointer: JSONPointer = .root
-    ) throws -> [ReceiverDecision] {
-        try sendMessage(message, dialect: dialect, now: now, profile: profile, sender: sender, pointer: pointer).decisions
+    ) async throws -> [ReceiverDecision] {
+        try await sendMessage(message, dialect: dialect, now: now, profile: profile, sender: sender, pointer: pointer).decisions
     }
 
     /// What a send did: the message id, the decisions, and whether it was a repeat.
@@ -44,8 +44,8 @@ extension PushFacade {
     /// ``send(_:dialect:now:profile:sender:pointer:)``, also saying whether the message was a repeat.
     public func sendMessage(
         _ message: JSONValue, dialect: String, now: Instant, profile: Profile? = nil, sender: UserID? = nil, pointer: JSONPointer = .root
-    ) throws -> SendOutcome {
-        try send(try prepare(message, dialect: dialect, now: now, profile: profile, sender: sender, pointer: pointer))
+    ) async throws -> SendOutcome {
+        try await send(try prepare(message, dialect: dialect, now: now, profile: profile, sender: sender, pointer: pointer))
     }
 
     /// A message read and checked, ready to send: everything about it that needs no stored state.
@@ -105,8 +105,8 @@ extension PushFacade {
     /// Decides a prepared message for every receiver and commits the counters, in one transaction
     /// (a repeated id: the first send's decisions, nothing counted).
     /// - Parameter prepared: from ``prepare(_:dialect:now:profile:sender:pointer:)``.
-    public func send(_ prepared: PreparedMessage) throws -> SendOutcome {
-        try send([prepared])[0].get()
+    public func send(_ prepared: PreparedMessage) async throws -> SendOutcome {
+        try await send([prepared])[0].get()
     }
 
     /// Sends several prepared messages in one write transaction (group commit): each message is
@@ -115,15 +115,6 @@ extension PushFacade {
     ///
     /// What the batch reads is named first and read in one call; the messages are decided from it,
     /// and their counters, outbox rows and records written together (a few statements for the batch).
-    /// - Parameter batch: messages from ``prepare(_:dialect:now:profile:sender:pointer:)``.
-    /// - Returns: one result per message, in order.
-    /// - Throws: when the read or the commit fails; then none of the messages was sent.
-    public func send(_ batch: [PreparedMessage]) throws -> [Result<SendOutcome, any Error>] {
-        try write(sending(batch))
-    }
-
-    /// `send(_:)` of a batch, awaited: the store reads, this decides, the store commits
-    /// (`PushStateStore.update(reading:deciding:)`), and the caller holds no thread meanwhile.
     /// - Parameter batch: messages from ``prepare(_:dialect:now:profile:sender:pointer:)``.
     /// - Returns: one result per message, in order.
     /// - Throws: when the read or the commit fails; then none of the messages was sent.
@@ -205,18 +196,4 @@ extension PushFacade {
 
     /// The first instant of the repeat window that ends at `now`: a record sent before it is forgotten.
     func repeatCutoff(at now: Instant) -> Instant { now.adding(seconds: -repeatWindowSeconds) }
-
-    /// The decisions a message id was sent with, as the send returned them, or `nil` when no
-    /// message with this id was sent within ``repeatWindowSeconds`` before `now`.
-    /// - Parameters:
-    ///   - id: the message id.
-    ///   - now: the instant of the question (the window ends then).
-    public func sentMessage(_ id: String, now: Instant) throws -> [ReceiverDecision]? {
-        guard !id.isEmpty else { return nil }
-        return try store.read { transaction in
-            try transaction.sentMessage(id, since: repeatCutoff(at: now)).map {
-                try SentMessageRecord.decode($0, messageID: id, roll: transaction.roll)
-            }
-        }
-    }
 }

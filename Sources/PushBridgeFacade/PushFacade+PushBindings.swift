@@ -8,11 +8,8 @@ extension PushFacade {
     /// A user's devices as push bindings: the ones bound through vendor REST with their device id,
     /// then every other device with its token as its device id (an SDK bound it; no id is known).
     /// - Parameter user: the user.
-    public func pushBindings(of user: UserID) throws -> [PushBinding] {
-        try store.read { transaction in
-            guard let record = try transaction.user(user) else { return [] }
-            return PushBinding.listing(record.state.devices, bound: try transaction.pushBindings(of: user))
-        }
+    public func pushBindings(of user: UserID) async throws -> [PushBinding] {
+        try await reading(EditScope(users: [user], bindings: [user])) { try $0.pushBindings(of: user) }
     }
 
     /// Binds or unbinds as `PUT …/users/{u}/push/binding` does: a token and a certificate name bind
@@ -29,12 +26,6 @@ extension PushFacade {
     ///   - dialect: whose defaults the user gets if only known as a member.
     /// - Returns: the binding made, or `nil` after an unbind.
     /// - Throws: `InputError` (`unknown-reference` at `/notifier_name` for an unknown certificate).
-    @discardableResult
-    public func bindPush(user: UserID, deviceID: String, token: String, notifier: String, at: Instant, dialect: String) throws -> PushBinding? {
-        try edit(Self.bindingScope(user: user, token: token)) { try $0.bindPush(user: user, deviceID: deviceID, token: token, notifier: notifier, at: at, dialect: dialect) }
-    }
-
-    /// `bindPush(user:deviceID:token:notifier:at:dialect:)`, awaited.
     @discardableResult
     public func bindPush(user: UserID, deviceID: String, token: String, notifier: String, at: Instant, dialect: String) async throws -> PushBinding? {
         try await edit(Self.bindingScope(user: user, token: token)) {

@@ -49,18 +49,13 @@ public struct PushFacade: Sendable {
     // MARK: App
 
     /// Replaces the app configuration (certificates that `apnsCertName` / `busiId` refer to, templates).
-    public func configure(_ app: AppConfiguration) throws {
-        try edit(EditScope()) { try $0.configure(app) }
-    }
-
-    /// `configure(_:)`, awaited.
     public func configure(_ app: AppConfiguration) async throws {
         try await edit(EditScope()) { try $0.configure(app) }
     }
 
     /// The stored app configuration.
-    public func app() throws -> AppConfiguration {
-        try store.read { try $0.app() }
+    public func app() async throws -> AppConfiguration {
+        try await reading(EditScope(app: true)) { try $0.app() }
     }
 
     // MARK: Helpers

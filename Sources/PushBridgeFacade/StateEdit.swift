@@ -369,16 +369,3 @@ struct EditKeys: Sendable {
         devices = scope.devices.map { ($0.lowercased(), keys.addOwner(ofDevice: $0.lowercased())) }
     }
 }
-
-/// What request handlers read of users and groups, from the facade (a read) or from an edit.
-public protocol StateReading {
-    /// A user's stored state, `nil` when the store does not know the user.
-    func user(_ user: UserID) throws -> UserRecord?
-    /// A group's members in order.
-    func members(of group: String) throws -> [UserID]
-    /// A group's profile, `nil` when it has none.
-    func groupProfile(of group: String) throws -> GroupProfile?
-}
-
-extension PushFacade: StateReading {}
-extension StateEdit: StateReading {}

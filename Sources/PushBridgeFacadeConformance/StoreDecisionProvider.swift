@@ -20,7 +20,7 @@ public struct StoreDecisionProvider: DecisionProvider {
     }
 
     public let backing: Backing
-    private let makeStore: @Sendable () throws -> any PushStateStore
+    private let makeStore: @Sendable () async throws -> any PushStateStore
 
     public init(backing: Backing = .sqlite) {
         self.backing = backing
@@ -33,27 +33,31 @@ public struct StoreDecisionProvider: DecisionProvider {
     /// Replays into stores `makeStore` makes, one fresh store per fixture (another store
     /// implementation, such as PostgreSQL's, without this library depending on it).
     /// - Parameter makeStore: a new, empty store.
-    public init(makeStore: @escaping @Sendable () throws -> any PushStateStore) {
+    public init(makeStore: @escaping @Sendable () async throws -> any PushStateStore) {
         backing = .sqlite
         self.makeStore = makeStore
     }
 
-    func facade() throws -> PushFacade { PushFacade(store: try makeStore()) }
+    func facade() async throws -> PushFacade { PushFacade(store: try await makeStore()) }
 
     public func decision(for fixture: Fixture, profile: Profile?) async throws -> [UInt8] {
-        try facade().replay(fixture.scenario, profile: profile).json
+        try await facade().replay(fixture.scenario, profile: profile).json
     }
 
     public func queryResults(for fixture: Fixture) async throws -> [JSONValue]? {
         let queries = fixture.expectedQueries
         if queries.isEmpty { return [] }
         let scenario = fixture.scenario
-        let facade = try facade()
-        _ = try facade.replay(scenario)
-        return try queries.map { query, _, pointer in
+        let facade = try await facade()
+        _ = try await facade.replay(scenario)
+        var results: [JSONValue] = []
+        for (query, _, pointer) in queries {
             let request = try ScenarioEngine.queryRequest(query, at: pointer)
-            return try facade.query(request.call, dialect: request.dialect ?? scenario.dialect, user: request.user ?? scenario.receiver.user,
-                now: scenario.now, pointer: pointer)
+            results.append(
+                try await facade.query(
+                    request.call, dialect: request.dialect ?? scenario.dialect, user: request.user ?? scenario.receiver.user, now: scenario.now,
+                    pointer: pointer))
         }
+        return results
     }
 }

@@ -49,34 +49,23 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
     /// Whether the schema has been brought up to date (done on the first use that connects; two
     /// first uses at once both migrate, which the migration's advisory lock makes one).
     private let isPrepared = Mutex(false)
-    /// How a synchronous call waits; `nil`: synchronous calls refuse (a service's directory).
-    private let blocking: BlockingWait?
 
-    /// Connects (a pool of its own, at most two connections), creates the schema when missing and
-    /// brings it up to date, blocking the calling thread: for tools and tests, whose synchronous
-    /// calls block too. A server that cannot be reached now is no error: every call tries again
-    /// (and says `unreachable` until it answers).
+    /// The directory on a pool of its own (at most two connections), its schema created when missing
+    /// and brought up to date on its first call. A server that cannot be reached now is no error:
+    /// every call tries again (and says `unreachable` until it answers).
     /// - Parameters:
     ///   - location: the server and database (its schema, or `pushbridge_service`).
     ///   - logger: postgres-nio's logger.
-    /// - Throws: `StoreError` (`newer-schema`, `postgres`).
     public convenience init(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
-        let blocking = BlockingWait()
-        try self.init(location: location, pool: PostgresConnections(location: location, limit: 2, logger: logger, runsItself: true), blocking: blocking)
-        do {
-            try blocking.run { try await use { _ in } }
-        } catch let error as StoreError where error.code == .unreachable || error.code == .busy {
-            // Tried again on the next call.
-        }
+        try self.init(location: location, pool: PostgresConnections(location: location, limit: 2, logger: logger, runsItself: true))
     }
 
     /// The directory on a node's pool, prepared on its first use (a node may start while its
-    /// database is down); `blocking`: how synchronous calls wait (`nil`: they refuse).
-    init(location: PostgresLocation, pool: PostgresConnections, blocking: BlockingWait? = nil) throws {
+    /// database is down).
+    init(location: PostgresLocation, pool: PostgresConnections) throws {
         let location = location.schema == nil ? try location.inSchema("pushbridge_service") : location
         self.location = location
         self.pool = pool
-        self.blocking = blocking
         schema = location.schema ?? "pushbridge_service"
     }
 
@@ -94,14 +83,11 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
         }
     }
 
-    /// Runs an awaited call for a synchronous caller: blocks its thread, or refuses (a service's directory).
-    private func synchronously<T>(_ work: () async throws -> T) throws -> T {
-        guard let blocking else {
-            throw StoreError(
-                .postgres, "this PostgreSQL directory answers awaited calls only: a synchronous call would hold a thread while the server answers",
-                context: location.description)
-        }
-        return try blocking.run(work)
+    /// The refusal of a synchronous call: it would hold a thread while the server answers.
+    private func refused() -> StoreError {
+        StoreError(
+            .postgres, "this PostgreSQL directory answers awaited calls only: a synchronous call would hold a thread while the server answers",
+            context: location.description)
     }
 
     /// Whether the database answers a trivial statement now (`/readyz`).
@@ -169,12 +155,12 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
         }
     }
 
-    // The synchronous calls (tools, tests): the awaited ones, blocking the calling thread.
+    // The synchronous calls refuse: a node reads a shared directory awaited.
 
-    public func apps() throws -> [RegisteredApp] { try synchronously { try await apps() } }
-    public func app(_ id: String) throws -> RegisteredApp? { try synchronously { try await app(id) } }
-    public func register(_ app: RegisteredApp) throws -> Bool { try synchronously { try await register(app) } }
-    public func vendorBindings() throws -> [VendorBinding] { try synchronously { try await vendorBindings() } }
-    public func bind(_ binding: VendorBinding) throws -> Bool { try synchronously { try await bind(binding) } }
-    public func unbind(app: String, vendor: VendorBinding.Vendor) throws -> Bool { try synchronously { try await unbind(app: app, vendor: vendor) } }
+    public func apps() throws -> [RegisteredApp] { throw refused() }
+    public func app(_ id: String) throws -> RegisteredApp? { throw refused() }
+    public func register(_ app: RegisteredApp) throws -> Bool { throw refused() }
+    public func vendorBindings() throws -> [VendorBinding] { throw refused() }
+    public func bind(_ binding: VendorBinding) throws -> Bool { throw refused() }
+    public func unbind(app: String, vendor: VendorBinding.Vendor) throws -> Bool { throw refused() }
 }

@@ -17,10 +17,7 @@ import Synchronization
 /// ``update(reading:deciding:)``: its keys read (from what the node keeps when it can, else under the
 /// lock), its decision made on the snapshot, its changes committed — in one round trip that checks
 /// what was read when the node kept it all, else in the locked transaction that read it. Reads are
-/// ``snapshot(_:)``; the outbox is ``outbox``. The synchronous calls (``write(_:)``,
-/// ``read(_:)``…) are for command-line tools and tests: a store opened synchronously blocks its
-/// caller's thread on each statement (PushBridgeStore's `BlockingWait`); one a service opened
-/// awaited refuses them.
+/// ``snapshot(_:)``; the outbox is ``outbox``.
 public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// Where it is (no password).
     public let location: PostgresLocation
@@ -47,22 +44,8 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// Past this many rows it is folded too: every commit's counters are a row of their own, and one
     /// fold deleting hundreds of thousands of rows would hold the app's lock long.
     let badgeLogRowLimit: Int
-    /// How a synchronous call waits; `nil`: synchronous calls refuse (a store a service opened).
-    let blocking: BlockingWaits?
 
-    /// Connects (a pool of its own, at most four connections) and brings the schema up to date,
-    /// blocking the calling thread: for tools and tests, whose synchronous calls block too. A service
-    /// uses ``open(location:logger:)``.
-    /// - Parameters:
-    ///   - location: the server and database.
-    ///   - logger: postgres-nio's logger (quiet by default).
-    /// - Throws: `StoreError` (`unreachable` when the server cannot be reached; `newer-schema`).
-    public convenience init(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) throws {
-        try self.init(location: location, pool: PostgresConnections(location: location, limit: 4, logger: logger, runsItself: true))
-    }
-
-    /// Connects (a pool of its own, at most four connections) and brings the schema up to date,
-    /// awaited; the store answers awaited calls only.
+    /// Connects (a pool of its own, at most four connections) and brings the schema up to date.
     /// - Parameters:
     ///   - location: the server and database.
     ///   - logger: postgres-nio's logger (quiet by default).
@@ -71,39 +54,27 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
         try await open(location: location, pool: PostgresConnections(location: location, limit: 4, logger: logger, runsItself: true))
     }
 
-    /// Opens the store on a node's pool and brings its schema up to date, blocking the calling
-    /// thread (tools and tests: its synchronous calls block too).
+    /// Opens the store on a node's pool and brings its schema up to date.
     /// - Parameters:
     ///   - location: the server, database and schema.
     ///   - pool: the node's connections to that server and database.
     ///   - keptReceivers: group members' rows kept between sends (SQLite's store's default).
     ///   - badgeLogLimit: badge counters logged before the log is folded.
     ///   - badgeLogRowLimit: badge log rows before the log is folded.
-    convenience init(location: PostgresLocation, pool: PostgresConnections, keptReceivers: Int = 400_000, badgeLogLimit: Int = 1_000_000, badgeLogRowLimit: Int = 100_000) throws {
-        let blocking = BlockingWaits()
-        self.init(
-            unprepared: location, pool: pool, keptReceivers: keptReceivers, badgeLogLimit: badgeLogLimit, badgeLogRowLimit: badgeLogRowLimit, blocking: blocking)
-        try blocking.calls.run { try await prepare() }  // a bad database fails here
-    }
-
-    /// Opens the store on a node's pool and brings its schema up to date, awaited (a service's):
-    /// its synchronous calls refuse.
-    static func open(location: PostgresLocation, pool: PostgresConnections) async throws -> PostgresStateStore {
-        let store = PostgresStateStore(unprepared: location, pool: pool, blocking: nil)
-        try await store.prepare()
+    static func open(
+        location: PostgresLocation, pool: PostgresConnections, keptReceivers: Int = 400_000, badgeLogLimit: Int = 1_000_000, badgeLogRowLimit: Int = 100_000
+    ) async throws -> PostgresStateStore {
+        let store = PostgresStateStore(unprepared: location, pool: pool, keptReceivers: keptReceivers, badgeLogLimit: badgeLogLimit, badgeLogRowLimit: badgeLogRowLimit)
+        try await store.prepare()  // a bad database fails here
         return store
     }
 
-    private init(
-        unprepared location: PostgresLocation, pool: PostgresConnections, keptReceivers: Int = 400_000, badgeLogLimit: Int = 1_000_000, badgeLogRowLimit: Int = 100_000,
-        blocking: BlockingWaits?
-    ) {
+    private init(unprepared location: PostgresLocation, pool: PostgresConnections, keptReceivers: Int, badgeLogLimit: Int, badgeLogRowLimit: Int) {
         self.location = location
         self.pool = pool
         kept = KeptData(limit: keptReceivers)
         self.badgeLogLimit = badgeLogLimit
         self.badgeLogRowLimit = badgeLogRowLimit
-        self.blocking = blocking
         schema = location.schema ?? "public"
     }
 
@@ -140,6 +111,15 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
                 return (result, { transaction.context.keepStoreChanges() })
             }
         }
+    }
+
+    /// One write transaction of this node's turn (the writer gate, then the advisory lock), its
+    /// statements awaited: the tables as the store's updates use them, for this module's tests.
+    /// - Parameter body: reads and changes state through the transaction; a thrown error rolls it back.
+    func writing<T>(_ body: (Transaction) async throws -> T) async throws -> T {
+        await gate.enter()
+        defer { gate.leave() }
+        return try await inWriteTransaction(readingRecordsOf: []) { try await body($0) }
     }
 
     /// Runs `body` in a transaction under the schema's write lock, taken first

@@ -4,7 +4,7 @@ import Synchronization
 /// The in-memory twin of ``SQLiteStateStore``: the same contract, no persistence.
 ///
 /// A write transaction works on a copy that replaces the state only when the body returns.
-public final class MemoryStateStore: PushStateStore {
+public final class MemoryStateStore: TransactionStore {
     struct Contents: Sendable {
         var app = AppConfiguration()
         var users: [UserID: (key: UserKey, record: UserRecord)] = [:]
@@ -50,7 +50,7 @@ public final class MemoryStateStore: PushStateStore {
     /// An empty store.
     public init() {}
 
-    public func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
+    package func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
         try contents.withLock { contents in
             let transaction = Transaction(contents, writable: true)
             let result = try body(transaction)
@@ -66,7 +66,7 @@ public final class MemoryStateStore: PushStateStore {
         try write { try $0.update(reading: keys, deciding: decide) }
     }
 
-    public func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
+    package func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
         let snapshot = contents.withLock { $0 }
         return try body(Transaction(snapshot, writable: false))
     }

@@ -3,18 +3,12 @@ import PushBridgeCore
 
 /// Where the facade keeps canonical push state: users, group membership and the app configuration.
 ///
-/// Every change happens inside ``write(_:)``: the body sees one consistent snapshot, and either all
-/// of its changes are kept or (when it throws) none are. ``MemoryStateStore`` is the in-memory
-/// twin of ``SQLiteStateStore``; both pass the same tests.
+/// Every change is ``update(reading:deciding:)``: what it reads is named up front, read in one
+/// consistent snapshot, decided on (a pure function of the snapshot) and committed — all of it, or
+/// (when the decision throws or the commit fails) none. Reads are ``snapshot(_:)``, the delivery
+/// outbox is ``outbox``; every call is awaited. ``MemoryStateStore`` is the in-memory twin of
+/// ``SQLiteStateStore``; both pass the same tests.
 public protocol PushStateStore: AnyObject, Sendable {
-    /// Runs `body` in one write transaction; a thrown error rolls everything back and is rethrown.
-    /// - Parameter body: reads and changes state through the transaction.
-    func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T
-
-    /// Runs `body` on one consistent snapshot; changes are not allowed (they throw).
-    /// - Parameter body: reads state through the transaction.
-    func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T
-
     /// Reads `keys`, decides on what was read, and writes what was decided: one snapshot in, its
     /// changes out, atomically (read → decide → commit).
     ///
@@ -87,7 +81,19 @@ public struct SentMessage: Hashable, Sendable {
     }
 }
 
-extension PushStateStore {
+/// A store whose transactions are synchronous bodies (SQLite's, the memory twin's): its awaited
+/// calls run them on a dispatch queue, never on the cooperative pool's threads.
+package protocol TransactionStore: PushStateStore {
+    /// Runs `body` in one write transaction; a thrown error rolls everything back and is rethrown.
+    /// - Parameter body: reads and changes state through the transaction.
+    func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T
+
+    /// Runs `body` on one consistent snapshot; changes are not allowed (they throw).
+    /// - Parameter body: reads state through the transaction.
+    func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T
+}
+
+extension TransactionStore {
     /// The outbox as write and read transactions on the storage calls' queue.
     public var outbox: any PushOutbox { TransactionOutbox(store: self, queue: .storageCalls) }
 
@@ -170,7 +176,7 @@ public struct UserRecord: Sendable {
 /// boundary is the transaction's entry point (a service runs each app's writes on a serial queue of
 /// its own, as GRDB runs a synchronous body behind an async call). A send costs a bounded number of
 /// queries through them, never one per receiver.
-public protocol PushStateTransaction: AppConfigurationTable, UserTable, GroupTable, SentMessageTable, OutboxTable {
+package protocol PushStateTransaction: AppConfigurationTable, UserTable, GroupTable, SentMessageTable, OutboxTable {
     /// Writes what sends decided, together: badge counters, outbox rows, then records. A store that
     /// can write them in fewer round trips than one call to each table does (PostgreSQL: one statement).
     /// - Parameters:
@@ -197,7 +203,7 @@ extension PushStateTransaction {
 }
 
 /// The app configuration: certificates and templates.
-public protocol AppConfigurationTable {
+package protocol AppConfigurationTable {
     /// The app configuration (certificates and templates); empty until set.
     func app() throws -> AppConfiguration
     /// Replaces the app configuration.
@@ -205,7 +211,7 @@ public protocol AppConfigurationTable {
 }
 
 /// Users, their state and devices, as a decision reads them and as calls change them.
-public protocol UserTable {
+package protocol UserTable {
     /// A user's full state, or `nil` when the store has never heard of the user.
     func user(_ id: UserID) throws -> UserRecord?
     /// The sender of a message as a decision reads it: its display name and, for a group message,
@@ -252,7 +258,7 @@ public protocol UserTable {
 }
 
 /// Group membership, and what a group's vendor REST said of it.
-public protocol GroupTable {
+package protocol GroupTable {
     /// A group's members in membership order (empty for an unknown group).
     func members(of group: String) throws -> [UserID]
     /// Replaces a group's members; users not yet known are created unconfigured.
@@ -281,7 +287,7 @@ public protocol GroupTable {
 }
 
 /// The records of sent messages (Specification §10), and the rolls of kept receivers they refer to.
-public protocol SentMessageTable {
+package protocol SentMessageTable {
     /// The decisions recorded for a message id by ``recordSentMessage(_:at:decisions:forgettingBefore:)``,
     /// byte for byte, or `nil` when the id was not sent since the cutoff (or was forgotten).
     /// - Parameters:
@@ -328,7 +334,7 @@ public protocol SentMessageTable {
 }
 
 /// The delivery outbox (Specification §13).
-public protocol OutboxTable {
+package protocol OutboxTable {
     /// Queues deliveries; the store assigns their ids.
     /// - Parameter deliveries: the deliveries, `id` and `attempts` ignored.
     func enqueueDeliveries(_ deliveries: [OutboxDelivery]) throws

@@ -161,7 +161,7 @@ extension ServiceRoutes {
 
     /// A group's profile (made up for one the native API built), or 10010; a group of a type in
     /// `refusing` is refused with `code` (Tencent: AVChatRoom has no member list to manage).
-    static func tencentGroup(_ group: String, in state: some StateReading, refusing types: [String], code: Int) throws -> GroupProfile {
+    static func tencentGroup(_ group: String, in state: StateEdit, refusing types: [String], code: Int) throws -> GroupProfile {
         let profile: GroupProfile
         if let stored = try state.groupProfile(of: group) {
             profile = stored

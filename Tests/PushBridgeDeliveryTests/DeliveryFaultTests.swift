@@ -131,7 +131,7 @@ struct DeliveryFaultTests {
                 #expect(afterTokens.isDisjoint(with: dead), "a removed device gets no later message")
                 let probe = try PushBridgeStoreProbe(path: root + "/apps/f1.sqlite")
                 for i in 0..<users {
-                    let devices = try probe.facade.user("u\(i)")?.state.devices.map(\.token) ?? []
+                    let devices = try await probe.facade.user("u\(i)")?.state.devices.map(\.token) ?? []
                     #expect(devices == (dead.contains(ProcessScenario.token(i)) ? [] : [ProcessScenario.token(i)]))
                 }
                 // The deliveries went round the pool: every connection of it was opened (and more, for

@@ -20,8 +20,8 @@ struct DeliveryWorkerTests {
 
     static var stores: [String] { FacadeScenario.Backing.allCases.map(\.rawValue) }
 
-    static func store(_ kind: String) throws -> any PushStateStore {
-        try FacadeScenario.Backing(rawValue: kind)!.store()
+    static func store(_ kind: String) async throws -> any PushStateStore {
+        try await FacadeScenario.Backing(rawValue: kind)!.store()
     }
 
     /// A worker whose claims outlast any test: a whole suite on two busy cores can hold an
@@ -36,8 +36,8 @@ struct DeliveryWorkerTests {
     func delivers(kind: String) async throws {
         let kit = try DeliveryKit()
         try await withMockAPNs(kit.mockConfiguration) { mock in
-            let facade = try exampleDeliveryFacade(try Self.store(kind))
-            let outcome = try facade.sendMessage(try textMessage(id: "m1"), dialect: "agora-silent", now: t0.adding(seconds: 10))
+            let facade = try await exampleDeliveryFacade(try Self.store(kind))
+            let outcome = try await facade.sendMessage(try textMessage(id: "m1"), dialect: "agora-silent", now: t0.adding(seconds: 10))
             guard case .push(let request) = try #require(outcome.decisions.first).decision else { Issue.record("not pushed"); return }
             #expect(try await facade.deliveries(ofMessage: "m1").map(\.state) == [.queued, .queued])
             let attempts = try await withAPNsClient(mock, kit, [try kit.tokenCredential()]) { try await Self.worker(facade, $0).drain() }
@@ -58,9 +58,9 @@ struct DeliveryWorkerTests {
             #expect(records.map(\.state) == [.delivered, .delivered])
             #expect(records.map(\.attempts) == [1, 1])
             // A repeated send is not a second message: nothing more is queued.
-            _ = try facade.sendMessage(try textMessage(id: "m1"), dialect: "agora-silent", now: t0.adding(seconds: 11))
+            _ = try await facade.sendMessage(try textMessage(id: "m1"), dialect: "agora-silent", now: t0.adding(seconds: 11))
             #expect(try await facade.deliveries(ofMessage: "m1").count == 2)
-            #expect(try facade.store.read { try $0.outboxCounts() } == OutboxCounts(queued: 0, delivered: 2, failed: 0))
+            #expect(try await facade.outboxState().counts == OutboxCounts(queued: 0, delivered: 2, failed: 0))
         }
     }
 
@@ -68,20 +68,20 @@ struct DeliveryWorkerTests {
     func answers(kind: String) async throws {
         let kit = try DeliveryKit()
         try await withMockAPNs(kit.mockConfiguration) { mock in
-            let facade = try exampleDeliveryFacade(try Self.store(kind))
+            let facade = try await exampleDeliveryFacade(try Self.store(kind))
             try await withAPNsClient(mock, kit, [try kit.tokenCredential()]) { client in
             let worker = Self.worker(facade, client)
             // 410 with a timestamp after the binding: removed. 429 then 200: retried, delivered.
             mock.script(exampleTokens.development, [.unregistered(at: t0.milliseconds)])
             mock.script(exampleTokens.production, [.tooManyRequests(retryAfterSeconds: nil), .serverError(status: 503), .ok])
-            _ = try facade.sendMessage(try textMessage(id: "m1"), dialect: "agora-silent", now: t0.adding(seconds: 10))
+            _ = try await facade.sendMessage(try textMessage(id: "m1"), dialect: "agora-silent", now: t0.adding(seconds: 10))
             try await worker.drain()
             // Newest binding first: the production device, then the development one.
             var records = try await facade.deliveries(ofMessage: "m1")
             #expect(records.map(\.token) == [exampleTokens.production, exampleTokens.development])
             #expect(records[1].state == .failed && records[1].status == 410 && records[1].reason == "Unregistered" && records[1].deviceRemoved)
             #expect(records[0].state == .queued && records[0].status == 429 && records[0].attempts == 1)
-            #expect(try facade.user("u2")?.state.devices.map(\.token) == [exampleTokens.production])
+            await #expect(try facade.user("u2")?.state.devices.map(\.token) == [exampleTokens.production])
             for _ in 0..<40 where try await facade.deliveries(ofMessage: "m1")[0].state == .queued {
                 try await Task.sleep(nanoseconds: 30_000_000)
                 try await worker.drain()
@@ -94,23 +94,23 @@ struct DeliveryWorkerTests {
 
             // A 410 older than a later re-bind keeps the device; other 4xx fail without retry and remove nothing.
             mock.script(exampleTokens.production, [.gone(reason: "ExpiredToken", timestampMilliseconds: 500)])
-            _ = try facade.sendMessage(try textMessage(id: "m2"), dialect: "agora-silent", now: t0.adding(seconds: 20))
+            _ = try await facade.sendMessage(try textMessage(id: "m2"), dialect: "agora-silent", now: t0.adding(seconds: 20))
             try await worker.drain()
             records = try await facade.deliveries(ofMessage: "m2")
             #expect(records.map(\.state) == [.failed] && records[0].deviceRemoved == false && records[0].reason == "ExpiredToken")
-            #expect(try facade.user("u2")?.state.devices.count == 1)
+            await #expect(try facade.user("u2")?.state.devices.count == 1)
             mock.script(exampleTokens.production, [.refuse(status: 400, reason: "BadTopic")])
-            _ = try facade.sendMessage(try textMessage(id: "m3"), dialect: "agora-silent", now: t0.adding(seconds: 30))
+            _ = try await facade.sendMessage(try textMessage(id: "m3"), dialect: "agora-silent", now: t0.adding(seconds: 30))
             try await worker.drain()
             records = try await facade.deliveries(ofMessage: "m3")
             #expect(records.map(\.state) == [.failed] && records[0].status == 400 && records[0].reason == "BadTopic" && records[0].attempts == 1)
-            #expect(try facade.user("u2")?.state.devices.count == 1)
+            await #expect(try facade.user("u2")?.state.devices.count == 1)
             // BadDeviceToken removes.
             mock.script(exampleTokens.production, [.badDeviceToken])
-            _ = try facade.sendMessage(try textMessage(id: "m4"), dialect: "agora-silent", now: t0.adding(seconds: 40))
+            _ = try await facade.sendMessage(try textMessage(id: "m4"), dialect: "agora-silent", now: t0.adding(seconds: 40))
             try await worker.drain()
             #expect(try await facade.deliveries(ofMessage: "m4").first?.deviceRemoved == true)
-            #expect(try facade.user("u2")?.state.devices.isEmpty == true)
+            await #expect(try facade.user("u2")?.state.devices.isEmpty == true)
             }
         }
     }
@@ -119,15 +119,15 @@ struct DeliveryWorkerTests {
     func refreshesExpiredProviderToken() async throws {
         let kit = try DeliveryKit()
         try await withMockAPNs(kit.mockConfiguration) { mock in
-            let facade = try exampleDeliveryFacade(MemoryStateStore())
+            let facade = try await exampleDeliveryFacade(MemoryStateStore())
             try await withAPNsClient(mock, kit, [try kit.tokenCredential()]) { client in
             let worker = Self.worker(facade, client)
-            _ = try facade.sendMessage(try textMessage(id: "m1"), dialect: "agora-silent", now: t0.adding(seconds: 10))
+            _ = try await facade.sendMessage(try textMessage(id: "m1"), dialect: "agora-silent", now: t0.adding(seconds: 10))
             try await worker.drain()
             let first = Set(mock.requests.compactMap { $0.headers["authorization"] })
             #expect(first.count == 1, "one token reused for both requests")
             mock.expireProviderTokens(issuedBefore: Int64(Date().timeIntervalSince1970) + 1)
-            _ = try facade.sendMessage(try textMessage(id: "m2"), dialect: "agora-silent", now: t0.adding(seconds: 20))
+            _ = try await facade.sendMessage(try textMessage(id: "m2"), dialect: "agora-silent", now: t0.adding(seconds: 20))
             // Usually one refresh does it; when the revocation's second has passed meanwhile, the new token
             // is refused too and the next retry (20 ms later) carries a newer one.
             let deadline = Date().addingTimeInterval(10)
@@ -154,15 +154,15 @@ struct DeliveryWorkerTests {
                 .pkcs12(file: kit.path("client.p12"), passwordFile: kit.path("client.p12.password")),
             ]
             for (i, source) in sources.enumerated() {
-                let facade = try exampleDeliveryFacade(MemoryStateStore())
-                _ = try facade.sendMessage(try textMessage(id: "m\(i)"), dialect: "agora-silent", now: t0.adding(seconds: 10))
+                let facade = try await exampleDeliveryFacade(MemoryStateStore())
+                _ = try await facade.sendMessage(try textMessage(id: "m\(i)"), dialect: "agora-silent", now: t0.adding(seconds: 10))
                 _ = try await withAPNsClient(mock, kit, [try APNsCredential(topics: ["*"], source: source)]) { try await Self.worker(facade, $0).drain() }
                 #expect(try await facade.deliveries(ofMessage: "m\(i)").map(\.state) == [.delivered, .delivered], "\(source)")
                 #expect(mock.requests.allSatisfy { $0.headers["authorization"] == nil })
             }
             // Token auth against a mock that wants a client certificate: no TLS session, retried later.
-            let facade = try exampleDeliveryFacade(MemoryStateStore())
-            _ = try facade.sendMessage(try textMessage(id: "x"), dialect: "agora-silent", now: t0.adding(seconds: 10))
+            let facade = try await exampleDeliveryFacade(MemoryStateStore())
+            _ = try await facade.sendMessage(try textMessage(id: "x"), dialect: "agora-silent", now: t0.adding(seconds: 10))
             _ = try await withAPNsClient(mock, kit, [try kit.tokenCredential()]) { try await Self.worker(facade, $0).drain() }
             let records = try await facade.deliveries(ofMessage: "x")
             #expect(records.map(\.state) == [.queued, .queued])

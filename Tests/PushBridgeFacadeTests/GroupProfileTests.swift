@@ -12,83 +12,90 @@ import Testing
 @Suite("Group profiles and push bindings")
 struct GroupProfileTests {
     @Test("a group's profile, its message sequence and a user's push bindings, kept and forgotten", arguments: FacadeScenario.Backing.allCases)
-    func profilesSequencesAndBindings(_ backing: FacadeScenario.Backing) throws {
-        let facade = PushFacade(store: try backing.store())
-        try facade.configure(FacadeScenario.app)
-        #expect(try facade.groupProfile(of: "g") == nil && !facade.groupExists("g"))
+    func profilesSequencesAndBindings(_ backing: FacadeScenario.Backing) async throws {
+        let facade = await PushFacade(store: try backing.store())
+        try await facade.configure(FacadeScenario.app)
+        #expect(try await facade.groupProfile(of: "g") == nil)
+        #expect(try await !facade.groupExists("g"))
         var profile = GroupProfile(owner: "alice", name: "Team", maxUsers: 300, createdAt: Instant(milliseconds: 1_000), vendorFields: JSONObject([("public", .bool(true))]))
         profile.blocked = ["mallory"]
         profile.admins = ["bob"]
-        try facade.setGroupProfile(profile, of: "g")
-        #expect(try facade.groupProfile(of: "g") == profile && facade.groupExists("g"))
-        #expect(try facade.messageSequence(of: "g", advancing: false) == 0)
-        #expect(try facade.messageSequence(of: "g", advancing: true) == 1)
-        #expect(try facade.messageSequence(of: "g", advancing: true) == 2)
-        #expect(try facade.messageSequence(of: "g", advancing: false) == 2)
-        #expect(try facade.messageSequence(of: "other", advancing: true) == 1)
-        try facade.setGroupProfile(profile, of: "g")  // a profile change keeps the sequence
-        #expect(try facade.messageSequence(of: "g", advancing: false) == 2)
-        try facade.setMembers(["alice", "bob"], of: "g")
-        try facade.setMembers(["bob"], of: "a-members-only")
-        #expect(try facade.groups() == ["a-members-only", "g"], "a group with a sequence alone is no group")
-        #expect(try facade.groups(containing: "bob") == ["a-members-only", "g"] && facade.groups(containing: "alice") == ["g"] && facade.groups(containing: "nobody") == [])
-        try facade.setMembers([], of: "a-members-only")
-        #expect(try facade.deleteGroup("g"))
-        #expect(try facade.groups() == [])
-        #expect(try facade.groupProfile(of: "g") == nil && facade.members(of: "g") == [] && facade.messageSequence(of: "g", advancing: false) == 0)
-        #expect(try !facade.deleteGroup("g"))
+        try await facade.setGroupProfile(profile, of: "g")
+        #expect(try await facade.groupProfile(of: "g") == profile)
+        #expect(try await facade.groupExists("g"))
+        #expect(try await facade.messageSequence(of: "g", advancing: false) == 0)
+        #expect(try await facade.messageSequence(of: "g", advancing: true) == 1)
+        #expect(try await facade.messageSequence(of: "g", advancing: true) == 2)
+        #expect(try await facade.messageSequence(of: "g", advancing: false) == 2)
+        #expect(try await facade.messageSequence(of: "other", advancing: true) == 1)
+        try await facade.setGroupProfile(profile, of: "g")  // a profile change keeps the sequence
+        #expect(try await facade.messageSequence(of: "g", advancing: false) == 2)
+        try await facade.setMembers(["alice", "bob"], of: "g")
+        try await facade.setMembers(["bob"], of: "a-members-only")
+        #expect(try await facade.groups() == ["a-members-only", "g"], "a group with a sequence alone is no group")
+        #expect(try await facade.groups(containing: "bob") == ["a-members-only", "g"])
+        #expect(try await facade.groups(containing: "alice") == ["g"])
+        #expect(try await facade.groups(containing: "nobody") == [])
+        try await facade.setMembers([], of: "a-members-only")
+        #expect(try await facade.deleteGroup("g"))
+        #expect(try await facade.groups() == [])
+        #expect(try await facade.groupProfile(of: "g") == nil)
+        #expect(try await facade.members(of: "g") == [])
+        #expect(try await facade.messageSequence(of: "g", advancing: false) == 0)
+        #expect(try await !facade.deleteGroup("g"))
 
         let token = FacadeScenario.token(of: "carol")
         let name = try #require(FacadeScenario.app.certificates[0].name)
-        try facade.register("carol", dialect: "agora-silent")
-        let bound = try facade.bindPush(user: "carol", deviceID: "d1", token: token.uppercased(), notifier: name, at: Instant(milliseconds: 5), dialect: "agora-silent")
+        try await facade.register("carol", dialect: "agora-silent")
+        let bound = try await facade.bindPush(user: "carol", deviceID: "d1", token: token.uppercased(), notifier: name, at: Instant(milliseconds: 5), dialect: "agora-silent")
         #expect(bound == PushBinding(deviceID: "d1", notifier: name, token: token))
-        #expect(try facade.pushBindings(of: "carol") == [PushBinding(deviceID: "d1", notifier: name, token: token)])
-        #expect(try facade.user("carol")?.state.devices.map(\.token) == [token])
-        #expect(throws: InputError.self) {
-            try facade.bindPush(user: "carol", deviceID: "d2", token: token, notifier: "no-such-certificate", at: Instant(milliseconds: 6), dialect: "agora-silent")
+        #expect(try await facade.pushBindings(of: "carol") == [PushBinding(deviceID: "d1", notifier: name, token: token)])
+        #expect(try await facade.user("carol")?.state.devices.map(\.token) == [token])
+        await #expect(throws: InputError.self) {
+            try await facade.bindPush(user: "carol", deviceID: "d2", token: token, notifier: "no-such-certificate", at: Instant(milliseconds: 6), dialect: "agora-silent")
         }
-        #expect(try facade.pushBindings(of: "carol").count == 1, "a refused binding changes nothing")
-        #expect(try facade.bindPush(user: "carol", deviceID: "d1", token: "", notifier: name, at: Instant(milliseconds: 7), dialect: "agora-silent") == nil)
-        #expect(try facade.pushBindings(of: "carol") == [] && facade.user("carol")?.state.devices == [])
+        #expect(try await facade.pushBindings(of: "carol").count == 1, "a refused binding changes nothing")
+        #expect(try await facade.bindPush(user: "carol", deviceID: "d1", token: "", notifier: name, at: Instant(milliseconds: 7), dialect: "agora-silent") == nil)
+        #expect(try await facade.pushBindings(of: "carol") == [])
+        #expect(try await facade.user("carol")?.state.devices == [])
         // Two devices, then one unbound: the store rewrites the list (every position, not the first again).
         let second = String(token.reversed())
-        try facade.bindPush(user: "carol", deviceID: "d1", token: token, notifier: name, at: Instant(milliseconds: 8), dialect: "agora-silent")
-        try facade.bindPush(user: "carol", deviceID: "d2", token: second, notifier: name, at: Instant(milliseconds: 9), dialect: "agora-silent")
-        #expect(try facade.pushBindings(of: "carol").map(\.deviceID) == ["d1", "d2"])
-        try facade.bindPush(user: "carol", deviceID: "d1", token: "", notifier: name, at: Instant(milliseconds: 10), dialect: "agora-silent")
-        #expect(try facade.pushBindings(of: "carol") == [PushBinding(deviceID: "d2", notifier: name, token: second)])
-        #expect(try facade.user("carol")?.state.devices.map(\.token) == [second])
-        try facade.removeUser("carol")
-        try facade.register("carol", dialect: "agora-silent")
-        #expect(try facade.pushBindings(of: "carol") == [], "removing a user forgets its bindings")
+        try await facade.bindPush(user: "carol", deviceID: "d1", token: token, notifier: name, at: Instant(milliseconds: 8), dialect: "agora-silent")
+        try await facade.bindPush(user: "carol", deviceID: "d2", token: second, notifier: name, at: Instant(milliseconds: 9), dialect: "agora-silent")
+        #expect(try await facade.pushBindings(of: "carol").map(\.deviceID) == ["d1", "d2"])
+        try await facade.bindPush(user: "carol", deviceID: "d1", token: "", notifier: name, at: Instant(milliseconds: 10), dialect: "agora-silent")
+        #expect(try await facade.pushBindings(of: "carol") == [PushBinding(deviceID: "d2", notifier: name, token: second)])
+        #expect(try await facade.user("carol")?.state.devices.map(\.token) == [second])
+        try await facade.removeUser("carol")
+        try await facade.register("carol", dialect: "agora-silent")
+        #expect(try await facade.pushBindings(of: "carol") == [], "removing a user forgets its bindings")
     }
 
     @Test("a large group decides large-group for those it would push; a targeted message decides for its members only", arguments: FacadeScenario.Backing.allCases)
-    func largeAndTargetedGroups(_ backing: FacadeScenario.Backing) throws {
-        let facade = PushFacade(store: try backing.store())
-        try facade.configure(FacadeScenario.app)
+    func largeAndTargetedGroups(_ backing: FacadeScenario.Backing) async throws {
+        let facade = await PushFacade(store: try backing.store())
+        try await facade.configure(FacadeScenario.app)
         for user in ["bob", "carol"] {
-            try facade.updateUser(user, dialect: "tencent-tim") { state in
+            try await facade.updateUser(user, dialect: "tencent-tim") { state in
                 state.devices = [Device(token: FacadeScenario.token(of: user), certificate: FacadeScenario.app.certificates[0])]
             }
         }
-        try facade.setMembers(["alice", "bob", "carol"], of: "g")
-        func send(_ id: String, receiverList: [String]? = nil) throws -> [ReceiverDecision] {
+        try await facade.setMembers(["alice", "bob", "carol"], of: "g")
+        func send(_ id: String, receiverList: [String]? = nil) async throws -> [ReceiverDecision] {
             var message: [(key: String, value: JSONValue)] = [
                 ("id", .string(id)), ("conversation", ["type": "Group", "id": "g"]), ("sender", "alice"), ("elems", [["type": "Text", "text": "hi"]]),
             ]
             if let receiverList { message.append(("receiverList", .array(receiverList.map(JSONValue.string)))) }
-            return try facade.send(.object(JSONObject(message)), dialect: "tencent-tim", now: FacadeScenario.now)
+            return try await facade.send(.object(JSONObject(message)), dialect: "tencent-tim", now: FacadeScenario.now)
         }
-        let all = try send("m1")
+        let all = try await send("m1")
         #expect(all.map(\.receiver) == ["bob", "carol"] && all.allSatisfy { $0.decision.request != nil })
-        let targeted = try send("m2", receiverList: ["carol", "nobody"])
+        let targeted = try await send("m2", receiverList: ["carol", "nobody"])
         #expect(targeted.map(\.receiver) == ["carol"] && targeted[0].decision.request?.badgeCounter == 1, "not counted: \(targeted)")
-        #expect(try facade.sentMessage("m2", now: FacadeScenario.now)?.map(\.receiver) == ["carol"])
-        try facade.setGroupProfile(GroupProfile(owner: "alice", name: "big", maxUsers: 5000, offlinePush: false, createdAt: FacadeScenario.now), of: "g")
-        let large = try send("m3")
+        #expect(try await facade.sentMessage("m2", now: FacadeScenario.now)?.map(\.receiver) == ["carol"])
+        try await facade.setGroupProfile(GroupProfile(owner: "alice", name: "big", maxUsers: 5000, offlinePush: false, createdAt: FacadeScenario.now), of: "g")
+        let large = try await send("m3")
         #expect(large.map { $0.decision.reason } == [.largeGroup, .largeGroup], "\(large)")
-        #expect(try facade.user("bob")?.state.badge == 1, "a large group's message counts nothing")
+        #expect(try await facade.user("bob")?.state.badge == 1, "a large group's message counts nothing")
     }
 }

@@ -10,11 +10,11 @@ import Testing
 @Suite("Deciding without a store")
 struct PureDecisionTests {
     @Test("a decision from hand-made reads equals the send through a store, and says what to write")
-    func aDecisionNeedsNoStore() throws {
+    func aDecisionNeedsNoStore() async throws {
         let facade = PushFacade(store: MemoryStateStore())
-        try facade.configure(FacadeScenario.app)
-        try FacadeScenario.register("u2", in: facade)
-        let receiver = try #require(try facade.user("u2")).state
+        try await facade.configure(FacadeScenario.app)
+        try await FacadeScenario.register("u2", in: facade)
+        let receiver = try #require(try await facade.user("u2")).state
         let message = FacadeTests.directMessage(from: "u1", to: "u2", id: "m1")
         let prepared = try facade.prepare(message, dialect: "agora-silent", now: FacadeScenario.now)
 
@@ -31,7 +31,7 @@ struct PureDecisionTests {
         #expect(changes.deliveries.isEmpty, "a facade that queues no deliveries")
 
         // The same message through the store decides the same.
-        #expect(try facade.send(prepared) == decided)
+        #expect(try await facade.send(prepared) == decided)
 
         // A second message after it sees its counter, though nothing was written.
         let second = try facade.prepare(FacadeTests.directMessage(from: "u1", to: "u2", id: "m2"), dialect: "agora-silent", now: FacadeScenario.now)

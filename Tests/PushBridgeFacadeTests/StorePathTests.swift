@@ -21,11 +21,11 @@ struct StorePathTests {
         #expect(result.passed, "\(file) via \(backing)\n\(result.failure?.description ?? "")")
     }
 
-    @Test("fixture passes through the PostgreSQL store", arguments: Repository.fixtureFiles())
+    @Test("fixture passes through the PostgreSQL store", .serialized, arguments: Repository.fixtureFiles())
     func fixturePassesThroughPostgres(_ file: String) async throws {
         guard let url = testPostgresURL() else { return }
         let schemas = PostgresSchemas(url)
-        let result = await ConformanceRunner(provider: StoreDecisionProvider(makeStore: { try PostgresStateStore(location: try schemas.fresh()) }))
+        let result = await ConformanceRunner(provider: StoreDecisionProvider(makeStore: { try await PostgresStateStore.open(location: try schemas.fresh()) }))
             .run(file: Repository.root.appendingPathComponent(file).path)
         #expect(result.passed, "\(file) via PostgreSQL\n\(result.failure?.description ?? "")")
         try schemas.dropAll()
@@ -33,11 +33,11 @@ struct StorePathTests {
 
     @Test("store decision equals the engine's in every profile", arguments: Repository.fixtureFiles(under: "easemob-legacy")
         + Repository.fixtureFiles(under: "agora-silent") + Repository.fixtureFiles(under: "tencent-tim"))
-    func storeDecisionEqualsEngine(_ file: String) throws {
+    func storeDecisionEqualsEngine(_ file: String) async throws {
         let fixture = try Fixture(path: Repository.root.appendingPathComponent(file).path)
         for profile in Profile.builtIn {
             let engine = try ScenarioEngine().decide(fixture.scenario, profile: profile)
-            let stored = try PushFacade(store: try SQLiteStateStore(path: ":memory:")).replay(fixture.scenario, profile: profile)
+            let stored = try await PushFacade(store: try SQLiteStateStore(path: ":memory:")).replay(fixture.scenario, profile: profile)
             #expect(stored.jsonText == engine.jsonText, "\(file) with \(profile.id)")
         }
     }

@@ -6,17 +6,17 @@ import PushBridgeStoreTestSupport
 import Synchronization
 import Testing
 
-/// The awaited send: the store reads what the batch names, the facade decides, the store commits
-/// (``PushStateStore/update(reading:deciding:)``) — the same outcomes as the send in a transaction,
-/// on every store.
+/// A batch as one update: the store reads what the batch names, the facade decides, the store commits
+/// (``PushStateStore/update(reading:deciding:)``) — the same outcomes as its messages one by one, on
+/// every store.
 @Suite("Sending as an update")
 struct UpdateTests {
     /// A facade over `backing` with users u1…u4 registered and a group g1 of all four.
-    static func scenario(_ backing: FacadeScenario.Backing) throws -> PushFacade {
-        let facade = PushFacade(store: try backing.store())
-        try facade.configure(FacadeScenario.app)
-        for user in ["u1", "u2", "u3", "u4"] { try FacadeScenario.register(user, in: facade) }
-        try facade.setMembers(["u1", "u2", "u3", "u4"], of: "g1")
+    static func scenario(_ backing: FacadeScenario.Backing) async throws -> PushFacade {
+        let facade = await PushFacade(store: try backing.store())
+        try await facade.configure(FacadeScenario.app)
+        for user in ["u1", "u2", "u3", "u4"] { try await FacadeScenario.register(user, in: facade) }
+        try await facade.setMembers(["u1", "u2", "u3", "u4"], of: "g1")
         return facade
     }
 
@@ -24,40 +24,42 @@ struct UpdateTests {
         try messages.map { try facade.prepare($0, dialect: "agora-silent", now: FacadeScenario.now) }
     }
 
-    /// The batch sent in one write transaction (the synchronous send).
-    static func sendInATransaction(_ facade: PushFacade, _ batch: [PushFacade.PreparedMessage]) throws -> [PushFacade.SendOutcome] {
-        try facade.send(batch).map { try $0.get() }
+    /// The batch's messages sent one update each, in order.
+    static func sendOneByOne(_ facade: PushFacade, _ batch: [PushFacade.PreparedMessage]) async throws -> [PushFacade.SendOutcome] {
+        var outcomes: [PushFacade.SendOutcome] = []
+        for message in batch { outcomes.append(try await facade.send(message)) }
+        return outcomes
     }
 
-    @Test("a batch decides as the transaction's send does; its repeats, a kept group's too, come back byte for byte", arguments: FacadeScenario.Backing.allCases)
+    @Test("a batch decides as its messages sent one by one do; its repeats, a kept group's too, come back byte for byte", arguments: FacadeScenario.Backing.allCases)
     func theSameOutcomesAsTheTransaction(_ backing: FacadeScenario.Backing) async throws {
-        let (awaited, synchronous) = (try Self.scenario(backing), try Self.scenario(backing))
+        let (together, oneByOne) = await (try Self.scenario(backing), try Self.scenario(backing))
         let messages = [
             FacadeScenario.groupMessage(from: "u1", to: "g1", id: "g-1"),
             FacadeTests.directMessage(from: "u2", to: "u3", id: "d-1"),
             FacadeScenario.groupMessage(from: "u2", to: "g1", id: "g-2"),
             FacadeTests.directMessage(from: "u2", to: "u3", id: "d-1"),  // a repeat inside the batch
         ]
-        let first = try await awaited.send(Self.prepare(awaited, messages)).map { try $0.get() }
-        let expected = try Self.sendInATransaction(synchronous, Self.prepare(synchronous, messages))
+        let first = try await together.send(Self.prepare(together, messages)).map { try $0.get() }
+        let expected = try await Self.sendOneByOne(oneByOne, Self.prepare(oneByOne, messages))
         #expect(first == expected)
         #expect(first.map(\.isRepeat) == [false, false, false, true])
         #expect(first[2].decisions.first { $0.receiver == "u3" }?.decision.request?.badgeCounter == 3, "the second group message saw the batch's counters")
         if backing == .sqliteFile {
-            let record = try awaited.store.read { try $0.sentMessage("g-2", since: FacadeScenario.now) }
+            let record = try await together.store.records([("g-2", FacadeScenario.now)])[0]
             #expect(record?.starts(with: Array("PBR4".utf8)) == true, "a kept group's record refers to its roll")
         }
         // Sent again in a batch of their own: repeats, read with the records (and a kept group's roll).
-        let again = try await awaited.send(Self.prepare(awaited, messages)).map { try $0.get() }
+        let again = try await together.send(Self.prepare(together, messages)).map { try $0.get() }
         #expect(again.allSatisfy(\.isRepeat) && again.map(\.decisions) == first.map(\.decisions))
         for user in ["u1", "u2", "u3", "u4"] {
-            #expect(try awaited.user(user)?.state.badge == synchronous.user(user)?.state.badge, "\(user)'s counter")
+            await #expect(try together.user(user)?.state.badge == oneByOne.user(user)?.state.badge, "\(user)'s counter")
         }
     }
 
     @Test("a send that requires an unknown target fails alone and changes nothing; the batch's others are sent", arguments: FacadeScenario.Backing.allCases)
     func requiredTargets(_ backing: FacadeScenario.Backing) async throws {
-        let facade = try Self.scenario(backing)
+        let facade = try await Self.scenario(backing)
         var batch = try Self.prepare(facade, [
             FacadeTests.directMessage(from: "u1", to: "u2", id: "known"),
             FacadeTests.directMessage(from: "u1", to: "nobody", id: "unknown"),
@@ -75,13 +77,14 @@ struct UpdateTests {
         #expect(try results[3].get().decisions.count == 3)
         #expect(try await facade.sentMessage("no-group", now: FacadeScenario.now) == nil)
         #expect(try await facade.sentMessage("unknown", now: FacadeScenario.now) == nil, "no record")
-        #expect(try facade.knowsUser("nobody") == false && facade.groupExists("g9") == false, "a refused send creates no user or group")
-        #expect(try facade.user("u2")?.state.badge == 2, "u2 counted once for the direct message and once for the group's")
+        #expect(try await facade.knowsUser("nobody") == false, "a refused send creates no user or group")
+        #expect(try await facade.groupExists("g9") == false, "a refused send creates no user or group")
+        await #expect(try facade.user("u2")?.state.badge == 2, "u2 counted once for the direct message and once for the group's")
     }
 
     @Test("the decision is handed a snapshot, never the store; a failed commit keeps nothing", arguments: FacadeScenario.Backing.allCases)
     func aFailedDecisionWritesNothing(_ backing: FacadeScenario.Backing) async throws {
-        let store = try backing.store()
+        let store = try await backing.store()
         try await PushFacade(store: store).configure(FacadeScenario.app)
         let calls = Mutex(0)
         var keys = StateKeys()
@@ -99,9 +102,9 @@ struct UpdateTests {
         #expect(outcome == 42)
     }
 
-    @Test("calls applied as an update: the same states as in a transaction; a rejected batch writes nothing", arguments: FacadeScenario.Backing.allCases)
+    @Test("calls applied together: the same states as one by one; a rejected batch writes nothing", arguments: FacadeScenario.Backing.allCases)
     func callsAsAnUpdate(_ backing: FacadeScenario.Backing) async throws {
-        let (awaited, synchronous) = (PushFacade(store: try backing.store()), PushFacade(store: try backing.store()))
+        let (together, oneByOne) = await (PushFacade(store: try backing.store()), PushFacade(store: try backing.store()))
         func call(_ text: String, _ index: Int) -> PushFacade.DialectCall { .init(FacadeScenario.json(text), at: FacadeScenario.now, pointer: .root / index) }
         let calls = [
             call(#"{"call":"setAPNS","openPush":1}"#, 0),
@@ -109,24 +112,27 @@ struct UpdateTests {
             call(#"{"call":"modifyGroupMemberInfoSetNameCard","groupId":"g1","user":"bob","nameCard":"Bobby"}"#, 2),
             call(#"{"call":"getAPNSConfig"}"#, 3),
         ]
-        let results = try await awaited.apply(calls, dialect: "tencent-tim", user: "alice")
-        #expect(try results == Self.applyInATransaction(synchronous, calls, user: "alice"))
+        let results = try await together.apply(calls, dialect: "tencent-tim", user: "alice")
+        await #expect(try results == Self.applyOneByOne(oneByOne, calls, user: "alice"))
         #expect(results[3] != nil && results[0] == nil)
         for user in ["alice", "bob"] {
-            let (a, b) = (try awaited.user(user), try synchronous.user(user))
+            let (a, b) = await (try together.user(user), try oneByOne.user(user))
             #expect(a?.state == b?.state && a?.isConfigured == b?.isConfigured, "\(user)")
         }
-        #expect(try awaited.user("bob")?.state.nameCards["g1"] == "Bobby")
+        await #expect(try together.user("bob")?.state.nameCards["g1"] == "Bobby")
 
         // A batch whose last call is rejected keeps nothing of the others, and names the pointer.
-        let before = try awaited.user("alice")?.state
+        let before = try await together.user("alice")?.state
         let rejected = [call(#"{"call":"modifySelfProfile","nick":"Eve"}"#, 0), call(#"{"call":"modifyGroupMemberInfoSetNameCard","groupId":"g1","user":"","nameCard":"x"}"#, 1)]
-        let error = try await #require(throws: InputError.self) { try await awaited.apply(rejected, dialect: "tencent-tim", user: "alice") }
+        let error = try await #require(throws: InputError.self) { try await together.apply(rejected, dialect: "tencent-tim", user: "alice") }
         #expect(error.pointer.description == "/1/user")
-        #expect(try awaited.user("alice")?.state == before)
+        await #expect(try together.user("alice")?.state == before)
     }
 
-    static func applyInATransaction(_ facade: PushFacade, _ calls: [PushFacade.DialectCall], user: UserID) throws -> [JSONValue?] {
-        try facade.apply(calls, dialect: "tencent-tim", user: user)
+    /// The calls applied one update each, in order.
+    static func applyOneByOne(_ facade: PushFacade, _ calls: [PushFacade.DialectCall], user: UserID) async throws -> [JSONValue?] {
+        var results: [JSONValue?] = []
+        for item in calls { results.append(try await facade.apply(item.call, dialect: "tencent-tim", user: user, at: item.at, pointer: item.pointer)) }
+        return results
     }
 }

@@ -14,7 +14,7 @@ import Testing
 struct PostgresAwaitedOutboxTests {
     @Test("claims answer while another node holds the app's write lock; a claim is the node's alone; settle, state and prune as the transactions")
     func claimSettleStatePrune() async throws {
-        guard let (a, b) = try PostgresOneRoundTripTests.twoNodes() else { return }
+        guard let (a, b) = try await PostgresOneRoundTripTests.twoNodes() else { return }
         #expect(try await MemoryStateStore().outbox.outboxState().counts == OutboxCounts(queued: 0, delivered: 0, failed: 0), "every store has one")
         let outbox = b.outbox
         _ = try await PostgresOneRoundTripTests.commit(a, try (1...3).map { try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("o\($0)"), on: a) })

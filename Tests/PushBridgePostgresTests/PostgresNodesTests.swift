@@ -14,42 +14,42 @@ import Testing
 @Suite("PostgreSQL nodes")
 struct PostgresNodesTests {
     /// Two facades ("nodes") on one new database, with the example app's users u1–u4 in group g1.
-    static func twoNodes() throws -> (PushFacade, PushFacade)? {
+    static func twoNodes() async throws -> (PushFacade, PushFacade)? {
         guard let url = testPostgresURL() else { return nil }
         let location = try freshPostgresSchema(url)
-        let a = PushFacade(store: try PostgresStateStore(location: location), queuesDeliveries: true)
-        let b = PushFacade(store: try PostgresStateStore(location: location), queuesDeliveries: true)
-        try a.configure(FacadeScenario.app)
-        for user in ["u1", "u2", "u3", "u4"] { try FacadeScenario.register(user, in: a) }
-        try a.setMembers(["u1", "u2", "u3", "u4"], of: "g1")
+        let a = PushFacade(store: try await PostgresStateStore.open(location: location), queuesDeliveries: true)
+        let b = PushFacade(store: try await PostgresStateStore.open(location: location), queuesDeliveries: true)
+        try await a.configure(FacadeScenario.app)
+        for user in ["u1", "u2", "u3", "u4"] { try await FacadeScenario.register(user, in: a) }
+        try await a.setMembers(["u1", "u2", "u3", "u4"], of: "g1")
         return (a, b)
     }
 
     @Test("Concurrent group sends on two nodes: every badge counter equals its pushes")
     func concurrentSendsLoseNoBadgeUpdate() async throws {
-        guard let (a, b) = try Self.twoNodes() else { return }
+        guard let (a, b) = try await Self.twoNodes() else { return }
         let perNode = 40
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (n, node) in [a, b].enumerated() {
                 group.addTask {
                     for i in 0..<perNode {
-                        _ = try node.send(FacadeScenario.groupMessage(from: "u1", to: "g1", id: "n\(n)-\(i)"), dialect: "agora-silent", now: FacadeScenario.now)
+                        _ = try await node.send(FacadeScenario.groupMessage(from: "u1", to: "g1", id: "n\(n)-\(i)"), dialect: "agora-silent", now: FacadeScenario.now)
                     }
                 }
             }
             try await group.waitForAll()
         }
         for user in ["u2", "u3", "u4"] {
-            #expect(try b.user(user)?.state.badge == 2 * perNode, "\(user)'s counter on node b")
-            #expect(try a.user(user)?.state.badge == 2 * perNode, "\(user)'s counter on node a")
+            await #expect(try b.user(user)?.state.badge == 2 * perNode, "\(user)'s counter on node b")
+            await #expect(try a.user(user)?.state.badge == 2 * perNode, "\(user)'s counter on node a")
         }
-        #expect(try a.user("u1")?.state.badge == 0, "the sender is not pushed")
+        await #expect(try a.user("u1")?.state.badge == 0, "the sender is not pushed")
     }
 
     @Test("Two nodes claiming deliveries at once never claim the same one")
     func claimsAreExclusive() async throws {
-        guard let (a, b) = try Self.twoNodes() else { return }
-        for i in 0..<50 { _ = try a.send(FacadeScenario.groupMessage(from: "u1", to: "g1", id: "c\(i)"), dialect: "agora-silent", now: FacadeScenario.now) }
+        guard let (a, b) = try await Self.twoNodes() else { return }
+        for i in 0..<50 { _ = try await a.send(FacadeScenario.groupMessage(from: "u1", to: "g1", id: "c\(i)"), dialect: "agora-silent", now: FacadeScenario.now) }
         let now = Instant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
         let claimed = try await withThrowingTaskGroup(of: [Int64].self) { group in
             for node in [a, b] {
@@ -75,12 +75,12 @@ struct PostgresNodesTests {
     }
 
     @Test("A member change on node A is seen by the next send on node B")
-    func membersChangeAcrossNodes() throws {
-        guard let (a, b) = try Self.twoNodes() else { return }
-        let before = try b.send(FacadeScenario.groupMessage(from: "u1", to: "g1", id: "x1"), dialect: "agora-silent", now: FacadeScenario.now)
+    func membersChangeAcrossNodes() async throws {
+        guard let (a, b) = try await Self.twoNodes() else { return }
+        let before = try await b.send(FacadeScenario.groupMessage(from: "u1", to: "g1", id: "x1"), dialect: "agora-silent", now: FacadeScenario.now)
         #expect(before.map(\.receiver) == ["u2", "u3", "u4"])
-        try a.setMembers(["u1", "u3"], of: "g1")
-        let after = try b.send(FacadeScenario.groupMessage(from: "u1", to: "g1", id: "x2"), dialect: "agora-silent", now: FacadeScenario.now)
+        try await a.setMembers(["u1", "u3"], of: "g1")
+        let after = try await b.send(FacadeScenario.groupMessage(from: "u1", to: "g1", id: "x2"), dialect: "agora-silent", now: FacadeScenario.now)
         #expect(after.map(\.receiver) == ["u3"])
     }
 }

@@ -20,9 +20,9 @@ import Testing
 struct PostgresOneRoundTripTests {
     /// Two nodes' stores on one new schema with the example app, u1 and u2 each with a device, and
     /// group g1 of ``PostgresReceiverCacheTests/members``.
-    static func twoNodes() throws -> (a: PostgresStateStore, b: PostgresStateStore)? {
-        guard let (a, b) = try PostgresReceiverCacheTests.twoNodes() else { return nil }
-        for user in ["u1", "u2"] { try FacadeScenario.register(user, in: PushFacade(store: a)) }
+    static func twoNodes() async throws -> (a: PostgresStateStore, b: PostgresStateStore)? {
+        guard let (a, b) = try await PostgresReceiverCacheTests.twoNodes() else { return nil }
+        for user in ["u1", "u2"] { try await FacadeScenario.register(user, in: PushFacade(store: a)) }
         return (a, b)
     }
 
@@ -42,18 +42,18 @@ struct PostgresOneRoundTripTests {
 
     @Test("a warm group of sends commits in one statement; its decisions and counters are a memory store's, and later sends count on from them")
     func warmGroupInOneStatement() async throws {
-        guard let (a, _) = try Self.twoNodes() else { return }
+        guard let (a, _) = try await Self.twoNodes() else { return }
         let memory = MemoryStateStore()
         let twin = PushFacade(store: memory)
         try await twin.configure(FacadeScenario.app)
-        for user in PostgresReceiverCacheTests.members + ["u1", "u2"] { try FacadeScenario.register(user, in: twin) }
+        for user in PostgresReceiverCacheTests.members + ["u1", "u2"] { try await FacadeScenario.register(user, in: twin) }
         try await twin.setMembers(PostgresReceiverCacheTests.members, of: "g1")
         // Warm: a one-to-one send and the group's senders' sends under the lock (the node keeps the
         // senders and receivers they read; the roll is stored then).
         for store in [a, memory] as [any PushStateStore] {
-            _ = try PushFacade(store: store).send(try Self.prepare(PostgresRoundTripTests.oneToOne("warm-1"), on: store))
+            _ = try await PushFacade(store: store).send(try Self.prepare(PostgresRoundTripTests.oneToOne("warm-1"), on: store))
             for sender in ["m0", "m1", "m2"] {
-                _ = try PushFacade(store: store).send(try Self.prepare(FacadeScenario.groupMessage(from: sender, to: "g1", id: "warm-\(sender)"), on: store))
+                _ = try await PushFacade(store: store).send(try Self.prepare(FacadeScenario.groupMessage(from: sender, to: "g1", id: "warm-\(sender)"), on: store))
             }
         }
         let messages = (0..<6).map { PostgresRoundTripTests.oneToOne("one-\($0)") } + [
@@ -72,45 +72,45 @@ struct PostgresOneRoundTripTests {
         }
         // Sends after it, under the lock and in one round trip again, count on from its counters.
         for store in [a, memory] as [any PushStateStore] {
-            _ = try PushFacade(store: store).send(try Self.prepare(FacadeScenario.groupMessage(from: "m0", to: "g1", id: "after-1"), on: store))
+            _ = try await PushFacade(store: store).send(try Self.prepare(FacadeScenario.groupMessage(from: "m0", to: "g1", id: "after-1"), on: store))
             _ = try await Self.commit(store, [try Self.prepare(PostgresRoundTripTests.oneToOne("after-2"), on: store)])
         }
         for user in ["u2", "m1", "m3", "m0"] {
-            #expect(try PushFacade(store: a).user(user)?.state.badge == PushFacade(store: memory).user(user)?.state.badge, "\(user)'s counter")
+            await #expect(try PushFacade(store: a).user(user)?.state.badge == PushFacade(store: memory).user(user)?.state.badge, "\(user)'s counter")
         }
-        #expect(try PushFacade(store: a).user("u2")?.state.badge == 1 + 6 + 1)
-        #expect(try PushFacade(store: a).user("m3")?.state.badge == 3 + 2 + 1)
+        await #expect(try PushFacade(store: a).user("u2")?.state.badge == 1 + 6 + 1)
+        await #expect(try PushFacade(store: a).user("m3")?.state.badge == 3 + 2 + 1)
         #expect(try await PushFacade(store: a).deliveries(ofMessage: "group-2").count == PushFacade(store: memory).deliveries(ofMessage: "group-2").count)
     }
 
     @Test("another node counted the same receiver since: the check finds its log row, writes nothing, and the group is decided again from kept data with it")
     func anotherNodesCounterIsReadOn() async throws {
-        guard let (a, b) = try Self.twoNodes() else { return }
-        _ = try PushFacade(store: a).send(try Self.prepare(PostgresRoundTripTests.oneToOne("a-1"), on: a))
-        _ = try PushFacade(store: b).send(try Self.prepare(PostgresRoundTripTests.oneToOne("b-1"), on: b))
+        guard let (a, b) = try await Self.twoNodes() else { return }
+        _ = try await PushFacade(store: a).send(try Self.prepare(PostgresRoundTripTests.oneToOne("a-1"), on: a))
+        _ = try await PushFacade(store: b).send(try Self.prepare(PostgresRoundTripTests.oneToOne("b-1"), on: b))
         let before = Self.counts(a)
         let outcomes = try await Self.commit(a, [try Self.prepare(PostgresRoundTripTests.oneToOne("a-2"), on: a)])
         let after = Self.counts(a)
         #expect(after.recounted - before.recounted == 1 && after.committed - before.committed == 1, "the check found node B's counter; the second decision committed")
         #expect(after.statements - before.statements == 2 && after.changed == before.changed, "two round trips, no lock: \(after.statements - before.statements)")
         #expect(outcomes.count == 1 && outcomes[0].decisions.first?.decision.request?.badgeCounter == 3, "counted on from node B's send")
-        #expect(try PushFacade(store: b).user("u2")?.state.badge == 3, "a-1, b-1, a-2: nothing counted twice")
+        await #expect(try PushFacade(store: b).user("u2")?.state.badge == 3, "a-1, b-1, a-2: nothing counted twice")
         #expect(try await PushFacade(store: b).deliveries(ofMessage: "a-2").count == 1, "one outbox row: the first run wrote nothing")
         let warm = Self.counts(a)
         _ = try await Self.commit(a, [try Self.prepare(PostgresRoundTripTests.oneToOne("a-3"), on: a)])
         #expect(Self.counts(a).statements - warm.statements == 1 && Self.counts(a).committed - warm.committed == 1)
-        #expect(try PushFacade(store: b).user("u2")?.state.badge == 4)
+        await #expect(try PushFacade(store: b).user("u2")?.state.badge == 4)
     }
 
     @Test("another node counted other receivers since: the check passes, the commit is one statement, and its answer brings those counters")
     func anotherNodesOtherCountersPass() async throws {
-        guard let (a, b) = try Self.twoNodes() else { return }
+        guard let (a, b) = try await Self.twoNodes() else { return }
         let toM3 = { (id: String) in
             FacadeScenario.json(#"{"id":"\#(id)","conversationId":"m3","from":"u1","to":"m3","chatType":"Chat","body":{"type":"text","text":"hi"}}"#)
         }
-        _ = try PushFacade(store: a).send(try Self.prepare(PostgresRoundTripTests.oneToOne("a-1"), on: a))
-        _ = try PushFacade(store: a).send(try Self.prepare(toM3("a-m3-1"), on: a))
-        _ = try PushFacade(store: b).send(try Self.prepare(toM3("b-m3-1"), on: b))
+        _ = try await PushFacade(store: a).send(try Self.prepare(PostgresRoundTripTests.oneToOne("a-1"), on: a))
+        _ = try await PushFacade(store: a).send(try Self.prepare(toM3("a-m3-1"), on: a))
+        _ = try await PushFacade(store: b).send(try Self.prepare(toM3("b-m3-1"), on: b))
         let before = Self.counts(a)
         let toU2 = try await Self.commit(a, [try Self.prepare(PostgresRoundTripTests.oneToOne("a-2"), on: a)])
         let toM3Again = try await Self.commit(a, [try Self.prepare(toM3("a-m3-2"), on: a)])
@@ -120,26 +120,26 @@ struct PostgresOneRoundTripTests {
         #expect(toU2.first?.decisions.first?.decision.request?.badgeCounter == 2)
         #expect(toM3Again.first?.decisions.first?.decision.request?.badgeCounter == 3, "node B's counter came with the first answer")
         // A read on node B (its snapshot at the data version it published) reads node A's rows on.
-        #expect(try PushFacade(store: b).user("m3")?.state.badge == 3)
-        #expect(try PushFacade(store: b).user("u2")?.state.badge == 2)
+        await #expect(try PushFacade(store: b).user("m3")?.state.badge == 3)
+        await #expect(try PushFacade(store: b).user("u2")?.state.badge == 2)
     }
 
     @Test("a message id another node sent is a repeat: the check finds its record, and the first send's decisions are answered")
     func aRepeatSentOnAnotherNode() async throws {
-        guard let (a, b) = try Self.twoNodes() else { return }
-        _ = try PushFacade(store: a).send(try Self.prepare(PostgresRoundTripTests.oneToOne("warm"), on: a))
-        let first = try PushFacade(store: b).send(try Self.prepare(PostgresRoundTripTests.oneToOne("same"), on: b))
+        guard let (a, b) = try await Self.twoNodes() else { return }
+        _ = try await PushFacade(store: a).send(try Self.prepare(PostgresRoundTripTests.oneToOne("warm"), on: a))
+        let first = try await PushFacade(store: b).send(try Self.prepare(PostgresRoundTripTests.oneToOne("same"), on: b))
         let before = Self.counts(a)
         let outcomes = try await Self.commit(a, [try Self.prepare(PostgresRoundTripTests.oneToOne("same"), on: a)])
         #expect(Self.counts(a).changed - before.changed == 1, "the record's check (after node B's counter was read on)")
         #expect(outcomes.first?.isRepeat == true && outcomes.first?.decisions == first.decisions)
-        #expect(try PushFacade(store: b).user("u2")?.state.badge == 2, "the repeat counted nothing")
+        await #expect(try PushFacade(store: b).user("u2")?.state.badge == 2, "the repeat counted nothing")
     }
 
     @Test("a send that reads what the node does not keep (a receiver never sent to) is decided under the lock; the next one is not")
     func aMissGoesToTheLock() async throws {
-        guard let (a, _) = try Self.twoNodes() else { return }
-        _ = try PushFacade(store: a).send(try Self.prepare(PostgresRoundTripTests.oneToOne("warm"), on: a))
+        guard let (a, _) = try await Self.twoNodes() else { return }
+        _ = try await PushFacade(store: a).send(try Self.prepare(PostgresRoundTripTests.oneToOne("warm"), on: a))
         let toM3 = FacadeScenario.json(#"{"id":"to-m3","conversationId":"m3","from":"u1","to":"m3","chatType":"Chat","body":{"type":"text","text":"hi"}}"#)
         let before = Self.counts(a)
         let outcomes = try await Self.commit(a, [try Self.prepare(toM3, on: a)])
@@ -153,11 +153,11 @@ struct PostgresOneRoundTripTests {
 
     @Test("a configuration changed on another node is seen by the check: the next group is decided with it")
     func configurationChangedElsewhere() async throws {
-        guard let (a, b) = try Self.twoNodes() else { return }
-        _ = try PushFacade(store: a).send(try Self.prepare(PostgresRoundTripTests.oneToOne("warm"), on: a))
-        var app = try b.read { try $0.app() }
+        guard let (a, b) = try await Self.twoNodes() else { return }
+        _ = try await PushFacade(store: a).send(try Self.prepare(PostgresRoundTripTests.oneToOne("warm"), on: a))
+        var app = try await b.reading { try await $0.app() }
         app.certificates.append(Certificate(name: "another", busiId: nil, bundleId: "io.example.other", environment: .production))
-        try b.write { try $0.setApp(app) }
+        try await b.writing { try await $0.setApp(app) }
         let before = Self.counts(a)
         let outcomes = try await Self.commit(a, [try Self.prepare(PostgresRoundTripTests.oneToOne("after"), on: a)])
         #expect(Self.counts(a).changed - before.changed == 1, "the check found the configuration's version moved")
@@ -172,20 +172,20 @@ struct PostgresOneRoundTripTests {
 struct PostgresRunOfSendsTests {
     @Test("a warm run of sends commits in one call of the function, each its own decision")
     func aRunCommitsInOneCall() async throws {
-        guard let (a, b) = try PostgresOneRoundTripTests.twoNodes() else { return }
-        _ = try PushFacade(store: a).send(try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("warm"), on: a))
+        guard let (a, b) = try await PostgresOneRoundTripTests.twoNodes() else { return }
+        _ = try await PushFacade(store: a).send(try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("warm"), on: a))
         let messages = try ["g-0", "g-1", "g-2"].map { try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne($0), on: a) }
         let (before, calls) = (PostgresOneRoundTripTests.counts(a), a.pool.commits.commitCount.value)
         let outcomes = try await PostgresOneRoundTripTests.commit(a, messages)
         #expect(a.pool.commits.commitCount.value - calls == 1, "one call of the function for the run")
         #expect(PostgresOneRoundTripTests.counts(a).committed - before.committed == 1)
         #expect(outcomes.map { $0.decisions.first?.decision.request?.badgeCounter } == [2, 3, 4])
-        #expect(try PushFacade(store: b).user("u2")?.state.badge == 4, "another node reads what the run counted")
+        await #expect(try PushFacade(store: b).user("u2")?.state.badge == 4, "another node reads what the run counted")
     }
 
     @Test("a target another node made since is known: a refusal on what the node keeps is decided again under the lock")
     func aRefusalIsDecidedAgainUnderTheLock() async throws {
-        guard let (a, b) = try PostgresOneRoundTripTests.twoNodes() else { return }
+        guard let (a, b) = try await PostgresOneRoundTripTests.twoNodes() else { return }
         func message(_ id: String) throws -> PushFacade.PreparedMessage {
             var message = try PostgresOneRoundTripTests.prepare(
                 FacadeScenario.json(#"{"id":"\#(id)","conversationId":"u3","from":"u1","to":"u3","chatType":"Chat","body":{"type":"text","text":"hi"}}"#), on: a)
@@ -197,22 +197,22 @@ struct PostgresRunOfSendsTests {
         let before = try await facade.send([try message("before"), try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("to-u2"), on: a)])
         #expect(throws: PushFacade.UnknownTargets(targets: ["u3"])) { try before[0].get() }
         // A request's messages together (a vendor's): on what node A keeps, an unknown target would refuse them all.
-        try FacadeScenario.register("u3", in: PushFacade(store: b))
+        try await FacadeScenario.register("u3", in: PushFacade(store: b))
         let sent = try await facade.sendTogether([try message("after")], skippingUnknownTargets: false, sequencing: false)
         #expect(sent.sent.first?.outcome.decisions.map(\.receiver) == ["u3"], "node A reads node B's new user")
     }
 
     @Test("a send in the run that was sent before is a repeat: the check finds its record, and the run is decided again under the lock")
     func aRepeatInTheRunIsFound() async throws {
-        guard let (a, b) = try PostgresOneRoundTripTests.twoNodes() else { return }
-        _ = try PushFacade(store: a).send(try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("warm"), on: a))
+        guard let (a, b) = try await PostgresOneRoundTripTests.twoNodes() else { return }
+        _ = try await PushFacade(store: a).send(try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("warm"), on: a))
         let messages = try ["h-0", "warm", "h-1"].map { try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne($0), on: a) }
         let before = PostgresOneRoundTripTests.counts(a)
         let found = Dictionary(uniqueKeysWithValues: try await PostgresOneRoundTripTests.commit(a, messages).map { ($0.messageID, $0) })
         #expect(PostgresOneRoundTripTests.counts(a).changed - before.changed == 1, "the commit's check found the id's record")
         #expect(found["warm"]?.isRepeat == true && found["warm"]?.decisions.first?.decision.request?.badgeCounter == 1, "the first send's decision")
         #expect(found["h-0"]?.decisions.first?.decision.request?.badgeCounter == 2 && found["h-1"]?.decisions.first?.decision.request?.badgeCounter == 3)
-        #expect(try PushFacade(store: b).user("u2")?.state.badge == 3, "the repeat counted nothing")
+        await #expect(try PushFacade(store: b).user("u2")?.state.badge == 3, "the repeat counted nothing")
     }
 }
 
@@ -221,23 +221,25 @@ struct PostgresRunOfSendsTests {
 @Suite("PostgreSQL commits of several apps")
 struct PostgresCommitCombinerTests {
     /// `count` apps' stores on one pool (a node), each with the example app, u1 and u2, warmed by one send.
-    static func apps(_ count: Int) throws -> [PostgresStateStore]? {
+    static func apps(_ count: Int) async throws -> [PostgresStateStore]? {
         guard let url = testPostgresURL() else { return nil }
         let first = try freshPostgresSchema(url)
         let pool = PostgresConnections(location: first, limit: 4, logger: .init(label: "node"), runsItself: true)
-        return try (0..<count).map { i in
-            let store = try PostgresStateStore(location: i == 0 ? first : try freshPostgresSchema(url), pool: pool)
+        var stores: [PostgresStateStore] = []
+        for i in 0..<count {
+            let store = try await PostgresStateStore.open(location: i == 0 ? first : try freshPostgresSchema(url), pool: pool)
             let facade = PushFacade(store: store)
-            try facade.configure(FacadeScenario.app)
-            for user in ["u1", "u2"] { try FacadeScenario.register(user, in: facade) }
-            _ = try facade.send(try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("warm"), on: store))
-            return store
+            try await facade.configure(FacadeScenario.app)
+            for user in ["u1", "u2"] { try await FacadeScenario.register(user, in: facade) }
+            _ = try await facade.send(try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("warm"), on: store))
+            stores.append(store)
         }
+        return stores
     }
 
     @Test("8 apps' groups at once: fewer statements than commits, every app's sends counted once")
     func eightAppsCommitTogether() async throws {
-        guard let stores = try Self.apps(8) else { return }
+        guard let stores = try await Self.apps(8) else { return }
         let combiner = stores[0].pool.commits
         let (statements, commits) = (combiner.statementCount.value, combiner.commitCount.value)
         let outcomes = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -251,15 +253,15 @@ struct PostgresCommitCombinerTests {
         #expect(combiner.commitCount.value - commits == 8, "every app's group in one round trip")
         #expect(combiner.statementCount.value - statements < 8, "commits that waited went together: \(combiner.statementCount.value - statements) statements")
         for store in stores {
-            #expect(try PushFacade(store: store).user("u2")?.state.badge == 1 + 3)
+            await #expect(try PushFacade(store: store).user("u2")?.state.badge == 1 + 3)
             #expect(store.oneRoundTrip.committedCount.value == 1 && store.oneRoundTrip.changedCount.value == 0)
         }
     }
 
     @Test("an app whose commit PostgreSQL refuses fails alone: the others' commits in its statement are sent again and kept")
     func oneAppsErrorFailsNoOther() async throws {
-        guard let stores = try Self.apps(4) else { return }
-        try PostgresReceiverCacheTests.behindTheNodesBack(stores[2], "DROP FUNCTION pushbridge_commit_logged")
+        guard let stores = try await Self.apps(4) else { return }
+        try await PostgresReceiverCacheTests.behindTheNodesBack(stores[2], "DROP FUNCTION pushbridge_commit_logged")
         let results = await withTaskGroup(of: (Int, Bool).self) { group in
             for (i, store) in stores.enumerated() {
                 let message = try? PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("x\(i)"), on: store)
@@ -271,7 +273,7 @@ struct PostgresCommitCombinerTests {
         }
         #expect(results == [0: true, 1: true, 2: false, 3: true], "only the app without the function failed")
         for (i, store) in stores.enumerated() {
-            #expect(try PushFacade(store: store).user("u2")?.state.badge == (i == 2 ? 1 : 2))
+            await #expect(try PushFacade(store: store).user("u2")?.state.badge == (i == 2 ? 1 : 2))
         }
     }
 }

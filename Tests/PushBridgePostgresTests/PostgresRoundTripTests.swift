@@ -16,13 +16,13 @@ import Testing
 @Suite("PostgreSQL round trips")
 struct PostgresRoundTripTests {
     /// A facade on a store of a new schema with its own pool; u1 and u2 each with a device.
-    static func scenario() throws -> (PushFacade, PostgresStateStore)? {
+    static func scenario() async throws -> (PushFacade, PostgresStateStore)? {
         guard let url = testPostgresURL() else { return nil }
         let location = try freshPostgresSchema(url)
-        let store = try PostgresStateStore(location: location, pool: PostgresConnections(location: location, limit: 4, logger: .init(label: "test"), runsItself: true))
+        let store = try await PostgresStateStore.open(location: location, pool: PostgresConnections(location: location, limit: 4, logger: .init(label: "test"), runsItself: true))
         let facade = PushFacade(store: store, queuesDeliveries: true)
-        try facade.configure(FacadeScenario.app)
-        for user in ["u1", "u2"] { try FacadeScenario.register(user, in: facade) }
+        try await facade.configure(FacadeScenario.app)
+        for user in ["u1", "u2"] { try await FacadeScenario.register(user, in: facade) }
         return (facade, store)
     }
 
@@ -46,9 +46,9 @@ struct PostgresRoundTripTests {
 
     @Test("a warm one-to-one send's round trips: one, alone or eight in one update; under the lock four, whatever the batch")
     func oneToOneSendRoundTrips() async throws {
-        guard let (facade, store) = try Self.scenario() else { return }
+        guard let (facade, store) = try await Self.scenario() else { return }
         let prepare = { (id: String) in try facade.prepare(Self.oneToOne(id), dialect: "agora-silent", now: FacadeScenario.now) }
-        _ = try facade.send(try prepare("warm"))
+        _ = try await facade.send(try prepare("warm"))
         // Warm on one node: the sender, the receiver and the configuration are kept, the ids assumed
         // unsent: one call of the commit function checks what was read and writes the effects.
         let one = try prepare("one")
@@ -67,47 +67,47 @@ struct PostgresRoundTripTests {
         let lockedBatch = try await Self.statements(store) { _ = try await facade.send(lockedEight) }
         #expect(lockedAlone <= 4, "under the lock, alone: \(lockedAlone) statements")
         #expect(lockedBatch <= 4, "under the lock, eight: \(lockedBatch) statements")
-        #expect(try facade.user("u2")?.state.badge == 1 + 1 + 8 + 1 + 8)
+        await #expect(try facade.user("u2")?.state.badge == 1 + 1 + 8 + 1 + 8)
     }
 
     /// The app's configuration a node keeps between sends is checked by its version: a change made on
     /// another node is used by this node's next send, and one rolled back is not.
     @Test("a configuration changed on another node is used by the next send; one rolled back is not")
-    func keptConfigurationFollowsOtherNodes() throws {
+    func keptConfigurationFollowsOtherNodes() async throws {
         guard let url = testPostgresURL() else { return }
         let location = try freshPostgresSchema(url)
-        let a = PushFacade(store: try PostgresStateStore(location: location))
-        let bStore = try PostgresStateStore(location: location)
+        let a = PushFacade(store: try await PostgresStateStore.open(location: location))
+        let bStore = try await PostgresStateStore.open(location: location)
         let b = PushFacade(store: bStore)
-        func configure(_ facade: PushFacade, _ pattern: String) throws {
+        func configure(_ facade: PushFacade, _ pattern: String) async throws {
             var app = FacadeScenario.app
             app.templates = [PushTemplate(name: "plain", titlePattern: nil, contentPattern: pattern)]
-            try facade.configure(app)
+            try await facade.configure(app)
         }
-        try configure(a, "Old {0}")
-        for user in ["u1", "u2"] { try FacadeScenario.register(user, in: a) }
-        func body(_ id: String) throws -> String {
+        try await configure(a, "Old {0}")
+        for user in ["u1", "u2"] { try await FacadeScenario.register(user, in: a) }
+        func body(_ id: String) async throws -> String {
             let message = FacadeScenario.json(
                 #"{"id":"\#(id)","conversationId":"u2","from":"u1","to":"u2","chatType":"Chat","body":{"type":"text","text":"hi"},"ext":{"em_push_template":{"name":"plain","content_args":["Ann"]}}}"#)
-            let decisions = try b.send(message, dialect: "agora-silent", now: FacadeScenario.now)
+            let decisions = try await b.send(message, dialect: "agora-silent", now: FacadeScenario.now)
             return decisions.first?.decision.request?.payloadText ?? "no push"
         }
-        #expect(try body("m1").contains("Old Ann"))
-        #expect(try body("m2").contains("Old Ann"))  // kept: no template read (counted below)
-        let kept = try Self.statements(bStore) { _ = try body("m3") }
-        try configure(a, "New {0}")
-        #expect(try body("m4").contains("New Ann"), "node b uses node a's change")
+        await #expect(try body("m1").contains("Old Ann"))
+        await #expect(try body("m2").contains("Old Ann"))  // kept: no template read (counted below)
+        let kept = try await Self.statements(bStore) { _ = try await body("m3") }
+        try await configure(a, "New {0}")
+        await #expect(try body("m4").contains("New Ann"), "node b uses node a's change")
         // A change rolled back on node b itself leaves the configuration as it was.
         struct Abandoned: Error {}
-        #expect(throws: Abandoned.self) {
-            try bStore.write { transaction in
+        await #expect(throws: Abandoned.self) {
+            try await bStore.writing { transaction in
                 var app = FacadeScenario.app
                 app.templates = [PushTemplate(name: "plain", titlePattern: nil, contentPattern: "Abandoned {0}")]
-                try transaction.setApp(app)
+                try await transaction.setApp(app)
                 throw Abandoned()
             }
         }
-        #expect(try body("m5").contains("New Ann"))
+        await #expect(try body("m5").contains("New Ann"))
         #expect(kept <= 9, "a send with the configuration kept: \(kept) statements")
     }
 }

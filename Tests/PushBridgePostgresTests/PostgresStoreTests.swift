@@ -12,13 +12,13 @@ import Testing
 @Suite("PostgreSQL store")
 struct PostgresStoreTests {
     @Test("Schemas: two stores in two schemas of one database keep apart; the URL names the schema")
-    func schemasKeepApart() throws {
+    func schemasKeepApart() async throws {
         guard let url = testPostgresURL() else { return }
-        let a = try PostgresStateStore(location: try freshPostgresSchema(url))
-        let b = try PostgresStateStore(location: try freshPostgresSchema(url))
-        try a.write { try $0.setMembers(["u1", "u2"], of: "g") }
-        #expect(try b.read { try $0.members(of: "g") } == [])
-        #expect(try a.read { try $0.members(of: "g") } == ["u1", "u2"])
+        let a = try await PostgresStateStore.open(location: try freshPostgresSchema(url))
+        let b = try await PostgresStateStore.open(location: try freshPostgresSchema(url))
+        try await a.writing { try await $0.setMembers(["u1", "u2"], of: "g") }
+        #expect(try await b.reading { try await $0.members(of: "g") } == [])
+        #expect(try await a.reading { try await $0.members(of: "g") } == ["u1", "u2"])
         let named = try PostgresLocation(url: url + "?schema=app_demo")
         #expect(named.schema == "app_demo" && named.description.hasSuffix("?schema=app_demo"))
         #expect(throws: PostgresLocationError.self) { try PostgresLocation(url: url + "?schema=Bad-Name") }
@@ -31,36 +31,41 @@ struct PostgresStoreTests {
         var location = try PostgresLocation(url: url)
         location.deadline = .seconds(3)
         let pool = PostgresConnections(location: location, limit: 1, logger: .init(label: "test"), runsItself: true)
-        let a = try PostgresStateStore(location: try freshPostgresSchema(url), pool: pool)
-        let b = try PostgresStateStore(location: try freshPostgresSchema(url), pool: pool)
+        let a = try await PostgresStateStore.open(location: try freshPostgresSchema(url), pool: pool)
+        let b = try await PostgresStateStore.open(location: try freshPostgresSchema(url), pool: pool)
         // One connection moves between the two schemas: each store still sees only its own rows.
         for round in 0..<3 {
-            try a.write { try $0.setMembers(["a\(round)"], of: "g") }
-            try b.write { try $0.setMembers(["b\(round)"], of: "g") }
-            #expect(try a.read { try $0.members(of: "g") } == ["a\(round)"])
-            #expect(try b.read { try $0.members(of: "g") } == ["b\(round)"])
+            try await a.writing { try await $0.setMembers(["a\(round)"], of: "g") }
+            try await b.writing { try await $0.setMembers(["b\(round)"], of: "g") }
+            #expect(try await a.reading { try await $0.members(of: "g") } == ["a\(round)"])
+            #expect(try await b.reading { try await $0.members(of: "g") } == ["b\(round)"])
         }
         #expect(pool.openCount == 1)
         // While a write holds the only connection, a read waits at most the deadline and is busy.
-        let gate = DispatchSemaphore(value: 0)
-        let holds = DispatchSemaphore(value: 0)
-        // (Blocking calls run on dispatch threads: the concurrency pool has two threads here.)
-        // (A write's body runs once per statement it sends, plus once: after its last statement, it holds
-        // the connection inside its transaction.)
-        let holding = Task { try await offPool { try a.write { try $0.setMembers(["held"], of: "h"); holds.signal(); gate.wait() } } }
-        await offPool { holds.wait() }  // the write holds the connection now (a sleep was not enough on a loaded machine)
-        let start = ContinuousClock.now
-        let refused = await offPool { () -> StoreError? in
-            do { _ = try b.read { try $0.members(of: "g") }; return nil } catch let error as StoreError { return error } catch { return nil }
+        let (holds, held) = AsyncStream.makeStream(of: Void.self)
+        let (released, release) = AsyncStream.makeStream(of: Void.self)
+        let holding = Task {
+            try await a.writing { transaction in
+                try await transaction.setMembers(["held"], of: "h")
+                held.yield()
+                for await _ in released { break }
+            }
         }
+        for await _ in holds { break }  // the write holds the connection now
+        let start = ContinuousClock.now
+        let refused: StoreError?
+        do {
+            _ = try await b.reading { try await $0.members(of: "g") }
+            refused = nil
+        } catch let error as StoreError { refused = error }
         let waited = ContinuousClock.now - start
         #expect(refused?.code == .busy && "\(refused.map { "\($0)" } ?? "")".contains("all 1 connections"), "\(String(describing: refused))")
         #expect(waited >= .milliseconds(2_900) && waited < .seconds(60), "waited \(waited): the deadline, and not unbounded")
         // A waiter is handed the connection when it comes back.
-        let handed = Task { try await offPool { try b.read { try $0.members(of: "g") } } }
+        let handed = Task { try await b.reading { try await $0.members(of: "g") } }
         let asked = ContinuousClock.now
         while pool.waitingCount == 0 && ContinuousClock.now - asked < .seconds(30) { try await Task.sleep(for: .milliseconds(10)) }  // it waits now
-        gate.signal()
+        release.yield()
         try await holding.value
         #expect(try await handed.value == ["b2"])
         #expect(pool.openCount == 1)
@@ -69,21 +74,24 @@ struct PostgresStoreTests {
     @Test("Migrations apply once, also when two stores open a new database together")
     func migrationsApplyOnce() async throws {
         guard let url = testPostgresURL() else { return }
-        let location = try freshPostgresDatabase(url)
+        var fresh = try freshPostgresDatabase(url)
+        // The second waits for the lock while the first migrates: longer than a statement's 5 s on a loaded machine.
+        fresh.deadline = .seconds(60)
+        let location = fresh
         // Two nodes starting at once: the advisory lock lets one migrate, the other sees it done.
-        async let a = Task.detached { try PostgresStateStore(location: location).appliedMigrations() }.value
-        async let b = Task.detached { try PostgresStateStore(location: location).appliedMigrations() }.value
+        async let a = Task.detached { try await PostgresStateStore.open(location: location).appliedMigrations() }.value
+        async let b = Task.detached { try await PostgresStateStore.open(location: location).appliedMigrations() }.value
         let (first, second) = try await (a, b)
         #expect(first == PostgresStateStore.migrationIdentifiers)
         #expect(second == PostgresStateStore.migrationIdentifiers)
-        #expect(try await PostgresStateStore(location: location).appliedMigrations() == PostgresStateStore.migrationIdentifiers)
+        #expect(try await PostgresStateStore.open(location: location).appliedMigrations() == PostgresStateStore.migrationIdentifiers)
     }
 
     @Test("The commit function keeps one plan a connection and its own search path")
-    func theCommitFunctionKeepsOnePlan() throws {
+    func theCommitFunctionKeepsOnePlan() async throws {
         guard let url = testPostgresURL() else { return }
         let location = try freshPostgresSchema(url)
-        _ = try PostgresStateStore(location: location).appliedMigrations()
+        _ = try await PostgresStateStore.open(location: location).appliedMigrations()
         let schema = try #require(location.schema)
         // Read by psql from the catalog, not through the store: what every call of the function runs with.
         let run = try runProgram("/usr/bin/env", ["psql", "-At", url, "-c",
@@ -100,33 +108,34 @@ struct PostgresStoreTests {
     }
 
     @Test("The directory keeps a binding of any family: the store names no vendor")
-    func theDirectoryTakesAnyVendorFamily() throws {
+    func theDirectoryTakesAnyVendorFamily() async throws {
         guard let url = testPostgresURL() else { return }
         let location = try freshPostgresSchema(url)
         let directory = try PostgresAppDirectory(location: location)
-        #expect(try directory.register(RegisteredApp(id: "a", keyHash: Array(repeating: 7, count: 32), createdAt: Instant(milliseconds: 1))))
+        #expect(try await directory.register(RegisteredApp(id: "a", keyHash: Array(repeating: 7, count: 32), createdAt: Instant(milliseconds: 1))))
         let example = VendorBinding(app: "a", vendor: .init(rawValue: "example"), key: "k", account: "x", secret: [1], boundAt: Instant(milliseconds: 2))
-        #expect(try directory.bind(example))
-        #expect(try PostgresAppDirectory(location: location).vendorBindings() == [example])
+        #expect(try await directory.bind(example))
+        #expect(try await PostgresAppDirectory(location: location).vendorBindings() == [example])
+        #expect(throws: StoreError.self, "a synchronous call refuses") { try directory.vendorBindings() }
         // Still one app per key and family.
-        #expect(try directory.register(RegisteredApp(id: "b", keyHash: Array(repeating: 8, count: 32), createdAt: Instant(milliseconds: 3))))
+        #expect(try await directory.register(RegisteredApp(id: "b", keyHash: Array(repeating: 8, count: 32), createdAt: Instant(milliseconds: 3))))
         var other = example
         other.app = "b"
-        #expect(try !directory.bind(other))
+        #expect(try await !directory.bind(other))
     }
 
     @Test("A database migrated by a newer PushBridge is refused, naming the migration")
-    func newerSchemaIsRefused() throws {
+    func newerSchemaIsRefused() async throws {
         guard let url = testPostgresURL() else { return }
         let location = try freshPostgresDatabase(url)
-        _ = try PostgresStateStore(location: location)
+        _ = try await PostgresStateStore.open(location: location)
         let run = try runProgram("/usr/bin/env", [
             "psql", "-q", "-v", "ON_ERROR_STOP=1", "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)", "-c",
             "INSERT INTO pushbridge_migrations (identifier, applied_at) VALUES ('2099-01-01-future', 0)",
         ])
         #expect(run.status == 0, "\(run.stderr)")
-        #expect {
-            _ = try PostgresStateStore(location: location)
+        await #expect {
+            _ = try await PostgresStateStore.open(location: location)
         } throws: { error in
             guard let error = error as? StoreError else { return false }
             return error.code == .newerSchema && error.message.contains("2099-01-01-future")
@@ -134,12 +143,12 @@ struct PostgresStoreTests {
     }
 
     @Test("An unreachable server is a clear error that names it without the password")
-    func unreachableServer() throws {
+    func unreachableServer() async throws {
         // Port 1: nothing listens there on a test machine.
         let location = try PostgresLocation(url: "postgres://pb:s3cret-password@127.0.0.1:1/pushbridge")
         #expect(location.description == "postgres://pb@127.0.0.1:1/pushbridge")
-        #expect {
-            _ = try PostgresStateStore(location: location)
+        await #expect {
+            _ = try await PostgresStateStore.open(location: location)
         } throws: { error in
             guard let error = error as? StoreError else { return false }
             let text = "\(error)"

@@ -72,7 +72,7 @@ struct AppRegistryTests {
     }
 
     /// A store whose updates wait for a gate (or 20 s) once `held` is set: an app busy with a write.
-    final class HeldStore: PushStateStore {
+    final class HeldStore: TransactionStore {
         let base: SQLiteStateStore
         let held = Mutex(false)
         let started = Mutex(false)
@@ -169,7 +169,7 @@ struct AppRegistryTests {
             let delivery = try ServiceDelivery(settings: try #require(configuration.delivery), metrics: ServiceMetrics(), logger: Logger(label: "test"))
             let running = Task { await delivery.run() }
             let store = MemoryStateStore()
-            let facade = try exampleDeliveryFacade(store)
+            let facade = try await exampleDeliveryFacade(store)
             func tenant() -> AppTenant {
                 let writer = GroupCommitWriter(
                     facade: facade, maxBatch: 8, maxWaitMicroseconds: 0, timeout: .seconds(600), name: "a")

@@ -36,7 +36,7 @@ struct ServiceAPITests {
                 _ = try await facade.apply(calls.map { PushFacade.DialectCall($0.call, at: $0.at, pointer: $0.pointer) }, dialect: "agora-silent", user: user)
             }
             try await facade.setMembers(["u1", "u2", "u3"], of: "g1")
-            let expected = try facade.send(try JSONParser.parse(message), dialect: "agora-silent", now: Instant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)))
+            let expected = try await facade.send(try JSONParser.parse(message), dialect: "agora-silent", now: Instant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)))
             let decisions = "[" + expected.map { String(decoding: $0.json, as: UTF8.self) }.joined(separator: ",") + "]"
             #expect(sent.text == #"{"message":"m-1","decisions":"# + decisions + "}")
 

@@ -62,7 +62,7 @@ struct ServiceProcessTests {
         let store = try PushBridgeStoreProbe(path: database + "/apps/demo.sqlite")
         var present = 0
         for id in tried {
-            let stored = try store.sentMessage(id)
+            let stored = try await store.sentMessage(id)
             if let body = acked[id] {
                 #expect(stored != nil, "acknowledged message \(id) is lost")
                 if let stored { #expect(body.contains(stored), "\(id): stored decisions differ from the acknowledged ones") }
@@ -70,7 +70,7 @@ struct ServiceProcessTests {
             if stored != nil { present += 1 }
         }
         #expect(present >= acked.count)
-        let badge = try store.badge(of: "u2")
+        let badge = try await store.badge(of: "u2")
         #expect(badge == present, "u2's badge counts \(badge) pushes, \(present) messages are stored")
         #expect(try store.integrityCheck() == "ok")
     }

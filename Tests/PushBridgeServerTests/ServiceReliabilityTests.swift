@@ -26,7 +26,7 @@ struct ServiceReliabilityTests {
 
     /// A store whose commits fail: every send of the group is answered with the store failure, none
     /// with its own result.
-    final class FailingCommitStore: PushStateStore, @unchecked Sendable {
+    final class FailingCommitStore: TransactionStore, @unchecked Sendable {
         let base = MemoryStateStore()
         func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T { try base.write(body) }
         func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T { try base.read(body) }
@@ -131,7 +131,7 @@ struct ServiceReliabilityTests {
         let store = try SQLiteStateStore(path: temporaryDirectory() + "/sends.sqlite")
         let facade = PushFacade(store: store)
         try await facade.configure(FacadeScenario.app)
-        for user in ["u1", "u2"] { try FacadeScenario.register(user, in: facade) }
+        for user in ["u1", "u2"] { try await FacadeScenario.register(user, in: facade) }
         try store.write { try $0.recordSentMessage("bad", at: FacadeScenario.now, decisions: [0x50], forgettingBefore: Instant(milliseconds: 0)) }
         let batches = Mutex<[Int]>([])
         // A timeout no queueing reaches: on a loaded CI machine, queueing the six jobs one at a time
@@ -176,7 +176,7 @@ struct ServiceReliabilityTests {
         let repeated = try await again.value
         let first = try await m1.value
         #expect(repeated.isRepeat && repeated.decisions == first.decisions)
-        #expect(try facade.user("u2")?.state.badge == 2)
+        await #expect(try facade.user("u2")?.state.badge == 2)
         #expect(batches.withLock { $0 } == [1, 6], "the held write alone, then the six queued jobs in one commit")
     }
 

@@ -76,17 +76,17 @@ package func withMockAPNs<T>(_ configuration: MockAPNs.Configuration, _ body: (M
 
 /// The example app (the articles) in a facade that queues deliveries: two certificates, u2 with two
 /// devices (development and production), u1 and u3; group g1.
-package func exampleDeliveryFacade(_ store: any PushStateStore) throws -> PushFacade {
+package func exampleDeliveryFacade(_ store: any PushStateStore) async throws -> PushFacade {
     let facade = PushFacade(store: store, queuesDeliveries: true)
     let examples = Repository.root.appendingPathComponent("Examples/facade")
     func json(_ name: String) throws -> JSONValue { try JSONParser.parse(try String(contentsOf: examples.appendingPathComponent(name), encoding: .utf8)) }
-    try facade.configure(try Scenario.app(from: try json("app.json"), at: .root))
+    try await facade.configure(try Scenario.app(from: try json("app.json"), at: .root))
     for user in ["u1", "u2"] {
         guard case .array(let calls) = try json("\(user)-calls.json") else { continue }
-        _ = try facade.apply(calls.enumerated().map { PushFacade.DialectCall($0.element, at: Instant(milliseconds: 1_000 + Int64($0.offset)), pointer: .root / $0.offset) },
+        _ = try await facade.apply(calls.enumerated().map { PushFacade.DialectCall($0.element, at: Instant(milliseconds: 1_000 + Int64($0.offset)), pointer: .root / $0.offset) },
             dialect: "agora-silent", user: user)
     }
-    try facade.setMembers(["u1", "u2", "u3"], of: "g1")
+    try await facade.setMembers(["u1", "u2", "u3"], of: "g1")
     return facade
 }
 

@@ -157,12 +157,12 @@ package struct PushBridgeStoreProbe {
     }
 
     /// The message's decisions as the service answered them (`[…]`), or `nil` when not stored.
-    package func sentMessage(_ id: String) throws -> String? {
+    package func sentMessage(_ id: String) async throws -> String? {
         let now = Instant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
-        return try facade.sentMessage(id, now: now).map { "[" + $0.map { String(decoding: $0.json, as: UTF8.self) }.joined(separator: ",") + "]" }
+        return try await facade.sentMessage(id, now: now).map { "[" + $0.map { String(decoding: $0.json, as: UTF8.self) }.joined(separator: ",") + "]" }
     }
 
-    package func badge(of user: String) throws -> Int { try facade.user(user)?.state.badge ?? 0 }
+    package func badge(of user: String) async throws -> Int { try await facade.user(user)?.state.badge ?? 0 }
 
     /// SQLite's `PRAGMA integrity_check`.
     package func integrityCheck() throws -> String {

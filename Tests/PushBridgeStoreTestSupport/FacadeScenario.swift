@@ -17,11 +17,11 @@ package enum FacadeScenario {
         /// SQLite and the memory twin always; PostgreSQL when the test cluster runs (`make test`).
         package static var allCases: [Backing] { testPostgresURL() == nil ? [.sqliteFile, .memory] : [.sqliteFile, .memory, .postgres] }
 
-        package func store() throws -> any PushStateStore {
+        package func store() async throws -> any PushStateStore {
             switch self {
             case .sqliteFile: return try SQLiteStateStore(path: temporaryDatabase())
             case .memory: return MemoryStateStore()
-            case .postgres: return try PostgresStateStore(location: try freshPostgresSchema(try #require(testPostgresURL())))
+            case .postgres: return try await PostgresStateStore.open(location: try freshPostgresSchema(try #require(testPostgresURL())))
             }
         }
     }
@@ -41,8 +41,8 @@ package enum FacadeScenario {
     }
 
     /// An agora user with a device of its own.
-    package static func register(_ user: UserID, in facade: PushFacade) throws {
-        _ = try facade.apply(
+    package static func register(_ user: UserID, in facade: PushFacade) async throws {
+        _ = try await facade.apply(
             [
                 .init(json(#"{"call":"initializeSDK","appkey":"41117440#383391","apnsCertName":"agoraTest"}"#), at: now, pointer: .root / 0),
                 .init(json(#"{"call":"registerForRemoteNotificationsWithDeviceToken","deviceToken":"\#(token(of: user))"}"#), at: now, pointer: .root / 1),
@@ -51,5 +51,31 @@ package enum FacadeScenario {
 
     package static func groupMessage(from sender: UserID, to group: String, text: String = "hi", id: String = "m1") -> JSONValue {
         json(#"{"id":"\#(id)","conversationId":"\#(group)","from":"\#(sender)","to":"\#(group)","chatType":"GroupChat","body":{"type":"text","text":"\#(text)"}}"#)
+    }
+}
+
+extension PushStateStore {
+    /// Writes sent-message records through the store's update, on any backing.
+    /// - Parameters:
+    ///   - records: the records, an id once.
+    ///   - cutoff: records sent before it may be forgotten.
+    package func writeRecords(_ records: [SentMessage], forgettingBefore cutoff: Instant) async throws {
+        let changes = StateChanges(
+            records: records.map { RecordChange(id: $0.id, sentAt: $0.sentAt, count: 0, bytes: .encoded($0.decisions)) }, cutoff: cutoff)
+        try await update(reading: StateKeys()) { _ in (changes, ()) }
+    }
+
+    /// The records of message ids sent since each question's instant, read in one snapshot (`nil`: none).
+    package func records(_ questions: [(id: String, since: Instant)]) async throws -> [[UInt8]?] {
+        var keys = StateKeys()
+        for question in questions { _ = keys.add(StateKeys.Record(id: question.id, since: question.since)) }
+        return try await snapshot(keys).records.map { $0?.bytes }
+    }
+
+    /// The user that holds a device token, `nil` when none does.
+    package func owner(ofDevice token: String) async throws -> UserID? {
+        var keys = StateKeys()
+        let position = keys.addOwner(ofDevice: token)
+        return try await snapshot(keys).deviceOwners[position]?.user
     }
 }

@@ -30,13 +30,13 @@ package enum ReliabilityScenario {
     }
 
     /// The state a user reaches after exactly these calls, computed in memory.
-    package static func expectedState(after calls: ArraySlice<String>, user: UserID) throws -> UserState? {
+    package static func expectedState(after calls: ArraySlice<String>, user: UserID) async throws -> UserState? {
         let facade = PushFacade(store: MemoryStateStore())
-        try facade.configure(try Scenario.app(from: try JSONParser.parse(appJSON), at: .root))
+        try await facade.configure(try Scenario.app(from: try JSONParser.parse(appJSON), at: .root))
         let now = Instant(iso8601: Self.now)!
         let parsed = try calls.enumerated().map { PushFacade.DialectCall(try JSONParser.parse($0.element), at: now, pointer: .root / $0.offset) }
-        if !parsed.isEmpty { _ = try facade.apply(parsed, dialect: "agora-silent", user: user) }
-        return try facade.user(user)?.state
+        if !parsed.isEmpty { _ = try await facade.apply(parsed, dialect: "agora-silent", user: user) }
+        return try await facade.user(user)?.state
     }
 
     package static func prepareDatabase() throws -> (db: String, folder: String) {

@@ -65,11 +65,11 @@ struct BadgeLogTests {
     }
 
     @Test("rows of the 16-byte format (0.10–0.16) are still read, before and after varint rows")
-    func sixteenByteRowsAreRead() throws {
+    func sixteenByteRowsAreRead() async throws {
         let path = temporaryDatabase()
         let facade = PushFacade(store: try SQLiteStateStore(path: path))
-        try facade.configure(FacadeScenario.app)
-        for user in ["a", "b", "c"] { try FacadeScenario.register(user, in: facade) }
+        try await facade.configure(FacadeScenario.app)
+        for user in ["a", "b", "c"] { try await FacadeScenario.register(user, in: facade) }
         let ids = try sqlite(path, "SELECT id FROM users ORDER BY name").compactMap { Int64($0) }
         // a: 7 then 9 (the later row wins), b: 4, c: its stored counter.
         func old(_ entries: [(Int64, Int64)]) -> String {
@@ -88,7 +88,7 @@ struct BadgeLogTests {
     }
 
     @Test("a damaged row is named (table, column, what is wrong), whatever the damage")
-    func damagedRowsAreNamed() throws {
+    func damagedRowsAreNamed() async throws {
         let good = BadgeLogEntries.write([(UserKey(rawValue: 3), 1), (UserKey(rawValue: 4), 300)])
         var tooMany = good
         tooMany[8] = 200  // more entries than the bytes can hold
@@ -105,8 +105,8 @@ struct BadgeLogTests {
         // Through a store: the read fails with the same error and nothing is changed.
         let path = temporaryDatabase()
         let facade = PushFacade(store: try SQLiteStateStore(path: path))
-        try facade.configure(FacadeScenario.app)
-        try FacadeScenario.register("a", in: facade)
+        try await facade.configure(FacadeScenario.app)
+        try await FacadeScenario.register("a", in: facade)
         _ = try sqlite(path, "INSERT INTO badge_log (entries) VALUES (x'\(Self.hex(trailing))')")
         let error = try #require(throws: StoreError.self) { try SQLiteStateStore(path: path).read { try $0.user("a") } }
         #expect(error.description.contains("badge_log.entries"))
@@ -114,9 +114,9 @@ struct BadgeLogTests {
     }
 
     @Test("a group send's counters are one varint row, ≈ 2 bytes a counter")
-    func groupSendsWriteVarints() throws {
-        let (path, _, facade) = try ReceiverCacheTests.populated(members: 300)
-        _ = try facade.send(FacadeScenario.groupMessage(from: "m1", to: ReceiverCacheTests.group, id: "v1"), dialect: "agora-silent", now: FacadeScenario.now)
+    func groupSendsWriteVarints() async throws {
+        let (path, _, facade) = try await ReceiverCacheTests.populated(members: 300)
+        _ = try await facade.send(FacadeScenario.groupMessage(from: "m1", to: ReceiverCacheTests.group, id: "v1"), dialect: "agora-silent", now: FacadeScenario.now)
         let rows = try sqlite(path, "SELECT length(entries) FROM badge_log")
         #expect(rows.count == 1)
         let pushed = try sqlite(path, "SELECT count(*) FROM devices").first.flatMap { Int($0) } ?? 0

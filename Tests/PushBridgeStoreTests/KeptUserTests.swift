@@ -34,7 +34,7 @@ struct KeptUserTests {
 
     /// Sends a one-to-one message through the facade and checks its decision against a full decide
     /// of the receiver's whole state from a store that keeps nothing, read before the send.
-    static func sendMatchesFullDecide(_ facade: PushFacade, path: String, id: String, from sender: UserID, to receiver: UserID) throws {
+    static func sendMatchesFullDecide(_ facade: PushFacade, path: String, id: String, from sender: UserID, to receiver: UserID) async throws {
         let prepared = try facade.prepare(message(from: sender, to: receiver, id: id), dialect: "agora-silent", now: FacadeScenario.now)
         let reference = try SQLiteStateStore(path: path, options: .init(keptReceivers: 0)).read { transaction -> PushDecision in
             let record = try transaction.user(receiver) ?? UserRecord.placeholder(receiver)
@@ -42,65 +42,65 @@ struct KeptUserTests {
             return PushDecider(app: try transaction.app()).decide(
                 prepared.message, sender: try transaction.user(sender)?.state, receiver: state, profile: prepared.profile, now: prepared.now)
         }
-        let sent = try facade.send(prepared).decisions
+        let sent = try await facade.send(prepared).decisions
         #expect(sent.map(\.receiver) == [receiver])
         #expect(sent.first?.decision == reference, "\(sender) to \(receiver), \(id)")
-        #expect(try facade.sentMessage(id, now: FacadeScenario.now) == sent, "the repeat record of \(id)")
+        #expect(try await facade.sentMessage(id, now: FacadeScenario.now) == sent, "the repeat record of \(id)")
     }
 
     @Test("kept users equal what a store keeping nothing reads, and decisions a full decide, after every kind of change")
-    func keptUsersStayTrue() throws {
-        let (path, store, facade) = try ReceiverCacheTests.populated(members: 30)
+    func keptUsersStayTrue() async throws {
+        let (path, store, facade) = try await ReceiverCacheTests.populated(members: 30)
         let reader = try SQLiteStateStore(path: path)  // open all along: its reader connection keeps users too
         var round = 0
-        func check(_ what: String, sender: UserID = "m0") throws {
+        func check(_ what: String, sender: UserID = "m0") async throws {
             let fresh = try SQLiteStateStore(path: path, options: .init(keptReceivers: 0)).read { try Self.answers($0, sender: sender) }
             #expect(try store.write { try Self.answers($0, sender: sender) } == fresh, "the writer after \(what)")
             #expect(try reader.read { try Self.answers($0, sender: sender) } == fresh, "a reader after \(what)")
             for receiver in ["m3", "x1", "nobody", "m11", "m17"] {
                 round += 1
-                try Self.sendMatchesFullDecide(facade, path: path, id: "o\(round)", from: sender, to: receiver)
+                try await Self.sendMatchesFullDecide(facade, path: path, id: "o\(round)", from: sender, to: receiver)
             }
             #expect(try store.write { try Self.answers($0, sender: sender) }
                 == (try SQLiteStateStore(path: path, options: .init(keptReceivers: 0)).read { try Self.answers($0, sender: sender) }),
                 "the writer after \(what) and sends")
         }
-        try check("the first load")
-        try check("warm sends")
-        try check("another sender", sender: "m5")
+        try await check("the first load")
+        try await check("warm sends")
+        try await check("another sender", sender: "m5")
         // A group send counts kept users among many others (their kept counters are set in place).
-        _ = try ReceiverCacheTests.sendMatchesFullDecide(facade, path: path, id: "kept-g1", sender: "m4")
-        try check("a group send counting kept users")
+        _ = try await ReceiverCacheTests.sendMatchesFullDecide(facade, path: path, id: "kept-g1", sender: "m4")
+        try await check("a group send counting kept users")
 
         // The facade's own writes.
-        try facade.apply(FacadeScenario.json(#"{"call":"setSilentModeForConversation","conversationId":"m0","conversationType":"Chat","remindType":"None"}"#),
+        try await facade.apply(FacadeScenario.json(#"{"call":"setSilentModeForConversation","conversationId":"m0","conversationType":"Chat","remindType":"None"}"#),
             dialect: "agora-silent", user: "m3", at: FacadeScenario.now)
-        try check("a one-to-one conversation setting")
-        try facade.apply(FacadeScenario.json(#"{"call":"updatePushDisplayName","displayName":"Zero"}"#), dialect: "agora-silent", user: "m0", at: FacadeScenario.now)
-        try facade.updateUser("m11", dialect: "agora-silent") { $0.nameCards[ReceiverCacheTests.group] = "Eleven in g1" }
-        try check("a display name and a name card")
-        try facade.setPresence(.online, of: "m17", dialect: "agora-silent")
-        try check("a presence change")
+        try await check("a one-to-one conversation setting")
+        try await facade.apply(FacadeScenario.json(#"{"call":"updatePushDisplayName","displayName":"Zero"}"#), dialect: "agora-silent", user: "m0", at: FacadeScenario.now)
+        try await facade.updateUser("m11", dialect: "agora-silent") { $0.nameCards[ReceiverCacheTests.group] = "Eleven in g1" }
+        try await check("a display name and a name card")
+        try await facade.setPresence(.online, of: "m17", dialect: "agora-silent")
+        try await check("a presence change")
         try store.foldBadgeLog()
-        try facade.updateUser("m22", dialect: "agora-silent") { $0.badge = 7 }
-        try check("a fold, then a counter set")
-        try facade.updateUser("m11", dialect: "agora-silent") {
+        try await facade.updateUser("m22", dialect: "agora-silent") { $0.badge = 7 }
+        try await check("a fold, then a counter set")
+        try await facade.updateUser("m11", dialect: "agora-silent") {
             $0.devices.insert(Device(token: FacadeScenario.token(of: "m12"), certificate: ReceiverCacheTests.certificate), at: 0)
         }
-        try check("a device moving from one user to another")
-        try facade.register("x1", dialect: "agora-silent")
-        try check("an unconfigured user registering")
-        try facade.removeUser("m14")
-        try check("a user forgotten")
-        try facade.removeDevice(token: FacadeScenario.token(of: "m15"))
-        try check("a device removed")
+        try await check("a device moving from one user to another")
+        try await facade.register("x1", dialect: "agora-silent")
+        try await check("an unconfigured user registering")
+        try await facade.removeUser("m14")
+        try await check("a user forgotten")
+        try await facade.removeDevice(token: FacadeScenario.token(of: "m15"))
+        try await check("a device removed")
 
         // Another connection's commit (another process: the `pushbridge` tool beside a service).
         let other = PushFacade(store: try SQLiteStateStore(path: path))
-        try other.updateUser("m16", dialect: "agora-silent") { $0.badge = 40; $0.language = "fr"; $0.displayName = "Sixteen" }
-        try check("another connection's commit")
-        _ = try other.send(Self.message(from: "m1", to: "m3", id: "other"), dialect: "agora-silent", now: FacadeScenario.now)
-        try check("another connection's send")
+        try await other.updateUser("m16", dialect: "agora-silent") { $0.badge = 40; $0.language = "fr"; $0.displayName = "Sixteen" }
+        try await check("another connection's commit")
+        _ = try await other.send(Self.message(from: "m1", to: "m3", id: "other"), dialect: "agora-silent", now: FacadeScenario.now)
+        try await check("another connection's send")
 
         // A rolled-back write.
         struct Refused: Error {}
@@ -116,16 +116,16 @@ struct KeptUserTests {
                 throw Refused()
             }
         }
-        try check("a rolled-back write")
+        try await check("a rolled-back write")
     }
 
     @Test("past the limit, kept users are dropped and decisions stay the same")
-    func overTheLimit() throws {
-        let (path, _, _) = try ReceiverCacheTests.populated()
+    func overTheLimit() async throws {
+        let (path, _, _) = try await ReceiverCacheTests.populated()
         let store = try SQLiteStateStore(path: path, options: .init(keptReceivers: 8))  // two users at most
         let facade = PushFacade(store: store)
         for (i, receiver) in ["m3", "m4", "m5", "m3", "m6", "m3"].enumerated() {
-            try Self.sendMatchesFullDecide(facade, path: path, id: "l\(i)", from: "m\(i % 2)", to: receiver)
+            try await Self.sendMatchesFullDecide(facade, path: path, id: "l\(i)", from: "m\(i % 2)", to: receiver)
         }
         #expect(try store.write { try Self.answers($0, sender: "m1") }
             == (try SQLiteStateStore(path: path, options: .init(keptReceivers: 0)).read { try Self.answers($0, sender: "m1") }))

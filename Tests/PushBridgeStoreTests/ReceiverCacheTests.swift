@@ -29,11 +29,11 @@ struct ReceiverCacheTests {
     }
 
     /// A database with `members` members of varied state (a send to 64 or more logs its counters as one row).
-    static func populated(members: Int = 30, options: SQLiteStateStore.Options = .init()) throws -> (path: String, store: SQLiteStateStore, facade: PushFacade) {
+    static func populated(members: Int = 30, options: SQLiteStateStore.Options = .init()) async throws -> (path: String, store: SQLiteStateStore, facade: PushFacade) {
         let path = temporaryDatabase()
         let store = try SQLiteStateStore(path: path, options: options)
         let facade = PushFacade(store: store)
-        try facade.configure(FacadeScenario.app)
+        try await facade.configure(FacadeScenario.app)
         try store.write { transaction in
             for i in 0..<members {
                 var state = UserState(user: "m\(i)", displayStyle: i % 3 == 0 ? .simpleBanner : .messageSummary, backgroundGraceSeconds: 120,
@@ -48,7 +48,7 @@ struct ReceiverCacheTests {
             }
         }
         // Two members known only by id (unconfigured), and one member twice over: never.
-        try facade.setMembers((0..<members).map { "m\($0)" } + ["x1", "x2"], of: group)
+        try await facade.setMembers((0..<members).map { "m\($0)" } + ["x1", "x2"], of: group)
         return (path, store, facade)
     }
 
@@ -77,7 +77,7 @@ struct ReceiverCacheTests {
     /// Sends a group message through the facade (kept receivers) and checks each decision against
     /// a full decide of each member's whole state from a fresh store, counted before the send.
     @discardableResult
-    static func sendMatchesFullDecide(_ facade: PushFacade, path: String, id: String, sender: UserID = "m0") throws -> [PushFacade.ReceiverDecision] {
+    static func sendMatchesFullDecide(_ facade: PushFacade, path: String, id: String, sender: UserID = "m0") async throws -> [PushFacade.ReceiverDecision] {
         let prepared = try facade.prepare(
             FacadeScenario.groupMessage(from: sender, to: group, text: "standup", id: id), dialect: "agora-silent", now: FacadeScenario.now)
         let reference = try SQLiteStateStore(path: path).read { transaction -> [(receiver: UserID, decision: PushDecision)] in
@@ -89,9 +89,9 @@ struct ReceiverCacheTests {
                 return (member, decider.decide(prepared.message, sender: senderState, receiver: state, profile: prepared.profile, now: prepared.now))
             }
         }
-        let sent = try facade.send(prepared).decisions
+        let sent = try await facade.send(prepared).decisions
         #expect(sent.count == reference.count)
-        #expect(try facade.sentMessage(id, now: FacadeScenario.now) == sent, "the repeat record of \(id)")
+        #expect(try await facade.sentMessage(id, now: FacadeScenario.now) == sent, "the repeat record of \(id)")
         for (got, want) in zip(sent, reference) {
             #expect(got.receiver == want.receiver)
             #expect(got.decision == want.decision, "receiver \(want.receiver) of \(id)")
@@ -103,8 +103,8 @@ struct ReceiverCacheTests {
     static let shapes: [(members: Int, badgeLogLimit: Int)] = [(30, 1_000_000), (160, 1_000_000), (160, 250)]
 
     @Test("a sender anywhere in a big kept group is left out as a fresh load leaves it out: early rows, past the scanned ones, the last, unconfigured, not a member")
-    func sendersAnywhere() throws {
-        let (path, store, facade) = try Self.populated(members: 300)
+    func sendersAnywhere() async throws {
+        let (path, store, facade) = try await Self.populated(members: 300)
         // The first lookups scan; one past the first 64 rows indexes the names, which later ones use.
         for sender in ["m0", "m5", "m63", "m64", "m200", "m299", "x2", "stranger", "m1", "m250", "x1"] {
             let kept = try Self.kept(store, sender: sender)
@@ -114,16 +114,16 @@ struct ReceiverCacheTests {
             #expect(!kept.contains { $0.state.user == sender }, "sender \(sender)")
         }
         // A send from far down the group decides exactly as a full decide, then again from the top.
-        try Self.sendMatchesFullDecide(facade, path: path, id: "far", sender: "m280")
-        try Self.sendMatchesFullDecide(facade, path: path, id: "near", sender: "m2")
+        try await Self.sendMatchesFullDecide(facade, path: path, id: "far", sender: "m280")
+        try await Self.sendMatchesFullDecide(facade, path: path, id: "near", sender: "m2")
     }
 
     @Test("a group read by scans is the join's, row for row: users outside it, membership not in row order, several devices, other conversations' settings, counters logged and folded")
-    func scansReadWhatTheJoinReads() throws {
+    func scansReadWhatTheJoinReads() async throws {
         let path = temporaryDatabase()
         let store = try SQLiteStateStore(path: path, options: .init(badgeLogLimit: 150))
         let facade = PushFacade(store: store)
-        try facade.configure(FacadeScenario.app)
+        try await facade.configure(FacadeScenario.app)
         let other = Certificate(name: "second", busiId: nil, bundleId: "io.example.second", environment: .production)
         try store.write { transaction in
             for i in 0..<240 {
@@ -151,10 +151,10 @@ struct ReceiverCacheTests {
         // device bound again later (it moves to the front of its member's devices).
         var members = (0..<240).filter { $0 % 3 != 2 }.map { "m\($0)" }
         members = members.enumerated().sorted { ($0.offset * 37) % members.count < ($1.offset * 37) % members.count }.map(\.element)
-        try facade.setMembers(["x1"] + members + ["x2"], of: Self.group)
-        try facade.updateUser("m4", dialect: "agora-silent") { $0.devices.insert(Device(token: FacadeScenario.token(of: "m9-1"), certificate: Self.certificate), at: 0) }
-        try facade.updateUser("m13", dialect: "agora-silent") { $0.devices.reverse() }
-        func same(_ what: String) throws {
+        try await facade.setMembers(["x1"] + members + ["x2"], of: Self.group)
+        try await facade.updateUser("m4", dialect: "agora-silent") { $0.devices.insert(Device(token: FacadeScenario.token(of: "m9-1"), certificate: Self.certificate), at: 0) }
+        try await facade.updateUser("m13", dialect: "agora-silent") { $0.devices.reverse() }
+        func same(_ what: String) async throws {
             for sender in ["m0", "m100", "x2", "outsider2"] {
                 let joined = try Self.load(path, sender: sender, plan: .join)
                 #expect(joined.count == members.count + 2 - (sender.hasPrefix("outsider") ? 0 : 1), "\(what), sender \(sender)")
@@ -167,70 +167,70 @@ struct ReceiverCacheTests {
         }
         let m13 = try #require(try Self.load(path, plan: .join).first { $0.state.user == "m13" })
         #expect(m13.state.devices.map(\.token) == (0..<3).reversed().map { FacadeScenario.token(of: "m13-\($0)") })
-        try same("as saved")
+        try await same("as saved")
         for round in 0..<4 {  // counters logged (a send to the group), then folded past the limit
-            _ = try facade.send(FacadeScenario.groupMessage(from: "m1", to: Self.group, id: "s\(round)"), dialect: "agora-silent", now: FacadeScenario.now)
-            try same("after send \(round)")
+            _ = try await facade.send(FacadeScenario.groupMessage(from: "m1", to: Self.group, id: "s\(round)"), dialect: "agora-silent", now: FacadeScenario.now)
+            try await same("after send \(round)")
         }
     }
 
     @Test("kept receivers equal a fresh load, and decisions a full decide, after every kind of change", arguments: shapes)
-    func keptReceiversStayTrue(members: Int, badgeLogLimit: Int) throws {
-        let (path, store, facade) = try Self.populated(members: members, options: .init(badgeLogLimit: badgeLogLimit))
+    func keptReceiversStayTrue(members: Int, badgeLogLimit: Int) async throws {
+        let (path, store, facade) = try await Self.populated(members: members, options: .init(badgeLogLimit: badgeLogLimit))
         // A store that only reads, open all along: it reads on from where it was, or again after a fold.
         let reader = try SQLiteStateStore(path: path)
         var round = 0
         // Every send's decisions: its record (referring to the roll of names and devices it was
         // sent to) gives them back byte for byte after whatever changed since.
         var sent: [(id: String, decisions: [PushFacade.ReceiverDecision])] = []
-        func check(_ what: String, sender: UserID = "m0") throws {
+        func check(_ what: String, sender: UserID = "m0") async throws {
             round += 1
             let fresh = try Self.fresh(path, sender: sender)
             #expect(try Self.kept(store, sender: sender) == fresh, "after \(what)")
             #expect(try reader.read { Self.rows(try $0.receivers(of: .group(Self.group), excluding: sender, conversation: Self.conversation)) } == fresh,
                 "a reader after \(what)")
-            sent.append(("r\(round)", try Self.sendMatchesFullDecide(facade, path: path, id: "r\(round)", sender: sender)))
+            sent.append(("r\(round)", try await Self.sendMatchesFullDecide(facade, path: path, id: "r\(round)", sender: sender)))
             // The kept group's requests refer to their rows' devices; equal to full decides all the same.
             let requests = sent.last!.decisions.compactMap { if case .push(let request) = $0.fanOut { request } else { nil } }
             #expect(!requests.isEmpty && requests.allSatisfy { if case .row = $0.targets { true } else { false } }, "after \(what)")
             #expect(try Self.kept(store, sender: sender) == Self.fresh(path, sender: sender), "after \(what) and a send")
             for (id, decisions) in sent {
-                #expect(try facade.sentMessage(id, now: FacadeScenario.now) == decisions, "the record of \(id) after \(what)")
-                #expect(try PushFacade(store: reader).sentMessage(id, now: FacadeScenario.now) == decisions, "the record of \(id) read by a reader after \(what)")
+                #expect(try await facade.sentMessage(id, now: FacadeScenario.now) == decisions, "the record of \(id) after \(what)")
+                #expect(try await PushFacade(store: reader).sentMessage(id, now: FacadeScenario.now) == decisions, "the record of \(id) read by a reader after \(what)")
             }
         }
-        try check("the first load")
-        try check("a warm send")
-        try check("another sender", sender: "m5")
+        try await check("the first load")
+        try await check("a warm send")
+        try await check("another sender", sender: "m5")
 
         // The facade's own writes.
-        try facade.apply(FacadeScenario.json(#"{"call":"setSilentModeForConversation","conversationId":"g1","conversationType":"GroupChat","remindType":"None"}"#),
+        try await facade.apply(FacadeScenario.json(#"{"call":"setSilentModeForConversation","conversationId":"g1","conversationType":"GroupChat","remindType":"None"}"#),
             dialect: "agora-silent", user: "m3", at: FacadeScenario.now)
-        try check("a conversation setting")
-        try facade.setPresence(.online, of: "m17", dialect: "agora-silent")  // pushed before: its counter is in the log when there is one
-        try check("a presence change")
+        try await check("a conversation setting")
+        try await facade.setPresence(.online, of: "m17", dialect: "agora-silent")  // pushed before: its counter is in the log when there is one
+        try await check("a presence change")
         try store.foldBadgeLog()
-        try facade.updateUser("m22", dialect: "agora-silent") { $0.badge = 7 }  // in badge_counters, behind the reader's read of the log
-        try check("a fold, then a counter set")
-        try facade.updateUser("m11", dialect: "agora-silent") { $0.devices.insert(Device(token: FacadeScenario.token(of: "m12"), certificate: Self.certificate), at: 0) }
-        try check("a device moving from one member to another")
-        try facade.register("x1", dialect: "agora-silent")
-        try check("an unconfigured member registering")
-        try facade.addMembers(["late"], to: Self.group)
-        try check("a member added")
-        try facade.removeMember("m13", from: Self.group)
-        try check("a member removed")
-        try facade.removeUser("m14")
-        try check("a user forgotten")
-        try facade.removeDevice(token: FacadeScenario.token(of: "m15"))
-        try check("a device removed")
+        try await facade.updateUser("m22", dialect: "agora-silent") { $0.badge = 7 }  // in badge_counters, behind the reader's read of the log
+        try await check("a fold, then a counter set")
+        try await facade.updateUser("m11", dialect: "agora-silent") { $0.devices.insert(Device(token: FacadeScenario.token(of: "m12"), certificate: Self.certificate), at: 0) }
+        try await check("a device moving from one member to another")
+        try await facade.register("x1", dialect: "agora-silent")
+        try await check("an unconfigured member registering")
+        try await facade.addMembers(["late"], to: Self.group)
+        try await check("a member added")
+        try await facade.removeMember("m13", from: Self.group)
+        try await check("a member removed")
+        try await facade.removeUser("m14")
+        try await check("a user forgotten")
+        try await facade.removeDevice(token: FacadeScenario.token(of: "m15"))
+        try await check("a device removed")
 
         // Another connection's commit (another process: the `pushbridge` tool beside a service).
         let other = PushFacade(store: try SQLiteStateStore(path: path))
-        try other.updateUser("m16", dialect: "agora-silent") { $0.badge = 40; $0.language = "fr" }
-        try check("another connection's commit")
-        _ = try other.send(FacadeScenario.groupMessage(from: "m1", to: Self.group, id: "other"), dialect: "agora-silent", now: FacadeScenario.now)
-        try check("another connection's send")
+        try await other.updateUser("m16", dialect: "agora-silent") { $0.badge = 40; $0.language = "fr" }
+        try await check("another connection's commit")
+        _ = try await other.send(FacadeScenario.groupMessage(from: "m1", to: Self.group, id: "other"), dialect: "agora-silent", now: FacadeScenario.now)
+        try await check("another connection's send")
 
         // A rolled-back write.
         struct Refused: Error {}
@@ -244,7 +244,7 @@ struct ReceiverCacheTests {
                 throw Refused()
             }
         }
-        try check("a rolled-back write")
+        try await check("a rolled-back write")
     }
 
     /// The stored roll a record refers to: its id, from the `PBR4` record's bytes.
@@ -260,36 +260,36 @@ struct ReceiverCacheTests {
     }
 
     @Test("sends to a kept group share one stored roll until a member's name or devices change; rolls are forgotten with their records")
-    func rollsAreSharedAndForgotten() throws {
-        let (path, store, facade) = try Self.populated(members: 80)
-        func send(_ id: String, from sender: UserID = "m0", at now: Instant = FacadeScenario.now) throws -> [PushFacade.ReceiverDecision] {
-            try facade.send(FacadeScenario.groupMessage(from: sender, to: Self.group, id: id), dialect: "agora-silent", now: now)
+    func rollsAreSharedAndForgotten() async throws {
+        let (path, store, facade) = try await Self.populated(members: 80)
+        func send(_ id: String, from sender: UserID = "m0", at now: Instant = FacadeScenario.now) async throws -> [PushFacade.ReceiverDecision] {
+            try await facade.send(FacadeScenario.groupMessage(from: sender, to: Self.group, id: id), dialect: "agora-silent", now: now)
         }
-        let first = try send("a")
-        _ = try send("b", from: "m5")  // another sender: the same rows, another left out
-        try facade.setPresence(.online, of: "m21", dialect: "agora-silent")  // a member changed, names and devices not
-        _ = try send("c")
+        let first = try await send("a")
+        _ = try await send("b", from: "m5")  // another sender: the same rows, another left out
+        try await facade.setPresence(.online, of: "m21", dialect: "agora-silent")  // a member changed, names and devices not
+        _ = try await send("c")
         let roll = try #require(try Self.rollID(store, of: "a"))
         #expect(try Self.rollID(store, of: "b") == roll)
         #expect(try Self.rollID(store, of: "c") == roll)
-        try facade.updateUser("m21", dialect: "agora-silent") { $0.devices.append(Device(token: FacadeScenario.token(of: "new"), certificate: Self.certificate)) }
-        _ = try send("d")
+        try await facade.updateUser("m21", dialect: "agora-silent") { $0.devices.append(Device(token: FacadeScenario.token(of: "new"), certificate: Self.certificate)) }
+        _ = try await send("d")
         let second = try #require(try Self.rollID(store, of: "d"))
         #expect(second != roll, "a member's devices changed: a new roll")
-        #expect(try facade.sentMessage("a", now: FacadeScenario.now) == first, "the old roll stays for the records that refer to it")
-        #expect(try PushFacade(store: SQLiteStateStore(path: path)).sentMessage("a", now: FacadeScenario.now) == first, "read by another connection")
+        #expect(try await facade.sentMessage("a", now: FacadeScenario.now) == first, "the old roll stays for the records that refer to it")
+        #expect(try await PushFacade(store: SQLiteStateStore(path: path)).sentMessage("a", now: FacadeScenario.now) == first, "read by another connection")
 
         // Two days on, a one-to-one send forgets the old records and, with them, both rolls; the
         // writer still keeps the group, and stores its roll again for the next send.
         let later = FacadeScenario.now.adding(seconds: 2 * 86_400)
-        _ = try facade.send(FacadeScenario.json(#"{"id":"o1","conversationId":"m2","from":"m1","to":"m2","chatType":"Chat","body":{"type":"text","text":"hi"}}"#),
+        _ = try await facade.send(FacadeScenario.json(#"{"id":"o1","conversationId":"m2","from":"m1","to":"m2","chatType":"Chat","body":{"type":"text","text":"hi"}}"#),
             dialect: "agora-silent", now: later)
-        #expect(try facade.sentMessage("a", now: later) == nil)
-        let again = try send("e", at: later.adding(seconds: 1))
+        #expect(try await facade.sentMessage("a", now: later) == nil)
+        let again = try await send("e", at: later.adding(seconds: 1))
         let third = try #require(try Self.rollID(store, of: "e"))
         #expect(third != second && third != roll, "a forgotten roll's id is never used again")
-        #expect(try facade.sentMessage("e", now: later) == again)
-        #expect(try PushFacade(store: SQLiteStateStore(path: path)).send(FacadeScenario.groupMessage(from: "m0", to: Self.group, id: "e"),
+        #expect(try await facade.sentMessage("e", now: later) == again)
+        await #expect(try PushFacade(store: SQLiteStateStore(path: path)).send(FacadeScenario.groupMessage(from: "m0", to: Self.group, id: "e"),
             dialect: "agora-silent", now: later) == again, "a repeat through another connection")
     }
 
@@ -336,12 +336,12 @@ struct ReceiverCacheTests {
     }
 
     @Test("a group bigger than the limit is not kept, and decides the same")
-    func overTheLimit() throws {
-        let (path, _, _) = try Self.populated()
+    func overTheLimit() async throws {
+        let (path, _, _) = try await Self.populated()
         let store = try SQLiteStateStore(path: path, options: .init(keptReceivers: 10))
         let facade = PushFacade(store: store)
-        try Self.sendMatchesFullDecide(facade, path: path, id: "a")
-        let requests = try Self.sendMatchesFullDecide(facade, path: path, id: "b").compactMap { if case .push(let request) = $0.fanOut { request } else { nil } }
+        try await Self.sendMatchesFullDecide(facade, path: path, id: "a")
+        let requests = try await Self.sendMatchesFullDecide(facade, path: path, id: "b").compactMap { if case .push(let request) = $0.fanOut { request } else { nil } }
         // Rows not kept are not referred to: each request holds its devices.
         #expect(!requests.isEmpty && requests.allSatisfy { if case .devices = $0.targets { true } else { false } })
         #expect(try Self.kept(store) == Self.fresh(path))
@@ -351,8 +351,8 @@ struct ReceiverCacheTests {
     }
 
     @Test("the store keeps one receiver cache, its writer's: a group read on a reader is loaded anew each time and kept by no reader")
-    func readersKeepNoReceivers() throws {
-        let (path, _, _) = try Self.populated()
+    func readersKeepNoReceivers() async throws {
+        let (path, _, _) = try await Self.populated()
         let store = try SQLiteStateStore(path: path)
         func receivers(_ transaction: any PushStateTransaction) throws -> StoredReceivers {
             try transaction.receivers(of: .group(Self.group), excluding: "m0", conversation: Self.conversation)

@@ -12,7 +12,7 @@ import Testing
 @Suite("Store reliability", .serialized)
 struct StoreReliabilityTests {
     @Test("kill -9 mid-apply: every acknowledged call is there, the database is intact")
-    func killNineKeepsAcknowledgedCalls() throws {
+    func killNineKeepsAcknowledgedCalls() async throws {
         let (db, folder) = try ReliabilityScenario.prepareDatabase()
         let calls = ReliabilityScenario.calls(10_000, tag: "k")
         let file = folder + "/calls.json"
@@ -53,17 +53,17 @@ struct StoreReliabilityTests {
 
         #expect(try sqlite(db, "PRAGMA integrity_check") == ["ok"])
         #expect(try sqlite(db, "PRAGMA foreign_key_check") == [])
-        let stored = try #require(try PushFacade(store: try SQLiteStateStore(path: db)).user("k")).state
+        let stored = try #require(try await PushFacade(store: try SQLiteStateStore(path: db)).user("k")).state
         // At most one call can have committed without its acknowledgement being read.
-        let candidates = [try ReliabilityScenario.expectedState(after: calls.prefix(acked), user: "k"), try ReliabilityScenario.expectedState(after: calls.prefix(acked + 1), user: "k")]
+        let candidates = await [try ReliabilityScenario.expectedState(after: calls.prefix(acked), user: "k"), try ReliabilityScenario.expectedState(after: calls.prefix(acked + 1), user: "k")]
         #expect(candidates.contains(stored), "killed after \(killAfter) acknowledgements (\(acked) read): the stored state is no prefix of ≥ \(acked) calls")
     }
 
     @Test("kill -9 during group sends: each acknowledged send's counters are kept, all of a send or none")
-    func killNineKeepsGroupCounters() throws {
+    func killNineKeepsGroupCounters() async throws {
         let (db, folder) = try ReliabilityScenario.prepareDatabase()
         let store = try SQLiteStateStore(path: db)
-        let certificate = try PushFacade(store: store).app().certificates[0]
+        let certificate = try await PushFacade(store: store).app().certificates[0]
         let members = (0..<200).map { "g-\($0)" }
         try store.write { transaction in
             for (i, member) in members.enumerated() {
@@ -73,7 +73,7 @@ struct StoreReliabilityTests {
                 try transaction.save(state, replacing: nil)
             }
         }
-        try PushFacade(store: store).setMembers(members, of: "big")
+        try await PushFacade(store: store).setMembers(members, of: "big")
         let sends = 60
         for i in 1...sends {
             try #"{"id":"k\#(i)","conversationId":"big","from":"g-0","to":"big","chatType":"GroupChat","body":{"type":"text","text":"hi"}}"#
@@ -112,18 +112,20 @@ struct StoreReliabilityTests {
         #expect(lines >= killAfter && lines < sends, "killed after \(killAfter), \(lines) acknowledged")
 
         #expect(try sqlite(db, "PRAGMA integrity_check") == ["ok"])
-        func counters() throws -> [Int] {
+        func counters() async throws -> [Int] {
             let facade = PushFacade(store: try SQLiteStateStore(path: db))
-            return try members.dropFirst().enumerated().map { i, member in try #require(try facade.user(member)).state.badge - (i + 1) % 3 }
+            var counted: [Int] = []
+            for (i, member) in members.dropFirst().enumerated() { counted.append(try #require(try await facade.user(member)).state.badge - (i + 1) % 3) }
+            return counted
         }
         // Every receiver counted the same sends: the acknowledged ones, and at most the one in flight.
-        let counted = try counters()
+        let counted = try await counters()
         #expect(Set(counted).count == 1, "receivers counted different numbers of sends: \(Set(counted).sorted())")
         #expect([lines, lines + 1].contains(counted[0]), "\(lines) sends acknowledged, \(counted[0]) counted")
         // Folded into the counters table, they stay the same.
         try SQLiteStateStore(path: db).foldBadgeLog()
         #expect(try sqlite(db, "SELECT count(*) FROM badge_log") == ["0"])
-        #expect(try counters() == counted)
+        await #expect(try counters() == counted)
     }
 
     /// SIGKILLs every process whose command line names `path` (the loop and its `pushbridge send`), again
@@ -142,7 +144,7 @@ struct StoreReliabilityTests {
     }
 
     @Test("two writer processes at once lose nothing")
-    func concurrentWritersLoseNothing() throws {
+    func concurrentWritersLoseNothing() async throws {
         let (db, folder) = try ReliabilityScenario.prepareDatabase()
         var processes: [(Process, Pipe, user: String, calls: [String])] = []
         for user in ["writer-a", "writer-b"] {
@@ -167,16 +169,16 @@ struct StoreReliabilityTests {
         #expect(try sqlite(db, "PRAGMA integrity_check") == ["ok"])
         let facade = PushFacade(store: try SQLiteStateStore(path: db))
         for (_, _, user, calls) in processes {
-            #expect(try facade.user(user)?.state == (try ReliabilityScenario.expectedState(after: calls[...], user: user)), "\(user)")
+            #expect(try await facade.user(user)?.state == (try ReliabilityScenario.expectedState(after: calls[...], user: user)), "\(user)")
         }
     }
 
     @Test("a 10,000-member group message prints 9,999 decisions in membership order")
-    func tenThousandMembers() throws {
+    func tenThousandMembers() async throws {
         let (db, folder) = try ReliabilityScenario.prepareDatabase()
         let members = (0..<10_000).map { "member-\(($0 * 7_919) % 10_000)" }  // not sorted: the order is the membership order
         let store = try SQLiteStateStore(path: db)
-        let certificate = try PushFacade(store: store).app().certificates[0]
+        let certificate = try await PushFacade(store: store).app().certificates[0]
         try store.write { transaction in
             for (i, member) in members.enumerated() where i % 2 == 0 {
                 var state = UserState(user: member, displayStyle: .messageSummary, backgroundGraceSeconds: 120)
@@ -201,7 +203,7 @@ struct StoreReliabilityTests {
         #expect(lines.filter { $0.contains("\"reason\":\"no-device\"") }.count == 4_999)
         // The badge counters were committed with the decisions.
         let after = PushFacade(store: try SQLiteStateStore(path: db))
-        #expect(try after.user(members[0])?.state.badge == 1)
-        #expect(try after.user(members[2])?.state.badge == 3)
+        #expect(try await after.user(members[0])?.state.badge == 1)
+        #expect(try await after.user(members[2])?.state.badge == 3)
     }
 }

@@ -30,9 +30,9 @@ struct DocumentationExampleTests {
         try Self.expectRunsVerbatim(steps.dropFirst(), in: try Self.copyOfExamples())
     }
 
-    @Test func theLibrarySnippetDecidesWhatTheCommandLinePrints() throws {
+    @Test func theLibrarySnippetDecidesWhatTheCommandLinePrints() async throws {
         let copy = try Self.copyOfExamples()
-        let decisions = try sendTheFacadeExample(folder: copy, database: copy + "/library.db")
+        let decisions = try await sendTheFacadeExample(folder: copy, database: copy + "/library.db")
         let sendOutput = try #require(try Documentation.shellBlock("facade", in: Self.facade.get()).first { $0.command.contains(" send ") }).output
         #expect(decisions.map { String(decoding: $0.json, as: UTF8.self) } == sendOutput)
     }

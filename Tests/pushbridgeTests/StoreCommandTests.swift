@@ -14,7 +14,7 @@ struct StoreCommandTests {
         #expect(run.stdout.hasSuffix("\(Repository.fixtureFiles().count) passed, 0 failed\n"))
     }
 
-    @Test func applyStopsAtARejectedCallAndKeepsTheAcknowledgedOnes() throws {
+    @Test func applyStopsAtARejectedCallAndKeepsTheAcknowledgedOnes() async throws {
         let (db, folder) = try ReliabilityScenario.prepareDatabase()
         let calls = folder + "/calls.json"
         try #"[{"call":"setPreferredNotificationLanguage","languageCode":"EU"},{"call":"setSilentModeForAll","silentModeDuration":10081},{"call":"updatePushDisplayName","displayName":"never"}]"#
@@ -23,7 +23,7 @@ struct StoreCommandTests {
         #expect(run.status == 2)
         #expect(run.stdout == "{\"applied\":1,\"call\":\"setPreferredNotificationLanguage\"}\n", "calls are counted from 1")
         #expect(run.stderr.contains("calls.json: at /1/silentModeDuration"), "\(run.stderr)")
-        let state = try #require(try PushFacade(store: try SQLiteStateStore(path: db)).user("u1")).state
+        let state = try #require(try await PushFacade(store: try SQLiteStateStore(path: db)).user("u1")).state
         #expect(state.language == "EU")
         #expect(state.displayName == nil)
 
@@ -31,10 +31,10 @@ struct StoreCommandTests {
         let atomic = try runTool(["apply", "--db", db, "--dialect", "agora-silent", "--user", "u2", "--atomic", calls])
         #expect(atomic.status == 2)
         #expect(atomic.stdout.isEmpty)
-        #expect(try PushFacade(store: try SQLiteStateStore(path: db)).user("u2") == nil)
+        #expect(try await PushFacade(store: try SQLiteStateStore(path: db)).user("u2") == nil)
     }
 
-    @Test func badInputAndStoreFailuresExitWithTheirCodes() throws {
+    @Test func badInputAndStoreFailuresExitWithTheirCodes() async throws {
         let (db, folder) = try ReliabilityScenario.prepareDatabase()
         let message = folder + "/message.json"
         try #"{"id":"m1","target_type":"chatgroups","target":["g1"],"msg":{"type":"txt","msg":"hi"}}"#.write(toFile: message, atomically: true, encoding: .utf8)
@@ -61,13 +61,13 @@ struct StoreCommandTests {
         let stranger = try runTool(["user", "--db", db, "--dialect", "agora-silent", "--user", "nobody", "--presence", "online"])
         #expect(stranger.status == 2)
         #expect(stranger.stderr.contains("--user nobody: at /user: expected a user the store knows"), "\(stranger.stderr)")
-        #expect(try PushFacade(store: try SQLiteStateStore(path: db)).user("nobody") == nil, "a rejected presence change creates no user")
+        #expect(try await PushFacade(store: try SQLiteStateStore(path: db)).user("nobody") == nil, "a rejected presence change creates no user")
         let known = try runTool(["members", "--db", db, "--group", "g9", "--set", "u1"])
         #expect(known.status == 0, "\(known.stderr)")
         let presence = try runTool(["user", "--db", db, "--dialect", "agora-silent", "--user", "u1", "--presence", "background",
             "--since", "2026-03-02T09:14:00Z", "--timezone", "Asia/Shanghai", "--badge", "4"])
         #expect(presence.status == 0, "\(presence.stderr)")
-        let state = try #require(try PushFacade(store: try SQLiteStateStore(path: db)).user("u1")).state
+        let state = try #require(try await PushFacade(store: try SQLiteStateStore(path: db)).user("u1")).state
         #expect(state.badge == 4)
         #expect(state.timeZone.identifier == "Asia/Shanghai")
         let noSince = try runTool(["user", "--db", db, "--dialect", "agora-silent", "--user", "u1", "--presence", "background"])

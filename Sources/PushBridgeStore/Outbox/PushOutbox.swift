@@ -35,9 +35,9 @@ public protocol PushOutbox: Sendable {
 /// transaction (a group commit of the worker's bookkeeping); its look is a read on a dispatch thread.
 /// The caller holds no thread meanwhile.
 package final class TransactionOutbox: PushOutbox, @unchecked Sendable {  // `pending` is guarded by its lock
-    private weak var store: (any PushStateStore)?
+    private weak var store: (any TransactionStore)?
     /// The store held, when the outbox is made for one use (not kept by the store).
-    private let held: (any PushStateStore)?
+    private let held: (any TransactionStore)?
     private let queue: DispatchQueue
     private let lock = NSLock()
     private var pending: [Pending] = []
@@ -53,7 +53,7 @@ package final class TransactionOutbox: PushOutbox, @unchecked Sendable {  // `pe
     ///   - queue: where the writes' transactions run, one at a time.
     ///   - holdsStore: whether the outbox keeps the store alive (`false` for the store's own outbox,
     ///     which it keeps).
-    package init(store: any PushStateStore, queue: DispatchQueue, holdsStore: Bool = true) {
+    package init(store: any TransactionStore, queue: DispatchQueue, holdsStore: Bool = true) {
         self.store = store
         held = holdsStore ? store : nil
         self.queue = queue
@@ -114,7 +114,7 @@ package final class TransactionOutbox: PushOutbox, @unchecked Sendable {  // `pe
     }
 
     /// The store, or the error of a store already closed.
-    private func present() throws -> any PushStateStore {
+    private func present() throws -> any TransactionStore {
         guard let store else { throw StoreError(.unreachable, "the store was closed", context: "outbox") }
         return store
     }

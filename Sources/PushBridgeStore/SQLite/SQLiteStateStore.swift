@@ -10,7 +10,7 @@ import PushBridgeCore
 /// survives the process being killed (SIGKILL, a crash) and the file is never corrupted; only an
 /// operating-system crash or power loss can drop the last commits. `.full` also syncs the WAL on
 /// every commit, for power-loss durability, at the cost of one `fsync` per transaction.
-public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
+public final class SQLiteStateStore: TransactionStore, @unchecked Sendable {
     /// How the database is opened.
     public struct Options: Sendable {
         /// SQLite's `synchronous` setting in WAL mode.
@@ -118,7 +118,7 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
     /// group message costs a bounded number of statements, not one per member.
     public var statementsStarted: Int { lock.withLock { connection.statementsStarted } }
 
-    public func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
+    package func write<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
         try lock.withLock {
             try Self.retryingBusy(retries: options.busyRetries) {
                 try Self.withImmediateTransaction(connection) {
@@ -161,7 +161,7 @@ public final class SQLiteStateStore: PushStateStore, @unchecked Sendable {
         }
     }
 
-    public func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
+    package func read<T>(_ body: (any PushStateTransaction) throws -> T) throws -> T {
         if readsOnWriter { return try lock.withLock { try Self.withSnapshot(connection, body) } }
         let reader = try takeReader()
         defer { readerLock.withLock { idleReaders.append(reader) } }

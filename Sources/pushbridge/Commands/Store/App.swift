@@ -7,7 +7,7 @@ import PushBridgeFacade
 import PushBridgeJSON
 import PushBridgeStore
 
-struct App: ParsableCommand {
+struct App: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Set the app configuration of a database: certificates and templates.",
         discussion: "APP.json is the scenario `app` object: {\"certificates\": [{\"name\" or \"busiId\", \"bundleId\", \"environment\"}], \"templates\": [...]}.")
@@ -17,11 +17,11 @@ struct App: ParsableCommand {
     @Argument(help: "The app configuration file.")
     var file: String
 
-    func run() throws {
+    func run() async throws {
         let facade = try store.facade()
-        try rejectingBadInput(file: file) {
+        try await rejectingBadInput(file: file) {
             let app = try Scenario.app(from: try JSONParser.parse(try FixtureDiscovery.read(file)), at: .root)
-            try reportingStoreErrors { try facade.configure(app) }
+            try await reportingStoreErrors { try await facade.configure(app) }
         }
     }
 }

@@ -7,7 +7,7 @@ import PushBridgeFacade
 import PushBridgeJSON
 import PushBridgeStore
 
-struct Apply: ParsableCommand {
+struct Apply: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Apply a user's dialect calls to the database.",
         discussion: """
@@ -34,25 +34,26 @@ struct Apply: ParsableCommand {
     @Argument(help: "A JSON file holding an array of calls.")
     var file: String
 
-    func run() throws {
+    func run() async throws {
         try dialectOption(dialect)
         let now = try instant(now, option: "--now")
         let facade = try store.facade()
-        try rejectingBadInput(file: file) {
+        try await rejectingBadInput(file: file) {
             let calls = try Scenario.calls(from: try JSONParser.parse(try FixtureDiscovery.read(file)), at: .root, now: now).map {
                 PushFacade.DialectCall($0.call, at: $0.at, pointer: $0.pointer)
             }
             let batches = atomic ? [calls] : calls.map { [$0] }
             var index = 1  // calls are counted from 1, as a reader counts them
             for batch in batches where !batch.isEmpty {
-                let results = try reportingStoreErrors { () throws -> [JSONValue?] in
+                let results = try await reportingStoreErrors { () async throws -> [JSONValue?] in
                     do {
-                        return try facade.apply(batch, dialect: dialect, user: user)
-                    } catch let error as InputError where error.code == .unknownReference && (try? facade.app().certificates.isEmpty) == true {
+                        return try await facade.apply(batch, dialect: dialect, user: user)
+                    } catch var error as InputError where error.code == .unknownReference {
                         // The usual first mistake: calls before the app configuration that names the certificates.
-                        var hinted = error
-                        hinted.expected += " (the database has no app configuration yet: run `pushbridge app --db \(store.db) APP.json` first)"
-                        throw hinted
+                        if (try? await facade.app().certificates.isEmpty) == true {
+                            error.expected += " (the database has no app configuration yet: run `pushbridge app --db \(store.db) APP.json` first)"
+                        }
+                        throw error
                     }
                 }
                 var out: [UInt8] = []

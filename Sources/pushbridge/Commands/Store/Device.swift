@@ -7,7 +7,7 @@ import PushBridgeFacade
 import PushBridgeJSON
 import PushBridgeStore
 
-struct DeviceCommand: ParsableCommand {
+struct DeviceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "device",
         abstract: "Remove a device token from whichever user has it.",
@@ -18,9 +18,9 @@ struct DeviceCommand: ParsableCommand {
     @Option(name: .customLong("delete"), help: "The device token to remove (hex, any case).")
     var token: String
 
-    func run() throws {
+    func run() async throws {
         let facade = try store.facade()
-        let owner = try rejectingBadInput(file: "--delete") { try reportingStoreErrors { try facade.removeDevice(token: token) } }
+        let owner = try await rejectingBadInput(file: "--delete") { try await reportingStoreErrors { try await facade.removeDevice(token: token) } }
         var w = JSONWriter()
         w.raw("{\"removed\":")
         w.string(token.lowercased())

@@ -7,7 +7,7 @@ import PushBridgeFacade
 import PushBridgeJSON
 import PushBridgeStore
 
-struct Members: ParsableCommand {
+struct Members: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Set or print a group's members.",
         discussion: "With --set the members are replaced (their order is the order `send` prints decisions in), --clear empties the group; without either they are printed as a JSON array.")
@@ -42,14 +42,14 @@ struct Members: ParsableCommand {
         return (Array(arguments[...flag] + arguments[end...]), Array(arguments[(flag + 1)..<end]))
     }
 
-    func run() throws {
+    func run() async throws {
         let facade = try store.facade()
-        try rejectingBadInput(file: "--set") {
+        try await rejectingBadInput(file: "--set") {
             if set && users.isEmpty { throw InputError(.missingKey, at: .root, expected: "at least one user after --set (--clear empties a group)") }
             if clear || set {
-                try reportingStoreErrors { try facade.setMembers(users, of: group) }
+                try await reportingStoreErrors { try await facade.setMembers(users, of: group) }
             } else {
-                let members = try reportingStoreErrors { try facade.members(of: group) }
+                let members = try await reportingStoreErrors { try await facade.members(of: group) }
                 var w = JSONWriter()
                 w.write(.array(members.map(JSONValue.string)))
                 print(w.string)

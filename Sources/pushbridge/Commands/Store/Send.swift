@@ -7,7 +7,7 @@ import PushBridgeFacade
 import PushBridgeJSON
 import PushBridgeStore
 
-struct Send: ParsableCommand {
+struct Send: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send a dialect message: one decision JSON object per receiver, one per line.",
         discussion: """
@@ -34,14 +34,14 @@ struct Send: ParsableCommand {
     @Argument(help: "The message file in the dialect's shape.")
     var file: String
 
-    func run() throws {
+    func run() async throws {
         try dialectOption(dialect)
         let now = try instant(now, option: "--now")
         let facade = try store.facade()
         let chosen = try profileOption(profile, in: facade.registry)
-        let (message, outcome) = try rejectingBadInput(file: file) { () throws -> (JSONValue, PushFacade.SendOutcome) in
+        let (message, outcome) = try await rejectingBadInput(file: file) { () async throws -> (JSONValue, PushFacade.SendOutcome) in
             let message = try JSONParser.parse(try FixtureDiscovery.read(file))
-            return (message, try reportingStoreErrors { try facade.sendMessage(message, dialect: dialect, now: now, profile: chosen, sender: sender) })
+            return (message, try await reportingStoreErrors { try await facade.sendMessage(message, dialect: dialect, now: now, profile: chosen, sender: sender) })
         }
         let decisions = outcome.decisions
         var out: [UInt8] = []

@@ -36,6 +36,16 @@ func reportingStoreErrors<T>(_ body: () throws -> T) throws -> T {
     }
 }
 
+/// `reportingStoreErrors(_:)` for awaited work.
+func reportingStoreErrors<T>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let error as StoreError {
+        printError("pushbridge: \(error)")
+        throw ExitCode(4)
+    }
+}
+
 /// Reads `--now`, or the current time.
 func instant(_ text: String?, option: String) throws -> Instant {
     guard let text else { return Instant(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))) }

@@ -7,7 +7,7 @@ import PushBridgeFacade
 import PushBridgeJSON
 import PushBridgeStore
 
-struct User: ParsableCommand {
+struct User: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Set what no dialect call sets: a user's presence, time zone or badge counter.",
         discussion: """
@@ -46,20 +46,20 @@ struct User: ParsableCommand {
         if let timezone, TimeZone(identifier: timezone) == nil { throw ValidationError("--timezone: unknown IANA time zone \"\(timezone)\"") }
     }
 
-    func run() throws {
+    func run() async throws {
         try dialectOption(dialect)
         let since = try since.map { try instant($0, option: "--since") }
         let facade = try store.facade()
-        try rejectingBadInput(file: "--user \(user)") {
-            try reportingStoreErrors {
+        try await rejectingBadInput(file: "--user \(user)") {
+            try await reportingStoreErrors {
                 switch presence {
-                case .online?: try facade.setPresence(.online, of: user, dialect: dialect)
-                case .offline?: try facade.setPresence(.offline, of: user, dialect: dialect)
-                case .background?: try facade.setPresence(.background(since: since!), of: user, dialect: dialect)
+                case .online?: try await facade.setPresence(.online, of: user, dialect: dialect)
+                case .offline?: try await facade.setPresence(.offline, of: user, dialect: dialect)
+                case .background?: try await facade.setPresence(.background(since: since!), of: user, dialect: dialect)
                 case nil: break
                 }
                 guard timezone != nil || badge != nil else { return }
-                try facade.updateUser(user, dialect: dialect) { state in
+                try await facade.updateUser(user, dialect: dialect) { state in
                     if let timezone { state.timeZone = TimeZone(identifier: timezone)! }
                     if let badge { state.badge = badge }
                 }
