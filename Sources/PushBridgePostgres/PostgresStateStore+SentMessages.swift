@@ -12,15 +12,6 @@ extension PostgresStateStore.Transaction {
         return try await rows("SELECT decisions FROM sent_messages WHERE message_id = \(id) AND sent_at >= \(cutoff.milliseconds)").first?.bytes(0)
     }
 
-    /// Messages' records as stored, whatever their time, by id (an id without one is not in it).
-    func storedRecords(_ ids: [String]) async throws -> [String: PostgresStateStore.StoredSentMessage] {
-        var found: [String: PostgresStateStore.StoredSentMessage] = [:]
-        for row in try await rows("SELECT message_id, sent_at, decisions FROM sent_messages WHERE message_id = ANY(\(ids)::text[])") {
-            found[try row.string(0)] = PostgresStateStore.StoredSentMessage(sentAt: try row.int64(1), decisions: try row.bytes(2))
-        }
-        return found
-    }
-
     /// One statement for the whole batch (the records are filtered by their cutoffs here).
     func sentMessages(_ ids: [(id: String, since: Instant)]) async throws -> [[UInt8]?] {
         if let known = context.records, ids.allSatisfy({ known[$0.id] != nil }) {  // read with the write lock

@@ -180,9 +180,9 @@ package protocol PushStateTransaction: AppConfigurationTable, UserTable, GroupTa
     /// Writes what sends decided, together: badge counters, outbox rows, then records. A store that
     /// can write them in fewer round trips than one call to each table does (PostgreSQL: one statement).
     /// - Parameters:
-    ///   - badges: counters, one entry per user row (``UserTable/setBadges(_:)``).
-    ///   - deliveries: outbox rows (``OutboxTable/enqueueDeliveries(_:)``).
-    ///   - records: sent-message records (``SentMessageTable/recordSentMessages(_:forgettingBefore:)``).
+    ///   - badges: counters, one entry per user row (`UserTable/setBadges(_:)`).
+    ///   - deliveries: outbox rows (`OutboxTable/enqueueDeliveries(_:)`).
+    ///   - records: sent-message records (`SentMessageTable/recordSentMessages(_:forgettingBefore:)`).
     ///   - cutoff: records sent before it may be forgotten.
     func writeSendEffects(badges: [(key: UserKey, badge: Int)], deliveries: [OutboxDelivery], records: [SentMessage], forgettingBefore cutoff: Instant) throws
 
@@ -312,7 +312,7 @@ package protocol SentMessageTable {
     ///
     /// The stored roll lives as long as the last record that uses it: using it moves its time to
     /// `usedAt`, and ``recordSentMessages(_:forgettingBefore:)`` forgets rolls with the records.
-    /// Only a store whose ``UserTable/receivers(of:excluding:conversation:)`` hands out rolls keeps them; the
+    /// Only a store whose `UserTable/receivers(of:excluding:conversation:)` hands out rolls keeps them; the
     /// others throw.
     /// - Parameters:
     ///   - roll: a roll from ``StoredReceivers/roll`` in this transaction.

@@ -18,7 +18,7 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let sqlite = Code(.sqlite)
         /// Another writer held the database past the busy timeout and every retry.
         public static let busy = Code(.busy)
-        /// A change was attempted inside ``PushStateStore/read(_:)``.
+        /// A change was attempted inside `PushStateStore/read(_:)`.
         public static let readOnly = Code(.readOnly)
         /// A stored value PushBridge did not write (a hand-edited or foreign database).
         public static let unexpectedValue = Code(.unexpectedValue)

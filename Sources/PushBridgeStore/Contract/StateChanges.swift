@@ -2,7 +2,7 @@ import PushBridgeCore
 import PushBridgeRecordCoding
 
 /// What sends and calls decided to change, as a value: users' states, the counters, the outbox rows
-/// and the records, written together by ``PushStateTransaction/commit(_:)`` once everything is decided.
+/// and the records, written together by `PushStateTransaction/commit(_:)` once everything is decided.
 public struct StateChanges: Sendable {
     /// A user's new state, and the state it replaces as it was read (`nil`: a user not configured yet).
     public struct UserChange: Sendable {
@@ -17,9 +17,9 @@ public struct StateChanges: Sendable {
     /// A group's new members or profile.
     public struct GroupChange: Sendable {
         public var group: String
-        /// The members to store, in order (``GroupTable/setMembers(_:of:)``); `nil`: unchanged.
+        /// The members to store, in order (`GroupTable/setMembers(_:of:)`); `nil`: unchanged.
         public var members: [UserID]?
-        /// The profile to store (``GroupTable/setGroupProfile(_:of:)``; `.some(nil)` forgets it and the
+        /// The profile to store (`GroupTable/setGroupProfile(_:of:)`; `.some(nil)` forgets it and the
         /// group's message sequence); `nil`: unchanged.
         public var profile: [UInt8]??
         /// How many messages move the group's message sequence on (after the profile).
@@ -44,11 +44,11 @@ public struct StateChanges: Sendable {
 
     /// The app configuration to store, first (`nil`: unchanged).
     public var app: AppConfiguration?
-    /// Users to forget (``UserTable/removeUser(_:)``: settings, devices, counter, memberships), after
+    /// Users to forget (`UserTable/removeUser(_:)`: settings, devices, counter, memberships), after
     /// the app and before the users' states.
     public var removedUsers: [UserID]
 
-    /// Users' states to store, in order (``UserTable/save(_:replacing:)``), before everything else.
+    /// Users' states to store, in order (`UserTable/save(_:replacing:)`), before everything else.
     public var users: [UserChange]
     /// Push bindings to store, in order, after the users.
     public var bindings: [BindingChange]

@@ -2,7 +2,7 @@ import PushBridgeCore
 import PushBridgeRecordCoding
 
 /// What sends, calls and membership changes read, named before anything is decided: the store
-/// reads them all in one call (``PushStateTransaction/read(_:)``), and the decisions need nothing
+/// reads them all in one call (`PushStateTransaction/read(_:)`), and the decisions need nothing
 /// else. Each key is added once (records and one-to-one audiences: as they come); its position is
 /// where ``StateSnapshot`` answers it.
 public struct StateKeys: Sendable {
@@ -66,7 +66,7 @@ public struct StateKeys: Sendable {
     public private(set) var users: [UserID] = []
     /// Groups whose member list is read, as stored (a membership change's).
     public private(set) var memberLists: [String] = []
-    /// Users whose push bindings are read (``UserTable/pushBindings(of:)``).
+    /// Users whose push bindings are read (`UserTable/pushBindings(of:)`).
     public private(set) var bindings: [UserID] = []
     /// Device tokens whose owner is read (with the owner's record and push bindings).
     public private(set) var deviceOwners: [String] = []

@@ -80,7 +80,7 @@ extension KeptUsers.User {
     }
 
     /// The user as the sender of a message (in `group`, when it is a group's): the display name and
-    /// that group's name card, as ``UserTable/sender(_:group:)`` reads them.
+    /// that group's name card, as `UserTable/sender(_:group:)` reads them.
     package func sender(group: String?) -> UserState {
         var state = UserState(user: record.state.user, displayStyle: .simpleBanner, backgroundGraceSeconds: 0)
         state.displayName = record.state.displayName

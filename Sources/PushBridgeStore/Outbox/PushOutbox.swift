@@ -6,14 +6,14 @@ import PushBridgeCore
 /// and no thread held while the store answers (a claim is one `UPDATE … FOR UPDATE SKIP LOCKED`);
 /// SQLite's are transactions on its writer queue; the memory store's, on a queue of its own.
 public protocol PushOutbox: Sendable {
-    /// Claims due deliveries, as ``OutboxTable/claimDeliveries(dueBy:claimUntil:limit:)``.
+    /// Claims due deliveries, as `OutboxTable/claimDeliveries(dueBy:claimUntil:limit:)`.
     /// - Parameters:
     ///   - now: deliveries due by then, and not claimed past it, are claimed.
     ///   - claimUntil: the end of the claim's lease.
     ///   - limit: the most deliveries claimed.
     func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery]
 
-    /// Records attempts, as ``OutboxTable/settleDeliveries(_:at:)`` (removing dead devices changes users:
+    /// Records attempts, as `OutboxTable/settleDeliveries(_:at:)` (removing dead devices changes users:
     /// that is a write transaction's).
     /// - Parameters:
     ///   - settlements: each claimed delivery's outcome.

@@ -2,7 +2,7 @@ import PushBridgeCore
 
 /// One receiver loaded for a decision.
 public struct StoredReceiver: Sendable {
-    /// The store's handle for the user's row, for ``UserTable/setBadges(_:)``; `nil`
+    /// The store's handle for the user's row, for `UserTable/setBadges(_:)`; `nil`
     /// for a one-to-one receiver the store has never heard of.
     public var key: UserKey?
     /// The receiver's state. Its `conversations` hold only the conversation the message is in,
@@ -28,7 +28,7 @@ public struct StoredReceivers: RandomAccessCollection, Sendable {
     private let badges: [Int]?
     private let skipped: Int
     /// What stands for the names and devices of ``allRows``, when the store keeps them as a roll
-    /// that records of sends can refer to (``SentMessageTable/storeRoll(_:usedAt:encoded:)``):
+    /// that records of sends can refer to (`SentMessageTable/storeRoll(_:usedAt:encoded:)`):
     /// receiver `i` is row `i`, or `i + 1` from ``skippedRow`` on.
     public let roll: ReceiverRoll?
 

@@ -4,7 +4,7 @@ import PushBridgeCore
 import PushBridgeJSON
 
 extension SQLiteStateStore {
-    /// One transaction's view of the database. Lives only inside ``SQLiteStateStore/write(_:)`` or ``read(_:)``.
+    /// One transaction's view of the database. Lives only inside ``SQLiteStateStore/write(_:)`` or `read(_:)`.
     final class Transaction: PushStateTransaction {
         let connection: SQLiteConnection
         let writable: Bool
