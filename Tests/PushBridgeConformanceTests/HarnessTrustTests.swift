@@ -5,12 +5,12 @@ import PushBridgeJSON
 import PushBridgeTestSupport
 import Testing
 
-/// Issue 18: the harness cannot be fooled (no leaked answers, no silent passes) and the CLI speaks
+/// The harness cannot be fooled (no leaked answers, no silent passes) and the CLI speaks
 /// one language (exit codes, wording, suggestions).
 @Suite("Harness trust and CLI consistency")
 struct HarnessTrustTests {
     @Test func anImplementationThatEchoesTheAnswerFailsEverything() throws {
-        // Prints the fixture's own `expect` back: before issue 18 this passed 221 of 251 fixtures.
+        // Prints the fixture's own `expect` back: a harness that trusted the provider's answer passed 221 of 251 fixtures with it.
         let echo = try HarnessTests.script(
             #"python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(d.get("expect", {})))' "$1""#)
         let run = try runTool(["conform", "Fixtures/tencent-tim", "--against", echo])

@@ -9,7 +9,7 @@ import PushBridgeVendorRESTTestSupport
 import PushBridgeStoreTestSupport
 import Testing
 
-/// The APNs client's connection pool (issue 37) against the mock APNs on loopback: how many
+/// The APNs client's connection pool against the mock APNs on loopback: how many
 /// connections it opens, the server's stream limit, GOAWAY, timeouts and URLs.
 @Suite("APNs connection pool")
 struct APNsPoolTests {

@@ -7,7 +7,7 @@ import PushBridgeStore
 import PushBridgeStoreTestSupport
 import Testing
 
-/// Issue 49: a node's delivery worker claims, settles, prunes and counts through the store's own
+/// A node's delivery worker claims, settles, prunes and counts through the store's own
 /// awaited statements — no write transaction, no app lock, no thread held — with the answers the
 /// transactions give.
 @Suite("PostgreSQL awaited outbox")

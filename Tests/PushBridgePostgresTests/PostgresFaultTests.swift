@@ -11,8 +11,8 @@ import PushBridgeVendorRESTTestSupport
 import PushBridgeStoreTestSupport
 import Testing
 
-/// A node whose database restarts, loses its backends or is down when the node starts (issue 39,
-/// item 1): every answer in time (201, or 503 `store-unavailable` with `Retry-After`, never a 500 or
+/// A node whose database restarts, loses its backends or is down when the node starts:
+/// every answer in time (201, or 503 `store-unavailable` with `Retry-After`, never a 500 or
 /// a hang), writes resume by themselves within 5 s of the database answering again, nothing
 /// acknowledged is lost. Each test has a cluster of its own, so restarting it disturbs no other test.
 @Suite("PostgreSQL faults", .serialized)
@@ -157,7 +157,7 @@ struct PostgresFaultTests {
 }
 
 extension PostgresFaultTests {
-    /// Issue 39, item 3: a node's connections do not grow with its apps. Before, each open app held a
+    /// A node's connections do not grow with its apps. Before, each open app held a
     /// writer connection and its readers on every node, so 200 apps on two nodes needed 400 and more
     /// of the cluster's 100 (PostgreSQL's default `max_connections`, set here explicitly).
     @Test("200 apps on two nodes against max_connections 100: every app answers on both, each node within postgres-connections")

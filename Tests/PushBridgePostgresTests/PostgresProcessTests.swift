@@ -89,7 +89,7 @@ struct PostgresProcessTests {
         return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces))
     }
 
-    /// Issue 49, item 5: a node's writers hold no thread while PostgreSQL answers a warm send's commit,
+    /// A node's writers hold no thread while PostgreSQL answers a warm send's commit,
     /// so 8 busy apps cost the node no thread of their own.
     @Test("8 apps under concurrent load on one node hold a bounded number of threads")
     func eightAppsHoldBoundedThreads() async throws {

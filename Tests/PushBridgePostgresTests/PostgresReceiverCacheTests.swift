@@ -11,7 +11,7 @@ import PushBridgeVendorRESTTestSupport
 import PushBridgeStoreTestSupport
 import Testing
 
-/// Issue 39, item 4: a node keeps a group's receivers and the badge log between its writes, kept
+/// A node keeps a group's receivers and the badge log between its writes, kept
 /// true by its own writes and dropped when another node's write moves the data version; group sends
 /// log their counters as one row, folded past the limit; records refer to one stored roll.
 @Suite("PostgreSQL receiver cache")

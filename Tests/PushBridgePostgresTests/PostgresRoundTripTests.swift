@@ -10,7 +10,7 @@ import PushBridgeVendorRESTTestSupport
 import PushBridgeStoreTestSupport
 import Testing
 
-/// Issue 39, item 2: how many statements (each a round trip to the server) a send costs on
+/// How many statements (each a round trip to the server) a send costs on
 /// PostgreSQL, counted by the pool, so a change that adds round trips fails here and not only in a
 /// benchmark on a quiet machine.
 @Suite("PostgreSQL round trips")

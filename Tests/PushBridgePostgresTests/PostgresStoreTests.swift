@@ -8,7 +8,7 @@ import PushBridgeVendorRESTTestSupport
 import PushBridgeStoreTestSupport
 import Testing
 
-/// The PostgreSQL store against a real server (issue 19, first steps): connecting, migrations.
+/// The PostgreSQL store against a real server: connecting, migrations.
 @Suite("PostgreSQL store")
 struct PostgresStoreTests {
     @Test("Schemas: two stores in two schemas of one database keep apart; the URL names the schema")

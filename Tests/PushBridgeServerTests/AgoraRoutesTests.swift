@@ -7,7 +7,7 @@ import PushBridgeStoreTestSupport
 import PushBridgeVendorREST
 import Testing
 
-/// Agora Chat's REST authentication (issue 48, item 5): a binding with App ID and App Certificate,
+/// Agora Chat's REST authentication: a binding with App ID and App Certificate,
 /// app tokens (AccessToken2) verified as Agora's builders make them, `grant_type: "agora"`.
 @Suite("Agora Chat REST")
 struct AgoraRoutesTests {

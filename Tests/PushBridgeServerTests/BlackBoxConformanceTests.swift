@@ -16,7 +16,7 @@ import PushBridgeVendorRESTTestSupport
 import PushBridgeStoreTestSupport
 import Testing
 
-/// Black-box conformance (issue 50): service fixtures judged by the requests that reach the APNs
+/// Black-box conformance: service fixtures judged by the requests that reach the APNs
 /// capture, against a `pushbridge serve` process configured to deliver there — with the admin key,
 /// as a server that is not PushBridge (vendor credentials and a device hook), and through a
 /// deliberately broken relay that the capture must catch.

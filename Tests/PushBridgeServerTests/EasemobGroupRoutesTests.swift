@@ -8,7 +8,7 @@ import PushBridgeStoreTestSupport
 import Testing
 
 /// Easemob / Agora Chat groups, device binding, push without a message and `cmd` over vendor REST
-/// (issue 48, items 1–4; Specification §14), on both stores.
+/// (Specification §14), on both stores.
 @Suite("Easemob groups, binding and push REST")
 struct EasemobGroupRoutesTests {
     static let devToken = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90"

@@ -7,7 +7,7 @@ import PushBridgeStoreTestSupport
 import PushBridgeVendorREST
 import Testing
 
-/// The HTTP edges a campaign of a million hostile requests found (issue 51), each on a live server
+/// The HTTP edges a campaign of a million hostile requests found, each on a live server
 /// over raw sockets, where a client library would hide what the server writes: one spelling per
 /// token, early answers a client still writing can read, 405 with `Allow`, bodiless `HEAD` answers,
 /// `Expect: 100-continue`, and framing answered at once instead of at the idle timeout.
@@ -180,8 +180,8 @@ struct HTTPEdgeTests {
                 let reply = try await HostileInputTests.exchange(service.port, "\(line) HTTP/1.1\r\nHost: x\r\n\(auth)Content-Length: 0\r\n\r\n", expectingClose: false)
                 #expect(reply.status == 405 && Self.header("Allow", reply) == allow && reply.body.contains(shape), "\(line): \(reply.text)")
             }
-            // No route at all is still 404, in the shape of the family whose prefix the path has (issue 48,
-            // item 7); the native 404 names no document that does not exist.
+            // No route at all is still 404, in the shape of the family whose prefix the path has; the
+            // native 404 names no document that does not exist.
             let unknown: [(String, Int, String)] = [
                 ("GET /v1/nothing", 404, #""code":"not-found""#),
                 ("GET /favicon.ico", 404, #""code":"not-found""#),

@@ -9,7 +9,7 @@ import PushBridgeVendorRESTTestSupport
 import PushBridgeStoreTestSupport
 import Testing
 
-/// A seeded campaign of hostile requests over every route (issue 36, item 6): valid requests of
+/// A seeded campaign of hostile requests over every route: valid requests of
 /// the native API, Easemob and Tencent, each sent as it is or mutated (an id with a control
 /// character in the body or the path, a mutated body, a wrong media type, an odd message-id
 /// header, another method, no body). Every request goes to the target service; each one it
@@ -147,7 +147,7 @@ struct HostileCampaign {
             let accepted: Bool
             switch route {
             case .tencent where reply.status == 404 || reply.status == 405:
-                // Another method on a vendor path: 405 with Allow, in Tencent's own body (issue 51).
+                // Another method on a vendor path: 405 with Allow, in Tencent's own body.
                 accepted = false
                 if (reply.json?["ErrorCode"]?.intValue ?? 0) == 0 || reply.json?["ErrorInfo"]?.stringValue == nil {
                     report.missingErrorBodies.append("\(label) → \(reply.status) \(reply.text.prefix(200))")

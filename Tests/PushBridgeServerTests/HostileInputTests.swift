@@ -18,7 +18,7 @@ import PushBridgeVendorRESTTestSupport
 import PushBridgeStoreTestSupport
 import Testing
 
-/// What a campaign of hostile requests found (issue 36), each a test that failed before the fix:
+/// What a campaign of hostile requests found, each a test that failed before the fix:
 /// ids with control characters, forged log lines, HTTP framing answered 500, Tencent client errors
 /// answered as store failures, and delivery failures an operator could not see.
 @Suite("Hostile input")

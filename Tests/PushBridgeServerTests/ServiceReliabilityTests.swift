@@ -239,7 +239,7 @@ struct ServiceReliabilityTests {
                 try await client.call(.GET, "http://127.0.0.1:\(service.port)/v1/apps/demo/messages/stalled", key: key)
             }
             #expect(stalled.status == 404, "the stalled request was not applied")
-            // The stall is the client's: counted as 499, never as a server error (issue 36).
+            // The stall is the client's: counted as 499, never as a server error.
             let metrics = try await withHTTPClient(connectionPerRequest: true) { client in
                 try await client.call(.GET, "http://127.0.0.1:\(service.port)/metrics", key: nil).text
             }

@@ -7,7 +7,7 @@ import PushBridgeVendorRESTTestSupport
 import PushBridgeStoreTestSupport
 import Testing
 
-/// Tencent Cloud IM groups over REST (issue 48, item 6; Specification §14): group commands with Tencent's
+/// Tencent Cloud IM groups over REST (Specification §14): group commands with Tencent's
 /// per-member results and codes, `MsgFlag` as the canonical remind type, targeted messages, `MsgSeq`.
 @Suite("Tencent group REST")
 struct TencentGroupRoutesTests {

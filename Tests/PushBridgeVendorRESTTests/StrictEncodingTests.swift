@@ -6,7 +6,7 @@ import PushBridgeTestSupport
 import PushBridgeVendorRESTTestSupport
 import Testing
 
-/// One spelling per secret (issue 51, item 1): a campaign found an app token accepted with its last
+/// One spelling per secret: a campaign found an app token accepted with its last
 /// character changed (`…m3BTA` issued, `…m3BTB` accepted), since the base64 decoder ignored the last
 /// character's spare bits. Every decoder that reads a signature now refuses every other spelling.
 @Suite("Strict encodings")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A 4xx-only soak of `pushbridge serve` (issue 36): wrk sends a mix of requests that are all refused
+# A 4xx-only soak of `pushbridge serve`: wrk sends a mix of requests that are all refused
 # (malformed JSON, a NUL in a member id or a path, a wrong media type, an unknown app or route, no
 # key, a Tencent request with a bad UserSig), in phases; after each phase the script prints the
 # service's resident memory and the bytes it grew by per request. A leak grows the same per request

@@ -27,7 +27,7 @@ struct ExamplePackageTests {
         #expect(text.contains("Executed 1 test, with 0 failures"), "XCTest ran: \(tail)")
         #expect(text.contains("✔ Test toyServerConformsToPushBridge() passed"), "\(tail)")
         #expect(text.contains("✔ Test aBadgeBugIsCaught() passed"), "\(tail)")
-        // The conformance library links no store, facade or SQLite into the example's test binary (issue 20).
+        // The conformance library links no store, facade or SQLite into the example's test binary.
         let binary = scratch.appendingPathComponent("debug/ConformanceExamplePackageTests.xctest")
         let contents = try Data(contentsOf: binary)
         #expect(contents.range(of: Data("libsqlite3".utf8)) == nil, "the example's test binary links SQLite")

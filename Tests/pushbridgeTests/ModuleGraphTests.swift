@@ -4,7 +4,7 @@ import PushBridgeTestSupport
 import PushBridgeStoreTestSupport
 import Testing
 
-/// The module boundaries (issue 20), read from `Package.swift` itself through `swift package
+/// The module boundaries, read from `Package.swift` itself through `swift package
 /// dump-package`: a forbidden edge fails here, naming the edge.
 @Suite("Module graph")
 struct ModuleGraphTests {
@@ -174,7 +174,7 @@ struct ModuleGraphTests {
         }
     }
 
-    /// The runtime's boundary (issue 38), read from the sources: the service opens stores only through
+    /// The runtime's boundary, read from the sources: the service opens stores only through
     /// the `ServiceStorage` it is given (only the configuration's factory names a concrete store or
     /// directory), and no module of the service's runtime starts a thread or blocks on a semaphore or
     /// condition (an idle app costs no thread; async code never waits on a lock held across I/O).
@@ -349,7 +349,7 @@ struct ModuleGraphTests {
         }
     }
 
-    /// A new vendor lands in one module (issue 52): the server and the store name none in their code (types,
+    /// A new vendor lands in one module: the server and the store name none in their code (types,
     /// members, imports; comments aside), every module offering a `VendorRESTFamily` is a known vendor
     /// module, and the executable composes each in one list.
     @Test func theServerAndTheStoreNameNoVendor() throws {
@@ -390,7 +390,7 @@ struct ModuleGraphTests {
         "PushBridgeServer", "PushBridgeDelivery", "PushBridgeTesting", "PushBridgeAPNsMock", "PushBridgeServiceConformance", "PushBridgeServiceTestSupport",
     ]
 
-    /// Test targets get their module and the least test support they need (issue 52): a change to the
+    /// Test targets get their module and the least test support they need: a change to the
     /// core neither rebuilds nor relinks the service stack for the core's tests.
     static let testTargetRules: [(tests: [String], forbidden: Set<String>, products: Set<String>, why: String)] = [
         (["PushBridgeJSONTests", "PushBridgeCoreTests", "PushBridgeDialectsTests", "PushBridgeConformanceTests"],
