@@ -21,12 +21,18 @@ struct StorePathTests {
         #expect(result.passed, "\(file) via \(backing)\n\(result.failure?.description ?? "")")
     }
 
-    @Test("fixture passes through the PostgreSQL store", .serialized, arguments: Repository.fixtureFiles())
+    /// Fixtures replayed into PostgreSQL at once, at most: each opens stores with connections of their own,
+    /// and the test cluster's `max_connections` is shared with every other test.
+    static let postgresReplays = AsyncLimiter(3)
+
+    @Test("fixture passes through the PostgreSQL store", arguments: Repository.fixtureFiles())
     func fixturePassesThroughPostgres(_ file: String) async throws {
         guard let url = testPostgresURL() else { return }
         let schemas = PostgresSchemas(url)
+        await Self.postgresReplays.acquire()
         let result = await ConformanceRunner(provider: StoreDecisionProvider(makeStore: { try await PostgresStateStore.open(location: try schemas.fresh()) }))
             .run(file: Repository.root.appendingPathComponent(file).path)
+        await Self.postgresReplays.release()
         #expect(result.passed, "\(file) via PostgreSQL\n\(result.failure?.description ?? "")")
         try schemas.dropAll()
     }

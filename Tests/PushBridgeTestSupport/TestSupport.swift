@@ -136,3 +136,25 @@ package func onAThreadOfItsOwn<T: Sendable>(_ body: @escaping @Sendable () throw
         Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }
+
+/// At most `limit` holders at once, awaited: a waiter holds no thread.
+package actor AsyncLimiter {
+    private var free: Int
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    package init(_ limit: Int) { free = max(1, limit) }
+
+    /// Waits for a place.
+    package func acquire() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    /// Gives a place back (to the longest waiter, if any).
+    package func release() {
+        if waiters.isEmpty { free += 1 } else { waiters.removeFirst().resume() }
+    }
+}
