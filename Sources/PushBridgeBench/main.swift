@@ -228,7 +228,7 @@ func oneToOneThroughFacade(messages count: Int, batch: Int) async throws -> Doub
     var decisions = 0
     let start = DispatchTime.now().uptimeNanoseconds
     if batch == 1 {
-        for message in prepared { await decisions += try facade.send(message).decisions.count }
+        for message in prepared { decisions += try await facade.send(message).decisions.count }
     } else {
         var i = 0
         while i < prepared.count {

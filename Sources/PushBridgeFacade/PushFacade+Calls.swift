@@ -120,9 +120,7 @@ extension PushFacade {
     /// between writes, so a send to a user just checked reads nothing twice).
     /// - Parameter user: the user.
     public func knowsUser(_ user: UserID) async throws -> Bool {
-        var keys = StateKeys()
-        let target = keys.add(StateKeys.Target.user(user))
-        return try await store.snapshot(keys).knownTargets[target]
+        try await exists(.user(user))
     }
 
     /// Answers a query call from the store.

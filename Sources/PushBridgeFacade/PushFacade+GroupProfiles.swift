@@ -14,9 +14,7 @@ extension PushFacade {
     /// Whether a group exists: it has a profile or members.
     /// - Parameter group: the group id.
     public func groupExists(_ group: String) async throws -> Bool {
-        var keys = StateKeys()
-        let target = keys.add(StateKeys.Target.group(group))
-        return try await store.snapshot(keys).knownTargets[target]
+        try await exists(.group(group))
     }
 
     /// Writes a group's profile (creating or changing the group).

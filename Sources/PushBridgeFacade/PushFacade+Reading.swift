@@ -19,6 +19,13 @@ extension PushFacade {
         return try body(StateEdit(keys: positions, snapshot: snapshot, registry: registry))
     }
 
+    /// Whether a target exists (a user with a record, a group with members or a profile), read alone.
+    func exists(_ target: StateKeys.Target) async throws -> Bool {
+        var keys = StateKeys()
+        let position = keys.add(target)
+        return try await store.snapshot(keys).knownTargets[position]
+    }
+
     /// A message's decisions as recorded when it was sent within the repeat window, awaited.
     /// - Parameters:
     ///   - id: the message id.

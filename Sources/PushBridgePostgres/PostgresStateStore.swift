@@ -113,15 +113,6 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
         }
     }
 
-    /// One write transaction of this node's turn (the writer gate, then the advisory lock), its
-    /// statements awaited: the tables as the store's updates use them, for this module's tests.
-    /// - Parameter body: reads and changes state through the transaction; a thrown error rolls it back.
-    func writing<T>(_ body: (Transaction) async throws -> T) async throws -> T {
-        await gate.enter()
-        defer { gate.leave() }
-        return try await inWriteTransaction(readingRecordsOf: []) { try await body($0) }
-    }
-
     /// Runs `body` in a transaction under the schema's write lock, taken first
     /// (``lockForWriting(_:readingRecordsOf:)``), with what the node keeps; commits, then the store's
     /// caches and what the node keeps take its changes. A failure drops what the node keeps. The

@@ -18,7 +18,7 @@ struct App: AsyncParsableCommand {
     var file: String
 
     func run() async throws {
-        let facade = try store.facade()
+        let facade = try await store.facade()
         try await rejectingBadInput(file: file) {
             let app = try Scenario.app(from: try JSONParser.parse(try FixtureDiscovery.read(file)), at: .root)
             try await reportingStoreErrors { try await facade.configure(app) }

@@ -37,7 +37,7 @@ struct Apply: AsyncParsableCommand {
     func run() async throws {
         try dialectOption(dialect)
         let now = try instant(now, option: "--now")
-        let facade = try store.facade()
+        let facade = try await store.facade()
         try await rejectingBadInput(file: file) {
             let calls = try Scenario.calls(from: try JSONParser.parse(try FixtureDiscovery.read(file)), at: .root, now: now).map {
                 PushFacade.DialectCall($0.call, at: $0.at, pointer: $0.pointer)

@@ -19,7 +19,7 @@ struct DeviceCommand: AsyncParsableCommand {
     var token: String
 
     func run() async throws {
-        let facade = try store.facade()
+        let facade = try await store.facade()
         let owner = try await rejectingBadInput(file: "--delete") { try await reportingStoreErrors { try await facade.removeDevice(token: token) } }
         var w = JSONWriter()
         w.raw("{\"removed\":")

@@ -43,7 +43,7 @@ struct Members: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let facade = try store.facade()
+        let facade = try await store.facade()
         try await rejectingBadInput(file: "--set") {
             if set && users.isEmpty { throw InputError(.missingKey, at: .root, expected: "at least one user after --set (--clear empties a group)") }
             if clear || set {

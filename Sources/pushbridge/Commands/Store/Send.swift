@@ -37,7 +37,7 @@ struct Send: AsyncParsableCommand {
     func run() async throws {
         try dialectOption(dialect)
         let now = try instant(now, option: "--now")
-        let facade = try store.facade()
+        let facade = try await store.facade()
         let chosen = try profileOption(profile, in: facade.registry)
         let (message, outcome) = try await rejectingBadInput(file: file) { () async throws -> (JSONValue, PushFacade.SendOutcome) in
             let message = try JSONParser.parse(try FixtureDiscovery.read(file))

@@ -16,8 +16,8 @@ struct StoreOptions: ParsableArguments {
     var synchronous: SQLiteStateStore.Options.Synchronous = .normal
 
     /// Opens the facade over the database; a store failure → one line on stderr and exit 4.
-    func facade() throws -> PushFacade {
-        try reportingStoreErrors { PushFacade(store: try SQLiteStateStore(path: db, options: .init(synchronous: synchronous))) }
+    func facade() async throws -> PushFacade {
+        try await reportingStoreErrors { PushFacade(store: try SQLiteStateStore(path: db, options: .init(synchronous: synchronous))) }
     }
 }
 
@@ -27,16 +27,6 @@ extension SQLiteStateStore.Options.Synchronous: ExpressibleByArgument {
 }
 
 /// Runs a store operation; a `StoreError` → one line on stderr and exit 4.
-func reportingStoreErrors<T>(_ body: () throws -> T) throws -> T {
-    do {
-        return try body()
-    } catch let error as StoreError {
-        printError("pushbridge: \(error)")
-        throw ExitCode(4)
-    }
-}
-
-/// `reportingStoreErrors(_:)` for awaited work.
 func reportingStoreErrors<T>(_ body: () async throws -> T) async throws -> T {
     do {
         return try await body()

@@ -49,7 +49,7 @@ struct User: AsyncParsableCommand {
     func run() async throws {
         try dialectOption(dialect)
         let since = try since.map { try instant($0, option: "--since") }
-        let facade = try store.facade()
+        let facade = try await store.facade()
         try await rejectingBadInput(file: "--user \(user)") {
             try await reportingStoreErrors {
                 switch presence {
