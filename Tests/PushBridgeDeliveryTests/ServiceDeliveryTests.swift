@@ -83,7 +83,7 @@ struct ServiceDeliveryTests {
                     let message = try String(contentsOf: Repository.root.appendingPathComponent("Examples/facade/message.json"), encoding: .utf8)
                     _ = try await service.call(.post, "/v1/apps/a1/messages?dialect=agora-silent", key: key, body: message)
                     _ = try await ServiceDeliveryScenario.settled(service, app: "a1", key: key, message: "m-1")
-                    let deadline = Date().addingTimeInterval(10)
+                    let deadline = Date().addingTimeInterval(60)
                     while received.values.isEmpty && Date() < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
                 }
             }

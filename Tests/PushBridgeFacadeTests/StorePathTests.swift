@@ -17,9 +17,16 @@ struct StorePathTests {
     @Test("fixture passes through the store", arguments: Repository.fixtureFiles(), StoreDecisionProvider.Backing.allCases)
     func fixturePassesThroughTheStore(_ file: String, backing: StoreDecisionProvider.Backing) async {
         let runner = ConformanceRunner(provider: StoreDecisionProvider(backing: backing))
+        await Self.replays.acquire()
         let result = await runner.run(file: Repository.root.appendingPathComponent(file).path)
+        await Self.replays.release()
         #expect(result.passed, "\(file) via \(backing)\n\(result.failure?.description ?? "")")
     }
+
+    /// Replays on SQLite and the memory twin at once, at most: they only compute, and hundreds of them
+    /// queued together would keep every other test's awaited work (a server's answer, a worker's next
+    /// delivery) waiting behind them for longer than the deadlines those tests run with.
+    static let replays = AsyncLimiter(2)
 
     /// Fixtures replayed into PostgreSQL at once, at most: each opens stores with connections of their own,
     /// and the test cluster's `max_connections` is shared with every other test.
@@ -41,10 +48,21 @@ struct StorePathTests {
         + Repository.fixtureFiles(under: "agora-silent") + Repository.fixtureFiles(under: "tencent-tim"))
     func storeDecisionEqualsEngine(_ file: String) async throws {
         let fixture = try Fixture(path: Repository.root.appendingPathComponent(file).path)
-        for profile in Profile.builtIn {
-            let engine = try ScenarioEngine().decide(fixture.scenario, profile: profile)
-            let stored = try await PushFacade(store: try SQLiteStateStore(path: ":memory:")).replay(fixture.scenario, profile: profile)
-            #expect(stored.jsonText == engine.jsonText, "\(file) with \(profile.id)")
+        await Self.replays.acquire()
+        var compared: [(profile: String, engine: String, stored: String)] = []
+        do {
+            for profile in Profile.builtIn {
+                let engine = try ScenarioEngine().decide(fixture.scenario, profile: profile)
+                let stored = try await PushFacade(store: try SQLiteStateStore(path: ":memory:")).replay(fixture.scenario, profile: profile)
+                compared.append((profile.id, engine.jsonText, stored.jsonText))
+            }
+        } catch {
+            await Self.replays.release()
+            throw error
+        }
+        await Self.replays.release()
+        for (profile, engine, stored) in compared {
+            #expect(stored == engine, "\(file) with \(profile)")
         }
     }
 }

@@ -106,12 +106,12 @@ struct AppRegistryTests {
             let held = try #require(storage.busy.withLock { $0 })
             held.held.withLock { $0 = true }
             let busyWrite = Task { try await service.call(.put, "/v1/apps/busy", key: busyKey, body: config).status }
-            let started = Date().addingTimeInterval(20)
+            let started = Date().addingTimeInterval(60)
             while !held.started.withLock({ $0 }) && Date() < started { try await Task.sleep(for: .milliseconds(5)) }
             #expect(held.started.withLock { $0 }, "the busy app's write waits for the gate")
             // The only open app is busy: the other app opens past the limit and serves its request.
             let other = Task { try await service.call(.put, "/v1/apps/other", key: otherKey, body: config).status }
-            let deadline = Date().addingTimeInterval(10)
+            let deadline = Date().addingTimeInterval(60)
             while storage.openings(of: "other") < 1 && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
             try await Task.sleep(for: .milliseconds(300))
             #expect(storage.openings(of: "other") == 1, "opened once, not closed and opened again in a loop")
@@ -180,7 +180,7 @@ struct AppRegistryTests {
             delivery.start(new)
             await delivery.stop(old)
             try await new.update { _ = try await $0.send([try $0.prepare(try textMessage(id: "m1"), dialect: "agora-silent", now: .now)]) }
-            let deadline = Date().addingTimeInterval(20)
+            let deadline = Date().addingTimeInterval(120)
             while mock.requests.count < 2 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
             #expect(mock.requests.count == 2, "u2's two devices, delivered by the new tenant's worker")
             delivery.finish()

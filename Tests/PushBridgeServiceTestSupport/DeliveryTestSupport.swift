@@ -103,7 +103,10 @@ package let exampleTokens = (
 
 /// Runs `body` with an APNs client for the mock, shutting it down afterwards (also when `body` throws).
 package func withAPNsClient<T>(_ mock: MockAPNs, _ kit: DeliveryKit, _ credentials: [APNsCredential], _ body: (APNsClient) async throws -> T) async throws -> T {
-    let client = try APNsClient(endpoint: .init(baseURL: mock.baseURL, trustedCAFile: kit.path("ca.pem")), credentials: credentials)
+    // A deadline no test here is about: a whole suite on two busy cores can leave a request's task
+    // unscheduled for seconds between taking a connection and sending, and 10 s would time it out.
+    let endpoint = APNsClient.Endpoint(baseURL: mock.baseURL, trustedCAFile: kit.path("ca.pem"), requestTimeoutSeconds: 120)
+    let client = try APNsClient(endpoint: endpoint, credentials: credentials)
     do {
         let result = try await body(client)
         await client.shutdown()
@@ -122,7 +125,8 @@ package enum ServiceDeliveryScenario {
         d.apnsURL = mock.baseURL
         d.caFile = kit.path("ca.pem")
         d.retryBaseMilliseconds = 20
-        d.requestTimeoutSeconds = 2
+        // Long enough for a loaded machine; the tests about deadlines set their own.
+        d.requestTimeoutSeconds = 60
         d.feedbackURL = feedback
         c.delivery = d
         // The test's HTTP client keeps one connection: on a loaded machine it can sit idle for longer

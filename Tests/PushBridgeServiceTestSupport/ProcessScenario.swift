@@ -48,7 +48,7 @@ package enum ProcessScenario {
             try process.run()
             // The first line: "listening on http://127.0.0.1:PORT".
             var line: [UInt8] = []
-            let deadline = Date().addingTimeInterval(20)
+            let deadline = Date().addingTimeInterval(60)
             while Date() < deadline {
                 let byte = out.fileHandleForReading.readData(ofLength: 1)
                 guard let b = byte.first else { break }

@@ -66,6 +66,9 @@ package func withLiveService<T: Sendable>(
 ) async throws -> T {
     var configuration = ServiceConfiguration(
         host: "127.0.0.1", port: 0, database: database ?? temporaryDirectory(), adminKeyHash: AccessKey.hash(testAdminKey), logLevel: .warning)
+    // The test's client keeps its connection idle while the test works elsewhere, and a whole suite on
+    // two busy cores can leave it so for longer than the default 10 s; tests about deadlines set their own.
+    configuration.requestTimeoutSeconds = 300
     configure(&configuration)
     // A backend's store is built here, as the executable builds it (the service knows no backend).
     let storage = try storage ?? configuration.storage(from: [PostgresStorageBackend()])
