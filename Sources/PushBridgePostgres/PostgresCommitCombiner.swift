@@ -40,6 +40,13 @@ final class PostgresCommitCombiner: Sendable {
         var waiting: [Waiting] = []
         var inFlight = 0
         var nextID = 0
+        /// Writers waiting for the statement in flight to end before they take their next group.
+        var turns: [(schema: String, continuation: CheckedContinuation<Void, Never>)] = []
+        /// The apps whose writers a statement's end woke: the next statement waits for their commits
+        /// (or for them to pass) at most ``holdMilliseconds``.
+        var expected: Set<String> = []
+        /// Which hold the timer of ``expected`` ends.
+        var hold = 0
     }
 
     /// Statements in flight at most (the others' commits wait for one to end). One: the commits that
@@ -53,9 +60,39 @@ final class PostgresCommitCombiner: Sendable {
     /// Statements sent, and commits they carried (their ratio is the batch).
     let statementCount = StatementCounter(), commitCount = StatementCounter()
 
-    init(inFlightLimit: Int = 1, batchLimit: Int = 16) {
+    /// The longest the next statement waits for the commits of the writers a statement's end woke.
+    let holdMilliseconds: Int
+
+    init(inFlightLimit: Int = 1, batchLimit: Int = 16, holdMilliseconds: Int = 2) {
+        self.holdMilliseconds = holdMilliseconds
         self.inFlightLimit = max(1, inFlightLimit)
         self.batchLimit = max(1, batchLimit)
+    }
+
+    /// Returns when no statement is in flight (at once when none is). The writer of `schema` takes its
+    /// next group then: what arrived while the statement ran joins it, and the next statement waits
+    /// for its commit (briefly: see ``holdMilliseconds``) so that the apps woken together commit together.
+    /// - Parameter schema: the app's schema.
+    func nextTurn(schema: String) async {
+        if state.withLock({ $0.inFlight < inFlightLimit }) { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state in
+                guard state.inFlight >= inFlightLimit else { return true }
+                state.turns.append((schema, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// The writer of `schema` ended the group it took at its turn: the next statement waits for it no
+    /// longer (it committed through the lock, or had nothing to commit).
+    func passTurn(schema: String) {
+        let next = state.withLock { state -> [Waiting]? in
+            guard state.expected.remove(schema) != nil else { return nil }
+            return dispatch(&state)
+        }
+        if let next, let first = next.first { first.continuation?.resume(returning: .send(next)) }
     }
 
     /// Commits `commit` to the app of `schema` in the next statement and returns its answer. The
@@ -70,16 +107,15 @@ final class PostgresCommitCombiner: Sendable {
         // A statement's place free: this commit goes now, decided on the caller's task (no hop).
         let (id, free) = state.withLock { state in
             state.nextID += 1
-            guard state.inFlight < inFlightLimit, state.waiting.isEmpty else { return (state.nextID, false) }
+            state.expected.remove(schema)
+            guard state.inFlight < inFlightLimit, state.waiting.isEmpty, state.expected.isEmpty else { return (state.nextID, false) }
             state.inFlight += 1
             return (state.nextID, true)
         }
         let turn: Turn = free ? .send([Waiting(id: id, schema: schema, commit: commit, continuation: nil)]) : try await withCheckedThrowingContinuation { continuation in
             let batch: [Waiting]? = state.withLock { state in
                 state.waiting.append(Waiting(id: id, schema: schema, commit: commit, continuation: continuation))
-                guard state.inFlight < inFlightLimit else { return nil }
-                state.inFlight += 1
-                return take(&state)
+                return dispatch(&state)
             }
             if let batch { continuation.resume(returning: .send(batch)) }
         }
@@ -92,17 +128,44 @@ final class PostgresCommitCombiner: Sendable {
             for (waiting, result) in zip(batch, results) {
                 if waiting.id == id { mine = result } else { waiting.continuation?.resume(with: result.map(Turn.answered)) }
             }
-            let next: [Waiting]? = state.withLock { state in
-                guard !state.waiting.isEmpty else {
-                    state.inFlight -= 1
-                    return nil
+            let (next, woken, hold): ([Waiting]?, [CheckedContinuation<Void, Never>], Int?) = state.withLock { state in
+                state.inFlight -= 1
+                let woken = state.turns
+                state.turns.removeAll()
+                var hold: Int?
+                if !woken.isEmpty {
+                    state.expected.formUnion(woken.map(\.schema))
+                    state.hold += 1
+                    hold = state.hold
                 }
-                return take(&state)
+                return (dispatch(&state), woken.map(\.continuation), hold)
             }
             if let next, let first = next.first { first.continuation?.resume(returning: .send(next)) }
+            for writer in woken { writer.resume() }
+            if let hold { endHold(hold) }
             guard let mine else { throw StoreError(.postgres, "a commit was not in its own statement", context: "pushbridge_commit_logged") }
             return try mine.get()
         }
+    }
+
+    /// Ends hold `hold` after ``holdMilliseconds``, unless every commit it waited for came first.
+    private func endHold(_ hold: Int) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(holdMilliseconds)) { [self] in
+            let next = state.withLock { state -> [Waiting]? in
+                guard state.hold == hold, !state.expected.isEmpty else { return nil }
+                state.expected.removeAll()
+                return dispatch(&state)
+            }
+            if let next, let first = next.first { first.continuation?.resume(returning: .send(next)) }
+        }
+    }
+
+    /// The next statement's commits, when a statement's place is free, commits wait and no woken
+    /// writer's commit is still expected; the place is taken.
+    private func dispatch(_ state: inout State) -> [Waiting]? {
+        guard state.inFlight < inFlightLimit, !state.waiting.isEmpty, state.expected.isEmpty else { return nil }
+        state.inFlight += 1
+        return take(&state)
     }
 
     /// The waiting commits for one statement, in schema order.

@@ -131,3 +131,14 @@ extension PostgresStateStore.Transaction {
         try await writeSendEffects(badges: changes.badges, deliveries: changes.deliveries, records: records, forgettingBefore: changes.cutoff)
     }
 }
+
+extension PostgresStateStore: CommitTurns {
+    /// Runs a writer's group at its turn: when the node's statement in flight (its apps' commits
+    /// share each one) has ended; the next statement waits briefly for this group's commit.
+    public func withCommitTurn<T: Sendable>(_ group: () async -> T) async -> T {
+        await pool.commits.nextTurn(schema: schema)
+        let result = await group()
+        pool.commits.passTurn(schema: schema)
+        return result
+    }
+}

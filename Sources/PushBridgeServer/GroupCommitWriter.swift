@@ -97,6 +97,9 @@ final class GroupCommitWriter: Sendable {
     /// answering: PostgreSQL). Without it, a commit that began is waited for (a local file always answers).
     private let answersByDeadline: Bool
     private let observer: Observer
+    /// The store's commit turns, when its commits share round trips with other apps': a round takes
+    /// its group at its turn.
+    private let commitTurns: (any CommitTurns)?
     private let queue = Mutex(Queue())
     /// The writer's own queue: its pause's timer, and its rounds unless given a queue to share.
     private let executor: DispatchQueue
@@ -126,6 +129,7 @@ final class GroupCommitWriter: Sendable {
         self.timeout = timeout
         self.answersByDeadline = answersByDeadline
         self.observer = observer
+        commitTurns = facade.store as? any CommitTurns
         executor = DispatchQueue(label: name)
         roundsExecutor = rounds ?? QueueTaskExecutor(executor)
     }
@@ -221,7 +225,11 @@ final class GroupCommitWriter: Sendable {
                 if full { pause.end() }
                 await pause.wait(nanoseconds: maxWait, on: executor)
             }
-            guard await round() else { return }
+            if let commitTurns {
+                guard await commitTurns.withCommitTurn({ await round() }) else { return }
+            } else {
+                guard await round() else { return }
+            }
         }
     }
 
