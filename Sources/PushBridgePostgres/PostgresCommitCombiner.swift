@@ -12,6 +12,9 @@ import Synchronization
 /// is sent again alone, so that one app's failure fails no other. (A commit whose statement was lost
 /// with its connection may have been written: when its group runs again, its check finds the change.)
 ///
+/// Writers take their groups at their turns (``nextTurn(schema:)``): a writer that finds a statement in
+/// flight waits for its end, and takes what queued meanwhile; the statement after it waits for the
+/// commits of the writers its end woke (at most ``holdMilliseconds``), so that they go together.
 final class PostgresCommitCombiner: Sendable {
     /// What one app's commit answered: whether it committed, the data version after it, the badge log
     /// row it wrote, and the rows other nodes appended to the log since its decision, in order.
@@ -84,6 +87,9 @@ final class PostgresCommitCombiner: Sendable {
             if now { continuation.resume() }
         }
     }
+
+    /// Writers waiting for their turn now.
+    var waitingTurns: Int { state.withLock { $0.turns.count } }
 
     /// The writer of `schema` ended the group it took at its turn: the next statement waits for it no
     /// longer (it committed through the lock, or had nothing to commit).

@@ -30,7 +30,7 @@ final class PostgresConnections: Sendable {
     /// Uses that waited for a connection past the deadline.
     let exhausted = StatementCounter()
     /// The apps' one-round-trip commits, sent together.
-    let commits = PostgresCommitCombiner()
+    let commits: PostgresCommitCombiner
     private let client: PostgresClient
     /// Each open connection's `search_path` (by the client's connection id; empty: unknown); also how
     /// many are open.
@@ -50,7 +50,9 @@ final class PostgresConnections: Sendable {
     ///   - logger: postgres-nio's logger.
     ///   - runsItself: whether the client runs on a task of its own (a store or directory opened
     ///     alone); `false`: the caller runs `run()` (the service's `ServiceGroup`).
-    init(location: PostgresLocation, limit: Int, logger: Logger, runsItself: Bool) {
+    ///   - commits: how the apps' one-round-trip commits are sent together.
+    init(location: PostgresLocation, limit: Int, logger: Logger, runsItself: Bool, commits: PostgresCommitCombiner = PostgresCommitCombiner()) {
+        self.commits = commits
         var location = location
         // Connections of one store's own are born in its schema (a startup parameter): no statement sets it.
         bornIn = runsItself ? location.schema : nil

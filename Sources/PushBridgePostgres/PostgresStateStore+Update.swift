@@ -135,10 +135,9 @@ extension PostgresStateStore.Transaction {
 extension PostgresStateStore: CommitTurns {
     /// Runs a writer's group at its turn: when the node's statement in flight (its apps' commits
     /// share each one) has ended; the next statement waits briefly for this group's commit.
-    public func withCommitTurn<T: Sendable>(_ group: () async -> T) async -> T {
+    public func withCommitTurn<T: Sendable>(_ group: () async throws -> T) async rethrows -> T {
         await pool.commits.nextTurn(schema: schema)
-        let result = await group()
-        pool.commits.passTurn(schema: schema)
-        return result
+        defer { pool.commits.passTurn(schema: schema) }
+        return try await group()
     }
 }

@@ -221,10 +221,11 @@ struct PostgresRunOfSendsTests {
 @Suite("PostgreSQL commits of several apps")
 struct PostgresCommitCombinerTests {
     /// `count` apps' stores on one pool (a node), each with the example app, u1 and u2, warmed by one send.
-    static func apps(_ count: Int) async throws -> [PostgresStateStore]? {
+    /// - Parameter combiner: how the node sends its apps' commits together.
+    static func apps(_ count: Int, combiner: PostgresCommitCombiner = PostgresCommitCombiner()) async throws -> [PostgresStateStore]? {
         guard let url = testPostgresURL() else { return nil }
         let first = try freshPostgresSchema(url)
-        let pool = PostgresConnections(location: first, limit: 4, logger: .init(label: "node"), runsItself: true)
+        let pool = PostgresConnections(location: first, limit: 4, logger: .init(label: "node"), runsItself: true, commits: combiner)
         var stores: [PostgresStateStore] = []
         for i in 0..<count {
             let store = try await PostgresStateStore.open(location: i == 0 ? first : try freshPostgresSchema(url), pool: pool)
@@ -256,6 +257,85 @@ struct PostgresCommitCombinerTests {
             await #expect(try PushFacade(store: store).user("u2")?.state.badge == 1 + 3)
             #expect(store.oneRoundTrip.committedCount.value == 1 && store.oneRoundTrip.changedCount.value == 0)
         }
+    }
+
+    /// Keeps `store`'s commit statement in flight: its write lock is held by a connection outside the
+    /// node (another pool) until the returned release is called.
+    static func holdWriteLock(_ store: PostgresStateStore) async throws -> @Sendable () async throws -> Void {
+        let outside = PostgresConnections(location: store.location, limit: 1, logger: .init(label: "outside"), runsItself: true)
+        let (released, release) = AsyncStream<Void>.makeStream()
+        let (held, lockHeld) = AsyncStream<Void>.makeStream()
+        let holder = Task {
+            try await outside.use(schema: nil) { session in
+                try await session.execute("BEGIN")
+                try await session.query("SELECT pg_advisory_xact_lock(\(PostgresStateStore.writeLock), hashtext(\(store.schema)))")
+                lockHeld.yield()
+                for await _ in released { break }
+                try await session.execute("COMMIT")
+            }
+        }
+        for await _ in held { break }
+        return {
+            release.yield()
+            try await holder.value
+        }
+    }
+
+    /// Waits (bounded) until `condition` holds.
+    static func eventually(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !condition() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+    }
+
+    @Test("writers woken by one statement's end commit in the next one together, not the first to come alone")
+    func writersWokenTogetherCommitTogether() async throws {
+        // A hold far longer than any test's wait: were the next statement sent before all three woken
+        // writers' commits came, there would be two or three statements.
+        let combiner = PostgresCommitCombiner(holdMilliseconds: 600_000)
+        guard let stores = try await Self.apps(4, combiner: combiner) else { return }
+        let release = try await Self.holdWriteLock(stores[0])
+        let statements = combiner.statementCount.value
+        let first = Task { try await PostgresOneRoundTripTests.commit(stores[0], [try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("held"), on: stores[0])]) }
+        try await Self.eventually { combiner.statementCount.value == statements + 1 }
+        #expect(combiner.statementCount.value == statements + 1, "the first app's statement is in flight")
+        let woken = (1..<4).map { i in
+            Task {
+                try await stores[i].withCommitTurn {
+                    try await PostgresOneRoundTripTests.commit(stores[i], [try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("turn"), on: stores[i])])
+                }
+            }
+        }
+        try await Self.eventually { combiner.waitingTurns == 3 }
+        #expect(combiner.waitingTurns == 3, "the three writers wait for their turn while the statement is in flight")
+        try await release()
+        _ = try await first.value
+        for writer in woken { #expect(try await writer.value.count == 1) }
+        #expect(combiner.statementCount.value - statements == 2, "the held statement, then one for the three woken writers")
+        for store in stores { await #expect(try PushFacade(store: store).user("u2")?.state.badge == 2) }
+    }
+
+    @Test("a writer whose turn commits nothing holds the next statement no longer than its group takes")
+    func aTurnWithoutACommitPassesAtOnce() async throws {
+        let combiner = PostgresCommitCombiner(holdMilliseconds: 600_000)
+        guard let stores = try await Self.apps(3, combiner: combiner) else { return }
+        let release = try await Self.holdWriteLock(stores[0])
+        let statements = combiner.statementCount.value
+        let first = Task { try await PostgresOneRoundTripTests.commit(stores[0], [try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("held"), on: stores[0])]) }
+        try await Self.eventually { combiner.statementCount.value == statements + 1 }
+        let idle = Task { await stores[1].withCommitTurn { 0 } }
+        let sending = Task {
+            try await stores[2].withCommitTurn {
+                try await PostgresOneRoundTripTests.commit(stores[2], [try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("turn"), on: stores[2])])
+            }
+        }
+        try await Self.eventually { combiner.waitingTurns == 2 }
+        let start = ContinuousClock.now
+        try await release()
+        _ = try await first.value
+        #expect(await idle.value == 0)
+        #expect(try await sending.value.count == 1)
+        #expect(ContinuousClock.now - start < .seconds(300), "not held for the idle writer's commit (the hold is ten minutes)")
+        #expect(combiner.statementCount.value - statements == 2)
     }
 
     @Test("an app whose commit PostgreSQL refuses fails alone: the others' commits in its statement are sent again and kept")

@@ -8,5 +8,5 @@
 public protocol CommitTurns: Sendable {
     /// Runs `group` (which takes the writer's waiting work and commits it) at its turn.
     /// - Parameter group: the writer's round.
-    func withCommitTurn<T: Sendable>(_ group: () async -> T) async -> T
+    func withCommitTurn<T: Sendable>(_ group: () async throws -> T) async rethrows -> T
 }
