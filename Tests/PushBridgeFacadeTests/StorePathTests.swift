@@ -17,9 +17,7 @@ struct StorePathTests {
     @Test("fixture passes through the store", arguments: Repository.fixtureFiles(), StoreDecisionProvider.Backing.allCases)
     func fixturePassesThroughTheStore(_ file: String, backing: StoreDecisionProvider.Backing) async {
         let runner = ConformanceRunner(provider: StoreDecisionProvider(backing: backing))
-        await Self.replays.acquire()
-        let result = await runner.run(file: Repository.root.appendingPathComponent(file).path)
-        await Self.replays.release()
+        let result = await Self.replays.withPlace { await runner.run(file: Repository.root.appendingPathComponent(file).path) }
         #expect(result.passed, "\(file) via \(backing)\n\(result.failure?.description ?? "")")
     }
 
@@ -36,10 +34,10 @@ struct StorePathTests {
     func fixturePassesThroughPostgres(_ file: String) async throws {
         guard let url = testPostgresURL() else { return }
         let schemas = PostgresSchemas(url)
-        await Self.postgresReplays.acquire()
-        let result = await ConformanceRunner(provider: StoreDecisionProvider(makeStore: { try await PostgresStateStore.open(location: try schemas.fresh()) }))
-            .run(file: Repository.root.appendingPathComponent(file).path)
-        await Self.postgresReplays.release()
+        let result = await Self.postgresReplays.withPlace {
+            await ConformanceRunner(provider: StoreDecisionProvider(makeStore: { try await PostgresStateStore.open(location: try schemas.fresh()) }))
+                .run(file: Repository.root.appendingPathComponent(file).path)
+        }
         #expect(result.passed, "\(file) via PostgreSQL\n\(result.failure?.description ?? "")")
         try schemas.dropAll()
     }
@@ -48,19 +46,15 @@ struct StorePathTests {
         + Repository.fixtureFiles(under: "agora-silent") + Repository.fixtureFiles(under: "tencent-tim"))
     func storeDecisionEqualsEngine(_ file: String) async throws {
         let fixture = try Fixture(path: Repository.root.appendingPathComponent(file).path)
-        await Self.replays.acquire()
-        var compared: [(profile: String, engine: String, stored: String)] = []
-        do {
+        let compared = try await Self.replays.withPlace {
+            var compared: [(profile: String, engine: String, stored: String)] = []
             for profile in Profile.builtIn {
                 let engine = try ScenarioEngine().decide(fixture.scenario, profile: profile)
                 let stored = try await PushFacade(store: try SQLiteStateStore(path: ":memory:")).replay(fixture.scenario, profile: profile)
                 compared.append((profile.id, engine.jsonText, stored.jsonText))
             }
-        } catch {
-            await Self.replays.release()
-            throw error
+            return compared
         }
-        await Self.replays.release()
         for (profile, engine, stored) in compared {
             #expect(stored == engine, "\(file) with \(profile)")
         }

@@ -287,28 +287,39 @@ struct PostgresCommitCombinerTests {
         while !condition() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
     }
 
+    /// Commits one one-to-one message `id` to `store`.
+    static func sendOne(_ id: String, to store: PostgresStateStore) async throws -> [PushFacade.SendOutcome] {
+        try await PostgresOneRoundTripTests.commit(store, [try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne(id), on: store)])
+    }
+
+    /// Sends a message to `stores[0]` whose statement stays in flight (its write lock held from outside
+    /// the node) until the returned release is called, which also waits for that send's answer.
+    /// - Returns: the combiner's statement count before it, and the release.
+    static func statementHeldInFlight(_ stores: [PostgresStateStore], _ combiner: PostgresCommitCombiner) async throws
+        -> (statements: Int, release: @Sendable () async throws -> Void)
+    {
+        let unlock = try await holdWriteLock(stores[0])
+        let statements = combiner.statementCount.value
+        let first = Task { try await sendOne("held", to: stores[0]) }
+        try await eventually { combiner.statementCount.value == statements + 1 }
+        #expect(combiner.statementCount.value == statements + 1, "the first app's statement is in flight")
+        return (statements, {
+            try await unlock()
+            _ = try await first.value
+        })
+    }
+
     @Test("writers woken by one statement's end commit in the next one together, not the first to come alone")
     func writersWokenTogetherCommitTogether() async throws {
         // A hold far longer than any test's wait: were the next statement sent before all three woken
         // writers' commits came, there would be two or three statements.
         let combiner = PostgresCommitCombiner(holdMilliseconds: 600_000)
         guard let stores = try await Self.apps(4, combiner: combiner) else { return }
-        let release = try await Self.holdWriteLock(stores[0])
-        let statements = combiner.statementCount.value
-        let first = Task { try await PostgresOneRoundTripTests.commit(stores[0], [try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("held"), on: stores[0])]) }
-        try await Self.eventually { combiner.statementCount.value == statements + 1 }
-        #expect(combiner.statementCount.value == statements + 1, "the first app's statement is in flight")
-        let woken = (1..<4).map { i in
-            Task {
-                try await stores[i].withCommitTurn {
-                    try await PostgresOneRoundTripTests.commit(stores[i], [try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("turn"), on: stores[i])])
-                }
-            }
-        }
+        let (statements, release) = try await Self.statementHeldInFlight(stores, combiner)
+        let woken = (1..<4).map { i in Task { try await stores[i].withCommitTurn { try await Self.sendOne("turn", to: stores[i]) } } }
         try await Self.eventually { combiner.waitingTurns == 3 }
         #expect(combiner.waitingTurns == 3, "the three writers wait for their turn while the statement is in flight")
         try await release()
-        _ = try await first.value
         for writer in woken { #expect(try await writer.value.count == 1) }
         #expect(combiner.statementCount.value - statements == 2, "the held statement, then one for the three woken writers")
         for store in stores { await #expect(try PushFacade(store: store).user("u2")?.state.badge == 2) }
@@ -318,20 +329,12 @@ struct PostgresCommitCombinerTests {
     func aTurnWithoutACommitPassesAtOnce() async throws {
         let combiner = PostgresCommitCombiner(holdMilliseconds: 600_000)
         guard let stores = try await Self.apps(3, combiner: combiner) else { return }
-        let release = try await Self.holdWriteLock(stores[0])
-        let statements = combiner.statementCount.value
-        let first = Task { try await PostgresOneRoundTripTests.commit(stores[0], [try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("held"), on: stores[0])]) }
-        try await Self.eventually { combiner.statementCount.value == statements + 1 }
+        let (statements, release) = try await Self.statementHeldInFlight(stores, combiner)
         let idle = Task { await stores[1].withCommitTurn { 0 } }
-        let sending = Task {
-            try await stores[2].withCommitTurn {
-                try await PostgresOneRoundTripTests.commit(stores[2], [try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("turn"), on: stores[2])])
-            }
-        }
+        let sending = Task { try await stores[2].withCommitTurn { try await Self.sendOne("turn", to: stores[2]) } }
         try await Self.eventually { combiner.waitingTurns == 2 }
         let start = ContinuousClock.now
         try await release()
-        _ = try await first.value
         #expect(await idle.value == 0)
         #expect(try await sending.value.count == 1)
         #expect(ContinuousClock.now - start < .seconds(300), "not held for the idle writer's commit (the hold is ten minutes)")

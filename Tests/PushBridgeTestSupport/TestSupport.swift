@@ -158,3 +158,19 @@ package actor AsyncLimiter {
         if waiters.isEmpty { free += 1 } else { waiters.removeFirst().resume() }
     }
 }
+
+extension AsyncLimiter {
+    /// Runs `body` in a place, given back when it ends (also when it throws); `body` runs off the
+    /// limiter, so places run at once.
+    nonisolated package func withPlace<T>(_ body: () async throws -> T) async rethrows -> T {
+        await acquire()
+        do {
+            let result = try await body()
+            await release()
+            return result
+        } catch {
+            await release()
+            throw error
+        }
+    }
+}
