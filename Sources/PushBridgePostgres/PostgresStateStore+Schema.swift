@@ -408,6 +408,25 @@ extension PostgresStateStore {
             sql: """
                 DROP FUNCTION IF EXISTS pushbridge_commit_sends(text, bigint, bigint, bigint, text[], bigint[], bigint[], bigint[], bytea, bigint[], bigint[], text[], text[], text[], text[], bigint[], bytea[], bytea[], bigint[], text[], bigint[], bytea[], bigint);
                 """),
+        // Push labels (Easemob / Agora Chat `/push/label`), as SQLite's `2026-11-30-push-labels`: keys
+        // and user names in the `C` collation, so pages follow code-point order as SQLite's do.
+        Migration(
+            identifier: "2026-11-30-push-labels",
+            sql: """
+                CREATE TABLE push_labels (
+                    key text COLLATE "C" PRIMARY KEY,
+                    name text NOT NULL,
+                    description text NOT NULL,
+                    created_at bigint NOT NULL
+                );
+                CREATE TABLE push_label_users (
+                    label text COLLATE "C" NOT NULL REFERENCES push_labels(key),
+                    user_name text COLLATE "C" NOT NULL,
+                    added_at bigint NOT NULL,
+                    PRIMARY KEY (label, user_name)
+                );
+                CREATE INDEX push_label_users_by_user ON push_label_users (user_name);
+                """),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.

@@ -16,6 +16,9 @@ public final class MemoryStateStore: TransactionStore {
         var pushBindings: [UserID: [PushBinding]] = [:]
         /// Who has each device token.
         var deviceOwners: [String: UserID] = [:]
+        /// Push labels by key (their counts are not kept here), and each label's users.
+        var labels: [String: PushLabel] = [:]
+        var labelUsers: [String: [UserID: Instant]] = [:]
         /// Sent message ids: when, and the encoded decisions.
         var sent: [String: (at: Instant, decisions: [UInt8])] = [:]
         var nextKey: Int64 = 1
@@ -121,6 +124,7 @@ public final class MemoryStateStore: TransactionStore {
                 contents.groups[group] = rest.isEmpty ? nil : rest
             }
             contents.pushBindings[id] = nil
+            for label in contents.labelUsers.keys { contents.labelUsers[label]?[id] = nil }
             return true
         }
 

@@ -230,6 +230,26 @@ extension SQLiteStateStore {
                     PRIMARY KEY (user_name, position)
                 ) WITHOUT ROWID;
                 """),
+        // Push labels (Easemob / Agora Chat `/push/label`): a label by its key (its name, or the name in
+        // lower case where names ignore case), and its users by name (removing the user takes it
+        // out). Text orders by its bytes, so pages follow code-point order.
+        Migration(
+            identifier: "2026-11-30-push-labels",
+            sql: """
+                CREATE TABLE push_labels (
+                    key TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    description TEXT NOT NULL,
+                    created_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE push_label_users (
+                    label TEXT NOT NULL REFERENCES push_labels(key),
+                    user_name TEXT NOT NULL,
+                    added_at INTEGER NOT NULL,
+                    PRIMARY KEY (label, user_name)
+                ) WITHOUT ROWID;
+                CREATE INDEX push_label_users_by_user ON push_label_users (user_name);
+                """),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.

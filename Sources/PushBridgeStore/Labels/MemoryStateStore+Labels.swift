@@ -1,0 +1,42 @@
+import PushBridgeCore
+
+extension MemoryStateStore.Transaction {
+    func label(_ key: String) throws -> PushLabel? {
+        guard var label = contents.labels[key] else { return nil }
+        label.count = contents.labelUsers[key]?.count ?? 0
+        return label
+    }
+
+    func page(_ page: LabelPage) throws -> LabelPageRows {
+        switch page {
+        case .labels(let after, let limit):
+            let keys = contents.labels.keys.filter { after == nil || Self.precedes(after!, $0) }.sorted(by: Self.precedes).prefix(max(0, limit))
+            return .labels(try keys.compactMap { try label($0) })
+        case .users(let label, let after, let limit):
+            let users = (contents.labelUsers[label] ?? [:]).filter { after == nil || Self.precedes(after!, $0.key) }
+            return .users(users.sorted { Self.precedes($0.key, $1.key) }.prefix(max(0, limit)).map { LabelUser(user: $0.key, addedAt: $0.value) })
+        case .user(let label, let user):
+            return .users(contents.labelUsers[label]?[user].map { [LabelUser(user: user, addedAt: $0)] } ?? [])
+        }
+    }
+
+    func apply(_ change: LabelChange) throws {
+        try checkWritable()
+        switch change {
+        case .create(var label):
+            label.count = 0
+            contents.labels[label.key] = label
+        case .delete(let key):
+            contents.labels[key] = nil
+            contents.labelUsers[key] = nil
+        case .addUsers(let label, let users, let at):
+            for user in users where contents.labelUsers[label]?[user] == nil { contents.labelUsers[label, default: [:]][user] = at }
+        case .removeUsers(let label, let users):
+            for user in users { contents.labelUsers[label]?[user] = nil }
+            if contents.labelUsers[label]?.isEmpty == true { contents.labelUsers[label] = nil }
+        }
+    }
+
+    /// Code-point order, as SQLite's and PostgreSQL's `C` collation order text.
+    private static func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+}
