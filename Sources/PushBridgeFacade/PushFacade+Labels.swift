@@ -84,7 +84,9 @@ extension PushFacade {
     }
 
     /// Forgets a label and its users.
-    /// - Parameter key: the label's key.
+    /// - Parameters:
+    ///   - key: the label's key.
+    ///   - name: its name as the call gave it (for the refusal).
     /// - Throws: ``LabelRefusal`` for an unknown label.
     public func deleteLabel(_ key: String, named name: String) async throws {
         var keys = StateKeys()
@@ -100,7 +102,8 @@ extension PushFacade {
     /// succeeds and keeps its time).
     /// - Parameters:
     ///   - users: the users, in the order the call names them (each once).
-    ///   - key: the label's key; `name`: its name as the call gave it.
+    ///   - key: the label's key.
+    ///   - name: its name as the call gave it (for the refusal).
     ///   - at: when they are added.
     ///   - maximum: the most users a label has.
     /// - Throws: ``LabelRefusal`` for an unknown label.
@@ -136,7 +139,8 @@ extension PushFacade {
     /// Takes users out of a label (a known user not in it succeeds: nothing to take out).
     /// - Parameters:
     ///   - users: the users, in the order the call names them.
-    ///   - key: the label's key; `name`: its name as the call gave it.
+    ///   - key: the label's key.
+    ///   - name: its name as the call gave it (for the refusal).
     /// - Throws: ``LabelRefusal`` for an unknown label.
     public func removeUsers(_ users: [UserID], fromLabel key: String, named name: String) async throws -> LabelUsersOutcome {
         let users = Self.once(users)

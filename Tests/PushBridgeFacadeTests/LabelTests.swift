@@ -74,3 +74,74 @@ struct LabelTests {
         #expect(try await facade.labelUsers("vip", named: "vip", after: nil, limit: 100).isEmpty)
     }
 }
+
+/// Push tasks on every store: the limit, the audience in pages (labels intersected, or every user),
+/// a page recorded once, cancelling.
+@Suite("Push tasks")
+struct PushTaskTests {
+    static func task(_ id: Int64, labels: [String] = [], at ms: Int64 = 1_000_000, startAt: Int64? = nil) -> PushTask {
+        PushTask(
+            id: id, family: "easemob", labels: labels, request: Array(#"{"pushMessage":{"content":"hi"}}"#.utf8), createdAt: Instant(milliseconds: ms),
+            startAt: Instant(milliseconds: startAt ?? ms))
+    }
+
+    @Test("a task's labels must exist; past the limit of pending or recent tasks it is refused; a refused task writes nothing", arguments: FacadeScenario.Backing.allCases)
+    func limits(_ backing: FacadeScenario.Backing) async throws {
+        let facade = await PushFacade(store: try backing.store())
+        _ = try await facade.createLabel(LabelTests.label("vip"))
+        await #expect(throws: PushFacade.LabelRefusal.unknownLabel("VIPs")) {
+            try await facade.createTask(Self.task(1, labels: ["vip", "vips"]), labelNames: ["vip", "VIPs"], limit: 2, windowSeconds: 300)
+        }
+        _ = try await facade.createTask(Self.task(2, labels: ["vip"]), labelNames: ["vip"], limit: 2, windowSeconds: 300)
+        _ = try await facade.createTask(Self.task(3, at: 1_100_000), labelNames: [], limit: 2, windowSeconds: 300)
+        await #expect(throws: PushFacade.TaskRefusal.tooManyTasks(limit: 2, seconds: 300)) {
+            try await facade.createTask(Self.task(4, at: 1_200_000), labelNames: [], limit: 2, windowSeconds: 300)
+        }
+        #expect(try await facade.tasks(.recent(limit: 10)).map(\.id) == [3, 2])
+        // Ended and older than the window: no longer counted.
+        #expect(try await facade.cancelTask(2, at: Instant(milliseconds: 1_300_000)).state == .cancelled)
+        #expect(try await facade.cancelTask(2, at: Instant(milliseconds: 1_400_000)).endedAt == Instant(milliseconds: 1_300_000))
+        _ = try await facade.createTask(Self.task(5, at: 1_400_001), labelNames: [], limit: 2, windowSeconds: 300)
+        #expect(try await facade.tasks(.pending).map(\.id) == [3, 5])
+        await #expect(throws: PushFacade.TaskRefusal.unknownTask(9)) { try await facade.cancelTask(9, at: Instant(milliseconds: 0)) }
+    }
+
+    @Test("receivers in pages after the cursor: every user, or those in all the task's labels; a page recorded once", arguments: FacadeScenario.Backing.allCases)
+    func pages(_ backing: FacadeScenario.Backing) async throws {
+        let facade = await PushFacade(store: try backing.store())
+        try await facade.configure(FacadeScenario.app)
+        let users = ["u5", "U1", "u2", "u3", "u4", "a"]
+        for user in users { _ = try await facade.register(user, dialect: "agora-silent") }
+        for label in ["one", "two"] { _ = try await facade.createLabel(LabelTests.label(label)) }
+        _ = try await facade.addUsers(["u2", "u3", "u4", "U1"], toLabel: "one", named: "one", at: Instant(milliseconds: 1))
+        _ = try await facade.addUsers(["u3", "u4", "u5", "U1"], toLabel: "two", named: "two", at: Instant(milliseconds: 1))
+        _ = try await facade.createTask(Self.task(1, labels: ["one", "two"]), labelNames: ["one", "two"], limit: 3, windowSeconds: 300)
+        _ = try await facade.createTask(Self.task(2), labelNames: [], limit: 3, windowSeconds: 300)
+        // Both labels: U1, u3, u4 in code-point order, two at a time.
+        var page = try #require(try await facade.nextReceivers(of: 1, limit: 2))
+        #expect(page.receivers == ["U1", "u3"] && page.task.cursor == nil)
+        #expect(try await facade.recordPage(of: 1, from: nil, to: "u3", adding: TaskProgress(targets: 2, pushed: 1, suppressed: ["no-device": 1]), finished: false, at: Instant(milliseconds: 5)))
+        // The same page recorded again (another runner): refused, nothing counted twice.
+        #expect(try await !facade.recordPage(of: 1, from: nil, to: "u3", adding: TaskProgress(targets: 2, pushed: 2), finished: false, at: Instant(milliseconds: 5)))
+        page = try #require(try await facade.nextReceivers(of: 1, limit: 2))
+        #expect(page.receivers == ["u4"] && page.task.cursor == "u3")
+        #expect(try await facade.recordPage(of: 1, from: "u3", to: "u4", adding: TaskProgress(targets: 1, suppressed: ["no-device": 1]), finished: true, at: Instant(milliseconds: 6)))
+        let status = try #require(try await facade.taskStatus(1))
+        #expect(status.task.state == .finished && status.task.endedAt == Instant(milliseconds: 6))
+        #expect(status.task.progress == TaskProgress(targets: 3, pushed: 1, suppressed: ["no-device": 2]))
+        #expect(status.deliveries == OutboxCounts(queued: 0, delivered: 0, failed: 0))
+        #expect(try await facade.nextReceivers(of: 1, limit: 2) == nil)
+        // Every user.
+        var all: [String] = []
+        var cursor: String?
+        while let next = try await facade.nextReceivers(of: 2, limit: 4), !next.receivers.isEmpty {
+            all += next.receivers
+            #expect(try await facade.recordPage(of: 2, from: cursor, to: next.receivers.last, adding: TaskProgress(targets: next.receivers.count), finished: false, at: Instant(milliseconds: 7)))
+            cursor = next.receivers.last
+        }
+        #expect(all == ["U1", "a", "u2", "u3", "u4", "u5"])
+        // A cancelled task gives no receivers.
+        #expect(try await facade.cancelTask(2, at: Instant(milliseconds: 8)).state == .cancelled)
+        #expect(try await facade.nextReceivers(of: 2, limit: 4) == nil)
+    }
+}

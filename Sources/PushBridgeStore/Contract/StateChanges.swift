@@ -56,6 +56,8 @@ public struct StateChanges: Sendable {
     public var groups: [GroupChange]
     /// Push label changes, in order, after the groups.
     public var labels: [LabelChange]
+    /// Push tasks to store (new, or replacing the stored one with their id), after the labels.
+    public var tasks: [PushTask]
     /// Badge counters, one entry per user row (its latest counter).
     public var badges: [(key: UserKey, badge: Int)]
     /// Outbox rows, in the order they were decided.
@@ -66,7 +68,7 @@ public struct StateChanges: Sendable {
     public var cutoff: Instant
 
     public init(
-        app: AppConfiguration? = nil, removedUsers: [UserID] = [], users: [UserChange] = [], bindings: [BindingChange] = [], groups: [GroupChange] = [], labels: [LabelChange] = [], badges: [(key: UserKey, badge: Int)] = [], deliveries: [OutboxDelivery] = [], records: [RecordChange] = [],
+        app: AppConfiguration? = nil, removedUsers: [UserID] = [], users: [UserChange] = [], bindings: [BindingChange] = [], groups: [GroupChange] = [], labels: [LabelChange] = [], tasks: [PushTask] = [], badges: [(key: UserKey, badge: Int)] = [], deliveries: [OutboxDelivery] = [], records: [RecordChange] = [],
         cutoff: Instant = Instant(milliseconds: .min)
     ) {
         self.app = app
@@ -75,6 +77,7 @@ public struct StateChanges: Sendable {
         self.bindings = bindings
         self.groups = groups
         self.labels = labels
+        self.tasks = tasks
         self.badges = badges
         self.deliveries = deliveries
         self.records = records
@@ -83,7 +86,7 @@ public struct StateChanges: Sendable {
 
     /// Whether there is nothing to write.
     public var isEmpty: Bool {
-        app == nil && removedUsers.isEmpty && users.isEmpty && bindings.isEmpty && groups.isEmpty && labels.isEmpty && badges.isEmpty && deliveries.isEmpty && records.isEmpty
+        app == nil && removedUsers.isEmpty && users.isEmpty && bindings.isEmpty && groups.isEmpty && labels.isEmpty && tasks.isEmpty && badges.isEmpty && deliveries.isEmpty && records.isEmpty
     }
 }
 
@@ -146,7 +149,7 @@ public struct RecordChange: Sendable {
 
 extension PushStateTransaction {
     /// Stores the app, forgets the removed users, saves the users' states, their bindings and the
-    /// groups' members, profiles and sequences, the label changes, stores the rolls the records refer to, then writes
+    /// groups' members, profiles and sequences, the label changes and tasks, stores the rolls the records refer to, then writes
     /// counters, outbox rows and records with ``writeSendEffects(badges:deliveries:records:forgettingBefore:)``: correct for any store.
     public func commit(_ changes: StateChanges) throws {
         if let app = changes.app { try setApp(app) }
@@ -159,6 +162,7 @@ extension PushStateTransaction {
             for _ in 0..<group.sequenceAdvances { _ = try messageSequence(of: group.group, advancing: true) }
         }
         for change in changes.labels { try apply(change) }
+        for task in changes.tasks { try saveTask(task) }
         var records: [SentMessage] = []
         records.reserveCapacity(changes.records.count)
         for record in changes.records {

@@ -76,6 +76,10 @@ public struct StateKeys: Sendable {
     public private(set) var labels: [String] = []
     /// Pages of labels or of a label's users read.
     public private(set) var labelPages: [LabelPage] = []
+    /// Push tasks read.
+    public private(set) var tasks: [TaskQuery] = []
+    /// Message id prefixes whose outbox rows are counted (a push task's deliveries).
+    public private(set) var deliveryCounts: [String] = []
     private var senderPositions: [Sender: Int] = [:]
     private var targetPositions: [Target: Int] = [:]
     private var userPositions: [UserID: Int] = [:]
@@ -87,6 +91,8 @@ public struct StateKeys: Sendable {
     private var receiverPositions: [Receivers: Int] = [:]
     private var labelPositions: [String: Int] = [:]
     private var pagePositions: [LabelPage: Int] = [:]
+    private var taskPositions: [TaskQuery: Int] = [:]
+    private var countPositions: [String: Int] = [:]
 
     public init() {}
 
@@ -142,6 +148,12 @@ public struct StateKeys: Sendable {
     /// Adds a page of labels or of a label's users (once) and returns its position in ``StateSnapshot/labelPages``.
     public mutating func addPage(_ page: LabelPage) -> Int { Self.add(page, to: &labelPages, at: &pagePositions) }
 
+    /// Adds a query of push tasks (once) and returns its position in ``StateSnapshot/tasks``.
+    public mutating func addTasks(_ query: TaskQuery) -> Int { Self.add(query, to: &tasks, at: &taskPositions) }
+
+    /// Adds a message id prefix whose outbox rows are counted (once) and returns its position in ``StateSnapshot/deliveryCounts``.
+    public mutating func addDeliveryCounts(ofMessagesStartingWith prefix: String) -> Int { Self.add(prefix, to: &deliveryCounts, at: &countPositions) }
+
     private static func add<Key: Hashable>(_ key: Key, to keys: inout [Key], at positions: inout [Key: Int]) -> Int {
         if let position = positions[key] { return position }
         positions[key] = keys.count
@@ -178,11 +190,16 @@ public struct StateSnapshot: Sendable {
     public var labels: [PushLabel?]
     /// Each page of labels or of a label's users.
     public var labelPages: [LabelPageRows]
+    /// Each query's push tasks.
+    public var tasks: [[PushTask]]
+    /// Each prefix's outbox rows, counted by state.
+    public var deliveryCounts: [OutboxCounts]
 
     public init(
         app: AppConfiguration?, senders: [UserState?], groupProfiles: [[UInt8]?], receivers: [StoredReceivers], records: [StoredRecord?] = [],
         knownTargets: [Bool] = [], users: [UserRecord?] = [], memberLists: [[UserID]] = [], bindings: [[PushBinding]] = [], deviceOwners: [DeviceOwner?] = [],
-        sequences: [Int64] = [], labels: [PushLabel?] = [], labelPages: [LabelPageRows] = []
+        sequences: [Int64] = [], labels: [PushLabel?] = [], labelPages: [LabelPageRows] = [],
+        tasks: [[PushTask]] = [], deliveryCounts: [OutboxCounts] = []
     ) {
         self.app = app
         self.senders = senders
@@ -197,6 +214,8 @@ public struct StateSnapshot: Sendable {
         self.sequences = sequences
         self.labels = labels
         self.labelPages = labelPages
+        self.tasks = tasks
+        self.deliveryCounts = deliveryCounts
     }
 }
 
@@ -239,7 +258,7 @@ extension PushStateTransaction {
 
     /// Reads every key, in the order the table methods take them (records and the rolls they refer
     /// to, app, senders, profiles, receivers, targets, users, member lists, bindings, device owners,
-    /// sequences, labels, label pages): correct for any store; a store that can read
+    /// sequences, labels, label pages, tasks, delivery counts): correct for any store; a store that can read
     /// them in fewer round trips does.
     public func read(_ keys: StateKeys) throws -> StateSnapshot {
         let records = try keys.records.isEmpty ? [] : sentMessages(keys.records.map { ($0.id, $0.since) }).map { found -> StoredRecord? in
@@ -262,6 +281,8 @@ extension PushStateTransaction {
             },
             sequences: try keys.sequences.map { try messageSequence(of: $0, advancing: false) },
             labels: try keys.labels.map { try label($0) },
-            labelPages: try keys.labelPages.map { try page($0) })
+            labelPages: try keys.labelPages.map { try page($0) },
+            tasks: try keys.tasks.map { try tasks($0) },
+            deliveryCounts: try keys.deliveryCounts.map { try outboxCounts(ofMessagesStartingWith: $0) })
     }
 }

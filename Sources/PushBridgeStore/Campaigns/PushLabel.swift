@@ -47,6 +47,9 @@ public enum LabelPage: Hashable, Sendable {
     case users(label: String, after: UserID?, limit: Int)
     /// One user of a label: the user, or none when it is not the label's.
     case user(label: String, user: UserID)
+    /// A push task's receivers whose name follows `after`, at most `limit`: the users in every one of
+    /// `labels`, or every user of the app when there are none (their times are the labels' first).
+    case audience(labels: [String], after: UserID?, limit: Int)
 }
 
 /// What a ``LabelPage`` read.

@@ -17,7 +17,32 @@ extension MemoryStateStore.Transaction {
             return .users(users.sorted { Self.precedes($0.key, $1.key) }.prefix(max(0, limit)).map { LabelUser(user: $0.key, addedAt: $0.value) })
         case .user(let label, let user):
             return .users(contents.labelUsers[label]?[user].map { [LabelUser(user: user, addedAt: $0)] } ?? [])
+        case .audience(let labels, let after, let limit):
+            var users: [UserID: Instant]
+            if let first = labels.first {
+                users = contents.labelUsers[first] ?? [:]
+                for label in labels.dropFirst() { users = users.filter { contents.labelUsers[label]?[$0.key] != nil } }
+            } else {
+                users = Dictionary(uniqueKeysWithValues: contents.users.keys.map { ($0, Instant(milliseconds: 0)) })
+            }
+            let page = users.filter { after == nil || Self.precedes(after!, $0.key) }.sorted { Self.precedes($0.key, $1.key) }.prefix(max(0, limit))
+            return .users(page.map { LabelUser(user: $0.key, addedAt: $0.value) })
         }
+    }
+
+    func tasks(_ query: TaskQuery) throws -> [PushTask] {
+        let byID = contents.tasks.values.sorted { $0.id < $1.id }
+        switch query {
+        case .task(let id): return contents.tasks[id].map { [$0] } ?? []
+        case .pending: return byID.filter { $0.state == .pending }
+        case .createdSince(let instant): return byID.filter { $0.createdAt >= instant }
+        case .recent(let limit): return Array(byID.reversed().prefix(max(0, limit)))
+        }
+    }
+
+    func saveTask(_ task: PushTask) throws {
+        try checkWritable()
+        contents.tasks[task.id] = task
     }
 
     func apply(_ change: LabelChange) throws {

@@ -1,0 +1,95 @@
+import AsyncHTTPClient
+import Foundation
+import PushBridgeAPNsMock
+import PushBridgeJSON
+import PushBridgeServiceTestSupport
+import PushBridgeStoreTestSupport
+import PushBridgeTestSupport
+import Testing
+
+/// A push task (`POST /push/task` over Easemob REST) in a `pushbridge serve` process killed with
+/// `kill -9` mid-task: the restarted process finishes it, every receiver decided once, and no device
+/// gets two different pushes of the task (a delivery in flight at the kill may be sent again, with its
+/// one `apns-id`).
+@Suite("Push task process")
+struct CampaignProcessTests {
+    typealias ServerProcess = ProcessScenario.ServerProcess
+
+    @Test("kill -9 mid-task: the restarted service finishes the task; every receiver pushed once")
+    func killNineMidTaskPushesEveryReceiverOnce() async throws {
+        let users = 300
+        let kit = try DeliveryKit()
+        try await withMockAPNs(kit.mockConfiguration) { mock in
+            mock.setDefaultAnswer(.slow(milliseconds: 5, then: .ok))
+            let database = temporaryDirectory() + "/service"
+            var environment = try ProcessScenario.environment(kit, mock, concurrency: 16)
+            environment["PUSHBRIDGE_PUSH_TASK_PAGE_SIZE"] = "5"
+            environment["PUSHBRIDGE_LOG_LEVEL"] = "info"
+            let first = try ServerProcess(database: database, extraEnvironment: environment)
+            var key = ""
+            var task: Int64 = 0
+            var targetsAtKill = 0
+            try await withHTTPClient { client in
+                let appKey = try await ProcessScenario.setUp(client, first)
+                key = appKey
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for lane in 0..<8 {
+                        group.addTask {
+                            for i in stride(from: lane, to: users, by: 8) {
+                                let calls = #"[{"call":"initializeSDK","appkey":"1#2","apnsCertName":"agoraTest"},{"call":"registerForRemoteNotificationsWithDeviceToken","deviceToken":"\#(ProcessScenario.token(i))"}]"#
+                                let reply = try await client.call(.POST, first.base + "/v1/apps/demo/users/k\(i)/calls?dialect=agora-silent", key: appKey, body: calls)
+                                #expect(reply.status == 200, "\(reply.text)")
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                let bound = try await client.call(
+                    .PUT, first.base + "/v1/apps/demo/vendors/easemob", key: key, body: #"{"org":"acme","app":"demo","clientId":"YXA6-id","clientSecret":"YXA6-secret"}"#)
+                #expect(bound.status == 200, "\(bound.text)")
+                let granted = try await client.call(
+                    .POST, first.base + "/acme/demo/token", key: nil, body: #"{"grant_type":"client_credentials","client_id":"YXA6-id","client_secret":"YXA6-secret"}"#)
+                let token = try #require(granted.json?["access_token"]?.stringValue, "\(granted.text)")
+                let accepted = try await client.call(.POST, first.base + "/acme/demo/push/task", key: token, body: #"{"pushMessage":{"title":"Sale","content":"Campaign"}}"#)
+                task = try #require(accepted.json?["data"]?.intValue, "\(accepted.text)")
+                // Kill once a fifth of the receivers are decided.
+                let deadline = Date().addingTimeInterval(60)
+                while Date() < deadline {
+                    let status = try await client.call(.GET, first.base + "/v1/apps/demo/push-tasks/\(task)", key: key)
+                    targetsAtKill = status.json?["targets"]?.intValue.map(Int.init) ?? 0
+                    if targetsAtKill >= users / 5 { break }
+                    try await Task.sleep(nanoseconds: 1_000_000)
+                }
+                kill(first.process.processIdentifier, SIGKILL)
+                first.process.waitUntilExit()
+            }
+            #expect(first.process.terminationReason == .uncaughtSignal && first.process.terminationStatus == SIGKILL)
+            #expect(targetsAtKill < users, "the kill came before the task was done (\(targetsAtKill) decided)")
+
+            let second = try ServerProcess(database: database, extraEnvironment: environment)
+            defer { _ = second.stop(signal: SIGTERM) }
+            try await withHTTPClient { client in
+                let deadline = Date().addingTimeInterval(60)
+                var status = JSONValue.null
+                while Date() < deadline {
+                    status = try await client.call(.GET, second.base + "/v1/apps/demo/push-tasks/\(task)", key: key).json ?? .null
+                    if status["state"] == "finished" && status["deliveries"]?["queued"] == 0 { break }
+                    try await Task.sleep(nanoseconds: 20_000_000)
+                }
+                // Every user of the app (k0…k299, u2 of the set-up) decided once, each pushed.
+                #expect(status["state"] == "finished" && status["targets"] == .int(Int64(users + 1)) && status["pushed"] == .int(Int64(users + 1)), "\(status)")
+                #expect(status["deliveries"]?["queued"] == 0 && status["deliveries"]?["failed"] == 0, "\(status)")
+                let delivered = mock.delivered()
+                var resent = 0
+                for i in 0..<users {
+                    let pushes = (delivered[ProcessScenario.token(i)] ?? []).filter { String(decoding: $0.payload, as: UTF8.self).contains("Campaign") }
+                    let ids = Set(pushes.map(\.apnsID))
+                    #expect(ids.count == 1, "k\(i): \(ids.count) different pushes of the task")
+                    resent += pushes.count - ids.count
+                }
+                #expect(resent <= 16, "\(resent) deliveries sent again: at most those in flight at the kill")
+                print("kill -9 mid-task: \(targetsAtKill) of \(users + 1) receivers decided at the kill, \(resent) deliveries sent again after the restart")
+            }
+        }
+    }
+}
