@@ -90,6 +90,22 @@ package enum ProcessScenario {
         #expect(try await client.call(.POST, server.base + "/v1/apps/demo/users/u2/calls?dialect=agora-silent", key: key, body: calls).status == 200)
         return key
     }
+    /// Registers users `k0`…`k<count-1>`, each with a device of its own (``token(_:)``), eight at a time.
+    package static func registerUsers(_ client: HTTPClient, _ server: ServerProcess, key: String, count: Int) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for lane in 0..<8 {
+                group.addTask {
+                    for i in stride(from: lane, to: count, by: 8) {
+                        let calls = #"[{"call":"initializeSDK","appkey":"1#2","apnsCertName":"agoraTest"},{"call":"registerForRemoteNotificationsWithDeviceToken","deviceToken":"\#(token(i))"}]"#
+                        let reply = try await client.call(.POST, server.base + "/v1/apps/demo/users/k\(i)/calls?dialect=agora-silent", key: key, body: calls)
+                        #expect(reply.status == 200, "\(reply.text)")
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
     /// A one-to-one message from u1 to u2 with a given id (agora-silent).
     package static func message(_ id: String, to receiver: String = "u2") -> String {
         #"{"id":"\#(id)","conversationId":"\#(receiver)","from":"u1","to":"\#(receiver)","chatType":"Chat","body":{"type":"text","text":"hi \#(id)"}}"#

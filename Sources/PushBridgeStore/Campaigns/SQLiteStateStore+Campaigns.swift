@@ -99,16 +99,7 @@ extension SQLiteStateStore.Transaction {
         var end = Array(prefix.utf8)
         if let last = end.popLast() { end.append(last &+ 1) }
         let rows = try connection.statement("SELECT state, count(*) FROM deliveries WHERE message_id >= ? AND message_id < ? GROUP BY state")
-        rows.bind(1, prefix).bind(2, bytes: end)
-        var counts = OutboxCounts(queued: 0, delivered: 0, failed: 0)
-        while try rows.step() {
-            switch try StoredCodes.deliveryState(rows.int(0)) {
-            case .queued: counts.queued = rows.int(1)
-            case .delivered: counts.delivered = rows.int(1)
-            case .failed: counts.failed = rows.int(1)
-            }
-        }
-        return counts
+        return try counts(rows.bind(1, prefix).bind(2, bytes: end))
     }
 
     func apply(_ change: LabelChange) throws {
