@@ -62,14 +62,19 @@ extension ServiceRoutes {
                 let task = try EasemobREST.pushTask(
                     try await body(request, context), toLabels: true, maximumLabels: app.binding.agoraAppID == nil ? 1 : 5, now: now)
                 let id = try await createTask(task, app, now: now)
-                return envelope(app, request, action: "post", data: .object(JSONObject([("taskId", .int(id))])))
+                var response = envelope(app, request, action: "post", data: .object(JSONObject([("taskId", .int(id))])))
+                response.headers[.pushBridgeTask] = String(id)
+                return response
             }
         }
         router.post("/:org/:app/push/task") { request, context in
             try await easemob(request, context) { app in
                 let now = Instant.now
                 let task = try EasemobREST.pushTask(try await body(request, context), toLabels: false, maximumLabels: 0, now: now)
-                return envelope(app, request, action: "post", data: .int(try await createTask(task, app, now: now)))
+                let id = try await createTask(task, app, now: now)
+                var response = envelope(app, request, action: "post", data: .int(id))
+                response.headers[.pushBridgeTask] = String(id)
+                return response
             }
         }
     }

@@ -124,4 +124,7 @@ extension HTTPFields.Element.Name {
 
     /// `PushBridge-Messages`: the ids of the messages a vendor send made, comma-separated.
     package static let pushBridgeMessages = Self("PushBridge-Messages")!
+
+    /// `PushBridge-Task`: the push task a vendor request made (read it with `GET /v1/apps/{app}/push-tasks/{id}`).
+    package static let pushBridgeTask = Self("PushBridge-Task")!
 }
