@@ -24,14 +24,16 @@ extension ServiceRoutes {
         router.post("/v1/apps/:app/push-tasks/:task/cancel") { request, context in
             let tenant = try await tenant(request, context)
             let id = try taskID(context)
+            let now = Instant.now
             let task = try await answering {
                 do {
-                    return try await tenant.update { try await $0.cancelTask(id, at: .now) }
+                    return try await tenant.update { try await $0.cancelTask(id, at: now) }
                 } catch let refusal as PushFacade.TaskRefusal where refusal.isUnknownTask {
                     throw Self.unknownTask(id)
                 }
             }
             apps.campaigns.wake(tenant.id)
+            if task.endedAt.map({ $0 >= now }) == true { metrics.pushTaskEnded("cancelled") }
             return json(Self.taskJSON(task, deliveries: nil, now: .now))
         }
     }

@@ -92,6 +92,13 @@ struct EasemobTaskRoutesTests {
             #expect(try await service.call(.post, "/v1/apps/tasks/push-tasks/12345/cancel", key: e.key).status == 404)
             #expect(try await service.call(.get, "/v1/apps/tasks/push-tasks/x", key: e.key).status == 400)
             #expect(try await service.call(.get, "/v1/apps/tasks/push-tasks", key: e.token).status == 401)
+            let metrics = try await service.call(.get, "/metrics").text
+            for line in [
+                #"pushbridge_push_task_receivers_total{outcome="push"} 4"#, #"pushbridge_push_task_receivers_total{outcome="no-device"} 3"#,
+                #"pushbridge_push_tasks_ended_total{state="finished"} 2"#, #"pushbridge_push_tasks_ended_total{state="cancelled"} 1"#,
+            ] {
+                #expect(metrics.contains(line), "\(line)")
+            }
         }
     }
 }

@@ -112,7 +112,9 @@ final class TaskRunner: Sendable {
         let recorded = try await tenant.update(rerouting: false) {
             try await $0.recordPage(of: id, from: task.cursor, to: receivers.last, adding: page, finished: finished, at: .now)
         }
+        if recorded { metrics.pushTaskPage(page) }
         if recorded && finished {
+            metrics.pushTaskEnded("finished")
             logger.info(
                 "push task finished",
                 metadata: ["app": "\(tenant.id)", "task": "\(id)", "targets": "\(task.progress.targets + progress.targets)", "pushed": "\(task.progress.pushed + progress.pushed)"])
