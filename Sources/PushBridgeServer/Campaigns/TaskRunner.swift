@@ -24,6 +24,9 @@ final class TaskRunner: Sendable {
         var outboxBudget: Int?
         /// How long it sleeps with nothing pending, unless woken.
         var idleMilliseconds: Int64 = 60_000
+        /// How long after its app opens it first looks, unless woken: the request that opened the app
+        /// goes first, and apps opened together (at start) do not all read at once.
+        var firstLookMilliseconds: Int64 = 1_000
     }
 
     let tenant: AppTenant
@@ -55,6 +58,7 @@ final class TaskRunner: Sendable {
 
     /// Runs pages until stopped; a failure is logged and the look tried again after a second.
     func run() async {
+        await signal.wait(milliseconds: settings.firstLookMilliseconds)
         while !isStopping {
             do {
                 if let sleep = try await step() { await signal.wait(milliseconds: sleep) }
