@@ -4,7 +4,8 @@ import PushBridgeCore
 import PushBridgeStore
 
 // Push labels and push tasks: nothing a node keeps, so read and written in the update's transaction;
-// keys and names compare in the `C` collation (code-point order).
+// keys and names compare in the `C` collation (code-point order), each page a range after the last
+// key ("" before the first: no key or name is empty).
 
 extension PostgresStateStore.Transaction {
     func label(_ key: String) async throws -> PushLabel? {
@@ -20,14 +21,14 @@ extension PostgresStateStore.Transaction {
                 try await rows(
                     """
                     SELECT key, name, description, created_at, (SELECT count(*) FROM push_label_users WHERE label = l.key)
-                    FROM push_labels l WHERE \(after)::text IS NULL OR key > \(after) ORDER BY key LIMIT \(limit)
+                    FROM push_labels l WHERE key > \(after ?? "") ORDER BY key LIMIT \(limit)
                     """
                 ).map(Self.label))
         case .users(let label, let after, let limit):
             return .users(
                 try await rows(
                     """
-                    SELECT user_name, added_at FROM push_label_users WHERE label = \(label) AND (\(after)::text IS NULL OR user_name > \(after))
+                    SELECT user_name, added_at FROM push_label_users WHERE label = \(label) AND user_name > \(after ?? "")
                     ORDER BY user_name LIMIT \(limit)
                     """
                 ).map { LabelUser(user: try $0.string(0), addedAt: Instant(milliseconds: try $0.int64(1))) })
@@ -43,14 +44,14 @@ extension PostgresStateStore.Transaction {
                 found = try await rows(
                     """
                     SELECT a.user_name, a.added_at FROM push_label_users a
-                    WHERE a.label = \(first) AND (\(after)::text IS NULL OR a.user_name > \(after))
+                    WHERE a.label = \(first) AND a.user_name > \(after ?? "")
                         AND (SELECT count(*) FROM push_label_users b WHERE b.user_name = a.user_name AND b.label = ANY(\(labels)::text[])) = \(labels.count)
                     ORDER BY a.user_name LIMIT \(limit)
                     """)
             } else {
                 found = try await rows(
                     """
-                    SELECT name, 0::bigint FROM users WHERE \(after)::text IS NULL OR name COLLATE "C" > \(after)
+                    SELECT name, 0::bigint FROM users WHERE name COLLATE "C" > \(after ?? "")
                     ORDER BY name COLLATE "C" LIMIT \(limit)
                     """)
             }

@@ -9,8 +9,8 @@ import Testing
 
 /// A push task (`POST /push/task` over Easemob REST) in a `pushbridge serve` process killed with
 /// `kill -9` mid-task: the restarted process finishes it, every receiver decided once, and no device
-/// gets two different pushes of the task (a delivery in flight at the kill may be sent again, with its
-/// one `apns-id`).
+/// gets two different pushes of the task (a delivery in flight, or whose outcome was not yet recorded,
+/// at the kill may be sent again, with its one `apns-id`).
 @Suite("Push task process")
 struct CampaignProcessTests {
     typealias ServerProcess = ProcessScenario.ServerProcess
@@ -76,7 +76,8 @@ struct CampaignProcessTests {
                     #expect(ids.count == 1, "k\(i): \(ids.count) different pushes of the task")
                     resent += pushes.count - ids.count
                 }
-                #expect(resent <= 16, "\(resent) deliveries sent again: at most those in flight at the kill")
+                // What a crash sends again: the requests in flight plus one batch of unrecorded outcomes (as for any delivery).
+                #expect(resent <= 16 + 256, "\(resent) deliveries sent again")
                 print("kill -9 mid-task: \(targetsAtKill) of \(users + 1) receivers decided at the kill, \(resent) deliveries sent again after the restart")
             }
         }

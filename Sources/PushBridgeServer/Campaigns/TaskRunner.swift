@@ -22,7 +22,8 @@ final class TaskRunner: Sendable {
         var pageSize = 100
         /// The queued deliveries past which a page waits (`nil`: no delivery, no wait).
         var outboxBudget: Int?
-        /// How long it sleeps with nothing pending, unless woken.
+        /// How long it sleeps with nothing due, unless woken (a task made through this node wakes it;
+        /// one made through another node, or left by a node that died, is found at the next look).
         var idleMilliseconds: Int64 = 60_000
         /// How long after its app opens it first looks, unless woken: the request that opened the app
         /// goes first, and apps opened together (at start) do not all read at once.

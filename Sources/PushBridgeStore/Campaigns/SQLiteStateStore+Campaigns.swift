@@ -13,12 +13,13 @@ extension SQLiteStateStore.Transaction {
     func page(_ page: LabelPage) throws -> LabelPageRows {
         switch page {
         case .labels(let after, let limit):
+            // A range on the key, so each page starts where the last ended (no OR: it would scan from the first).
             let list = try connection.statement(
                 """
                 SELECT key, name, description, created_at, (SELECT count(*) FROM push_label_users WHERE label = l.key)
-                FROM push_labels l WHERE ?1 IS NULL OR key > ?1 ORDER BY key LIMIT ?2
+                FROM push_labels l WHERE key > ?1 ORDER BY key LIMIT ?2
                 """)
-            list.bind(1, after).bind(2, limit)
+            list.bind(1, after ?? "").bind(2, limit)
             var labels: [PushLabel] = []
             while try list.step() {
                 labels.append(
@@ -27,8 +28,8 @@ extension SQLiteStateStore.Transaction {
             return .labels(labels)
         case .users(let label, let after, let limit):
             let list = try connection.statement(
-                "SELECT user_name, added_at FROM push_label_users WHERE label = ?1 AND (?2 IS NULL OR user_name > ?2) ORDER BY user_name LIMIT ?3")
-            list.bind(1, label).bind(2, after).bind(3, limit)
+                "SELECT user_name, added_at FROM push_label_users WHERE label = ?1 AND user_name > ?2 ORDER BY user_name LIMIT ?3")
+            list.bind(1, label).bind(2, after ?? "").bind(3, limit)
             var users: [LabelUser] = []
             while try list.step() { users.append(LabelUser(user: list.string(0), addedAt: Instant(milliseconds: list.int64(1)))) }
             return .users(users)
@@ -41,14 +42,14 @@ extension SQLiteStateStore.Transaction {
         case .audience(let labels, let after, let limit):
             let list: Statement
             if labels.isEmpty {
-                list = try connection.statement("SELECT name, 0 FROM users WHERE ?1 IS NULL OR name > ?1 ORDER BY name LIMIT ?2")
-                list.bind(1, after).bind(2, limit)
+                list = try connection.statement("SELECT name, 0 FROM users WHERE name > ?1 ORDER BY name LIMIT ?2")
+                list.bind(1, after ?? "").bind(2, limit)
             } else {
                 // The first label's users that every other label has too.
                 let others = labels.indices.dropFirst().map { " AND EXISTS (SELECT 1 FROM push_label_users b WHERE b.label = ?\($0 + 3) AND b.user_name = a.user_name)" }
                 list = try connection.statement(
-                    "SELECT a.user_name, a.added_at FROM push_label_users a WHERE a.label = ?3 AND (?1 IS NULL OR a.user_name > ?1)\(others.joined()) ORDER BY a.user_name LIMIT ?2")
-                list.bind(1, after).bind(2, limit)
+                    "SELECT a.user_name, a.added_at FROM push_label_users a WHERE a.label = ?3 AND a.user_name > ?1\(others.joined()) ORDER BY a.user_name LIMIT ?2")
+                list.bind(1, after ?? "").bind(2, limit)
                 for (i, label) in labels.enumerated() { list.bind(Int32(i + 3), label) }
             }
             var users: [LabelUser] = []
