@@ -12,6 +12,7 @@ extension ServiceRoutes {
         router.get("/v1/apps/:app/push-tasks") { request, context in
             let tenant = try await tenant(request, context)
             let tasks = try await answering { try await tenant.reading { try await $0.tasks(.recent(limit: 100)) } }
+            apps.campaigns.wake(tenant.id)
             let now = Instant.now
             return json(.object(JSONObject([("tasks", .array(tasks.map { Self.taskJSON($0, deliveries: nil, now: now) }))])))
         }
@@ -19,6 +20,7 @@ extension ServiceRoutes {
             let tenant = try await tenant(request, context)
             let id = try taskID(context)
             guard let status = try await answering({ try await tenant.reading { try await $0.taskStatus(id) } }) else { throw Self.unknownTask(id) }
+            apps.campaigns.wake(tenant.id)
             return json(Self.taskJSON(status.task, deliveries: status.deliveries, now: .now))
         }
         router.post("/v1/apps/:app/push-tasks/:task/cancel") { request, context in
