@@ -33,12 +33,7 @@ struct CampaignProcessTests {
                 let appKey = try await ProcessScenario.setUp(client, first)
                 key = appKey
                 try await ProcessScenario.registerUsers(client, first, key: appKey, count: users)
-                let bound = try await client.call(
-                    .PUT, first.base + "/v1/apps/demo/vendors/easemob", key: key, body: #"{"org":"acme","app":"demo","clientId":"YXA6-id","clientSecret":"YXA6-secret"}"#)
-                #expect(bound.status == 200, "\(bound.text)")
-                let granted = try await client.call(
-                    .POST, first.base + "/acme/demo/token", key: nil, body: #"{"grant_type":"client_credentials","client_id":"YXA6-id","client_secret":"YXA6-secret"}"#)
-                let token = try #require(granted.json?["access_token"]?.stringValue, "\(granted.text)")
+                let token = try await ProcessScenario.easemobToken(client, first, key: appKey)
                 let accepted = try await client.call(.POST, first.base + "/acme/demo/push/task", key: token, body: #"{"pushMessage":{"title":"Sale","content":"Campaign"}}"#)
                 task = try #require(accepted.json?["data"]?.intValue, "\(accepted.text)")
                 // Kill once a fifth of the receivers are decided.
@@ -58,24 +53,11 @@ struct CampaignProcessTests {
             let second = try ServerProcess(database: database, extraEnvironment: environment)
             defer { _ = second.stop(signal: SIGTERM) }
             try await withHTTPClient { client in
-                let deadline = Date().addingTimeInterval(60)
-                var status = JSONValue.null
-                while Date() < deadline {
-                    status = try await client.call(.GET, second.base + "/v1/apps/demo/push-tasks/\(task)", key: key).json ?? .null
-                    if status["state"] == "finished" && status["deliveries"]?["queued"] == 0 { break }
-                    try await Task.sleep(nanoseconds: 20_000_000)
-                }
+                let status = try await ProcessScenario.endedTask(client, second, key: key, task: task, seconds: 60)
                 // Every user of the app (k0…k299, u2 of the set-up) decided once, each pushed.
                 #expect(status["state"] == "finished" && status["targets"] == .int(Int64(users + 1)) && status["pushed"] == .int(Int64(users + 1)), "\(status)")
                 #expect(status["deliveries"]?["queued"] == 0 && status["deliveries"]?["failed"] == 0, "\(status)")
-                let delivered = mock.delivered()
-                var resent = 0
-                for i in 0..<users {
-                    let pushes = (delivered[ProcessScenario.token(i)] ?? []).filter { String(decoding: $0.payload, as: UTF8.self).contains("Campaign") }
-                    let ids = Set(pushes.map(\.apnsID))
-                    #expect(ids.count == 1, "k\(i): \(ids.count) different pushes of the task")
-                    resent += pushes.count - ids.count
-                }
+                let resent = ProcessScenario.taskPushesResent(mock, users: users, marker: "Campaign")
                 // What a crash sends again: the requests in flight plus one batch of unrecorded outcomes (as for any delivery).
                 #expect(resent <= 16 + 256, "\(resent) deliveries sent again")
                 print("kill -9 mid-task: \(targetsAtKill) of \(users + 1) receivers decided at the kill, \(resent) deliveries sent again after the restart")

@@ -32,14 +32,9 @@ struct PostgresCampaignProcessTests {
             try await withHTTPClient { client in
                 let key = try await ProcessScenario.setUp(client, a)
                 try await ProcessScenario.registerUsers(client, a, key: key, count: users)
-                let bound = try await client.call(
-                    .PUT, a.base + "/v1/apps/demo/vendors/easemob", key: key, body: #"{"org":"acme","app":"demo","clientId":"YXA6-id","clientSecret":"YXA6-secret"}"#)
-                #expect(bound.status == 200, "\(bound.text)")
-                // Node B has the app open (its task runner looks at the app's tasks while it is open).
+                // Node B is asked about the app's tasks, so it runs them too (a PostgreSQL node runs an app's tasks once asked).
                 #expect(try await client.call(.GET, b.base + "/v1/apps/demo/push-tasks", key: key).status == 200)
-                let granted = try await client.call(
-                    .POST, a.base + "/acme/demo/token", key: nil, body: #"{"grant_type":"client_credentials","client_id":"YXA6-id","client_secret":"YXA6-secret"}"#)
-                let token = try #require(granted.json?["access_token"]?.stringValue, "\(granted.text)")
+                let token = try await ProcessScenario.easemobToken(client, a, key: key)
                 let accepted = try await client.call(.POST, a.base + "/acme/demo/push/task", key: token, body: #"{"pushMessage":{"title":"Sale","content":"Campaign"}}"#)
                 let task = try #require(accepted.json?["data"]?.intValue, "\(accepted.text)")
                 var targetsAtKill = 0
@@ -55,23 +50,10 @@ struct PostgresCampaignProcessTests {
                 #expect(targetsAtKill < users, "the kill came before the task was done (\(targetsAtKill) decided)")
 
                 // Node B finishes the task and delivers what node A had claimed once its lease lapses.
-                var status = JSONValue.null
-                let until = Date().addingTimeInterval(90)
-                while Date() < until {
-                    status = try await client.call(.GET, b.base + "/v1/apps/demo/push-tasks/\(task)", key: key).json ?? .null
-                    if status["state"] == "finished" && status["deliveries"]?["queued"] == 0 { break }
-                    try await Task.sleep(nanoseconds: 50_000_000)
-                }
+                let status = try await ProcessScenario.endedTask(client, b, key: key, task: task, seconds: 90)
                 #expect(status["state"] == "finished" && status["targets"] == .int(Int64(users + 1)) && status["pushed"] == .int(Int64(users + 1)), "\(status)")
                 #expect(status["deliveries"]?["queued"] == 0 && status["deliveries"]?["failed"] == 0, "\(status)")
-                let delivered = mock.delivered()
-                var resent = 0
-                for i in 0..<users {
-                    let pushes = (delivered[ProcessScenario.token(i)] ?? []).filter { String(decoding: $0.payload, as: UTF8.self).contains("Campaign") }
-                    let ids = Set(pushes.map(\.apnsID))
-                    #expect(ids.count == 1, "k\(i): \(ids.count) different pushes of the task")
-                    resent += pushes.count - ids.count
-                }
+                let resent = ProcessScenario.taskPushesResent(mock, users: users, marker: "Campaign")
                 // What a crash sends again: the requests in flight plus one batch of unrecorded outcomes (as for any delivery).
                 #expect(resent <= 8 + 256, "\(resent) deliveries sent again")
                 print("kill -9 of the node running a push task: \(targetsAtKill) of \(users + 1) decided at the kill, \(resent) sent again")
