@@ -1,0 +1,94 @@
+import PushBridgeCore
+
+/// A push label (Easemob / Agora Chat `/push/label`): a named set of the app's users a push task
+/// can go to.
+public struct PushLabel: Hashable, Sendable {
+    /// How the label is found: its name, or its name in lower case where names ignore case (Agora Chat).
+    public var key: String
+    /// The name as created.
+    public var name: String
+    /// What it is for (may be empty).
+    public var description: String
+    /// When it was created.
+    public var createdAt: Instant
+    /// How many users it has, as read (0 for a label being created).
+    public var count: Int
+
+    /// - Parameters:
+    ///   - key: the name, or its lower case where names ignore case.
+    ///   - name: the name as created.
+    ///   - description: what it is for.
+    ///   - createdAt: when it was created.
+    ///   - count: its users, as read.
+    public init(key: String, name: String, description: String, createdAt: Instant, count: Int = 0) {
+        self.key = key
+        self.name = name
+        self.description = description
+        self.createdAt = createdAt
+        self.count = count
+    }
+}
+
+/// One user of a push label, and when it was added.
+public struct LabelUser: Hashable, Sendable {
+    public var user: UserID
+    public var addedAt: Instant
+    public init(user: UserID, addedAt: Instant) {
+        self.user = user
+        self.addedAt = addedAt
+    }
+}
+
+/// A page of labels or of a label's users, in key order after a cursor (``StateKeys/addPage(_:)``).
+public enum LabelPage: Hashable, Sendable {
+    /// Labels whose key follows `after` (all, for `nil`), at most `limit`.
+    case labels(after: String?, limit: Int)
+    /// A label's users whose name follows `after`, at most `limit`.
+    case users(label: String, after: UserID?, limit: Int)
+    /// One user of a label: the user, or none when it is not the label's.
+    case user(label: String, user: UserID)
+    /// A push task's receivers whose name follows `after`, at most `limit`: the users in every one of
+    /// `labels`, or every user of the app when there are none (their times are the labels' first).
+    case audience(labels: [String], after: UserID?, limit: Int)
+}
+
+/// What a ``LabelPage`` read.
+public enum LabelPageRows: Sendable {
+    case labels([PushLabel])
+    case users([LabelUser])
+
+    /// The labels read (none for a page of users).
+    public var labels: [PushLabel] {
+        if case .labels(let labels) = self { labels } else { [] }
+    }
+
+    /// The users read (none for a page of labels).
+    public var users: [LabelUser] {
+        if case .users(let users) = self { users } else { [] }
+    }
+}
+
+/// A change to the app's push labels (``StateChanges/labels``).
+public enum LabelChange: Sendable {
+    /// Stores a new label (its key is not taken).
+    case create(PushLabel)
+    /// Forgets a label and its users.
+    case delete(key: String)
+    /// Adds users to a label (a user already in it keeps its time).
+    case addUsers(label: String, users: [UserID], at: Instant)
+    /// Takes users out of a label (a user not in it is no change).
+    case removeUsers(label: String, users: [UserID])
+}
+
+/// The app's push labels in one transaction. Removing a user (`UserTable/removeUser(_:)`) takes it
+/// out of every label.
+package protocol LabelTable {
+    /// The label with `key`, with its count of users, or `nil`.
+    func label(_ key: String) throws -> PushLabel?
+
+    /// Reads one page of labels or of a label's users.
+    func page(_ page: LabelPage) throws -> LabelPageRows
+
+    /// Writes one change.
+    func apply(_ change: LabelChange) throws
+}
