@@ -17,7 +17,7 @@ struct CampaignProcessTests {
 
     @Test("kill -9 mid-task: the restarted service finishes the task; every receiver pushed once")
     func killNineMidTaskPushesEveryReceiverOnce() async throws {
-        let users = 300
+        let users = 80
         let kit = try DeliveryKit()
         try await withMockAPNs(kit.mockConfiguration) { mock in
             mock.setDefaultAnswer(.slow(milliseconds: 5, then: .ok))

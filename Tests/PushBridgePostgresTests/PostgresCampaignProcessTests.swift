@@ -18,7 +18,7 @@ struct PostgresCampaignProcessTests {
         guard let url = testPostgresURL() else { return }
         let location = try freshPostgresDatabase(url)
         let kit = try DeliveryKit()
-        let users = 120
+        let users = 60
         try await withMockAPNs(kit.mockConfiguration) { mock in
             mock.setDefaultAnswer(.slow(milliseconds: 5, then: .ok))
             var environment = try ProcessScenario.environment(kit, mock, concurrency: 8)
