@@ -17,7 +17,7 @@ struct CampaignProcessTests {
 
     @Test("kill -9 mid-task: the restarted service finishes the task; every receiver pushed once")
     func killNineMidTaskPushesEveryReceiverOnce() async throws {
-        let users = 80
+        let users = 300
         let kit = try DeliveryKit()
         try await withMockAPNs(kit.mockConfiguration) { mock in
             mock.setDefaultAnswer(.slow(milliseconds: 5, then: .ok))
@@ -25,7 +25,7 @@ struct CampaignProcessTests {
             var environment = try ProcessScenario.environment(kit, mock, concurrency: 16)
             environment["PUSHBRIDGE_PUSH_TASK_PAGE_SIZE"] = "5"
             environment["PUSHBRIDGE_LOG_LEVEL"] = "info"
-            let first = try ServerProcess(database: database, extraEnvironment: environment)
+            let first = try await ServerProcess.start(database: database, extraEnvironment: environment)
             var key = ""
             var task: Int64 = 0
             var targetsAtKill = 0
@@ -44,14 +44,13 @@ struct CampaignProcessTests {
                     if targetsAtKill >= users / 5 { break }
                     try await Task.sleep(nanoseconds: 1_000_000)
                 }
-                kill(first.process.processIdentifier, SIGKILL)
-                first.process.waitUntilExit()
+                await first.kill9()
             }
             #expect(first.process.terminationReason == .uncaughtSignal && first.process.terminationStatus == SIGKILL)
             #expect(targetsAtKill < users, "the kill came before the task was done (\(targetsAtKill) decided)")
 
-            let second = try ServerProcess(database: database, extraEnvironment: environment)
-            defer { _ = second.stop(signal: SIGTERM) }
+            let second = try await ServerProcess.start(database: database, extraEnvironment: environment)
+            defer { second.stopInBackground() }
             try await withHTTPClient { client in
                 let status = try await ProcessScenario.endedTask(client, second, key: key, task: task, seconds: 60)
                 // Every user of the app (k0…k299, u2 of the set-up) decided once, each pushed.

@@ -46,7 +46,7 @@ struct DeliveryProcessTests {
             mock.setDefaultAnswer(.slow(milliseconds: 15, then: .ok))
             let database = temporaryDirectory() + "/service"
             let environment = try ProcessScenario.environment(kit, mock, concurrency: concurrency)
-            let first = try ServerProcess(database: database, extraEnvironment: environment)
+            let first = try await ServerProcess.start(database: database, extraEnvironment: environment)
             var key = ""
             var deliveredAtKill = 0
             try await withHTTPClient { client in
@@ -65,16 +65,15 @@ struct DeliveryProcessTests {
                 while mock.delivered().values.reduce(0, { $0 + $1.count }) < users * messages / 5 && Date() < deadline {
                     try await Task.sleep(nanoseconds: 2_000_000)
                 }
-                kill(first.process.processIdentifier, SIGKILL)
-                first.process.waitUntilExit()
+                await first.kill9()
                 deliveredAtKill = mock.delivered().values.reduce(0) { $0 + $1.count }
             }
             #expect(first.process.terminationReason == .uncaughtSignal && first.process.terminationStatus == SIGKILL)
             #expect(deliveredAtKill < users * messages, "the kill came before the queue was done (\(deliveredAtKill) delivered)")
 
             // The restart resumes the queue at once (claims of the dead process are released).
-            let second = try ServerProcess(database: database, extraEnvironment: environment)
-            defer { _ = second.stop(signal: SIGTERM) }
+            let second = try await ServerProcess.start(database: database, extraEnvironment: environment)
+            defer { second.stopInBackground() }
             try await withHTTPClient { client in
                 var duplicates = 0
                 for m in 0..<messages {

@@ -16,7 +16,7 @@ struct PostgresCampaignProcessTests {
     @Test("kill -9 of the node running a push task: the other node finishes it; every receiver pushed once")
     func theOtherNodeFinishesATask() async throws {
         guard let url = testPostgresURL() else { return }
-        let location = try freshPostgresDatabase(url)
+        let location = try await freshPostgresDatabase(url)
         let kit = try DeliveryKit()
         let users = 60
         try await withMockAPNs(kit.mockConfiguration) { mock in
@@ -26,9 +26,9 @@ struct PostgresCampaignProcessTests {
             environment["PUSHBRIDGE_DELIVERY_LEASE_SECONDS"] = "2"
             environment["PUSHBRIDGE_PUSH_TASK_PAGE_SIZE"] = "3"
             environment["PUSHBRIDGE_LOG_LEVEL"] = "info"
-            let a = try ServerProcess(database: temporaryDirectory() + "/a", extraEnvironment: environment)
-            let b = try ServerProcess(database: temporaryDirectory() + "/b", extraEnvironment: environment)
-            defer { _ = b.stop(signal: SIGTERM) }
+            let a = try await ServerProcess.start(database: temporaryDirectory() + "/a", extraEnvironment: environment)
+            let b = try await ServerProcess.start(database: temporaryDirectory() + "/b", extraEnvironment: environment)
+            defer { b.stopInBackground() }
             try await withHTTPClient { client in
                 let key = try await ProcessScenario.setUp(client, a)
                 try await ProcessScenario.registerUsers(client, a, key: key, count: users)
@@ -45,8 +45,7 @@ struct PostgresCampaignProcessTests {
                     if targetsAtKill >= users / 5 { break }
                     try await Task.sleep(nanoseconds: 1_000_000)
                 }
-                kill(a.process.processIdentifier, SIGKILL)
-                a.process.waitUntilExit()
+                await a.kill9()
                 #expect(targetsAtKill < users, "the kill came before the task was done (\(targetsAtKill) decided)")
 
                 // Node B finishes the task and delivers what node A had claimed once its lease lapses.

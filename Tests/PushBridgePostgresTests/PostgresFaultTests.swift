@@ -126,10 +126,10 @@ struct PostgresFaultTests {
     func sigtermWhileTheDatabaseIsDown() async throws {
         guard let cluster = try await TestCluster.start() else { return }
         defer { cluster.remove() }
-        let server = try ProcessScenario.ServerProcess(
+        let server = try await ProcessScenario.ServerProcess.start(
             database: temporaryDirectory() + "/data",
             extraEnvironment: ["PUSHBRIDGE_STORE": "postgres://pb@127.0.0.1:\(cluster.port)/postgres", "PUSHBRIDGE_REQUEST_TIMEOUT_SECONDS": "3"])
-        defer { _ = server.stop(signal: SIGKILL) }
+        defer { server.stopInBackground(signal: SIGKILL) }
         try await withHTTPClient(connectionPerRequest: true) { http in
             let key = try await ProcessScenario.setUp(http, server)
             #expect(try await http.call(.POST, server.base + "/v1/apps/demo/messages?dialect=agora-silent", key: key, body: ProcessScenario.message("before")).status == 201)
@@ -143,7 +143,7 @@ struct PostgresFaultTests {
                 }
                 try await Task.sleep(for: .milliseconds(300))
                 let start = ContinuousClock.now
-                let status = await offPool { server.stop(signal: SIGTERM, within: 10) }
+                let status = await server.stop(signal: SIGTERM, within: 10)
                 let took = ContinuousClock.now - start
                 #expect(status == 0, "exit status after SIGTERM: \(String(describing: status)) after \(took)\n\(server.log.suffix(1500))")
                 #expect(took < .seconds(3 + 3), "stopped within the request timeout and a margin: \(took)")
@@ -256,9 +256,9 @@ final class TestCluster: Sendable {
             _ = testPostgresURL()  // says SKIPPED, or fails under CI
             return nil
         }
-        let directory = try await offPool { try runProgram("/usr/bin/mktemp", ["-d", "/tmp/pushbridge-fault-pg.XXXXXX"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let directory = try await onAThreadOfItsOwn { try runProgram("/usr/bin/mktemp", ["-d", "/tmp/pushbridge-fault-pg.XXXXXX"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) }
         let runAs: [String] = getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []
-        if getuid() == 0 { _ = try await offPool { try runProgram("/usr/bin/chown", ["postgres", directory]) } }
+        if getuid() == 0 { _ = try await onAThreadOfItsOwn { try runProgram("/usr/bin/chown", ["postgres", directory]) } }
         let port = try ProcessScenario.freePort()
         let cluster = TestCluster(directory: directory, port: port, bin: bin, runAs: runAs)
         let initdb = try await cluster.run(bin + "/initdb", ["-D", directory + "/data", "-A", "trust", "-U", "pb"])
@@ -273,7 +273,7 @@ final class TestCluster: Sendable {
     func run(_ program: String, _ arguments: [String]) async throws -> ToolRun {
         let command = runAs.isEmpty ? [program] + arguments : runAs + [program] + arguments
         let log = directory + "/tool-\(UUID().uuidString).log"
-        return try await offPool {
+        return try await onAThreadOfItsOwn {
             defer { try? FileManager.default.removeItem(atPath: log) }
             let status = try spawnAndWait(command, output: log)
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
@@ -334,14 +334,4 @@ final class TestCluster: Sendable {
     }
 }
 
-/// Runs blocking work on a thread of its own, not the concurrency pool or Dispatch's global queues (which the in-process service needs).
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await onAThreadOfItsOwn(body)
-}
 
-/// Runs blocking work that cannot fail on a thread of its own.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        Thread { continuation.resume(returning: body()) }.start()
-    }
-}

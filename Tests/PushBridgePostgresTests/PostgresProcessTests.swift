@@ -17,7 +17,7 @@ struct PostgresProcessTests {
     @Test("kill -9 of one node: the other keeps serving and finishes the dead node's deliveries after the lease")
     func killOneNode() async throws {
         guard let url = testPostgresURL() else { return }
-        let location = try freshPostgresDatabase(url)
+        let location = try await freshPostgresDatabase(url)
         let kit = try DeliveryKit()
         let users = 150
         try await withMockAPNs(kit.mockConfiguration) { mock in
@@ -26,9 +26,9 @@ struct PostgresProcessTests {
             environment["PUSHBRIDGE_STORE"] = "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)"
             environment["PUSHBRIDGE_DELIVERY_LEASE_SECONDS"] = "2"
             environment["PUSHBRIDGE_LOG_LEVEL"] = "info"
-            let a = try ServerProcess(database: temporaryDirectory() + "/a", extraEnvironment: environment)
-            let b = try ServerProcess(database: temporaryDirectory() + "/b", extraEnvironment: environment)
-            defer { _ = b.stop(signal: SIGTERM) }
+            let a = try await ServerProcess.start(database: temporaryDirectory() + "/a", extraEnvironment: environment)
+            let b = try await ServerProcess.start(database: temporaryDirectory() + "/b", extraEnvironment: environment)
+            defer { b.stopInBackground() }
             try await withHTTPClient { client in
                 let key = try await ProcessScenario.setUp(client, a)
                 for i in 0..<users {
@@ -46,8 +46,7 @@ struct PostgresProcessTests {
                 }
                 let deadline = Date().addingTimeInterval(30)
                 while (mock.answerCounts[200] ?? 0) < users && Date() < deadline { try await Task.sleep(nanoseconds: 2_000_000) }
-                kill(a.process.processIdentifier, SIGKILL)
-                a.process.waitUntilExit()
+                await a.kill9()
                 let atKill = mock.answerCounts[200] ?? 0
                 #expect(atKill < 4 * users, "the kill came before the queue was done (\(atKill))")
 
@@ -94,11 +93,11 @@ struct PostgresProcessTests {
     @Test("8 apps under concurrent load on one node hold a bounded number of threads")
     func eightAppsHoldBoundedThreads() async throws {
         guard let url = testPostgresURL() else { return }
-        let location = try freshPostgresDatabase(url)
-        let server = try ServerProcess(
+        let location = try await freshPostgresDatabase(url)
+        let server = try await ServerProcess.start(
             database: temporaryDirectory() + "/threads",
             extraEnvironment: ["PUSHBRIDGE_STORE": "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)", "PUSHBRIDGE_LOG_LEVEL": "error"])
-        defer { _ = server.stop(signal: SIGTERM) }
+        defer { server.stopInBackground() }
         let pid = server.process.processIdentifier
         guard Self.threads(of: pid) != nil else { return }  // no /proc here
         try await withHTTPClient { client in

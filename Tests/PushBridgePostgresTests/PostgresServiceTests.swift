@@ -31,7 +31,7 @@ struct PostgresServiceTests {
     @Test("Two nodes, one database: apps, members and badges are shared; every push delivered once")
     func twoNodesShareOneDatabase() async throws {
         guard let url = testPostgresURL() else { return }
-        let location = try freshPostgresDatabase(url)
+        let location = try await freshPostgresDatabase(url)
         let kit = try DeliveryKit()
         try await withMockAPNs(kit.mockConfiguration) { mock in
             let configure: @Sendable (inout ServiceConfiguration) -> Void = { c in

@@ -74,7 +74,7 @@ struct PostgresStoreTests {
     @Test("Migrations apply once, also when two stores open a new database together")
     func migrationsApplyOnce() async throws {
         guard let url = testPostgresURL() else { return }
-        var fresh = try freshPostgresDatabase(url)
+        var fresh = try await freshPostgresDatabase(url)
         // The second waits for the lock while the first migrates: longer than a statement's 5 s on a loaded machine.
         fresh.deadline = .seconds(60)
         let location = fresh
@@ -127,7 +127,7 @@ struct PostgresStoreTests {
     @Test("A database migrated by a newer PushBridge is refused, naming the migration")
     func newerSchemaIsRefused() async throws {
         guard let url = testPostgresURL() else { return }
-        let location = try freshPostgresDatabase(url)
+        let location = try await freshPostgresDatabase(url)
         _ = try await PostgresStateStore.open(location: location)
         let run = try runProgram("/usr/bin/env", [
             "psql", "-q", "-v", "ON_ERROR_STOP=1", "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)", "-c",

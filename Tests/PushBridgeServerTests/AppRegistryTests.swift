@@ -276,7 +276,7 @@ struct AppRegistryTests {
         // Two malloc arenas: the growth then measures the apps, not how many arenas the threads that
         // happened to be busy at once opened (a loaded machine overlaps more requests).
         let environment = ["PUSHBRIDGE_MAX_OPEN_APPS": "32", "PUSHBRIDGE_LOG_LEVEL": "warning", "MALLOC_ARENA_MAX": "2"]
-        let server = try ServerProcess(database: database, extraEnvironment: environment)
+        let server = try await ServerProcess.start(database: database, extraEnvironment: environment)
         var memoryWarm = 0
         var memoryAtThousand = 0
         try await withHTTPClient { client in
@@ -313,11 +313,11 @@ struct AppRegistryTests {
             let reply = try await client.call(.GET, server.base + "/v1/apps/t7/users/nobody", key: nil)
             #expect(reply.status == 401, "\(reply.text)")
         }
-        #expect(server.stop(signal: SIGTERM) == 0, "\(server.log)")
+        #expect(await server.stop(signal: SIGTERM) == 0, "\(server.log)")
 
         // Restarted with delivery: every app opens to finish its queue, then the idle ones close.
         try await withMockAPNs(kit.mockConfiguration) { mock in
-            let delivering = try ServerProcess(
+            let delivering = try await ServerProcess.start(
                 database: database, extraEnvironment: try ProcessScenario.environment(kit, mock, concurrency: 16).merging(environment) { $1 })
             try await withHTTPClient { client in
                 let after = try await settled(delivering, client, limit: 32, closed: apps - 32)
@@ -327,7 +327,7 @@ struct AppRegistryTests {
                 let metrics = try await client.call(.GET, delivering.base + "/metrics", key: nil).text
                 #expect((Self.metric("pushbridge_apps_closed_total", in: metrics) ?? 0) >= Double(apps - 32), "\(metrics)")
             }
-            #expect(delivering.stop(signal: SIGTERM) == 0, "\(delivering.log)")
+            #expect(await delivering.stop(signal: SIGTERM) == 0, "\(delivering.log)")
         }
     }
 

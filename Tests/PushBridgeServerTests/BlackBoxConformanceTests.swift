@@ -33,20 +33,20 @@ struct BlackBoxConformanceTests {
             "PUSHBRIDGE_APNS_CREDENTIALS_FILE": try kit.credentialsFile(), "PUSHBRIDGE_APNS_URL": capture.baseURL, "PUSHBRIDGE_APNS_CA_FILE": ca,
         ]
         if store == "postgres", let url = testPostgresURL() {
-            let location = try freshPostgresDatabase(url)
+            let location = try await freshPostgresDatabase(url)
             environment["PUSHBRIDGE_STORE"] = "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)"
         }
-        let server = try ProcessScenario.ServerProcess(database: database, extraEnvironment: environment, logDirectory: kit.directory)
+        let server = try await ProcessScenario.ServerProcess.start(database: database, extraEnvironment: environment, logDirectory: kit.directory)
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
             let result = try await body(server, capture, client)
             try await client.shutdown()
-            _ = server.stop(signal: SIGTERM)
+            _ = await server.stop(signal: SIGTERM)
             await capture.stop()
             return result
         } catch {
             try? await client.shutdown()
-            _ = server.stop(signal: SIGTERM)
+            _ = await server.stop(signal: SIGTERM)
             await capture.stop()
             throw error
         }
@@ -155,12 +155,12 @@ struct BlackBoxConformanceTests {
         let mode = try FileManager.default.attributesOfItem(atPath: ca + ".key")[.posixPermissions] as? Int
         #expect(mode == 0o600)
         let port = try ProcessScenario.freePort()
-        let server = try ProcessScenario.ServerProcess(
+        let server = try await ProcessScenario.ServerProcess.start(
             database: ":memory:",
             extraEnvironment: [
                 "PUSHBRIDGE_APNS_CREDENTIALS_FILE": try kit.credentialsFile(), "PUSHBRIDGE_APNS_URL": "https://127.0.0.1:\(port)", "PUSHBRIDGE_APNS_CA_FILE": ca,
             ], logDirectory: kit.directory)
-        defer { _ = server.stop(signal: SIGTERM) }
+        defer { server.stopInBackground() }
         let key = try kit.write("team-key.pem", kit.key.publicKey.pemRepresentation)
         let log = kit.path("capture.jsonl")
         let run = try await runOffThePool(

@@ -335,7 +335,7 @@ struct HostileInputTests {
         switch store {
         case "postgres":
             guard let url = testPostgresURL() else { return }
-            let location = try freshPostgresDatabase(url)
+            let location = try await freshPostgresDatabase(url)
             try await withLiveService(database: temporaryDirectory(), { $0.usePostgres(location); $0.requestTimeoutSeconds = 300 }, body)
         case ":memory:": try await withLiveService(database: ":memory:", { $0.requestTimeoutSeconds = 300 }, body)
         default: try await withLiveService(database: nil, { $0.requestTimeoutSeconds = 300 }, body)

@@ -51,8 +51,8 @@ struct ServiceProcessTests {
     /// After a restart: every acknowledged message is there with the decisions it was answered
     /// with, and u2's badge counts exactly the messages that are there (none half-applied).
     static func checkAfterRestart(database: String, tried: [String], acked: [String: String]) async throws {
-        let server = try ProcessScenario.ServerProcess(database: database)
-        defer { _ = server.stop(signal: SIGTERM) }
+        let server = try await ProcessScenario.ServerProcess.start(database: database)
+        defer { server.stopInBackground() }
         try await withHTTPClient { client in
             let created = try await client.call(.POST, server.base + "/v1/apps", key: testAdminKey, body: #"{"app":"demo"}"#)
             #expect(created.status == 409, "the app survived")
@@ -78,7 +78,7 @@ struct ServiceProcessTests {
     /// `kill -9` while 16 clients post messages: nothing acknowledged is lost, nothing half-applied.
     @Test func killNineUnderLoadLosesNothingAcknowledged() async throws {
         let database = temporaryDirectory() + "/data"
-        let server = try ProcessScenario.ServerProcess(database: database)
+        let server = try await ProcessScenario.ServerProcess.start(database: database)
         let (tried, acked) = try await withHTTPClient(retriesConnecting: false) { client in
             let key = try await ProcessScenario.setUp(client, server)
             let killer = Task {
@@ -99,7 +99,7 @@ struct ServiceProcessTests {
             // and nothing was in flight.)
             let result = await Self.load(client, server, key: key, workers: 16) { _ in false }
             _ = await killer.value
-            server.process.waitUntilExit()
+            await server.exited()
             return result
         }
         #expect(server.process.terminationReason == .uncaughtSignal && server.process.terminationStatus == SIGKILL)
@@ -111,13 +111,14 @@ struct ServiceProcessTests {
     /// SIGTERM under load: the process stops accepting, finishes what it took, commits, exits 0.
     @Test func sigtermFinishesRequestsAndClosesTheStores() async throws {
         let database = temporaryDirectory() + "/data"
-        let server = try ProcessScenario.ServerProcess(database: database)
+        let server = try await ProcessScenario.ServerProcess.start(database: database)
         let status = Locked<Int32?>(nil)
         let (tried, acked) = try await withHTTPClient { client in
             let key = try await ProcessScenario.setUp(client, server)
             let stopper = Task.detached {
                 try? await Task.sleep(for: .milliseconds(400))
-                status.withLock { $0 = server.stop(signal: SIGTERM) }
+                let exit = await server.stop(signal: SIGTERM)
+                status.withLock { $0 = exit }
             }
             let result = await Self.load(client, server, key: key, workers: 8) { _ in !server.process.isRunning }
             _ = await stopper.value

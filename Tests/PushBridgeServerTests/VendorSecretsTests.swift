@@ -16,7 +16,7 @@ import Testing
 @Suite("Vendor REST secrets")
 struct VendorSecretsTests {
     @Test func noSecretReachesTheLog() async throws {
-        let server = try ProcessScenario.ServerProcess(
+        let server = try await ProcessScenario.ServerProcess.start(
             database: temporaryDirectory() + "/data", extraEnvironment: ["PUSHBRIDGE_LOG_LEVEL": "debug"])
         let secrets = try await withHTTPClient { client -> [String] in
             let created = try await client.call(.POST, server.base + "/v1/apps", key: testAdminKey, body: #"{"app":"quiet"}"#)
@@ -50,7 +50,7 @@ struct VendorSecretsTests {
             let agoraAccess = try #require(exchanged.json?["access_token"]?.stringValue, "\(exchanged.text)")
             return [clientSecret, tencentKey, access, sig, key, certificate, agoraToken, agoraAccess, calm]
         }
-        #expect(server.stop(signal: SIGTERM) == 0)
+        #expect(await server.stop(signal: SIGTERM) == 0)
         let log = server.log
         #expect(log.contains("vendor bound") && log.contains("app token issued") && log.contains("agora app token exchanged"), "\(log.suffix(1500))")
         for secret in secrets { #expect(!log.contains(secret), "a secret reached the log") }

@@ -32,8 +32,18 @@ package enum ProcessScenario {
         package let port: Int
         package let logPath: String
 
-        /// Starts the server on a free loopback port over `database` and waits until it listens.
-        package init(database: String, extraEnvironment: [String: String] = [:], logDirectory: String? = nil) throws {
+        /// Starts the server on a free loopback port over `database` and waits until it listens, on a
+        /// thread of its own: the wait (seconds under load) would hold one of the concurrency pool's
+        /// threads — two on a 2-core machine — and stall every service the test process runs.
+        /// - Parameters:
+        ///   - database: the `--db` path.
+        ///   - extraEnvironment: `PUSHBRIDGE_*` settings for the server.
+        ///   - logDirectory: where its log goes (default: beside `database`).
+        package static func start(database: String, extraEnvironment: [String: String] = [:], logDirectory: String? = nil) async throws -> ServerProcess {
+            try await onAThreadOfItsOwn { try ServerProcess(database: database, extraEnvironment: extraEnvironment, logDirectory: logDirectory) }
+        }
+
+        private init(database: String, extraEnvironment: [String: String], logDirectory: String?) throws {
             let directory = logDirectory.map { URL(fileURLWithPath: $0) } ?? URL(fileURLWithPath: database).deletingLastPathComponent()
             logPath = directory.appendingPathComponent("serve-\(UUID().uuidString).log").path
             try Data().write(to: URL(fileURLWithPath: logPath))
@@ -67,8 +77,33 @@ package enum ProcessScenario {
         package var base: String { "http://127.0.0.1:\(port)" }
         package var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
-        /// Sends a signal and waits (bounded) for the exit; the exit status, or `nil` if it did not end.
-        package func stop(signal: Int32, within limit: TimeInterval = 15) -> Int32? {
+        /// Sends a signal and waits (bounded, on a thread of its own) for the exit; the exit status, or
+        /// `nil` if it did not end in time (then it is killed).
+        /// - Parameters:
+        ///   - signal: the signal sent first.
+        ///   - limit: how long it may take to exit.
+        package func stop(signal: Int32, within limit: TimeInterval = 15) async -> Int32? {
+            await onAThreadOfItsOwn { self.stopBlocking(signal: signal, within: limit) }
+        }
+
+        /// Sends a signal and leaves the wait for the exit to a thread of its own (for a `defer`, which
+        /// cannot await).
+        /// - Parameter signal: the signal sent first (killed after 15 s if it did not end).
+        package func stopInBackground(signal: Int32 = SIGTERM) {
+            Thread { _ = self.stopBlocking(signal: signal, within: 15) }.start()
+        }
+
+        /// Waits (on a thread of its own) until the process has exited.
+        package func exited() async {
+            await onAThreadOfItsOwn { self.process.waitUntilExit() }
+        }
+
+        /// `kill -9` and the wait for the exit.
+        package func kill9() async {
+            _ = await stop(signal: SIGKILL)
+        }
+
+        private func stopBlocking(signal: Int32, within limit: TimeInterval) -> Int32? {
             kill(process.processIdentifier, signal)
             let deadline = Date().addingTimeInterval(limit)
             while process.isRunning && Date() < deadline { usleep(20_000) }

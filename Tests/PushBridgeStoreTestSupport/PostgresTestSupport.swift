@@ -45,8 +45,14 @@ package final class PostgresSchemas: Sendable {
     }
 }
 
-/// A new empty database in the test cluster, for one test; returns its location.
-package func freshPostgresDatabase(_ url: String) throws -> PostgresLocation {
+/// A new empty database in the test cluster, for one test; returns its location. `psql` runs on a
+/// thread of its own, not the concurrency pool the in-process services need.
+/// - Parameter url: the test cluster's URL.
+package func freshPostgresDatabase(_ url: String) async throws -> PostgresLocation {
+    try await onAThreadOfItsOwn { try createPostgresDatabase(url) }
+}
+
+private func createPostgresDatabase(_ url: String) throws -> PostgresLocation {
     var location = try PostgresLocation(url: url)
     let name = "pb_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
     let run = try runProgram("/usr/bin/env", ["psql", "-q", "-v", "ON_ERROR_STOP=1", url, "-c", "CREATE DATABASE \(name)"])

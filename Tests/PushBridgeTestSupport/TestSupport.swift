@@ -137,6 +137,14 @@ package func onAThreadOfItsOwn<T: Sendable>(_ body: @escaping @Sendable () throw
     }
 }
 
+/// Runs blocking work that cannot fail on a thread of its own and awaits its result.
+/// - Parameter body: the blocking work.
+package func onAThreadOfItsOwn<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: body()) }.start()
+    }
+}
+
 /// At most `limit` holders at once, awaited: a waiter holds no thread.
 package actor AsyncLimiter {
     private var free: Int
