@@ -84,7 +84,7 @@ extension ServiceRoutes {
         var bytes = JSONWriter()
         bytes.write(request.stored)
         let task = PushTask(
-            id: Self.newTaskID(now), family: VendorBinding.Vendor.easemob.rawValue, labels: request.labels.map(app.labelKey), request: bytes.bytes, createdAt: now,
+            id: Self.newTaskID(now), family: VendorBinding.Vendor.easemob.rawValue, audience: TaskAudience(all: request.labels.map(app.labelKey)), request: bytes.bytes, createdAt: now,
             startAt: request.startAt ?? now)
         _ = try await answering {
             do {

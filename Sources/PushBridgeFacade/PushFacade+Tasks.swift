@@ -1,7 +1,7 @@
 import PushBridgeCore
 import PushBridgeStore
 
-// Push tasks (campaigns): a vendor request that pushes to every user of some labels or of the app,
+// Push tasks (campaigns): a vendor request that pushes to the users of some labels or tags, or of the app,
 // stored when accepted and decided a page of receivers at a time by the service's task runner. Each
 // receiver's push is a message whose id names the task and the receiver, so a page decided again
 // (a node that died before it recorded the page, two nodes on one task) is answered from the
@@ -38,23 +38,25 @@ extension PushFacade {
         public var deliveries: OutboxCounts
     }
 
-    /// Stores a new task: its labels must exist, and fewer than `limit` tasks may be pending or have
-    /// been created within `windowSeconds` before it.
+    /// Stores a new task: fewer than `limit` tasks may be pending or have been created within
+    /// `windowSeconds` before it, and with `labelNames` its labels must exist.
     /// - Parameters:
     ///   - task: the task (pending, nothing decided).
-    ///   - labelNames: its labels' names as the request gave them (for the refusal), in the order of the task's labels.
+    ///   - labelNames: its labels' names as the request gave them (for the refusal), in the order of
+    ///     ``TaskAudience/labels``; `nil`: labels need not exist (a tag nobody has pushes to nobody).
     ///   - limit: the most tasks pending or created within the window.
     ///   - windowSeconds: the window.
     /// - Throws: ``LabelRefusal`` for an unknown label, ``TaskRefusal`` past the limit.
-    public func createTask(_ task: PushTask, labelNames: [String], limit: Int, windowSeconds: Int64) async throws -> PushTask {
+    public func createTask(_ task: PushTask, labelNames: [String]?, limit: Int, windowSeconds: Int64) async throws -> PushTask {
         var keys = StateKeys()
-        let labels = task.labels.map { keys.addLabel($0) }
+        let named = labelNames == nil ? [] : task.audience.labels
+        let labels = named.map { keys.addLabel($0) }
         let pending = keys.addTasks(.pending)
         let recent = keys.addTasks(.createdSince(task.createdAt.adding(seconds: -windowSeconds)))
         return try await update(
             PlannedUpdate(keys: keys) { snapshot in
                 for (i, position) in labels.enumerated() where snapshot.labels[position] == nil {
-                    throw LabelRefusal.unknownLabel(i < labelNames.count ? labelNames[i] : task.labels[i])
+                    throw LabelRefusal.unknownLabel(i < (labelNames?.count ?? 0) ? labelNames![i] : named[i])
                 }
                 let counted = Set(snapshot.tasks[pending].map(\.id)).union(snapshot.tasks[recent].map(\.id))
                 guard counted.count < limit else { throw TaskRefusal.tooManyTasks(limit: limit, seconds: windowSeconds) }
@@ -103,7 +105,7 @@ extension PushFacade {
             guard let task = try await tasks(.task(id)).first, task.state == .pending else { return nil }
             var keys = StateKeys()
             let again = keys.addTasks(.task(id))
-            let page = keys.addPage(.audience(labels: task.labels, after: task.cursor, limit: limit))
+            let page = keys.addPage(.audience(task.audience, after: task.cursor, limit: limit))
             let snapshot = try await store.snapshot(keys)
             guard let now = snapshot.tasks[again].first, now.state == .pending else { return nil }
             if now.cursor == task.cursor { return (now, snapshot.labelPages[page].users.map(\.user)) }

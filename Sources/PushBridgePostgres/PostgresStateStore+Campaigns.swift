@@ -37,16 +37,25 @@ extension PostgresStateStore.Transaction {
                 try await rows("SELECT added_at FROM push_label_users WHERE label = \(label) AND user_name = \(user)").map {
                     LabelUser(user: user, addedAt: Instant(milliseconds: try $0.int64(0)))
                 })
-        case .audience(let labels, let after, let limit):
+        case .audience(let audience, let after, let limit):
             let found: [Cells]
-            if let first = labels.first {
-                // The first label's users that every label has.
+            if let first = audience.all.first {
+                // The first label's users that every label of `all` has, and one of `any`'s.
                 found = try await rows(
                     """
                     SELECT a.user_name, a.added_at FROM push_label_users a
                     WHERE a.label = \(first) AND a.user_name > \(after ?? "")
-                        AND (SELECT count(*) FROM push_label_users b WHERE b.user_name = a.user_name AND b.label = ANY(\(labels)::text[])) = \(labels.count)
+                        AND (SELECT count(*) FROM push_label_users b WHERE b.user_name = a.user_name AND b.label = ANY(\(audience.all)::text[])) = \(audience.all.count)
+                        AND (\(audience.any.isEmpty) OR EXISTS (SELECT 1 FROM push_label_users c WHERE c.user_name = a.user_name AND c.label = ANY(\(audience.any)::text[])))
                     ORDER BY a.user_name LIMIT \(limit)
+                    """)
+            } else if !audience.any.isEmpty {
+                // The users of any of `any`'s labels, each once, with its first time.
+                found = try await rows(
+                    """
+                    SELECT a.user_name, min(a.added_at) FROM push_label_users a
+                    WHERE a.label = ANY(\(audience.any)::text[]) AND a.user_name > \(after ?? "")
+                    GROUP BY a.user_name ORDER BY a.user_name LIMIT \(limit)
                     """)
             } else {
                 found = try await rows(
@@ -56,11 +65,19 @@ extension PostgresStateStore.Transaction {
                     """)
             }
             return .users(try found.map { LabelUser(user: try $0.string(0), addedAt: Instant(milliseconds: try $0.int64(1))) })
+        case .labelsOf(let user):
+            return .labels(
+                try await rows(
+                    """
+                    SELECT key, name, description, created_at, (SELECT count(*) FROM push_label_users WHERE label = l.key)
+                    FROM push_labels l WHERE key IN (SELECT label FROM push_label_users WHERE user_name = \(user)) ORDER BY key
+                    """
+                ).map(Self.label))
         }
     }
 
     func tasks(_ query: TaskQuery) async throws -> [PushTask] {
-        let columns = "id, family, labels, request, created_at, start_at, state, cursor, targets, pushed, suppressed, ended_at"
+        let columns = "id, family, audience, request, created_at, start_at, state, cursor, targets, pushed, suppressed, ended_at"
         let found: [Cells]
         switch query {
         case .task(let id): found = try await rows(PostgresQuery(unsafeSQL: "SELECT \(columns) FROM push_tasks WHERE id = $1", binds: try binds(id)))
@@ -74,7 +91,7 @@ extension PostgresStateStore.Transaction {
                 throw StoreError(.unexpectedValue, "a push task's state is \(try row.int(6))", context: "push_tasks.state")
             }
             return PushTask(
-                id: try row.int64(0), family: try row.string(1), labels: try row.string(2).split(separator: ",").map(String.init), request: try row.bytes(3),
+                id: try row.int64(0), family: try row.string(1), audience: try TaskAudience.decoded(try row.string(2)), request: try row.bytes(3),
                 createdAt: Instant(milliseconds: try row.int64(4)), startAt: Instant(milliseconds: try row.int64(5)), state: state, cursor: try row.optionalString(7),
                 progress: TaskProgress(targets: try row.int(8), pushed: try row.int(9), suppressed: try TaskProgress.suppressed(from: try row.string(10))),
                 endedAt: try row.optionalInt64(11).map(Instant.init(milliseconds:)))
@@ -85,8 +102,8 @@ extension PostgresStateStore.Transaction {
         try checkWritable()
         try await session.query(
             """
-            INSERT INTO push_tasks (id, family, labels, request, created_at, start_at, state, cursor, targets, pushed, suppressed, ended_at)
-            VALUES (\(task.id), \(task.family), \(task.labels.joined(separator: ",")), \(ByteBuffer(bytes: task.request)), \(task.createdAt.milliseconds),
+            INSERT INTO push_tasks (id, family, audience, request, created_at, start_at, state, cursor, targets, pushed, suppressed, ended_at)
+            VALUES (\(task.id), \(task.family), \(task.audience.encoded), \(ByteBuffer(bytes: task.request)), \(task.createdAt.milliseconds),
                 \(task.startAt.milliseconds), \(task.state.rawValue), \(task.cursor), \(task.progress.targets), \(task.progress.pushed),
                 \(task.progress.encodedSuppressed), \(task.endedAt?.milliseconds))
             ON CONFLICT (id) DO UPDATE SET state = excluded.state, cursor = excluded.cursor, targets = excluded.targets, pushed = excluded.pushed,

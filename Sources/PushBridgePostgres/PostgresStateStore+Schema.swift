@@ -429,7 +429,7 @@ extension PostgresStateStore {
                 CREATE TABLE push_tasks (
                     id bigint PRIMARY KEY,
                     family text NOT NULL,
-                    labels text NOT NULL,
+                    audience text NOT NULL,
                     request bytea NOT NULL,
                     created_at bigint NOT NULL,
                     start_at bigint NOT NULL,

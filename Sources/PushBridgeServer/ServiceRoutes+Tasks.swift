@@ -42,13 +42,19 @@ extension ServiceRoutes {
 
     /// Stores a new push task (a vendor route's) under the service's task limit and wakes the app's
     /// task runner.
+    /// - Parameters:
+    ///   - task: the task.
+    ///   - labelNames: its labels' names as requested (they must exist), or `nil` (they need not).
+    ///   - tenant: the app.
+    ///   - limit: the vendor's limit, tasks a window of seconds; by default the configured
+    ///     `push-task-limit` in 5 minutes (Easemob's).
     /// - Throws: the facade's `LabelRefusal` and `TaskRefusal` (the vendor route answers them in its
     ///   shape), store errors.
-    package func createTask(_ task: PushTask, labelNames: [String], in tenant: AppTenant) async throws -> PushTask {
-        let (limit, window) = (configuration.pushTaskLimit, Self.pushTaskWindowSeconds)
+    package func createTask(_ task: PushTask, labelNames: [String]?, in tenant: AppTenant, limit: (tasks: Int, seconds: Int64)? = nil) async throws -> PushTask {
+        let (limit, window) = limit ?? (configuration.pushTaskLimit, Self.pushTaskWindowSeconds)
         let created = try await tenant.update { try await $0.createTask(task, labelNames: labelNames, limit: limit, windowSeconds: window) }
         apps.campaigns.wake(tenant.id)
-        logger.info("push task accepted", metadata: ["app": "\(tenant.id)", "task": "\(task.id)", "labels": "\(task.labels.joined(separator: ","))"])
+        logger.info("push task accepted", metadata: ["app": "\(tenant.id)", "task": "\(task.id)", "audience": "\(task.audience.encoded)"])
         return created
     }
 
@@ -83,7 +89,7 @@ extension ServiceRoutes {
         case .cancelled: state = "cancelled"
         }
         var fields: [(key: String, value: JSONValue)] = [
-            ("id", .int(task.id)), ("family", .string(task.family)), ("labels", .array(task.labels.map(JSONValue.string))), ("state", .string(state)),
+            ("id", .int(task.id)), ("family", .string(task.family)), ("labels", .array(task.audience.all.map(JSONValue.string))), ("anyLabels", .array(task.audience.any.map(JSONValue.string))), ("state", .string(state)),
             ("createdAt", .string(task.createdAt.description)), ("startAt", .string(task.startAt.description)),
         ]
         if let ended = task.endedAt { fields.append(("endedAt", .string(ended.description))) }

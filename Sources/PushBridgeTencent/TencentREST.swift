@@ -47,11 +47,20 @@ public enum TencentREST {
         case destroyGroup = "group_open_http_svc/destroy_group"
         case getGroupMemberInfo = "group_open_http_svc/get_group_member_info"
         case modifyGroupMemberInfo = "group_open_http_svc/modify_group_member_info"
+        case pushToAll = "all_member_push/im_push"
+        case addTags = "all_member_push/im_add_tag"
+        case getTags = "all_member_push/im_get_tag"
+        case removeTags = "all_member_push/im_remove_tag"
+        case removeAllTags = "all_member_push/im_remove_all_tags"
+        case timPush = "timpush/push"
+        case timPushBatch = "timpush/batch"
 
         /// Whether the command registers, removes or checks accounts (the login service).
         public var isAccountCommand: Bool { rawValue.hasPrefix("im_open_login_svc/") }
         /// Whether the command is one of the group service's (`group_open_http_svc`).
         public var isGroupCommand: Bool { rawValue.hasPrefix("group_open_http_svc/") }
+        /// Whether the command pushes to many users or manages their tags (`all_member_push`, `timpush`).
+        public var isCampaignCommand: Bool { rawValue.hasPrefix("all_member_push/") || rawValue.hasPrefix("timpush/") }
         /// Whether the command manages groups (every group command but `send_group_msg`).
         public var managesGroups: Bool { isGroupCommand && self != .sendGroupMessage }
 

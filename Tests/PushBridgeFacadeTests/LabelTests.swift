@@ -79,9 +79,9 @@ struct LabelTests {
 /// a page recorded once, cancelling.
 @Suite("Push tasks")
 struct PushTaskTests {
-    static func task(_ id: Int64, labels: [String] = [], at ms: Int64 = 1_000_000, startAt: Int64? = nil) -> PushTask {
+    static func task(_ id: Int64, labels: [String] = [], any: [String] = [], at ms: Int64 = 1_000_000, startAt: Int64? = nil) -> PushTask {
         PushTask(
-            id: id, family: "easemob", labels: labels, request: Array(#"{"pushMessage":{"content":"hi"}}"#.utf8), createdAt: Instant(milliseconds: ms),
+            id: id, family: "easemob", audience: TaskAudience(all: labels, any: any), request: Array(#"{"pushMessage":{"content":"hi"}}"#.utf8), createdAt: Instant(milliseconds: ms),
             startAt: Instant(milliseconds: startAt ?? ms))
     }
 

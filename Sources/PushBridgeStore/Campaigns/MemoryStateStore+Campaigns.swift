@@ -17,16 +17,25 @@ extension MemoryStateStore.Transaction {
             return .users(users.sorted { Self.precedes($0.key, $1.key) }.prefix(max(0, limit)).map { LabelUser(user: $0.key, addedAt: $0.value) })
         case .user(let label, let user):
             return .users(contents.labelUsers[label]?[user].map { [LabelUser(user: user, addedAt: $0)] } ?? [])
-        case .audience(let labels, let after, let limit):
-            var users: [UserID: Instant]
-            if let first = labels.first {
-                users = contents.labelUsers[first] ?? [:]
-                for label in labels.dropFirst() { users = users.filter { contents.labelUsers[label]?[$0.key] != nil } }
+        case .audience(let audience, let after, let limit):
+            var users: [UserID: Instant] = [:]
+            if audience.isEveryUser {
+                for user in contents.users.keys { users[user] = Instant(milliseconds: 0) }
             } else {
-                users = Dictionary(uniqueKeysWithValues: contents.users.keys.map { ($0, Instant(milliseconds: 0)) })
+                let candidates = audience.all.first.map { [$0] } ?? audience.any
+                for label in candidates {
+                    for user in (contents.labelUsers[label] ?? [:]).keys where users[user] == nil {
+                        let all = audience.all.allSatisfy { contents.labelUsers[$0]?[user] != nil }
+                        guard all, audience.any.isEmpty || audience.any.contains(where: { contents.labelUsers[$0]?[user] != nil }) else { continue }
+                        users[user] = audience.labels.compactMap { contents.labelUsers[$0]?[user] }.min()
+                    }
+                }
             }
             let page = users.filter { after == nil || Self.precedes(after!, $0.key) }.sorted { Self.precedes($0.key, $1.key) }.prefix(max(0, limit))
             return .users(page.map { LabelUser(user: $0.key, addedAt: $0.value) })
+        case .labelsOf(let user):
+            let keys = contents.labelUsers.filter { $0.value[user] != nil }.keys.sorted(by: Self.precedes)
+            return .labels(try keys.compactMap { try label($0) })
         }
     }
 

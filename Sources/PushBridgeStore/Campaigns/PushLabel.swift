@@ -47,9 +47,11 @@ public enum LabelPage: Hashable, Sendable {
     case users(label: String, after: UserID?, limit: Int)
     /// One user of a label: the user, or none when it is not the label's.
     case user(label: String, user: UserID)
-    /// A push task's receivers whose name follows `after`, at most `limit`: the users in every one of
-    /// `labels`, or every user of the app when there are none (their times are the labels' first).
-    case audience(labels: [String], after: UserID?, limit: Int)
+    /// A push task's receivers whose name follows `after`, at most `limit` (each with the time it was
+    /// first added to one of the audience's labels; 0 for every user of the app).
+    case audience(TaskAudience, after: UserID?, limit: Int)
+    /// The labels a user is in (each with its count of users), in key order.
+    case labelsOf(user: UserID)
 }
 
 /// What a ``LabelPage`` read.

@@ -1,8 +1,55 @@
 import PushBridgeCore
 import PushBridgeJSON
 
-/// A push task (a campaign): one vendor request that pushes to every user of some labels, or of the
-/// app, decided a page of receivers at a time after it starts; stored, so it survives a restart.
+/// Whom a push task pushes to: the users in every label of ``all`` and, when ``any`` names labels, in
+/// at least one of those; every user of the app when it names none.
+public struct TaskAudience: Hashable, Sendable {
+    /// Label keys a receiver is in, each one (Easemob / Agora Chat's `targets`, Tencent's `TagsAnd`).
+    public var all: [String]
+    /// Label keys a receiver is in one of at least (Tencent's `TagsOr`); empty: no such condition.
+    public var any: [String]
+
+    /// - Parameters:
+    ///   - all: labels a receiver is in, each one.
+    ///   - any: labels a receiver is in one of (empty: no condition).
+    public init(all: [String] = [], any: [String] = []) {
+        self.all = all
+        self.any = any
+    }
+
+    /// Every user of the app.
+    public static let everyUser = TaskAudience()
+
+    /// Whether it names no label: every user of the app.
+    public var isEveryUser: Bool { all.isEmpty && any.isEmpty }
+
+    /// Every label it names, `all`'s first.
+    public var labels: [String] { all + any.filter { !all.contains($0) } }
+
+    /// The audience as stored: `{"all":[…],"any":[…]}`.
+    public var encoded: String {
+        JSONValue.object(JSONObject([("all", .array(all.map(JSONValue.string))), ("any", .array(any.map(JSONValue.string)))])).compactText
+    }
+
+    /// Reads ``encoded``.
+    /// - Parameter text: the stored text.
+    public static func decoded(_ text: String) throws -> TaskAudience {
+        func keys(_ value: JSONValue?) throws -> [String] {
+            guard case .array(let items)? = value else { throw StoreError(.unexpectedValue, "a task's audience is not {\"all\":[…],\"any\":[…]}", context: "push_tasks.audience") }
+            return try items.map {
+                guard case .string(let key) = $0 else { throw StoreError(.unexpectedValue, "a task's audience names a label that is not text", context: "push_tasks.audience") }
+                return key
+            }
+        }
+        guard case .object(let object) = try JSONParser.parse(text) else {
+            throw StoreError(.unexpectedValue, "a task's audience is not a JSON object", context: "push_tasks.audience")
+        }
+        return TaskAudience(all: try keys(object["all"]), any: try keys(object["any"]))
+    }
+}
+
+/// A push task (a campaign): one vendor request that pushes to the users of some labels (or tags), or
+/// of the app, decided a page of receivers at a time after it starts; stored, so it survives a restart.
 public struct PushTask: Hashable, Sendable {
     /// Where a task stands.
     public enum State: Int, Hashable, Sendable {
@@ -18,8 +65,8 @@ public struct PushTask: Hashable, Sendable {
     public var id: Int64
     /// The vendor REST family whose body ``request`` is (`easemob`, `tencent`): it makes the messages.
     public var family: String
-    /// The keys of the labels whose users (in all of them) it pushes to; empty: every user of the app.
-    public var labels: [String]
+    /// Whom it pushes to.
+    public var audience: TaskAudience
     /// The vendor's request body as given (compact JSON), read again for each page.
     public var request: [UInt8]
     public var createdAt: Instant
@@ -34,12 +81,12 @@ public struct PushTask: Hashable, Sendable {
     public var endedAt: Instant?
 
     public init(
-        id: Int64, family: String, labels: [String], request: [UInt8], createdAt: Instant, startAt: Instant, state: State = .pending,
+        id: Int64, family: String, audience: TaskAudience, request: [UInt8], createdAt: Instant, startAt: Instant, state: State = .pending,
         cursor: UserID? = nil, progress: TaskProgress = TaskProgress(), endedAt: Instant? = nil
     ) {
         self.id = id
         self.family = family
-        self.labels = labels
+        self.audience = audience
         self.request = request
         self.createdAt = createdAt
         self.startAt = startAt

@@ -39,27 +39,54 @@ extension SQLiteStateStore.Transaction {
             guard try row.step() else { return .users([]) }
             defer { row.reset() }
             return .users([LabelUser(user: user, addedAt: Instant(milliseconds: row.int64(0)))])
-        case .audience(let labels, let after, let limit):
+        case .audience(let audience, let after, let limit):
             let list: Statement
-            if labels.isEmpty {
+            if audience.isEveryUser {
                 list = try connection.statement("SELECT name, 0 FROM users WHERE name > ?1 ORDER BY name LIMIT ?2")
                 list.bind(1, after ?? "").bind(2, limit)
             } else {
-                // The first label's users that every other label has too.
-                let others = labels.indices.dropFirst().map { " AND EXISTS (SELECT 1 FROM push_label_users b WHERE b.label = ?\($0 + 3) AND b.user_name = a.user_name)" }
-                list = try connection.statement(
-                    "SELECT a.user_name, a.added_at FROM push_label_users a WHERE a.label = ?3 AND a.user_name > ?1\(others.joined()) ORDER BY a.user_name LIMIT ?2")
+                // Parameters: ?1 the cursor, ?2 the limit, then `all`'s labels, then `any`'s.
+                let all = audience.all.indices.map { "?\($0 + 3)" }
+                let any = audience.any.indices.map { "?\($0 + 3 + all.count)" }
+                func isIn(_ label: String) -> String { " AND EXISTS (SELECT 1 FROM push_label_users b WHERE b.label = \(label) AND b.user_name = a.user_name)" }
+                let sql: String
+                if let first = all.first {
+                    // The first label's users that every other label has too, and one of `any`'s.
+                    let others = all.dropFirst().map(isIn).joined()
+                    let oneOf = any.isEmpty ? "" : " AND EXISTS (SELECT 1 FROM push_label_users c WHERE c.label IN (\(any.joined(separator: ", "))) AND c.user_name = a.user_name)"
+                    sql = "SELECT a.user_name, a.added_at FROM push_label_users a WHERE a.label = \(first) AND a.user_name > ?1\(others)\(oneOf) ORDER BY a.user_name LIMIT ?2"
+                } else {
+                    // The users of any of `any`'s labels, each once, with its first time.
+                    sql = """
+                        SELECT a.user_name, min(a.added_at) FROM push_label_users a WHERE a.label IN (\(any.joined(separator: ", "))) AND a.user_name > ?1
+                        GROUP BY a.user_name ORDER BY a.user_name LIMIT ?2
+                        """
+                }
+                list = try connection.statement(sql)
                 list.bind(1, after ?? "").bind(2, limit)
-                for (i, label) in labels.enumerated() { list.bind(Int32(i + 3), label) }
+                for (i, label) in (audience.all + audience.any).enumerated() { list.bind(Int32(i + 3), label) }
             }
             var users: [LabelUser] = []
             while try list.step() { users.append(LabelUser(user: list.string(0), addedAt: Instant(milliseconds: list.int64(1)))) }
             return .users(users)
+        case .labelsOf(let user):
+            let list = try connection.statement(
+                """
+                SELECT key, name, description, created_at, (SELECT count(*) FROM push_label_users WHERE label = l.key)
+                FROM push_labels l WHERE key IN (SELECT label FROM push_label_users WHERE user_name = ?1) ORDER BY key
+                """)
+            list.bind(1, user)
+            var labels: [PushLabel] = []
+            while try list.step() {
+                labels.append(
+                    PushLabel(key: list.string(0), name: list.string(1), description: list.string(2), createdAt: Instant(milliseconds: list.int64(3)), count: list.int(4)))
+            }
+            return .labels(labels)
         }
     }
 
     func tasks(_ query: TaskQuery) throws -> [PushTask] {
-        let columns = "id, family, labels, request, created_at, start_at, state, cursor, targets, pushed, suppressed, ended_at"
+        let columns = "id, family, audience, request, created_at, start_at, state, cursor, targets, pushed, suppressed, ended_at"
         let list: Statement
         switch query {
         case .task(let id): list = try connection.statement("SELECT \(columns) FROM push_tasks WHERE id = ?").bind(1, id)
@@ -75,7 +102,7 @@ extension SQLiteStateStore.Transaction {
             }
             tasks.append(
                 PushTask(
-                    id: list.int64(0), family: list.string(1), labels: list.string(2).split(separator: ",").map(String.init), request: list.bytes(3),
+                    id: list.int64(0), family: list.string(1), audience: try TaskAudience.decoded(list.string(2)), request: list.bytes(3),
                     createdAt: Instant(milliseconds: list.int64(4)), startAt: Instant(milliseconds: list.int64(5)), state: state, cursor: list.optionalString(7),
                     progress: TaskProgress(targets: list.int(8), pushed: list.int(9), suppressed: try TaskProgress.suppressed(from: list.string(10))),
                     endedAt: list.optionalInt64(11).map(Instant.init(milliseconds:))))
@@ -87,10 +114,10 @@ extension SQLiteStateStore.Transaction {
         try checkWritable()
         try connection.statement(
             """
-            INSERT OR REPLACE INTO push_tasks (id, family, labels, request, created_at, start_at, state, cursor, targets, pushed, suppressed, ended_at)
+            INSERT OR REPLACE INTO push_tasks (id, family, audience, request, created_at, start_at, state, cursor, targets, pushed, suppressed, ended_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
-        ).bind(1, task.id).bind(2, task.family).bind(3, task.labels.joined(separator: ",")).bind(4, blob: task.request).bind(5, task.createdAt.milliseconds)
+        ).bind(1, task.id).bind(2, task.family).bind(3, task.audience.encoded).bind(4, blob: task.request).bind(5, task.createdAt.milliseconds)
             .bind(6, task.startAt.milliseconds).bind(7, task.state.rawValue).bind(8, task.cursor).bind(9, task.progress.targets).bind(10, task.progress.pushed)
             .bind(11, task.progress.encodedSuppressed).bind(12, task.endedAt?.milliseconds).run()
     }

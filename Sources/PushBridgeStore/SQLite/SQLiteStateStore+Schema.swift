@@ -253,7 +253,7 @@ extension SQLiteStateStore {
                 CREATE TABLE push_tasks (
                     id INTEGER PRIMARY KEY,
                     family TEXT NOT NULL,
-                    labels TEXT NOT NULL,
+                    audience TEXT NOT NULL,
                     request BLOB NOT NULL,
                     created_at INTEGER NOT NULL,
                     start_at INTEGER NOT NULL,

@@ -1,0 +1,69 @@
+import PushBridgeCore
+import PushBridgeFacade
+import PushBridgeStore
+import PushBridgeStoreTestSupport
+import Testing
+
+/// Tencent's tags on every store: a tag is a label made by its first user; a user's tags read back
+/// in code-point order; the per-user limit and unknown users refuse the whole call; a task's
+/// audience by `TagsAnd` / `TagsOr` reads its pages.
+@Suite("Tags")
+struct TagTests {
+    static func facade(_ backing: FacadeScenario.Backing, users: [String]) async throws -> PushFacade {
+        let facade = await PushFacade(store: try backing.store())
+        try await facade.configure(FacadeScenario.app)
+        for user in users { _ = try await facade.register(user, dialect: "tencent-tim") }
+        return facade
+    }
+
+    @Test("tags added, read, removed one by one and all at once; a refused call writes nothing", arguments: FacadeScenario.Backing.allCases)
+    func tagCalls(_ backing: FacadeScenario.Backing) async throws {
+        let facade = try await Self.facade(backing, users: ["u1", "u2", "u3"])
+        try await facade.addTags([("u1", ["vip", "beta"]), ("u2", ["vip"])], at: Instant(milliseconds: 10))
+        try await facade.addTags([("u1", ["vip", "Zed"])], at: Instant(milliseconds: 20))
+        #expect(try await facade.tags(of: ["u1", "u2", "u3"]) == [["Zed", "beta", "vip"], ["vip"], []])
+        #expect(try await facade.label("vip")?.count == 2)
+
+        // An unknown user, or one past its limit, refuses the whole call.
+        await #expect(throws: PushFacade.TagRefusal.unknownUser("ghost")) {
+            try await facade.addTags([("u3", ["new"]), ("ghost", ["new"])], at: Instant(milliseconds: 30))
+        }
+        await #expect(throws: PushFacade.TagRefusal.tooManyTags("u1", maximum: 4)) {
+            try await facade.addTags([("u2", ["new"]), ("u1", ["x", "y"])], maximum: 4, at: Instant(milliseconds: 30))
+        }
+        #expect(try await facade.tags(of: ["u1", "u2", "u3"]) == [["Zed", "beta", "vip"], ["vip"], []])
+        #expect(try await facade.label("new") == nil)
+        await #expect(throws: PushFacade.TagRefusal.unknownUser("ghost")) { try await facade.tags(of: ["u1", "ghost"]) }
+
+        try await facade.removeTags([("u1", ["vip", "absent"])])
+        #expect(try await facade.tags(of: ["u1", "u2"]) == [["Zed", "beta"], ["vip"]])
+        try await facade.removeTags([("u1", nil), ("u3", nil)])
+        #expect(try await facade.tags(of: ["u1", "u2"]) == [[], ["vip"]])
+        await #expect(throws: PushFacade.TagRefusal.unknownUser("ghost")) { try await facade.removeTags([("ghost", nil)]) }
+        // A removed user takes its tags with it.
+        try await facade.removeUser("u2")
+        #expect(try await facade.label("vip")?.count == 0)
+    }
+
+    @Test("a task's audience: users with every TagsAnd tag and one TagsOr tag, in code-point order; tags nobody has need not exist", arguments: FacadeScenario.Backing.allCases)
+    func audience(_ backing: FacadeScenario.Backing) async throws {
+        let facade = try await Self.facade(backing, users: ["a", "b", "c", "d", "e", "B"])
+        try await facade.addTags([("a", ["x", "y"]), ("b", ["y"]), ("c", ["x", "z"]), ("d", ["z"]), ("B", ["x", "y", "z"])], at: Instant(milliseconds: 1))
+        func receivers(_ id: Int64, all: [String], any: [String]) async throws -> [String] {
+            _ = try await facade.createTask(PushTaskTests.task(id, labels: all, any: any, at: id * 1_000_000), labelNames: nil, limit: 10, windowSeconds: 1)
+            var found: [String] = []
+            var cursor: String?
+            while let page = try await facade.nextReceivers(of: id, limit: 2), !page.receivers.isEmpty {
+                found += page.receivers
+                _ = try await facade.recordPage(of: id, from: cursor, to: page.receivers.last, adding: TaskProgress(targets: page.receivers.count), finished: false, at: Instant(milliseconds: 2))
+                cursor = page.receivers.last
+            }
+            return found
+        }
+        #expect(try await receivers(1, all: [], any: ["y", "z"]) == ["B", "a", "b", "c", "d"])
+        #expect(try await receivers(2, all: ["x"], any: ["y", "nobody"]) == ["B", "a"])
+        #expect(try await receivers(3, all: ["x", "z"], any: []) == ["B", "c"])
+        #expect(try await receivers(4, all: ["nobody"], any: []) == [])
+        #expect(try await receivers(5, all: [], any: []) == ["B", "a", "b", "c", "d", "e"])
+    }
+}
