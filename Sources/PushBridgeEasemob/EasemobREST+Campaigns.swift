@@ -107,8 +107,8 @@ extension EasemobREST {
             else { throw InputError(.invalidValue, at: .root / "startDate", expected: expected, found: JSONValue.string(text).compactText) }
             startAt = start
         }
-        var stored: [(key: String, value: JSONValue)] = [("pushMessage", try r.value("pushMessage") ?? .null)]
-        if let strategy = try r.value("strategy") { stored.append(("strategy", strategy)) }
+        var stored: [(key: String, value: JSONValue)] = [("pushMessage", r.value("pushMessage") ?? .null)]
+        if let strategy = r.value("strategy") { stored.append(("strategy", strategy)) }
         let request = JSONValue.object(JSONObject(stored))
         _ = try pushMessages(request, target: "task", newID: { "task" })  // read as each receiver's will be
         return PushTaskRequest(labels: labels, startAt: startAt, stored: request)

@@ -88,7 +88,7 @@ struct AppRegistryTests {
             if held.withLock({ $0 }) {
                 started.withLock { $0 = true }
                 let gate = gate
-                _ = try await onAThreadOfItsOwn { gate.wait(timeout: .now() + 20) == .success }
+                _ = await onAThreadOfItsOwn { gate.wait(timeout: .now() + 20) == .success }
             }
             return try await base.update(reading: keys, deciding: decide)
         }
