@@ -39,30 +39,19 @@ extension PostgresStateStore.Transaction {
                 })
         case .audience(let audience, let after, let limit):
             let found: [Cells]
-            if let first = audience.all.first {
-                // The first label's users that every label of `all` has, and one of `any`'s.
-                found = try await rows(
-                    """
-                    SELECT a.user_name, a.added_at FROM push_label_users a
-                    WHERE a.label = \(first) AND a.user_name > \(after ?? "")
-                        AND (SELECT count(*) FROM push_label_users b WHERE b.user_name = a.user_name AND b.label = ANY(\(audience.all)::text[])) = \(audience.all.count)
-                        AND (\(audience.any.isEmpty) OR EXISTS (SELECT 1 FROM push_label_users c WHERE c.user_name = a.user_name AND c.label = ANY(\(audience.any)::text[])))
-                    ORDER BY a.user_name LIMIT \(limit)
-                    """)
-            } else if !audience.any.isEmpty {
-                // The users of any of `any`'s labels, each once, with its first time.
-                found = try await rows(
-                    """
-                    SELECT a.user_name, min(a.added_at) FROM push_label_users a
-                    WHERE a.label = ANY(\(audience.any)::text[]) AND a.user_name > \(after ?? "")
-                    GROUP BY a.user_name ORDER BY a.user_name LIMIT \(limit)
-                    """)
-            } else {
+            if audience.isEveryUser {
                 found = try await rows(
                     """
                     SELECT name, 0::bigint FROM users WHERE name COLLATE "C" > \(after ?? "")
                     ORDER BY name COLLATE "C" LIMIT \(limit)
                     """)
+            } else {
+                let query = AudienceQuery(audience, placeholder: { "$\($0 + 2)" })
+                var binds = PostgresBindings()
+                binds.append(after ?? "")
+                binds.append(limit)
+                for text in query.texts { binds.append(text) }
+                found = try await rows(PostgresQuery(unsafeSQL: query.sql(cursor: "$1", limit: "$2"), binds: binds))
             }
             return .users(try found.map { LabelUser(user: try $0.string(0), addedAt: Instant(milliseconds: try $0.int64(1))) })
         case .labelsOf(let user):
@@ -73,6 +62,10 @@ extension PostgresStateStore.Transaction {
                     FROM push_labels l WHERE key IN (SELECT label FROM push_label_users WHERE user_name = \(user)) ORDER BY key
                     """
                 ).map(Self.label))
+        case .attributeNames:
+            return .attributes(try await rows("SELECT slot::bigint, name FROM push_attribute_names ORDER BY slot").map { (String(try $0.int(0)), try $0.string(1)) })
+        case .attributesOf(let user):
+            return .attributes(try await rows("SELECT name, value FROM user_attributes WHERE user_name = \(user) ORDER BY name").map { (try $0.string(0), try $0.string(1)) })
         }
     }
 
@@ -140,6 +133,18 @@ extension PostgresStateStore.Transaction {
                 """)
         case .removeUsers(let label, let users):
             try await session.query("DELETE FROM push_label_users WHERE label = \(label) AND user_name = ANY(\(users)::text[])")
+        case .nameAttributes(let names):
+            for (slot, name) in names {
+                try await session.query("INSERT INTO push_attribute_names (slot, name) VALUES (\(slot), \(name)) ON CONFLICT (slot) DO UPDATE SET name = excluded.name")
+            }
+        case .setAttributes(let user, let values):
+            try await session.query(
+                """
+                INSERT INTO user_attributes (user_name, name, value) SELECT \(user), n, v FROM unnest(\(values.map(\.name))::text[], \(values.map(\.value))::text[]) AS t(n, v)
+                ON CONFLICT (user_name, name) DO UPDATE SET value = excluded.value
+                """)
+        case .removeAttributes(let user, let names):
+            try await session.query("DELETE FROM user_attributes WHERE user_name = \(user) AND name = ANY(\(names)::text[])")
         }
     }
 

@@ -443,6 +443,17 @@ extension PostgresStateStore {
                 CREATE INDEX push_tasks_pending ON push_tasks (id) WHERE state = 0;
                 CREATE INDEX push_tasks_by_creation ON push_tasks (created_at);
                 CREATE INDEX users_by_name_c ON users (name COLLATE "C");
+                CREATE TABLE push_attribute_names (
+                    slot smallint PRIMARY KEY CHECK (slot BETWEEN 0 AND 9),
+                    name text NOT NULL UNIQUE
+                );
+                CREATE TABLE user_attributes (
+                    user_name text COLLATE "C" NOT NULL,
+                    name text COLLATE "C" NOT NULL,
+                    value text COLLATE "C" NOT NULL,
+                    PRIMARY KEY (user_name, name)
+                );
+                CREATE INDEX user_attributes_by_value ON user_attributes (name, value, user_name);
                 """),
     ]
 

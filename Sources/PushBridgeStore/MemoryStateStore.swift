@@ -19,6 +19,9 @@ public final class MemoryStateStore: TransactionStore {
         /// Push labels by key (their counts are not kept here), and each label's users.
         var labels: [String: PushLabel] = [:]
         var labelUsers: [String: [UserID: Instant]] = [:]
+        /// Attribute names by slot, and each user's values by name.
+        var attributeNames: [Int: String] = [:]
+        var userAttributes: [UserID: [String: String]] = [:]
         /// Push tasks by id.
         var tasks: [Int64: PushTask] = [:]
         /// Sent message ids: when, and the encoded decisions.
@@ -127,6 +130,7 @@ public final class MemoryStateStore: TransactionStore {
             }
             contents.pushBindings[id] = nil
             for label in contents.labelUsers.keys { contents.labelUsers[label]?[id] = nil }
+            contents.userAttributes[id] = nil
             return true
         }
 

@@ -34,6 +34,33 @@ extension ServiceRoutes {
                 .object(JSONObject([("To_Account", .string(user)), ("Tags", .array(tags.map(JSONValue.string)))]))
             }
             return tencentOK([("UserTags", .array(items))], messages: "")
+        case .setAttributeNames:
+            let names = try TencentREST.attributeNames(body)
+            try await attributeAnswering { try await tenant.update { try await $0.nameAttributes(names) } }
+            return tencentOK([], messages: "")
+        case .getAttributeNames:
+            try TencentREST.emptyBody(body, command: command)
+            let names = try await answering { try await tenant.reading { try await $0.attributeNames() } }
+            return tencentOK([("AttrNames", .object(JSONObject(names.map { (String($0.slot), .string($0.name)) })))], messages: "")
+        case .getAttributes:
+            let accounts = try TencentREST.tagAccounts(body, command: command)
+            let values = try await attributeAnswering { try await tenant.reading { try await $0.attributes(of: accounts) } }
+            let items: [JSONValue] = zip(accounts, values).map { user, values in
+                .object(JSONObject([("To_Account", .string(user)), ("Attrs", .object(JSONObject(values.map { ($0.name, .string($0.value)) })))]))
+            }
+            return tencentOK([("UserAttrs", .array(items))], messages: "")
+        case .setAttributes, .removeAttributes:
+            let changes = try TencentREST.userAttributes(body, command: command)
+            try await attributeAnswering {
+                try await tenant.update { facade in
+                    if command == .setAttributes {
+                        try await facade.setAttributes(changes)
+                    } else {
+                        try await facade.removeAttributes(changes.map { ($0.user, $0.values.map(\.name)) })
+                    }
+                }
+            }
+            return tencentOK([], messages: "")
         case .timPushBatch:
             // Sent at once, like `batchsendmsg`: unknown accounts are listed, the others pushed.
             let (messages, random) = try TencentREST.batchPush(body, newID: newID)
@@ -53,6 +80,13 @@ extension ServiceRoutes {
     /// `MsgRandom` again within a second is the same task.
     private func tencentTask(_ body: JSONValue, command: TencentREST.Command, binding: VendorBinding, in tenant: AppTenant) async throws -> Response {
         let request = try TencentREST.campaign(body, command: command, administrator: binding.account)
+        let conditioned = request.audience.attributes + request.audience.anyAttributes
+        if !conditioned.isEmpty {
+            let named = Set(try await answering { try await tenant.reading { try await $0.attributeNames() } }.map(\.name))
+            if let unknown = conditioned.first(where: { !named.contains($0.name) }) {
+                throw TencentREST.Failure(code: 90033, info: "Condition names the attribute \(JSONWriter.quoted(unknown.name)), which the app has not named (im_set_attr_name)")
+            }
+        }
         let now = Instant.now
         let recent = try await answering { try await tenant.reading { try await $0.tasks(.createdSince(now.adding(seconds: -1))) } }
         let id: Int64
@@ -74,6 +108,18 @@ extension ServiceRoutes {
         var response = tencentOK([("TaskId", .string(String(id)))], messages: "")
         response.headers[.pushBridgeTask] = String(id)
         return response
+    }
+
+    /// Runs an attribute call, answering the facade's refusal with Tencent's code: 70107 for an
+    /// unknown account, 90033 for an attribute name.
+    private func attributeAnswering<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await answering {
+            do {
+                return try await body()
+            } catch let refusal as PushFacade.AttributeRefusal {
+                throw TencentREST.Failure(code: refusal.isUnknownUser ? 70107 : 90033, info: "\(refusal)")
+            }
+        }
     }
 
     /// Runs a tag call, answering the facade's refusal with Tencent's code: 70107 for an unknown

@@ -186,6 +186,90 @@ extension TencentREST {
         }
     }
 
+    /// `AttrNames: {"0".."9": name}` of `im_set_attr_name`.
+    /// - Parameter body: the request body.
+    /// - Throws: ``Failure`` with Tencent's code and the pointer.
+    public static func attributeNames(_ body: JSONValue) throws(Failure) -> [(slot: Int, name: String)] {
+        do {
+            let r = try FieldReader(body, at: .root, what: "the request body, a JSON object")
+            try r.allowOnly(["AttrNames"], context: Command.setAttributeNames.rawValue)
+            let expected = "AttrNames, an object of slots \"0\"–\"9\" and names of 1–\(maximumTagBytes) bytes"
+            let names = try r.object("AttrNames", expected: expected)
+            guard !names.object.isEmpty else { throw InputError(.invalidValue, at: names.pointer, expected: expected, found: "{}") }
+            var seen = Set<String>()
+            return try names.object.map { key, value in
+                guard let slot = Int(key), (0...9).contains(slot), key == String(slot) else {
+                    throw InputError(.invalidValue, at: names.pointer / key, expected: expected, found: JSONValue.string(key).compactText)
+                }
+                guard case .string(let name) = value else { throw InputError(.wrongType, at: names.pointer / key, expected: expected, found: value.briefDescription) }
+                try attributeText(name, at: names.pointer / key, expected: expected)
+                guard seen.insert(name).inserted else { throw Failure(code: 90033, InputError(.invalidValue, at: names.pointer / key, expected: "each name once", found: JSONValue.string(name).compactText)) }
+                return (slot, name)
+            }.sorted { $0.0 < $1.0 }
+        } catch let failure as Failure {
+            throw failure
+        } catch let error as InputError {
+            throw Failure(code: 90001, error)
+        } catch {
+            throw Failure(code: 90001, info: "\(error)")
+        }
+    }
+
+    /// `UserAttrs: [{To_Account, Attrs}]` of `im_set_attr` (`Attrs` `{name: value}`) or `im_remove_attr`
+    /// (`Attrs` `[name]`): 1–100 accounts.
+    /// - Parameters:
+    ///   - body: the request body.
+    ///   - command: `setAttributes` or `removeAttributes`.
+    /// - Throws: ``Failure`` with Tencent's code and the pointer.
+    public static func userAttributes(_ body: JSONValue, command: Command) throws(Failure) -> [(user: String, values: [UserAttribute])] {
+        do {
+            let r = try FieldReader(body, at: .root, what: "the request body, a JSON object")
+            try r.allowOnly(["UserAttrs"], context: command.rawValue)
+            let expected = "UserAttrs, an array of 1–\(maximumTagAccounts) {\"To_Account\", \"Attrs\"}"
+            let list = try r.array("UserAttrs", expected: expected)
+            guard (1...maximumTagAccounts).contains(list.count) else {
+                throw Failure(code: list.isEmpty ? 90001 : 90018, InputError(.outOfRange, at: .root / "UserAttrs", expected: expected, found: "\(list.count) items"))
+            }
+            var seen = Set<String>()
+            return try list.enumerated().map { i, value in
+                let item = try FieldReader(value, at: .root / "UserAttrs" / i, what: "{\"To_Account\", \"Attrs\"}")
+                try item.allowOnly(["To_Account", "Attrs"], context: "a UserAttrs item")
+                let user = try userID(try item.string("To_Account", expected: "the account's UserID"), at: item.pointer / "To_Account")
+                guard seen.insert(user).inserted else {
+                    throw InputError(.invalidValue, at: item.pointer / "To_Account", expected: "each account once", found: JSONValue.string(user).compactText)
+                }
+                if command == .removeAttributes {
+                    let names = try item.stringArray("Attrs", expected: "Attrs, an array of attribute names", allowEmpty: false)
+                    for (j, name) in names.enumerated() { try attributeText(name, at: item.pointer / "Attrs" / j, expected: "an attribute name of 1–\(maximumTagBytes) bytes") }
+                    return (user, names.map { UserAttribute(name: $0, value: "") })
+                }
+                return (user, try attributeValues(item, "Attrs"))
+            }
+        } catch let failure as Failure {
+            throw failure
+        } catch let error as InputError {
+            throw Failure(code: 90001, error)
+        } catch {
+            throw Failure(code: 90001, info: "\(error)")
+        }
+    }
+
+    /// An empty body (`im_get_attr_name`'s `{}`).
+    /// - Parameters:
+    ///   - body: the request body.
+    ///   - command: the command (for the error text).
+    /// - Throws: ``Failure`` 90001 for any field.
+    public static func emptyBody(_ body: JSONValue, command: Command) throws(Failure) -> Void {
+        do {
+            let r = try FieldReader(body, at: .root, what: "the request body, {}")
+            try r.allowOnly([], context: command.rawValue)
+        } catch let error as InputError {
+            throw Failure(code: 90001, error)
+        } catch {
+            throw Failure(code: 90001, info: "\(error)")
+        }
+    }
+
     /// `MsgRandom` of a stored task body (0 when absent).
     /// - Parameter stored: ``PushBridgeStore/PushTask/request``.
     public static func storedRandom(_ stored: [UInt8]) -> Int64 {
@@ -195,19 +279,19 @@ extension TencentREST {
 
     // MARK: Parts
 
-    /// `Condition`: `TagsAnd` / `TagsOr` (1–10 tags each, none in both); attributes are not taken
-    /// (the attribute commands are not served), nor with tags (90039).
+    /// `Condition`: `TagsAnd` / `TagsOr` (1–10 tags each, none in both), or `AttrsAnd` / `AttrsOr`
+    /// (`{name: value}`); tags with attributes are 90039.
     static func condition(_ r: FieldReader) throws -> TaskAudience {
         guard let condition = try r.optionalObject("Condition", expected: "Condition {TagsAnd, TagsOr} or {AttrsAnd, AttrsOr}") else { return .everyUser }
         try condition.allowOnly(["TagsAnd", "TagsOr", "AttrsAnd", "AttrsOr"], context: "Condition")
         let hasTags = condition.has("TagsAnd") || condition.has("TagsOr")
-        for key in ["AttrsAnd", "AttrsOr"] where condition.has(key) {
+        if condition.has("AttrsAnd") || condition.has("AttrsOr") {
             if hasTags {
-                throw Failure(code: 90039, InputError(.invalidValue, at: condition.pointer / key, expected: "tags or attributes, not both", found: "both"))
+                throw Failure(code: 90039, InputError(.invalidValue, at: condition.pointer, expected: "tags or attributes, not both", found: "both"))
             }
-            throw Failure(
-                code: 90033,
-                InputError(.invalidValue, at: condition.pointer / key, expected: "TagsAnd or TagsOr (PushBridge serves no attribute commands, so no user has an attribute)", found: key))
+            let all = try condition.has("AttrsAnd") ? attributeValues(condition, "AttrsAnd") : []
+            let any = try condition.has("AttrsOr") ? attributeValues(condition, "AttrsOr") : []
+            return TaskAudience(attributes: all, anyAttributes: any)
         }
         let all = try condition.has("TagsAnd") ? tags(condition, "TagsAnd", allowEmpty: false) : []
         let any = try condition.has("TagsOr") ? tags(condition, "TagsOr", allowEmpty: false) : []
@@ -235,6 +319,28 @@ extension TencentREST {
             guard !list[..<i].contains(tag) else { throw Failure(code: 90022, InputError(.invalidValue, at: at, expected: expected, found: JSONValue.string(tag).compactText)) }
         }
         return list
+    }
+
+    /// `{name: value}`: 1–10 attributes, names and values of 1–50 bytes (90033).
+    static func attributeValues(_ r: FieldReader, _ key: String) throws -> [UserAttribute] {
+        let expected = "\(key), an object of 1–\(maximumRequestTags) attribute names and their values (1–\(maximumTagBytes) bytes each)"
+        let values = try r.object(key, expected: expected)
+        guard (1...maximumRequestTags).contains(values.object.count) else {
+            throw Failure(code: 90033, InputError(.outOfRange, at: values.pointer, expected: expected, found: "\(values.object.count) attributes"))
+        }
+        return try values.object.map { name, value in
+            guard case .string(let text) = value else { throw InputError(.wrongType, at: values.pointer / name, expected: "the attribute's value, a string", found: value.briefDescription) }
+            try attributeText(name, at: values.pointer / name, expected: expected)
+            try attributeText(text, at: values.pointer / name, expected: expected)
+            return UserAttribute(name: name, value: text)
+        }
+    }
+
+    /// An attribute's name or value: 1–50 bytes, no control character (90033).
+    static func attributeText(_ text: String, at pointer: JSONPointer, expected: String) throws {
+        guard !text.isEmpty, text.utf8.count <= maximumTagBytes, IdentifierRule.violation(in: text) == nil else {
+            throw Failure(code: 90033, InputError(.invalidValue, at: pointer, expected: expected, found: JSONValue.string(text).compactText))
+        }
     }
 
     static func msgRandom(_ r: FieldReader) throws -> Int64 {

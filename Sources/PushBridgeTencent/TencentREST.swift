@@ -52,6 +52,11 @@ public enum TencentREST {
         case getTags = "all_member_push/im_get_tag"
         case removeTags = "all_member_push/im_remove_tag"
         case removeAllTags = "all_member_push/im_remove_all_tags"
+        case setAttributeNames = "all_member_push/im_set_attr_name"
+        case getAttributeNames = "all_member_push/im_get_attr_name"
+        case getAttributes = "all_member_push/im_get_attr"
+        case setAttributes = "all_member_push/im_set_attr"
+        case removeAttributes = "all_member_push/im_remove_attr"
         case timPush = "timpush/push"
         case timPushBatch = "timpush/batch"
 

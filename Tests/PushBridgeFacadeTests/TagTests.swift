@@ -66,4 +66,48 @@ struct TagTests {
         #expect(try await receivers(4, all: ["nobody"], any: []) == [])
         #expect(try await receivers(5, all: [], any: []) == ["B", "a", "b", "c", "d", "e"])
     }
+
+    @Test("attributes: slots named once, values set, read and removed; refusals write nothing; a task's audience by AttrsAnd / AttrsOr", arguments: FacadeScenario.Backing.allCases)
+    func attributes(_ backing: FacadeScenario.Backing) async throws {
+        let facade = try await Self.facade(backing, users: ["a", "b", "c", "d"])
+        try await facade.nameAttributes([(0, "sex"), (1, "city")])
+        try await facade.nameAttributes([(1, "city"), (2, "level")])
+        #expect(try await facade.attributeNames().map { "\($0.slot)=\($0.name)" } == ["0=sex", "1=city", "2=level"])
+        await #expect(throws: PushFacade.AttributeRefusal.slotNamed(0, as: "sex")) { try await facade.nameAttributes([(3, "vip"), (0, "gender")]) }
+        await #expect(throws: PushFacade.AttributeRefusal.nameTaken("city")) { try await facade.nameAttributes([(4, "city")]) }
+        #expect(try await facade.attributeNames().count == 3)
+
+        func values(_ pairs: [String: String]) -> [UserAttribute] { pairs.map { UserAttribute(name: $0.key, value: $0.value) } }
+        try await facade.setAttributes([("a", values(["sex": "1", "city": "sz"])), ("b", values(["sex": "2", "city": "sz"])), ("c", values(["sex": "1", "city": "bj"]))])
+        try await facade.setAttributes([("d", values(["level": "9"]))])
+        await #expect(throws: PushFacade.AttributeRefusal.unknownAttribute("age")) { try await facade.setAttributes([("d", values(["city": "sh", "age": "3"]))]) }
+        await #expect(throws: PushFacade.AttributeRefusal.unknownUser("ghost")) { try await facade.setAttributes([("d", values(["city": "sh"])), ("ghost", values(["city": "sh"]))]) }
+        #expect(try await facade.attributes(of: ["a", "d"]) == [values(["city": "sz"]) + values(["sex": "1"]), values(["level": "9"])])
+        try await facade.setAttributes([("a", values(["city": "gz"]))])
+        #expect(try await facade.attributes(of: ["a"]) == [[UserAttribute(name: "city", value: "gz"), UserAttribute(name: "sex", value: "1")]])
+
+        func receivers(_ id: Int64, _ audience: TaskAudience) async throws -> [String] {
+            var task = PushTaskTests.task(id, at: id * 1_000_000)
+            task.audience = audience
+            _ = try await facade.createTask(task, labelNames: nil, limit: 10, windowSeconds: 1)
+            var found: [String] = []
+            var cursor: String?
+            while let page = try await facade.nextReceivers(of: id, limit: 2), !page.receivers.isEmpty {
+                found += page.receivers
+                _ = try await facade.recordPage(of: id, from: cursor, to: page.receivers.last, adding: TaskProgress(targets: page.receivers.count), finished: false, at: Instant(milliseconds: 2))
+                cursor = page.receivers.last
+            }
+            return found
+        }
+        #expect(try await receivers(1, TaskAudience(attributes: values(["sex": "1"]))) == ["a", "c"])
+        #expect(try await receivers(2, TaskAudience(attributes: values(["sex": "1"]) + values(["city": "bj"]))) == ["c"])
+        #expect(try await receivers(3, TaskAudience(anyAttributes: values(["city": "gz"]) + values(["level": "9"]))) == ["a", "d"])
+        #expect(try await receivers(4, TaskAudience(attributes: values(["sex": "2"]), anyAttributes: values(["city": "sz"]) + values(["city": "gz"]))) == ["b"])
+
+        try await facade.removeAttributes([("a", ["sex", "level"])])
+        #expect(try await facade.attributes(of: ["a"]) == [[UserAttribute(name: "city", value: "gz")]])
+        await #expect(throws: PushFacade.AttributeRefusal.unknownAttribute("age")) { try await facade.removeAttributes([("a", ["age"])]) }
+        try await facade.removeUser("c")
+        #expect(try await receivers(5, TaskAudience(attributes: values(["sex": "1"]))) == [])
+    }
 }

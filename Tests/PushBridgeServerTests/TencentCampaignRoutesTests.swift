@@ -131,4 +131,55 @@ struct TencentCampaignRoutesTests {
             }
         }
     }
+
+    @Test("attributes: names, values, a push to AttrsAnd / AttrsOr; refusals with Tencent's codes change nothing", arguments: [":memory:", "sqlite"])
+    func attributes(_ store: String) async throws {
+        try await withLiveService(database: store == ":memory:" ? ":memory:" : nil, mode: .router, { $0.pushTaskPageSize = 2 }) { service in
+            let t = try await VendorRoutesTests().tencentApp(service, "tattrs")
+            Self.expectOK(try await Self.post(service, t, "im_open_login_svc/multiaccount_import", #"{"Accounts":["dave"]}"#), "import")
+            Self.expectOK(try await Self.post(service, t, "all_member_push/im_set_attr_name", #"{"AttrNames":{"0":"sex","1":"city"}}"#), "names")
+            Self.expectOK(
+                try await Self.post(
+                    service, t, "all_member_push/im_set_attr",
+                    #"{"UserAttrs":[{"To_Account":"bob","Attrs":{"sex":"1","city":"sz"}},{"To_Account":"carol","Attrs":{"sex":"2","city":"sz"}},{"To_Account":"dave","Attrs":{"sex":"1"}}]}"#),
+                "set")
+            for (command, body, code) in [
+                ("im_set_attr_name", #"{"AttrNames":{"0":"gender"}}"#, 90033),
+                ("im_set_attr_name", #"{"AttrNames":{"10":"x"}}"#, 90001),
+                ("im_set_attr", #"{"UserAttrs":[{"To_Account":"bob","Attrs":{"age":"3"}}]}"#, 90033),
+                ("im_set_attr", #"{"UserAttrs":[{"To_Account":"ghost","Attrs":{"sex":"1"}}]}"#, 70107),
+                ("im_remove_attr", #"{"UserAttrs":[{"To_Account":"bob","Attrs":["age"]}]}"#, 90033),
+                ("im_get_attr", #"{"To_Account":["ghost"]}"#, 70107),
+                ("im_get_attr_name", #"{"x":1}"#, 90001),
+                ("im_push", #"{"MsgRandom":1,"MsgBody":[{"MsgType":"TIMTextElem","MsgContent":{"Text":"x"}}],"Condition":{"AttrsAnd":{"age":"3"}}}"#, 90033),
+            ] {
+                let reply = try await Self.post(service, t, "all_member_push/\(command)", body)
+                #expect(reply.json?["ActionStatus"] == "FAIL" && reply.json?["ErrorCode"] == .int(Int64(code)), "\(command) \(body): \(reply.text)")
+            }
+            let names = try await Self.post(service, t, "all_member_push/im_get_attr_name", "{}")
+            #expect(names.json?["AttrNames"] == ["0": "sex", "1": "city"], "\(names.text)")
+            let read = try await Self.post(service, t, "all_member_push/im_get_attr", #"{"To_Account":["bob","dave"]}"#)
+            #expect(read.json?["UserAttrs"] == [["To_Account": "bob", "Attrs": ["city": "sz", "sex": "1"]], ["To_Account": "dave", "Attrs": ["sex": "1"]]], "\(read.text)")
+
+            // sex 1 and city sz: bob only (dave has no city).
+            let pushed = try await Self.post(
+                service, t, "all_member_push/im_push",
+                #"{"MsgRandom":5,"MsgBody":[{"MsgType":"TIMTextElem","MsgContent":{"Text":"For you"}}],"Condition":{"AttrsAnd":{"sex":"1","city":"sz"}}}"#)
+            Self.expectOK(pushed, "im_push")
+            let id = try #require(pushed.json?["TaskId"]?.stringValue.flatMap { Int64($0) }, "\(pushed.text)")
+            let done = try await EasemobTaskRoutesTests.ended(service, "tattrs", key: t.key, id)
+            #expect(done["targets"] == 1 && done["pushed"] == 1, "\(done)")
+            #expect(try await service.call(.get, "/v1/apps/tattrs/messages/pushtask-\(id)-bob", key: t.key).status == 200)
+            // sex 2 or city sz: bob and carol; dave (sex 1, no city) is not one.
+            let either = try await Self.post(
+                service, t, "all_member_push/im_push",
+                #"{"MsgRandom":6,"MsgBody":[{"MsgType":"TIMTextElem","MsgContent":{"Text":"Either"}}],"Condition":{"AttrsOr":{"sex":"2","city":"sz"}}}"#)
+            let eitherID = try #require(either.json?["TaskId"]?.stringValue.flatMap { Int64($0) }, "\(either.text)")
+            let eitherDone = try await EasemobTaskRoutesTests.ended(service, "tattrs", key: t.key, eitherID)
+            #expect(eitherDone["targets"] == 2 && eitherDone["pushed"] == 2, "\(eitherDone)")
+            Self.expectOK(try await Self.post(service, t, "all_member_push/im_remove_attr", #"{"UserAttrs":[{"To_Account":"bob","Attrs":["city"]}]}"#), "remove")
+            let after = try await Self.post(service, t, "all_member_push/im_get_attr", #"{"To_Account":["bob"]}"#)
+            #expect(after.json?["UserAttrs"] == [["To_Account": "bob", "Attrs": ["sex": "1"]]], "\(after.text)")
+        }
+    }
 }

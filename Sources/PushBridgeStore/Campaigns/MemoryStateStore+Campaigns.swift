@@ -19,23 +19,20 @@ extension MemoryStateStore.Transaction {
             return .users(contents.labelUsers[label]?[user].map { [LabelUser(user: user, addedAt: $0)] } ?? [])
         case .audience(let audience, let after, let limit):
             var users: [UserID: Instant] = [:]
-            if audience.isEveryUser {
-                for user in contents.users.keys { users[user] = Instant(milliseconds: 0) }
-            } else {
-                let candidates = audience.all.first.map { [$0] } ?? audience.any
-                for label in candidates {
-                    for user in (contents.labelUsers[label] ?? [:]).keys where users[user] == nil {
-                        let all = audience.all.allSatisfy { contents.labelUsers[$0]?[user] != nil }
-                        guard all, audience.any.isEmpty || audience.any.contains(where: { contents.labelUsers[$0]?[user] != nil }) else { continue }
-                        users[user] = audience.labels.compactMap { contents.labelUsers[$0]?[user] }.min()
-                    }
-                }
+            // Every user is looked at: the memory store is the contract's twin, not a store for a million users.
+            for user in contents.users.keys {
+                let admitted = audience.admits(isIn: { contents.labelUsers[$0]?[user] != nil }, value: { contents.userAttributes[user]?[$0] })
+                if admitted { users[user] = audience.labels.compactMap { contents.labelUsers[$0]?[user] }.min() ?? Instant(milliseconds: 0) }
             }
             let page = users.filter { after == nil || Self.precedes(after!, $0.key) }.sorted { Self.precedes($0.key, $1.key) }.prefix(max(0, limit))
             return .users(page.map { LabelUser(user: $0.key, addedAt: $0.value) })
         case .labelsOf(let user):
             let keys = contents.labelUsers.filter { $0.value[user] != nil }.keys.sorted(by: Self.precedes)
             return .labels(try keys.compactMap { try label($0) })
+        case .attributeNames:
+            return .attributes(contents.attributeNames.sorted { $0.key < $1.key }.map { (String($0.key), $0.value) })
+        case .attributesOf(let user):
+            return .attributes((contents.userAttributes[user] ?? [:]).sorted { Self.precedes($0.key, $1.key) }.map { ($0.key, $0.value) })
         }
     }
 
@@ -68,6 +65,13 @@ extension MemoryStateStore.Transaction {
         case .removeUsers(let label, let users):
             for user in users { contents.labelUsers[label]?[user] = nil }
             if contents.labelUsers[label]?.isEmpty == true { contents.labelUsers[label] = nil }
+        case .nameAttributes(let names):
+            for (slot, name) in names { contents.attributeNames[slot] = name }
+        case .setAttributes(let user, let values):
+            for value in values { contents.userAttributes[user, default: [:]][value.name] = value.value }
+        case .removeAttributes(let user, let names):
+            for name in names { contents.userAttributes[user]?[name] = nil }
+            if contents.userAttributes[user]?.isEmpty == true { contents.userAttributes[user] = nil }
         }
     }
 

@@ -52,12 +52,23 @@ public enum LabelPage: Hashable, Sendable {
     case audience(TaskAudience, after: UserID?, limit: Int)
     /// The labels a user is in (each with its count of users), in key order.
     case labelsOf(user: UserID)
+    /// The app's attribute names, by slot (Tencent's `im_get_attr_name`: slots 0–9).
+    case attributeNames
+    /// A user's attribute values, in name order.
+    case attributesOf(user: UserID)
 }
 
 /// What a ``LabelPage`` read.
 public enum LabelPageRows: Sendable {
     case labels([PushLabel])
     case users([LabelUser])
+    /// Attribute names by slot (``LabelPage/attributeNames``), or a user's values by name.
+    case attributes([(key: String, value: String)])
+
+    /// The attribute names or values read (none for a page of labels or users), in slot or name order.
+    public var attributes: [(key: String, value: String)] {
+        if case .attributes(let pairs) = self { pairs } else { [] }
+    }
 
     /// The labels read (none for a page of users).
     public var labels: [PushLabel] {
@@ -80,10 +91,16 @@ public enum LabelChange: Sendable {
     case addUsers(label: String, users: [UserID], at: Instant)
     /// Takes users out of a label (a user not in it is no change).
     case removeUsers(label: String, users: [UserID])
+    /// Names attribute slots (a slot named already keeps its name: the caller checks).
+    case nameAttributes([(slot: Int, name: String)])
+    /// Sets a user's values of some attributes.
+    case setAttributes(user: UserID, [UserAttribute])
+    /// Takes a user's values of some attributes (one it does not have is no change).
+    case removeAttributes(user: UserID, names: [String])
 }
 
-/// The app's push labels in one transaction. Removing a user (`UserTable/removeUser(_:)`) takes it
-/// out of every label.
+/// The app's push labels (and Tencent's attributes) in one transaction. Removing a user
+/// (`UserTable/removeUser(_:)`) takes it out of every label and forgets its attribute values.
 package protocol LabelTable {
     /// The label with `key`, with its count of users, or `nil`.
     func label(_ key: String) throws -> PushLabel?

@@ -1,34 +1,58 @@
 import PushBridgeCore
 import PushBridgeJSON
 
-/// Whom a push task pushes to: the users in every label of ``all`` and, when ``any`` names labels, in
-/// at least one of those; every user of the app when it names none.
+/// Whom a push task pushes to: the users in every label of ``all``, in one of ``any`` at least, with
+/// every value of ``attributes`` and one of ``anyAttributes`` at least (each condition that names
+/// nothing holds for everyone); every user of the app when it names nothing.
 public struct TaskAudience: Hashable, Sendable {
     /// Label keys a receiver is in, each one (Easemob / Agora Chat's `targets`, Tencent's `TagsAnd`).
     public var all: [String]
     /// Label keys a receiver is in one of at least (Tencent's `TagsOr`); empty: no such condition.
     public var any: [String]
+    /// Attribute values a receiver has, each one (Tencent's `AttrsAnd`), in name order.
+    public var attributes: [UserAttribute]
+    /// Attribute values a receiver has one of at least (Tencent's `AttrsOr`); empty: no such condition.
+    public var anyAttributes: [UserAttribute]
 
     /// - Parameters:
     ///   - all: labels a receiver is in, each one.
     ///   - any: labels a receiver is in one of (empty: no condition).
-    public init(all: [String] = [], any: [String] = []) {
+    ///   - attributes: attribute values a receiver has, each one.
+    ///   - anyAttributes: attribute values a receiver has one of (empty: no condition).
+    public init(all: [String] = [], any: [String] = [], attributes: [UserAttribute] = [], anyAttributes: [UserAttribute] = []) {
         self.all = all
         self.any = any
+        self.attributes = attributes
+        self.anyAttributes = anyAttributes
     }
 
     /// Every user of the app.
     public static let everyUser = TaskAudience()
 
-    /// Whether it names no label: every user of the app.
-    public var isEveryUser: Bool { all.isEmpty && any.isEmpty }
+    /// Whether it names nothing: every user of the app.
+    public var isEveryUser: Bool { all.isEmpty && any.isEmpty && attributes.isEmpty && anyAttributes.isEmpty }
 
     /// Every label it names, `all`'s first.
     public var labels: [String] { all + any.filter { !all.contains($0) } }
 
-    /// The audience as stored: `{"all":[…],"any":[…]}`.
+    /// Whether a user with these labels and attribute values is in it.
+    /// - Parameters:
+    ///   - isIn: whether the user is in a label.
+    ///   - value: the user's value of an attribute, or `nil`.
+    public func admits(isIn: (String) -> Bool, value: (String) -> String?) -> Bool {
+        all.allSatisfy(isIn) && (any.isEmpty || any.contains(where: isIn))
+            && attributes.allSatisfy { value($0.name) == $0.value } && (anyAttributes.isEmpty || anyAttributes.contains { value($0.name) == $0.value })
+    }
+
+    /// The audience as stored: `{"all":[…],"any":[…],"attributes":[[name, value]…],"anyAttributes":[…]}`.
     public var encoded: String {
-        JSONValue.object(JSONObject([("all", .array(all.map(JSONValue.string))), ("any", .array(any.map(JSONValue.string)))])).compactText
+        func object(_ list: [UserAttribute]) -> JSONValue { .array(list.map { [.string($0.name), .string($0.value)] }) }
+        return JSONValue.object(
+            JSONObject([
+                ("all", .array(all.map(JSONValue.string))), ("any", .array(any.map(JSONValue.string))), ("attributes", object(attributes)),
+                ("anyAttributes", object(anyAttributes)),
+            ])
+        ).compactText
     }
 
     /// Reads ``encoded``.
@@ -41,10 +65,37 @@ public struct TaskAudience: Hashable, Sendable {
                 return key
             }
         }
+        func values(_ value: JSONValue?) throws -> [UserAttribute] {
+            guard case .array(let pairs)? = value else { throw StoreError(.unexpectedValue, "a task's attribute condition is not an array", context: "push_tasks.audience") }
+            return try pairs.map { pair in
+                guard case .array(let parts) = pair, parts.count == 2, case .string(let name) = parts[0], case .string(let text) = parts[1] else {
+                    throw StoreError(.unexpectedValue, "a task's attribute condition is not [name, value]", context: "push_tasks.audience")
+                }
+                return UserAttribute(name: name, value: text)
+            }
+        }
         guard case .object(let object) = try JSONParser.parse(text) else {
             throw StoreError(.unexpectedValue, "a task's audience is not a JSON object", context: "push_tasks.audience")
         }
-        return TaskAudience(all: try keys(object["all"]), any: try keys(object["any"]))
+        return TaskAudience(
+            all: try keys(object["all"]), any: try keys(object["any"]), attributes: try values(object["attributes"] ?? .array([])),
+            anyAttributes: try values(object["anyAttributes"] ?? .array([])))
+    }
+}
+
+/// A user's value of one of the app's attributes (Tencent's `im_set_attr`).
+public struct UserAttribute: Hashable, Sendable {
+    /// The attribute's name (one of the app's attribute names).
+    public var name: String
+    /// The user's value.
+    public var value: String
+
+    /// - Parameters:
+    ///   - name: the attribute's name.
+    ///   - value: the value.
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
     }
 }
 

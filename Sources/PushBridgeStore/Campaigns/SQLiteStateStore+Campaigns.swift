@@ -43,29 +43,14 @@ extension SQLiteStateStore.Transaction {
             let list: Statement
             if audience.isEveryUser {
                 list = try connection.statement("SELECT name, 0 FROM users WHERE name > ?1 ORDER BY name LIMIT ?2")
-                list.bind(1, after ?? "").bind(2, limit)
+                list.bind(1, after ?? "")
             } else {
-                // Parameters: ?1 the cursor, ?2 the limit, then `all`'s labels, then `any`'s.
-                let all = audience.all.indices.map { "?\($0 + 3)" }
-                let any = audience.any.indices.map { "?\($0 + 3 + all.count)" }
-                func isIn(_ label: String) -> String { " AND EXISTS (SELECT 1 FROM push_label_users b WHERE b.label = \(label) AND b.user_name = a.user_name)" }
-                let sql: String
-                if let first = all.first {
-                    // The first label's users that every other label has too, and one of `any`'s.
-                    let others = all.dropFirst().map(isIn).joined()
-                    let oneOf = any.isEmpty ? "" : " AND EXISTS (SELECT 1 FROM push_label_users c WHERE c.label IN (\(any.joined(separator: ", "))) AND c.user_name = a.user_name)"
-                    sql = "SELECT a.user_name, a.added_at FROM push_label_users a WHERE a.label = \(first) AND a.user_name > ?1\(others)\(oneOf) ORDER BY a.user_name LIMIT ?2"
-                } else {
-                    // The users of any of `any`'s labels, each once, with its first time.
-                    sql = """
-                        SELECT a.user_name, min(a.added_at) FROM push_label_users a WHERE a.label IN (\(any.joined(separator: ", "))) AND a.user_name > ?1
-                        GROUP BY a.user_name ORDER BY a.user_name LIMIT ?2
-                        """
-                }
-                list = try connection.statement(sql)
-                list.bind(1, after ?? "").bind(2, limit)
-                for (i, label) in (audience.all + audience.any).enumerated() { list.bind(Int32(i + 3), label) }
+                let query = AudienceQuery(audience, placeholder: { "?\($0 + 2)" })
+                list = try connection.statement(query.sql(cursor: "?1", limit: "?2"))
+                list.bind(1, after ?? "")
+                for (i, text) in query.texts.enumerated() { list.bind(Int32(i + 3), text) }
             }
+            list.bind(2, limit)
             var users: [LabelUser] = []
             while try list.step() { users.append(LabelUser(user: list.string(0), addedAt: Instant(milliseconds: list.int64(1)))) }
             return .users(users)
@@ -82,6 +67,16 @@ extension SQLiteStateStore.Transaction {
                     PushLabel(key: list.string(0), name: list.string(1), description: list.string(2), createdAt: Instant(milliseconds: list.int64(3)), count: list.int(4)))
             }
             return .labels(labels)
+        case .attributeNames:
+            let list = try connection.statement("SELECT slot, name FROM push_attribute_names ORDER BY slot")
+            var names: [(key: String, value: String)] = []
+            while try list.step() { names.append((String(list.int(0)), list.string(1))) }
+            return .attributes(names)
+        case .attributesOf(let user):
+            let list = try connection.statement("SELECT name, value FROM user_attributes WHERE user_name = ? ORDER BY name").bind(1, user)
+            var values: [(key: String, value: String)] = []
+            while try list.step() { values.append((list.string(0), list.string(1))) }
+            return .attributes(values)
         }
     }
 
@@ -145,6 +140,15 @@ extension SQLiteStateStore.Transaction {
         case .removeUsers(let label, let users):
             let delete = try connection.statement("DELETE FROM push_label_users WHERE label = ? AND user_name = ?")
             for user in users { try delete.bind(1, label).bind(2, user).run() }
+        case .nameAttributes(let names):
+            let insert = try connection.statement("INSERT OR REPLACE INTO push_attribute_names (slot, name) VALUES (?, ?)")
+            for (slot, name) in names { try insert.bind(1, slot).bind(2, name).run() }
+        case .setAttributes(let user, let values):
+            let insert = try connection.statement("INSERT OR REPLACE INTO user_attributes (user_name, name, value) VALUES (?, ?, ?)")
+            for value in values { try insert.bind(1, user).bind(2, value.name).bind(3, value.value).run() }
+        case .removeAttributes(let user, let names):
+            let delete = try connection.statement("DELETE FROM user_attributes WHERE user_name = ? AND name = ?")
+            for name in names { try delete.bind(1, user).bind(2, name).run() }
         }
     }
 }

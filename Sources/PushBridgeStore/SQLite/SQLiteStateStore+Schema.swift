@@ -266,6 +266,17 @@ extension SQLiteStateStore {
                 );
                 CREATE INDEX push_tasks_pending ON push_tasks (id) WHERE state = 0;
                 CREATE INDEX push_tasks_by_creation ON push_tasks (created_at);
+                CREATE TABLE push_attribute_names (
+                    slot INTEGER PRIMARY KEY CHECK (slot BETWEEN 0 AND 9),
+                    name TEXT NOT NULL UNIQUE
+                );
+                CREATE TABLE user_attributes (
+                    user_name TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    value TEXT NOT NULL,
+                    PRIMARY KEY (user_name, name)
+                ) WITHOUT ROWID;
+                CREATE INDEX user_attributes_by_value ON user_attributes (name, value, user_name);
                 """),
     ]
 
