@@ -43,7 +43,7 @@ extension PushFacade {
     /// - Parameters:
     ///   - task: the task (pending, nothing decided).
     ///   - labelNames: its labels' names as the request gave them (for the refusal), in the order of
-    ///     ``TaskAudience/labels``; `nil`: labels need not exist (a tag nobody has pushes to nobody).
+    ///     `TaskAudience.labels`; `nil`: labels need not exist (a tag nobody has pushes to nobody).
     ///   - limit: the most tasks pending or created within the window.
     ///   - windowSeconds: the window.
     /// - Throws: ``LabelRefusal`` for an unknown label, ``TaskRefusal`` past the limit.

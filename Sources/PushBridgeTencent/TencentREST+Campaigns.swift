@@ -38,7 +38,7 @@ extension TencentREST {
     ///   - administrator: the sender when `From_Account` is absent.
     /// - Throws: ``Failure`` with Tencent's code and the pointer.
     public static func campaign(_ body: JSONValue, command: Command, administrator: String) throws(Failure) -> CampaignRequest {
-        do {
+        return try reading(code: 90001) {
             let r = try FieldReader(body, at: .root, what: "the request body, a JSON object")
             let timPush = command == .timPush
             try r.allowOnly(
@@ -64,12 +64,6 @@ extension TencentREST {
             let request = JSONValue.object(JSONObject(stored))
             _ = try taskMessages(request, to: ["receiver"], id: { $0 })  // read as each receiver's will be
             return CampaignRequest(audience: audience, random: random, stored: request)
-        } catch let failure as Failure {
-            throw failure
-        } catch let error as InputError {
-            throw Failure(code: 90001, error)
-        } catch {
-            throw Failure(code: 90001, info: "\(error)")
         }
     }
 
@@ -103,7 +97,7 @@ extension TencentREST {
     ///   - newID: the message ids to use (by default each made as `batchsendmsg` makes it).
     /// - Throws: ``Failure`` with Tencent's code and the pointer.
     public static func batchPush(_ body: JSONValue, newID: (() -> String)? = nil) throws(Failure) -> (messages: [VendorMessage], random: Int64) {
-        do {
+        return try reading(code: 90001) {
             let r = try FieldReader(body, at: .root, what: "the request body, a JSON object")
             try r.allowOnly(["From_Account", "To_Account", "MsgRandom", "OfflinePushInfo", "DataId"], context: Command.timPushBatch.rawValue)
             let sender = try userID(try r.string("From_Account", expected: "the sender's UserID", allowEmpty: false), at: .root / "From_Account")
@@ -115,12 +109,6 @@ extension TencentREST {
             ]
             send.append(("OfflinePushInfo", r.value("OfflinePushInfo")!))
             return (try messages(.object(JSONObject(send)), command: .batchSendMessage, administrator: sender, newID: newID), random)
-        } catch let failure as Failure {
-            throw failure
-        } catch let error as InputError {
-            throw Failure(code: 90001, error)
-        } catch {
-            throw Failure(code: 90001, info: "\(error)")
         }
     }
 
@@ -130,7 +118,7 @@ extension TencentREST {
     ///   - command: the command (for the error text).
     /// - Throws: ``Failure`` with Tencent's code and the pointer.
     public static func userTags(_ body: JSONValue, command: Command) throws(Failure) -> [(user: String, tags: [String])] {
-        do {
+        return try reading(code: 90001) {
             let r = try FieldReader(body, at: .root, what: "the request body, a JSON object")
             try r.allowOnly(["UserTags"], context: command.rawValue)
             let expected = "UserTags, an array of 1–\(maximumTagAccounts) {\"To_Account\", \"Tags\"}"
@@ -148,12 +136,6 @@ extension TencentREST {
                 }
                 return (user, try tags(item, "Tags", allowEmpty: false))
             }
-        } catch let failure as Failure {
-            throw failure
-        } catch let error as InputError {
-            throw Failure(code: 90001, error)
-        } catch {
-            throw Failure(code: 90001, info: "\(error)")
         }
     }
 
@@ -163,7 +145,7 @@ extension TencentREST {
     ///   - command: the command (for the error text).
     /// - Throws: ``Failure`` with Tencent's code and the pointer.
     public static func tagAccounts(_ body: JSONValue, command: Command) throws(Failure) -> [String] {
-        do {
+        return try reading(code: 90001) {
             let r = try FieldReader(body, at: .root, what: "the request body, a JSON object")
             try r.allowOnly(["To_Account"], context: command.rawValue)
             let expected = "To_Account, an array of 1–\(maximumTagAccounts) UserIDs"
@@ -177,12 +159,6 @@ extension TencentREST {
                 guard seen.insert(user).inserted else { throw InputError(.invalidValue, at: .root / "To_Account" / i, expected: "each account once", found: JSONValue.string(user).compactText) }
             }
             return list
-        } catch let failure as Failure {
-            throw failure
-        } catch let error as InputError {
-            throw Failure(code: 90001, error)
-        } catch {
-            throw Failure(code: 90001, info: "\(error)")
         }
     }
 
@@ -190,7 +166,7 @@ extension TencentREST {
     /// - Parameter body: the request body.
     /// - Throws: ``Failure`` with Tencent's code and the pointer.
     public static func attributeNames(_ body: JSONValue) throws(Failure) -> [(slot: Int, name: String)] {
-        do {
+        return try reading(code: 90001) {
             let r = try FieldReader(body, at: .root, what: "the request body, a JSON object")
             try r.allowOnly(["AttrNames"], context: Command.setAttributeNames.rawValue)
             let expected = "AttrNames, an object of slots \"0\"–\"9\" and names of 1–\(maximumTagBytes) bytes"
@@ -206,12 +182,6 @@ extension TencentREST {
                 guard seen.insert(name).inserted else { throw Failure(code: 90033, InputError(.invalidValue, at: names.pointer / key, expected: "each name once", found: JSONValue.string(name).compactText)) }
                 return (slot, name)
             }.sorted { $0.0 < $1.0 }
-        } catch let failure as Failure {
-            throw failure
-        } catch let error as InputError {
-            throw Failure(code: 90001, error)
-        } catch {
-            throw Failure(code: 90001, info: "\(error)")
         }
     }
 
@@ -222,7 +192,7 @@ extension TencentREST {
     ///   - command: `setAttributes` or `removeAttributes`.
     /// - Throws: ``Failure`` with Tencent's code and the pointer.
     public static func userAttributes(_ body: JSONValue, command: Command) throws(Failure) -> [(user: String, values: [UserAttribute])] {
-        do {
+        return try reading(code: 90001) {
             let r = try FieldReader(body, at: .root, what: "the request body, a JSON object")
             try r.allowOnly(["UserAttrs"], context: command.rawValue)
             let expected = "UserAttrs, an array of 1–\(maximumTagAccounts) {\"To_Account\", \"Attrs\"}"
@@ -245,12 +215,6 @@ extension TencentREST {
                 }
                 return (user, try attributeValues(item, "Attrs"))
             }
-        } catch let failure as Failure {
-            throw failure
-        } catch let error as InputError {
-            throw Failure(code: 90001, error)
-        } catch {
-            throw Failure(code: 90001, info: "\(error)")
         }
     }
 
@@ -259,19 +223,12 @@ extension TencentREST {
     ///   - body: the request body.
     ///   - command: the command (for the error text).
     /// - Throws: ``Failure`` 90001 for any field.
-    public static func emptyBody(_ body: JSONValue, command: Command) throws(Failure) -> Void {
-        do {
-            let r = try FieldReader(body, at: .root, what: "the request body, {}")
-            try r.allowOnly([], context: command.rawValue)
-        } catch let error as InputError {
-            throw Failure(code: 90001, error)
-        } catch {
-            throw Failure(code: 90001, info: "\(error)")
-        }
+    public static func emptyBody(_ body: JSONValue, command: Command) throws(Failure) {
+        try reading(code: 90001) { try FieldReader(body, at: .root, what: "the request body, {}").allowOnly([], context: command.rawValue) }
     }
 
     /// `MsgRandom` of a stored task body (0 when absent).
-    /// - Parameter stored: ``PushBridgeStore/PushTask/request``.
+    /// - Parameter stored: `PushTask.request`.
     public static func storedRandom(_ stored: [UInt8]) -> Int64 {
         guard case .object(let body)? = try? JSONParser.parse(stored), case .int(let random)? = body["MsgRandom"] else { return 0 }
         return random

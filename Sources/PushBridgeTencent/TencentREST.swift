@@ -77,6 +77,23 @@ public enum TencentREST {
         var bodyCode: Int { isGroupCommand ? 10004 : 90002 }
     }
 
+    /// Reads a body with Tencent's codes: a bad field is `code` (10004 for group commands, 90001 for
+    /// pushes) unless a ``Failure`` names its own.
+    /// - Parameters:
+    ///   - code: the code of a bad field.
+    ///   - body: the reading.
+    static func reading<T>(code: Int, _ body: () throws -> T) throws(Failure) -> T {
+        do {
+            return try body()
+        } catch let failure as Failure {
+            throw failure
+        } catch let error as InputError {
+            throw Failure(code: code, error)
+        } catch {
+            throw Failure(code: code, info: "\(error)")
+        }
+    }
+
     /// The most accounts one account command takes.
     public static let maximumAccounts = 100
 

@@ -16,6 +16,21 @@ struct TagTests {
         return facade
     }
 
+    /// A new task's receivers, read two at a time and each page recorded.
+    static func receivers(of facade: PushFacade, _ id: Int64, _ audience: TaskAudience) async throws -> [String] {
+        var task = PushTaskTests.task(id, at: id * 1_000_000)
+        task.audience = audience
+        _ = try await facade.createTask(task, labelNames: nil, limit: 10, windowSeconds: 1)
+        var found: [String] = []
+        var cursor: String?
+        while let page = try await facade.nextReceivers(of: id, limit: 2), !page.receivers.isEmpty {
+            found += page.receivers
+            _ = try await facade.recordPage(of: id, from: cursor, to: page.receivers.last, adding: TaskProgress(targets: page.receivers.count), finished: false, at: Instant(milliseconds: 2))
+            cursor = page.receivers.last
+        }
+        return found
+    }
+
     @Test("tags added, read, removed one by one and all at once; a refused call writes nothing", arguments: FacadeScenario.Backing.allCases)
     func tagCalls(_ backing: FacadeScenario.Backing) async throws {
         let facade = try await Self.facade(backing, users: ["u1", "u2", "u3"])
@@ -50,15 +65,7 @@ struct TagTests {
         let facade = try await Self.facade(backing, users: ["a", "b", "c", "d", "e", "B"])
         try await facade.addTags([("a", ["x", "y"]), ("b", ["y"]), ("c", ["x", "z"]), ("d", ["z"]), ("B", ["x", "y", "z"])], at: Instant(milliseconds: 1))
         func receivers(_ id: Int64, all: [String], any: [String]) async throws -> [String] {
-            _ = try await facade.createTask(PushTaskTests.task(id, labels: all, any: any, at: id * 1_000_000), labelNames: nil, limit: 10, windowSeconds: 1)
-            var found: [String] = []
-            var cursor: String?
-            while let page = try await facade.nextReceivers(of: id, limit: 2), !page.receivers.isEmpty {
-                found += page.receivers
-                _ = try await facade.recordPage(of: id, from: cursor, to: page.receivers.last, adding: TaskProgress(targets: page.receivers.count), finished: false, at: Instant(milliseconds: 2))
-                cursor = page.receivers.last
-            }
-            return found
+            try await Self.receivers(of: facade, id, TaskAudience(all: all, any: any))
         }
         #expect(try await receivers(1, all: [], any: ["y", "z"]) == ["B", "a", "b", "c", "d"])
         #expect(try await receivers(2, all: ["x"], any: ["y", "nobody"]) == ["B", "a"])
@@ -86,19 +93,7 @@ struct TagTests {
         try await facade.setAttributes([("a", values(["city": "gz"]))])
         #expect(try await facade.attributes(of: ["a"]) == [[UserAttribute(name: "city", value: "gz"), UserAttribute(name: "sex", value: "1")]])
 
-        func receivers(_ id: Int64, _ audience: TaskAudience) async throws -> [String] {
-            var task = PushTaskTests.task(id, at: id * 1_000_000)
-            task.audience = audience
-            _ = try await facade.createTask(task, labelNames: nil, limit: 10, windowSeconds: 1)
-            var found: [String] = []
-            var cursor: String?
-            while let page = try await facade.nextReceivers(of: id, limit: 2), !page.receivers.isEmpty {
-                found += page.receivers
-                _ = try await facade.recordPage(of: id, from: cursor, to: page.receivers.last, adding: TaskProgress(targets: page.receivers.count), finished: false, at: Instant(milliseconds: 2))
-                cursor = page.receivers.last
-            }
-            return found
-        }
+        func receivers(_ id: Int64, _ audience: TaskAudience) async throws -> [String] { try await Self.receivers(of: facade, id, audience) }
         #expect(try await receivers(1, TaskAudience(attributes: values(["sex": "1"]))) == ["a", "c"])
         #expect(try await receivers(2, TaskAudience(attributes: values(["sex": "1"]) + values(["city": "bj"]))) == ["c"])
         #expect(try await receivers(3, TaskAudience(anyAttributes: values(["city": "gz"]) + values(["level": "9"]))) == ["a", "d"])
