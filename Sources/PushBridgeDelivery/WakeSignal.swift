@@ -3,7 +3,7 @@ import Synchronization
 
 /// Wakes a sleeping worker early: ``wait(milliseconds:)`` returns when ``wake()`` is called or the
 /// time is up; a wake while nobody waits is kept for the next wait.
-final class WakeSignal: Sendable {
+package final class WakeSignal: Sendable {
     private struct State {
         var pending = false
         var waiter: CheckedContinuation<Void, Never>?
@@ -11,7 +11,9 @@ final class WakeSignal: Sendable {
     }
     private let state = Mutex(State())
 
-    func wake() {
+    package init() {}
+
+    package func wake() {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             if let waiter = state.waiter {
                 state.waiter = nil
@@ -23,7 +25,7 @@ final class WakeSignal: Sendable {
         waiter?.resume()
     }
 
-    func wait(milliseconds: Int64) async {
+    package func wait(milliseconds: Int64) async {
         if Task.isCancelled { return }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

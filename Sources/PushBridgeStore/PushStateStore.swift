@@ -176,7 +176,7 @@ public struct UserRecord: Sendable {
 /// boundary is the transaction's entry point (a service runs each app's writes on a serial queue of
 /// its own, as GRDB runs a synchronous body behind an async call). A send costs a bounded number of
 /// queries through them, never one per receiver.
-package protocol PushStateTransaction: AppConfigurationTable, UserTable, GroupTable, SentMessageTable, OutboxTable {
+package protocol PushStateTransaction: AppConfigurationTable, UserTable, GroupTable, LabelTable, TaskTable, SentMessageTable, OutboxTable {
     /// Writes what sends decided, together: badge counters, outbox rows, then records. A store that
     /// can write them in fewer round trips than one call to each table does (PostgreSQL: one statement).
     /// - Parameters:
@@ -369,4 +369,7 @@ package protocol OutboxTable {
 
     /// How many deliveries the outbox holds in each state.
     func outboxCounts() throws -> OutboxCounts
+
+    /// The outbox rows of the messages whose id starts with `prefix`, counted by state.
+    func outboxCounts(ofMessagesStartingWith prefix: String) throws -> OutboxCounts
 }
