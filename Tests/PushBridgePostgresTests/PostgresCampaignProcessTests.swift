@@ -24,7 +24,7 @@ struct PostgresCampaignProcessTests {
             var environment = try ProcessScenario.environment(kit, mock, concurrency: 8)
             environment["PUSHBRIDGE_STORE"] = "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)"
             environment["PUSHBRIDGE_DELIVERY_LEASE_SECONDS"] = "2"
-            environment["PUSHBRIDGE_PUSH_TASK_PAGE_SIZE"] = "3"
+            environment["PUSHBRIDGE_PUSH_TASK_PAGE_SIZE"] = "1"
             environment["PUSHBRIDGE_LOG_LEVEL"] = "info"
             let a = try await ServerProcess.start(database: temporaryDirectory() + "/a", extraEnvironment: environment)
             let b = try await ServerProcess.start(database: temporaryDirectory() + "/b", extraEnvironment: environment)
@@ -42,7 +42,7 @@ struct PostgresCampaignProcessTests {
                 while Date() < deadline {
                     let status = try await client.call(.GET, a.base + "/v1/apps/demo/push-tasks/\(task)", key: key)
                     targetsAtKill = status.json?["targets"]?.intValue.map(Int.init) ?? 0
-                    if targetsAtKill >= users / 5 { break }
+                    if targetsAtKill >= 6 { break }
                     try await Task.sleep(nanoseconds: 1_000_000)
                 }
                 await a.kill9()
