@@ -3,7 +3,7 @@ import Synchronization
 
 /// Wakes a sleeping worker early: ``wait(milliseconds:)`` returns when ``wake()`` is called or the
 /// time is up; a wake while nobody waits is kept for the next wait.
-package final class WakeSignal: Sendable {
+final class WakeSignal: Sendable {
     private struct State {
         var pending = false
         var waiter: CheckedContinuation<Void, Never>?
@@ -11,9 +11,7 @@ package final class WakeSignal: Sendable {
     }
     private let state = Mutex(State())
 
-    package init() {}
-
-    package func wake() {
+    func wake() {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             if let waiter = state.waiter {
                 state.waiter = nil
@@ -25,7 +23,7 @@ package final class WakeSignal: Sendable {
         waiter?.resume()
     }
 
-    package func wait(milliseconds: Int64) async {
+    func wait(milliseconds: Int64) async {
         if Task.isCancelled { return }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
