@@ -333,5 +333,3 @@ final class TestCluster: Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 }
-
-
