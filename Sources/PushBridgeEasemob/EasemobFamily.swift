@@ -48,6 +48,10 @@ struct EasemobFamily: VendorREST {
 
     func name(of binding: VendorBinding) -> String { binding.agoraAppID == nil ? "easemob" : "agora" }
 
+    func taskMessages(request: JSONValue, to users: [String], id: (String) -> String) throws -> [VendorMessage] {
+        try EasemobREST.taskMessages(request, to: users, id: id)
+    }
+
     func register(on router: RecordingRouter<ServiceRequestContext>, routes: ServiceRoutes) {
         routes.registerEasemob(on: router)
     }

@@ -197,6 +197,7 @@ extension ServiceRoutes {
         }
         registerEasemobGroups(on: router)
         registerEasemobPush(on: router)
+        registerEasemobLabels(on: router)
         router.post("/:org/:app/messages") { request, context in
             try await easemob(request, context) { app in
                 let messages = try EasemobREST.legacyMessages(try await body(request, context), newID: try messageIDs(request))

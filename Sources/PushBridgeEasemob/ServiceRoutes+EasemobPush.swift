@@ -54,16 +54,48 @@ extension ServiceRoutes {
                 }
             }
         }
-        // Push tasks to a label or to every user: Easemob's answer when the push service is not open.
-        for path in ["/:org/:app/push/list/label", "/:org/:app/push/task"] {
-            router.post(RouterPath(path)) { request, context in
-                try await easemob(request, context) { _ in
-                    throw EasemobFailure(
-                        status: .forbidden, error: "ServiceNotOpenException",
-                        description: "push service not open: PushBridge pushes to named users (/push/single, /push/sync/{target}, /push/async/{target}); label and whole-app tasks are not served")
-                }
+        // Push tasks to the users of labels, or to every user: accepted at once with the task id,
+        // run by the service's task runner (Ruling 186).
+        router.post("/:org/:app/push/list/label") { request, context in
+            try await easemob(request, context) { app in
+                let now = Instant.now
+                let task = try EasemobREST.pushTask(
+                    try await body(request, context), toLabels: true, maximumLabels: app.binding.agoraAppID == nil ? 1 : 5, now: now)
+                let id = try await createTask(task, app, now: now)
+                var response = envelope(app, request, action: "post", data: .object(JSONObject([("taskId", .int(id))])))
+                response.headers[.pushBridgeTask] = String(id)
+                return response
             }
         }
+        router.post("/:org/:app/push/task") { request, context in
+            try await easemob(request, context) { app in
+                let now = Instant.now
+                let task = try EasemobREST.pushTask(try await body(request, context), toLabels: false, maximumLabels: 0, now: now)
+                let id = try await createTask(task, app, now: now)
+                var response = envelope(app, request, action: "post", data: .int(id))
+                response.headers[.pushBridgeTask] = String(id)
+                return response
+            }
+        }
+    }
+
+    /// Stores a push task (the service wakes the app's task runner); refusals in the vendor's shape.
+    private func createTask(_ request: EasemobREST.PushTaskRequest, _ app: EasemobApp, now: Instant) async throws -> Int64 {
+        var bytes = JSONWriter()
+        bytes.write(request.stored)
+        let task = PushTask(
+            id: Self.newTaskID(now), family: VendorBinding.Vendor.easemob.rawValue, audience: TaskAudience(all: request.labels.map(app.labelKey)), request: bytes.bytes, createdAt: now,
+            startAt: request.startAt ?? now)
+        _ = try await answering {
+            do {
+                return try await createTask(task, labelNames: request.labels, in: app.tenant)
+            } catch let refusal as PushFacade.LabelRefusal {
+                throw Self.labelFailure(refusal)
+            } catch let refusal as PushFacade.TaskRefusal {
+                throw EasemobFailure(status: .forbidden, error: "LimitException", description: "limit request: \(refusal)")
+            }
+        }
+        return task.id
     }
 
     /// Sends the pushes and answers each target: `pushStatus` (`ASYNC_SUCCESS` / `SUCCESS` when a

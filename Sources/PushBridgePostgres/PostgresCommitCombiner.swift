@@ -156,7 +156,7 @@ final class PostgresCommitCombiner: Sendable {
 
     /// Ends hold `hold` after ``holdMilliseconds``, unless every commit it waited for came first.
     private func endHold(_ hold: Int) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(holdMilliseconds)) { [self] in
+        DispatchQueue.storageTimers.asyncAfter(deadline: .now() + .milliseconds(holdMilliseconds)) { [self] in
             let next = state.withLock { state -> [Waiting]? in
                 guard state.hold == hold, !state.expected.isEmpty else { return nil }
                 state.expected.removeAll()

@@ -100,14 +100,26 @@ final class PostgresLease: @unchecked Sendable {
     /// Runs statements without parameters (a migration's script), one by one, awaited: each ends
     /// with `;` at the end of a line (none of PushBridge's contains one elsewhere).
     func execute(_ sql: String) async throws {
-        for statement in Self.statements(sql) { try await query(statement) }
+        for statement in Self.statements(sql) { try await query(PostgresQuery(unsafeSQL: statement)) }
+    }
+
+    /// Runs a script of statements without parameters (migrations) in one round trip: a PL/pgSQL
+    /// block of its statements, in the session's transaction. A schema of a hundred statements is
+    /// made in one exchange, not a hundred (each of which waits for the client's next turn).
+    /// - Parameter scripts: scripts whose statements each end with `;` at the end of a line, none
+    ///   holding the block's quote `$pushbridge_script$`.
+    func run(scripts: [String]) async throws {
+        let statements = scripts.flatMap { Self.statements($0) }
+        guard !statements.isEmpty else { return }
+        let body = statements.map { $0 + ";\n" }.joined()
+        try await query(PostgresQuery(unsafeSQL: "DO $pushbridge_script$ BEGIN\n" + body + "END $pushbridge_script$"))
     }
 
     /// A script's statements: each ends with `;` at the end of a line.
-    private static func statements(_ sql: String) -> [PostgresQuery] {
+    private static func statements(_ sql: String) -> [String] {
         sql.components(separatedBy: ";\n").compactMap { statement in
             let text = statement.trimmingCharacters(in: .whitespacesAndNewlines)
-            return text.isEmpty ? nil : PostgresQuery(unsafeSQL: text.hasSuffix(";") ? String(text.dropLast()) : text)
+            return text.isEmpty ? nil : text.hasSuffix(";") ? String(text.dropLast()) : text
         }
     }
 

@@ -29,9 +29,11 @@ extension PostgresStateStore {
     /// `keys` answered from what the node keeps, when it keeps them all: senders, profiles, receivers,
     /// targets and the app's configuration (records are assumed unsent, and checked by the commit);
     /// `nil` when anything is not kept, or the keys ask for what is never kept (users' records,
-    /// member lists, bindings, devices, sequences). Under ``gate``.
+    /// member lists, bindings, devices, sequences, labels, tasks, delivery counts). Under ``gate``.
     func keptRead(_ keys: StateKeys) -> KeptRead? {
-        guard keys.users.isEmpty, keys.memberLists.isEmpty, keys.bindings.isEmpty, keys.deviceOwners.isEmpty, keys.sequences.isEmpty else { return nil }
+        guard keys.users.isEmpty, keys.memberLists.isEmpty, keys.bindings.isEmpty, keys.deviceOwners.isEmpty, keys.sequences.isEmpty, keys.labels.isEmpty,
+            keys.labelPages.isEmpty, keys.tasks.isEmpty, keys.deliveryCounts.isEmpty
+        else { return nil }
         guard let version = kept.dataVersion, let badges = kept.badges, !badges.isStale, let app = keptApp.current else { return nil }
         var senders: [UserState?] = []
         senders.reserveCapacity(keys.senders.count)
@@ -95,7 +97,7 @@ extension PostgresStateStore {
     /// send's effects, refer to a roll not stored yet, or would pass the badge log's limit (the
     /// locked path folds it). Under ``gate``.
     func keptCommit(of changes: StateChanges, read: KeptRead) -> KeptDataCommit? {
-        guard changes.app == nil, changes.removedUsers.isEmpty, changes.users.isEmpty, changes.bindings.isEmpty, changes.groups.isEmpty,
+        guard changes.app == nil, changes.removedUsers.isEmpty, changes.users.isEmpty, changes.bindings.isEmpty, changes.groups.isEmpty, changes.labels.isEmpty, changes.tasks.isEmpty,
             let badges = kept.badges
         else { return nil }
         var rolls: [Int64: Instant] = [:]

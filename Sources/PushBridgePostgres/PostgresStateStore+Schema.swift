@@ -408,13 +408,61 @@ extension PostgresStateStore {
             sql: """
                 DROP FUNCTION IF EXISTS pushbridge_commit_sends(text, bigint, bigint, bigint, text[], bigint[], bigint[], bigint[], bytea, bigint[], bigint[], text[], text[], text[], text[], bigint[], bytea[], bytea[], bigint[], text[], bigint[], bytea[], bigint);
                 """),
+        // Push campaigns (labels and tasks), as SQLite's `2026-11-30-push-campaigns`: keys and user
+        // names in the `C` collation, so pages follow code-point order as SQLite's do.
+        Migration(
+            identifier: "2026-11-30-push-campaigns",
+            sql: """
+                CREATE TABLE push_labels (
+                    key text COLLATE "C" PRIMARY KEY,
+                    name text NOT NULL,
+                    description text NOT NULL,
+                    created_at bigint NOT NULL
+                );
+                CREATE TABLE push_label_users (
+                    label text COLLATE "C" NOT NULL REFERENCES push_labels(key),
+                    user_name text COLLATE "C" NOT NULL,
+                    added_at bigint NOT NULL,
+                    PRIMARY KEY (label, user_name)
+                );
+                CREATE INDEX push_label_users_by_user ON push_label_users (user_name);
+                CREATE TABLE push_tasks (
+                    id bigint PRIMARY KEY,
+                    family text NOT NULL,
+                    audience text NOT NULL,
+                    request bytea NOT NULL,
+                    created_at bigint NOT NULL,
+                    start_at bigint NOT NULL,
+                    state smallint NOT NULL CHECK (state IN (0, 1, 2)),
+                    cursor text COLLATE "C",
+                    targets bigint NOT NULL,
+                    pushed bigint NOT NULL,
+                    suppressed text NOT NULL,
+                    ended_at bigint
+                );
+                CREATE INDEX push_tasks_pending ON push_tasks (id) WHERE state = 0;
+                CREATE INDEX push_tasks_by_creation ON push_tasks (created_at);
+                CREATE INDEX users_by_name_c ON users (name COLLATE "C");
+                CREATE TABLE push_attribute_names (
+                    slot smallint PRIMARY KEY CHECK (slot BETWEEN 0 AND 9),
+                    name text NOT NULL UNIQUE
+                );
+                CREATE TABLE user_attributes (
+                    user_name text COLLATE "C" NOT NULL,
+                    name text COLLATE "C" NOT NULL,
+                    value text COLLATE "C" NOT NULL,
+                    PRIMARY KEY (user_name, name)
+                );
+                CREATE INDEX user_attributes_by_value ON user_attributes (name, value, user_name);
+                """),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.
     public static var migrationIdentifiers: [String] { migrations.map(\.identifier) }
 
     /// Applies the migrations the database lacks, in one transaction under an advisory lock, so
-    /// nodes starting together migrate once.
+    /// nodes starting together migrate once; the lacking ones and their records are one block, sent
+    /// in one exchange.
     static func migrate(_ session: PostgresLease, scope: String, migrations: [Migration] = PostgresStateStore.migrations) async throws {
         try await session.execute("BEGIN")
         do {
@@ -428,11 +476,11 @@ extension PostgresStateStore {
                 throw StoreError(.newerSchema, "the database has migration \"\(unknown)\", which this PushBridge does not know; use a newer PushBridge",
                     context: session.target)
             }
-            for migration in migrations where !applied.contains(migration.identifier) {
-                try await session.execute(migration.sql)
-                try await session.query(
-                    "INSERT INTO pushbridge_migrations (identifier, applied_at) VALUES (\(migration.identifier), (extract(epoch from now()) * 1000)::bigint)")
-            }
+            // Identifiers are this file's constants (letters, digits and dashes): spelled in the block.
+            let lacking = migrations.filter { !applied.contains($0.identifier) }
+            try await session.run(scripts: lacking.map { migration in
+                migration.sql + ";\nINSERT INTO pushbridge_migrations (identifier, applied_at) VALUES ('\(migration.identifier)', (extract(epoch from now()) * 1000)::bigint);\n"
+            })
             try await session.execute("COMMIT")
         } catch {
             try await rollBack(session)

@@ -74,7 +74,7 @@ extension PostgresStateStore.Transaction {
     }
 
     /// Reads every key (records and the rolls they refer to, app, senders, profiles, receivers,
-    /// targets, users, member lists, bindings, device owners, sequences); what the node keeps answers
+    /// targets, users, member lists, bindings, device owners, sequences, labels, label pages, tasks, delivery counts); what the node keeps answers
     /// in a write.
     func read(_ keys: StateKeys) async throws -> StateSnapshot {
         var records: [StoredRecord?] = []
@@ -105,11 +105,15 @@ extension PostgresStateStore.Transaction {
             snapshot.deviceOwners.append(DeviceOwner(user: owner, record: try await user(owner), bindings: try await pushBindings(of: owner)))
         }
         for group in keys.sequences { snapshot.sequences.append(try await messageSequence(of: group, advancing: false)) }
+        for key in keys.labels { snapshot.labels.append(try await label(key)) }
+        for page in keys.labelPages { snapshot.labelPages.append(try await self.page(page)) }
+        for query in keys.tasks { snapshot.tasks.append(try await tasks(query)) }
+        for prefix in keys.deliveryCounts { snapshot.deliveryCounts.append(try await outboxCounts(ofMessagesStartingWith: prefix)) }
         return snapshot
     }
 
     /// Writes `changes` in the order ``PushBridgeStore/StateChanges`` gives: the app, removals, users'
-    /// states, bindings, groups' members, profiles and sequences, the rolls the records refer to, then
+    /// states, bindings, groups' members, profiles and sequences, labels, tasks, the rolls the records refer to, then
     /// counters, outbox rows and records in one statement.
     func commit(_ changes: StateChanges) async throws {
         if let app = changes.app { try await setApp(app) }
@@ -121,6 +125,8 @@ extension PostgresStateStore.Transaction {
             if let profile = group.profile { try await setGroupProfile(profile, of: group.group) }
             for _ in 0..<group.sequenceAdvances { _ = try await messageSequence(of: group.group, advancing: true) }
         }
+        for change in changes.labels { try await apply(change) }
+        for task in changes.tasks { try await saveTask(task) }
         var records: [SentMessage] = []
         records.reserveCapacity(changes.records.count)
         for record in changes.records {

@@ -161,6 +161,8 @@ extension PostgresStateStore.Transaction {
         }
         try await session.query("DELETE FROM users WHERE id = \(key)")
         try await session.query("DELETE FROM push_bindings WHERE user_name = \(id)")
+        try await session.query("DELETE FROM push_label_users WHERE user_name = \(id)")
+        try await session.query("DELETE FROM user_attributes WHERE user_name = \(id)")
         return true
     }
 

@@ -193,7 +193,7 @@ final class GroupCommitWriter: Sendable {
             }
             guard answersByDeadline else { return }
             let deadline = DispatchTime.now() + .nanoseconds(Int(timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
-            DispatchQueue.global().asyncAfter(deadline: deadline) {
+            DispatchQueue.storageTimers.asyncAfter(deadline: deadline) {
                 switch state.answer() {
                 case .waiting: continuation.resume(throwing: ServiceError.busy)
                 case .running: continuation.resume(throwing: ServiceError.storeTimedOut)

@@ -31,7 +31,7 @@ public struct PushBridgeService: Sendable {
         self.vendors = vendors
         self.logger = logger
         metrics = ServiceMetrics()
-        apps = try ServiceApps(configuration: configuration, storage: storage ?? configuration.storage(from: []), metrics: metrics, logger: logger)
+        apps = try ServiceApps(configuration: configuration, storage: storage ?? configuration.storage(from: []), metrics: metrics, logger: logger, vendors: vendors)
     }
 
     /// The router with every route of Specification §11, the vendors' routes (and the error body for what matches none).

@@ -33,7 +33,7 @@ extension ServiceConfiguration {
     /// Every key the service reads.
     public static let keys: [Key] = [
         "listen", "db", "synchronous", "body-limit-bytes", "request-timeout-seconds", "group-commit-max-batch",
-        "group-commit-wait-microseconds", "max-open-apps", "store-connections", "postgres-connections", "repeat-window-seconds", "log-level", "admin-key-sha256",
+        "group-commit-wait-microseconds", "max-open-apps", "store-connections", "postgres-connections", "repeat-window-seconds", "push-task-limit", "push-task-page-size", "push-task-rate", "log-level", "admin-key-sha256",
         "apns-credentials-file", "apns-url", "apns-ca-file", "apns-request-timeout-seconds", "delivery-max-age-seconds",
         "delivery-retry-base-milliseconds", "delivery-concurrency", "apns-connections", "delivery-retention-seconds", "delivery-lease-seconds", "feedback-url",
     ].map { Key(name: $0, isSecret: false) } + [Key(name: "admin-key", isSecret: true), Key(name: "store", isSecret: true)]
@@ -151,6 +151,9 @@ extension ServiceConfiguration {
         if let n = try integer("repeat-window-seconds", 86_400...(3_650 * 86_400), "seconds, at least 86400 (24 hours)") {
             c.repeatWindowSeconds = Int64(n)
         }
+        if let n = try integer("push-task-limit", 1...1_000, "a number of push tasks, 1–1000") { c.pushTaskLimit = n }
+        if let n = try integer("push-task-page-size", 1...1_000, "a number of receivers, 1–1000") { c.pushTaskPageSize = n }
+        if let n = try integer("push-task-rate", 0...1_000_000, "receivers a second, 1–1000000, or 0 for no limit") { c.pushTaskRate = n == 0 ? nil : n }
         if let text = values["log-level"]?.value {
             guard let level = Logger.Level(rawValue: text.lowercased()) else {
                 throw fail("log-level", "one of " + Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))
@@ -224,6 +227,9 @@ extension ServiceConfiguration {
         group-commit-wait-microseconds: \(groupCommitWaitMicroseconds)
         max-open-apps: \(maxOpenApps)\(isInMemory ? " (unused in memory: every app stays open)" : "")
         repeat-window-seconds: \(repeatWindowSeconds)
+        push-task-limit: \(pushTaskLimit) (pending, or made in 5 minutes)
+        push-task-page-size: \(pushTaskPageSize)
+        push-task-rate: \(pushTaskRate.map { "\($0) receivers a second" } ?? "0 (no limit)")
         log-level: \(logLevel.rawValue)
         admin key: \(adminKeyHash == nil ? "not set (no app can be created)" : "set (hidden)")
         """ + deliverySummary

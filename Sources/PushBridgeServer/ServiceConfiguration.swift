@@ -34,6 +34,15 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var maxOpenApps: Int = 256
     /// How long sent message ids are remembered (at least 24 hours).
     public var repeatWindowSeconds: Int64
+    /// The most push tasks (campaigns) an app has pending, or made within 5 minutes (the vendors' 3).
+    public var pushTaskLimit: Int = 3
+    /// Receivers a push task decides together, in one update: a larger page costs fewer updates and
+    /// holds the app's writer longer.
+    public var pushTaskPageSize = 100
+    /// The most receivers a second an app's push tasks decide (`nil`: as fast as its writer takes
+    /// them): a broadcast is spread over time instead of taking the writer, APNs and the app's users'
+    /// servers all at once.
+    public var pushTaskRate: Int?
     /// The log level of the service's log lines (stderr).
     public var logLevel: Logger.Level
     /// Delivery to APNs (Specification §13); `nil`: decisions only, nothing is queued.

@@ -88,6 +88,25 @@ public struct ServiceMetrics: Sendable {
         }
     }
 
+    /// A page of a push task recorded: its receivers by outcome (`push`, or the reason not pushed).
+    func pushTaskPage(_ progress: TaskProgress) {
+        let factory = factory
+        if progress.pushed > 0 {
+            handles.handle("task push") { Metrics.Counter(label: "pushbridge_push_task_receivers_total", dimensions: [("outcome", "push")], factory: factory) }
+                .increment(by: progress.pushed)
+        }
+        for (reason, count) in progress.suppressed where count > 0 {
+            handles.handle("task \(reason)") { Metrics.Counter(label: "pushbridge_push_task_receivers_total", dimensions: [("outcome", reason)], factory: factory) }
+                .increment(by: count)
+        }
+    }
+
+    /// A push task ended (`finished` or `cancelled`).
+    func pushTaskEnded(_ state: String) {
+        let factory = factory
+        handles.handle("task ended \(state)") { Metrics.Counter(label: "pushbridge_push_tasks_ended_total", dimensions: [("state", state)], factory: factory) }.increment()
+    }
+
     func committed(app: String, batch: Int, waiting: Int) {
         let factory = factory
         handles.handle("commit writes") { Recorder(label: "pushbridge_group_commit_writes", factory: factory) }.record(batch)

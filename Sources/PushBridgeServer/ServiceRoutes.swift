@@ -25,6 +25,7 @@ package struct ServiceRoutes: Sendable {
         registerUsers(on: router)
         registerGroups(on: router)
         registerMessages(on: router)
+        registerTasks(on: router)
         registerVendors(on: router)
         for family in vendors { family.rest.register(on: router, routes: self) }
     }

@@ -3,6 +3,7 @@ import Hummingbird
 import PushBridgeCore
 import PushBridgeJSON
 import PushBridgeStore
+import PushBridgeVendorREST
 
 /// A vendor's server REST that the service serves beside its native API (Specification §12, §14): the vendor's
 /// routes at its own paths, the binding `/v1/apps/{app}/vendors/{name}` makes for it, and its answers to
@@ -70,6 +71,22 @@ package protocol VendorREST: Sendable {
     ///   - what: the request's method and path, as a sentence.
     ///   - apps: the service's apps (whose bindings say whether the path is one of its apps').
     func unknownRoute(segments: [Substring], what: String, apps: ServiceApps) async -> Response?
+
+    /// The messages a push task of this family sends to a page of its receivers: one per receiver,
+    /// made from the request body the task stored (``PushBridgeStore/PushTask/request``).
+    /// - Parameters:
+    ///   - request: the stored body.
+    ///   - users: the receivers.
+    ///   - id: the message id of a receiver's push.
+    /// - Throws: `InputError` for a body this family cannot read (it read it when the task was made).
+    func taskMessages(request: JSONValue, to users: [String], id: (String) -> String) throws -> [VendorMessage]
+}
+
+extension VendorREST {
+    /// A family that makes no push tasks.
+    package func taskMessages(request: JSONValue, to users: [String], id: (String) -> String) throws -> [VendorMessage] {
+        throw InputError(.invalidValue, at: .root, expected: "a push task of a family that makes them", found: kind.rawValue)
+    }
 }
 
 /// A vendor route's refusal, already in the vendor's shape: the service's helpers pass it through untouched.

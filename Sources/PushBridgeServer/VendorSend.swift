@@ -1,4 +1,5 @@
 import Hummingbird
+import Logging
 import PushBridgeCore
 import PushBridgeFacade
 import PushBridgeJSON
@@ -44,15 +45,37 @@ extension ServiceRoutes {
     /// With `sequencing`, each group message moves its group's message sequence on (a repeat reads
     /// it), in the same update.
     package func send(_ messages: [VendorMessage], in tenant: AppTenant, skippingUnknown: Bool = false, sequencing: Bool = false) async throws -> VendorSendResult {
-        let now = Instant.now
-        let batch = try await answering {
-            try messages.map { message in
-                var prepared = try tenant.facade.prepare(message.message, dialect: message.dialect, now: now, sender: message.sender)
-                prepared.requiredTargets = message.targets.map { message.isGroup ? .group($0) : .user($0) }
-                return prepared
+        try await answering {
+            do {
+                return try await tenant.send(messages, skippingUnknown: skippingUnknown, sequencing: sequencing, metrics: metrics, logger: logger)
+            } catch let refusal as PushFacade.UnknownTargets {
+                throw Self.unknownTargetRefusal(refusal.targets)
             }
         }
-        let (sent, unknown, sequences) = try await answering { () async throws -> ([(Int, PushFacade.SendOutcome)], [String], [Int64]) in
+    }
+
+    /// The code of the refusal a send to unknown targets gets (its `found` lists them).
+    package static let unknownTargetCode = "unknown-target"
+
+    /// The refusal of a send to targets the app does not know.
+    static func unknownTargetRefusal(_ targets: [String]) -> ServiceError {
+        ServiceError(.notFound, code: unknownTargetCode, pointer: "", expected: "targets the app knows", found: targets.joined(separator: ","))
+    }
+}
+
+extension AppTenant {
+    /// Reads every message, then, in one update, checks the targets and sends (``ServiceRoutes/send(_:in:skippingUnknown:sequencing:)``,
+    /// which answers the refusals); counted in the metrics and logged.
+    /// - Throws: `PushFacade.UnknownTargets` when a target is unknown and not skipped; `InputError`, store errors.
+    func send(_ messages: [VendorMessage], skippingUnknown: Bool, sequencing: Bool, metrics: ServiceMetrics, logger: Logger) async throws -> VendorSendResult {
+        let tenant = self
+        let now = Instant.now
+        let batch = try messages.map { message in
+            var prepared = try tenant.facade.prepare(message.message, dialect: message.dialect, now: now, sender: message.sender)
+            prepared.requiredTargets = message.targets.map { message.isGroup ? .group($0) : .user($0) }
+            return prepared
+        }
+        let (sent, unknown, sequences) = try await { () async throws -> ([(Int, PushFacade.SendOutcome)], [String], [Int64]) in
             if messages.count == 1 && !sequencing {
                 // One message: a send like any other, decided in a batch with the sends next to it,
                 // its targets read and checked with what it reads.
@@ -60,17 +83,13 @@ extension ServiceRoutes {
                     let outcome = try await tenant.send(batch[0])
                     return ([(0, outcome)], [], [])
                 } catch let refusal as PushFacade.UnknownTargets {
-                    guard skippingUnknown else { throw Self.unknownTargetRefusal(refusal.targets) }
+                    guard skippingUnknown else { throw refusal }
                     return ([], refusal.targets, [])
                 }
             }
-            do {
-                let together = try await tenant.update { try await $0.sendTogether(batch, skippingUnknownTargets: skippingUnknown, sequencing: sequencing) }
-                return (together.sent.map { ($0.index, $0.outcome) }, together.unknownTargets, together.sequences)
-            } catch let refusal as PushFacade.UnknownTargets {
-                throw Self.unknownTargetRefusal(refusal.targets)
-            }
-        }
+            let together = try await tenant.update { try await $0.sendTogether(batch, skippingUnknownTargets: skippingUnknown, sequencing: sequencing) }
+            return (together.sent.map { ($0.index, $0.outcome) }, together.unknownTargets, together.sequences)
+        }()
         for (index, outcome) in sent {
             let message = messages[index]
             var counts: [String: Int] = [:]
@@ -87,14 +106,6 @@ extension ServiceRoutes {
             }
         }
         return VendorSendResult(messages: sent.map { (messages[$0.0], $0.1) }, unknown: unknown, sequences: sequences)
-    }
-
-    /// The code of the refusal a send to unknown targets gets (its `found` lists them).
-    package static let unknownTargetCode = "unknown-target"
-
-    /// The refusal of a send to targets the app does not know.
-    static func unknownTargetRefusal(_ targets: [String]) -> ServiceError {
-        ServiceError(.notFound, code: unknownTargetCode, pointer: "", expected: "targets the app knows", found: targets.joined(separator: ","))
     }
 }
 
@@ -113,4 +124,7 @@ extension HTTPFields.Element.Name {
 
     /// `PushBridge-Messages`: the ids of the messages a vendor send made, comma-separated.
     package static let pushBridgeMessages = Self("PushBridge-Messages")!
+
+    /// `PushBridge-Task`: the push task a vendor request made (read it with `GET /v1/apps/{app}/push-tasks/{id}`).
+    package static let pushBridgeTask = Self("PushBridge-Task")!
 }

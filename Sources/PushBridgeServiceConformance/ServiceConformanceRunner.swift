@@ -138,6 +138,7 @@ public struct ServiceConformanceRunner: Sendable {
         guard case .vendor(let credentials) = access else { return nil }
         if capture == nil { return "a server that is not PushBridge is judged by what reaches APNs: give --capture-apns" }
         if !fixture.isVendorOnly { return "sets up through PushBridge's native API (not vendor REST another server answers)" }
+        if fixture.pushesEveryUser { return "pushes every user of the app: on the app every fixture shares, that reaches the other fixtures' users too" }
         switch fixture.vendor {
         case .easemob where credentials.easemob == nil: return "an Easemob fixture: the credentials file has no \"easemob\""
         case .tencent where credentials.tencent == nil: return "a Tencent fixture: the credentials file has no \"tencent\""
@@ -183,6 +184,13 @@ public struct ServiceConformanceRunner: Sendable {
             if expectedPushes > 0 { ledger.expectedPushes = true }
             let requests = await capture.collect(since: mark, expected: expectedPushes, timeout: captureTimeout, quiet: captureQuiet)
             ledger.lastEnd = mark + requests.count
+            // A push task's answer names no message: the id its push carries is the server's own,
+            // read where the fixture's payload has the mirrored id.
+            if let messageID, Self.messageIDs(answer) == nil, let first = requests.first,
+                let made = Self.value(in: CapturedPushes.payload(of: first), at: Self.path(of: messageID, in: wanted["payload"] ?? .null))?.stringValue
+            {
+                names.add(name: messageID, value: made)
+            }
             // A request the capture refused (a provider token not signed with the team's key, a bad
             // header) is no push: APNs would not deliver it.
             let refused = requests.filter { $0.status != 200 }
@@ -200,6 +208,11 @@ public struct ServiceConformanceRunner: Sendable {
             ids = [id]
         } else if let header = sent.messagesHeader {
             ids = header
+        } else if let task = sent.taskHeader {
+            // A push task: its push to the mirrored receiver, once the task has ended.
+            let id = try await endedTaskMessage(task, receiver: fixture.mirrored.scenario.receiver.user, app: app)
+            if let messageID { names.add(name: messageID, value: id) }
+            ids = [messageID ?? id]
         } else {
             throw Refused(description: "the send answered no PushBridge-Messages header")
         }
@@ -216,6 +229,41 @@ public struct ServiceConformanceRunner: Sendable {
             }
         }
         throw Refused(description: "no decision for the mirrored receiver \(receiver) in messages \(ids.joined(separator: ","))")
+    }
+
+    /// Waits (at most 30 s) until a PushBridge push task has ended, and returns the id of its push to `receiver`.
+    func endedTaskMessage(_ task: String, receiver: String, app: (id: String, key: String)) async throws -> String {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while true {
+            let status = try await call("GET", "/v1/apps/\(app.id)/push-tasks/\(task)", body: nil, bearer: app.key, what: "reading push task \(task)")
+            if let state = status.body["state"]?.stringValue, state == "finished" || state == "cancelled" { break }
+            guard ContinuousClock.now < deadline else { throw Refused(description: "push task \(task) did not end within 30 s: \(status.body.compactText)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return "pushtask-\(task)-\(receiver)"
+    }
+
+    /// The path of the first string equal to `text` in `value` (object keys and array indices), or `nil`.
+    static func path(of text: String, in value: JSONValue) -> [String]? {
+        switch value {
+        case .string(let s): return s == text ? [] : nil
+        case .object(let object):
+            for (key, member) in object { if let rest = path(of: text, in: member) { return [key] + rest } }
+        case .array(let items):
+            for (i, item) in items.enumerated() { if let rest = path(of: text, in: item) { return [String(i)] + rest } }
+        default: break
+        }
+        return nil
+    }
+
+    /// The value at a path made by ``path(of:in:)``.
+    static func value(in value: JSONValue, at path: [String]?) -> JSONValue? {
+        guard let path else { return nil }
+        var current = value
+        for step in path {
+            if case .array(let items) = current, let i = Int(step), items.indices.contains(i) { current = items[i] } else if let next = current[step] { current = next } else { return nil }
+        }
+        return current
     }
 
     /// The ids of the messages a send made: `PushBridge-Messages`, or an Easemob answer's `data`
@@ -307,6 +355,9 @@ public struct ServiceConformanceRunner: Sendable {
     struct Answer {
         var headers: HTTPHeaders
         var body: JSONValue
+
+        /// The push task in `PushBridge-Task`, when the answer has one (a campaign's send).
+        var taskHeader: String? { headers.first(name: "PushBridge-Task").flatMap { $0.isEmpty ? nil : $0 } }
 
         /// The ids in `PushBridge-Messages`, when the answer has them.
         var messagesHeader: [String]? {

@@ -69,6 +69,9 @@ public struct ServiceFixture: Sendable {
     public let send: Request
     /// The SDK-call fixture this one mirrors (its app, receiver, message id and expectation).
     public let mirrored: Fixture
+    /// Whether the send pushes every user of the app (`"audience": "every-user"`, a whole-app push
+    /// task): on an app other fixtures share, it would reach their users too.
+    public let pushesEveryUser: Bool
 
     /// Whether the fixture speaks the vendor's REST alone (and `device` steps): it runs against any
     /// server that speaks that REST, not only PushBridge.
@@ -80,7 +83,15 @@ public struct ServiceFixture: Sendable {
         self.path = path
         do {
             let r = try FieldReader(try JSONParser.parse(FixtureDiscovery.read(path)), at: .root, what: "a service fixture")
-            try r.allowOnly(["name", "description", "mirrors", "vendor", "steps", "send"], context: "a service fixture")
+            try r.allowOnly(["name", "description", "mirrors", "vendor", "audience", "steps", "send"], context: "a service fixture")
+            if let audience = try r.optionalString("audience", expected: "\"every-user\" (the send pushes every user of the app)") {
+                guard audience == "every-user" else {
+                    throw InputError(.invalidValue, at: .root / "audience", expected: "\"every-user\" (the send pushes every user of the app)", found: JSONValue.string(audience).compactText)
+                }
+                pushesEveryUser = true
+            } else {
+                pushesEveryUser = false
+            }
             name = try r.string("name", expected: "the fixture's name", allowEmpty: false)
             _ = try r.optionalString("description")
             vendor = try r.word("vendor", as: Vendor.self)

@@ -16,6 +16,14 @@ public final class MemoryStateStore: TransactionStore {
         var pushBindings: [UserID: [PushBinding]] = [:]
         /// Who has each device token.
         var deviceOwners: [String: UserID] = [:]
+        /// Push labels by key (their counts are not kept here), and each label's users.
+        var labels: [String: PushLabel] = [:]
+        var labelUsers: [String: [UserID: Instant]] = [:]
+        /// Attribute names by slot, and each user's values by name.
+        var attributeNames: [Int: String] = [:]
+        var userAttributes: [UserID: [String: String]] = [:]
+        /// Push tasks by id.
+        var tasks: [Int64: PushTask] = [:]
         /// Sent message ids: when, and the encoded decisions.
         var sent: [String: (at: Instant, decisions: [UInt8])] = [:]
         var nextKey: Int64 = 1
@@ -121,6 +129,8 @@ public final class MemoryStateStore: TransactionStore {
                 contents.groups[group] = rest.isEmpty ? nil : rest
             }
             contents.pushBindings[id] = nil
+            for label in contents.labelUsers.keys { contents.labelUsers[label]?[id] = nil }
+            contents.userAttributes[id] = nil
             return true
         }
 
@@ -227,9 +237,15 @@ public final class MemoryStateStore: TransactionStore {
             return old.count
         }
 
-        func outboxCounts() throws -> OutboxCounts {
+        func outboxCounts() throws -> OutboxCounts { counts(contents.outbox.values) }
+
+        func outboxCounts(ofMessagesStartingWith prefix: String) throws -> OutboxCounts {
+            counts(contents.outbox.values.filter { $0.delivery.messageID.hasPrefix(prefix) })
+        }
+
+        private func counts(_ rows: some Sequence<OutboxRow>) -> OutboxCounts {
             var counts = OutboxCounts(queued: 0, delivered: 0, failed: 0)
-            for row in contents.outbox.values {
+            for row in rows {
                 switch row.state {
                 case .queued: counts.queued += 1
                 case .delivered: counts.delivered += 1

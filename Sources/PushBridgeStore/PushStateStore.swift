@@ -1,3 +1,4 @@
+import Synchronization
 import Dispatch
 import PushBridgeCore
 
@@ -97,19 +98,19 @@ extension TransactionStore {
     /// The outbox as write and read transactions on the storage calls' queue.
     public var outbox: any PushOutbox { TransactionOutbox(store: self, queue: .storageCalls) }
 
-    /// One read transaction on a thread of the dispatch pool's (never the cooperative pool's).
+    /// One read transaction on a storage read queue (never the cooperative pool's threads).
     public func snapshot(_ keys: StateKeys) async throws -> StateSnapshot {
-        try await DispatchQueue.global().transaction { try self.read { try $0.read(keys) } }
+        try await DispatchQueue.storageReads.transaction { try self.read { try $0.read(keys) } }
     }
 
-    /// One read transaction on a thread of the dispatch pool's.
+    /// One read transaction on a storage read queue.
     public func groups(containing user: UserID?) async throws -> [String] {
-        try await DispatchQueue.global().transaction { try self.read { try $0.groups(containing: user) } }
+        try await DispatchQueue.storageReads.transaction { try self.read { try $0.groups(containing: user) } }
     }
 
-    /// One read transaction on a thread of the dispatch pool's.
+    /// One read transaction on a storage read queue.
     public func deliveries(ofMessage id: String) async throws -> [DeliveryRecord] {
-        try await DispatchQueue.global().transaction { try self.read { try $0.deliveries(ofMessage: id) } }
+        try await DispatchQueue.storageReads.transaction { try self.read { try $0.deliveries(ofMessage: id) } }
     }
 
     /// ``update(reading:deciding:)`` as one write transaction on the dispatch queue synchronous
@@ -125,6 +126,20 @@ extension DispatchQueue {
     /// Where a synchronous directory's or file storage's awaited calls run: a serial queue of its own
     /// (it is given a thread even while the shared pool's threads are all busy or blocked).
     package static let storageCalls = DispatchQueue(label: "pushbridge-storage-calls")
+
+    /// Where synchronous stores' awaited reads run: four serial queues of their own, taken in turn.
+    /// Not Dispatch's global queue: its threads (as many as the cores) are shared with everything else
+    /// in the process, and reads that wait there (on a lock, on SQLite's busy handler) would hold back
+    /// every other read and every timer queued behind them.
+    package static var storageReads: DispatchQueue {
+        storageReadQueues[storageReadTurn.add(1, ordering: .relaxed).oldValue & 3]
+    }
+    private static let storageReadQueues = (0..<4).map { DispatchQueue(label: "pushbridge-storage-reads-\($0)") }
+    private static let storageReadTurn = Atomic<Int>(0)
+
+    /// Where the writers' and the commit combiner's short timers fire: a serial queue of its own, so a
+    /// 2 ms pause is never queued behind blocked work on Dispatch's global queue.
+    package static let storageTimers = DispatchQueue(label: "pushbridge-storage-timers")
 
     /// Runs a synchronous transaction on this queue and awaits its end; the caller holds no thread meanwhile.
     /// - Parameter body: the transaction, run once on the queue.
@@ -176,7 +191,7 @@ public struct UserRecord: Sendable {
 /// boundary is the transaction's entry point (a service runs each app's writes on a serial queue of
 /// its own, as GRDB runs a synchronous body behind an async call). A send costs a bounded number of
 /// queries through them, never one per receiver.
-package protocol PushStateTransaction: AppConfigurationTable, UserTable, GroupTable, SentMessageTable, OutboxTable {
+package protocol PushStateTransaction: AppConfigurationTable, UserTable, GroupTable, LabelTable, TaskTable, SentMessageTable, OutboxTable {
     /// Writes what sends decided, together: badge counters, outbox rows, then records. A store that
     /// can write them in fewer round trips than one call to each table does (PostgreSQL: one statement).
     /// - Parameters:
@@ -369,4 +384,7 @@ package protocol OutboxTable {
 
     /// How many deliveries the outbox holds in each state.
     func outboxCounts() throws -> OutboxCounts
+
+    /// The outbox rows of the messages whose id starts with `prefix`, counted by state.
+    func outboxCounts(ofMessagesStartingWith prefix: String) throws -> OutboxCounts
 }

@@ -28,6 +28,7 @@ extension ServiceRoutes {
                 if command.isAccountCommand { return try await tencentAccounts(body, command: command, in: tenant) }
                 if command.managesGroups { return try await tencentGroups(body, command: command, in: tenant) }
                 let newID = request.headers[.pushBridgeMessageID] == nil ? nil : try messageIDs(request)
+                if command.isCampaignCommand { return try await tencentCampaign(body, command: command, binding: binding, in: tenant, newID: newID) }
                 let messages = try TencentREST.messages(body, command: command, administrator: binding.account, newID: newID)
                 switch command {
                 case .sendMessage:

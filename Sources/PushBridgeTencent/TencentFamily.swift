@@ -57,6 +57,11 @@ struct TencentFamily: VendorREST {
         ServiceRoutes.tencentBody(60008, "HTTP method \(method.rawValue) is not served: expected \(expected)", status: .methodNotAllowed)
     }
 
+    /// Each receiver's push of a task: the stored body as `openim/sendmsg` reads it.
+    func taskMessages(request: JSONValue, to users: [String], id: (String) -> String) throws -> [VendorMessage] {
+        try TencentREST.taskMessages(request, to: users, id: id)
+    }
+
     /// 60009 (HTTP 200), as Tencent answers its unknown commands.
     func unknownRoute(segments: [Substring], what: String, apps: ServiceApps) async -> Response? {
         ServiceRoutes.tencentBody(60009, what)

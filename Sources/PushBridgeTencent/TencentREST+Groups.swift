@@ -56,23 +56,10 @@ extension TencentREST {
         public var nameCard: String?
     }
 
-    /// Reads a group command's body with Tencent's codes (10011 malformed, 10004 bad fields).
-    static func reading<T>(_ body: () throws -> T) throws(Failure) -> T {
-        do {
-            return try body()
-        } catch let failure as Failure {
-            throw failure
-        } catch let error as InputError {
-            throw Failure(code: 10004, error)
-        } catch {
-            throw Failure(code: 10004, info: "\(error)")
-        }
-    }
-
     /// `create_group`: `Owner_Account`, `Type`, `GroupId`, `Name` (≤ 30 bytes), `Introduction`,
     /// `Notification`, `FaceUrl`, `MaxMemberCount`, `ApplyJoinOption`, `MemberList` (≤ 100).
     public static func groupCreation(_ body: JSONValue) throws(Failure) -> GroupCreation {
-        try reading {
+        try reading(code: 10004) {
             let r = try FieldReader(body, at: .root, what: "the request body, a JSON object")
             try r.allowOnly(
                 ["Owner_Account", "Type", "GroupId", "Name", "Introduction", "Notification", "FaceUrl", "MaxMemberCount", "ApplyJoinOption",
@@ -134,7 +121,7 @@ extension TencentREST {
     /// `add_group_member` (`GroupId`, `Silence`, `MemberList` ≤ 300) or `delete_group_member`
     /// (`GroupId`, `Silence`, `Reason`, `MemberToDel_Account` ≤ 100): the group and the UserIDs.
     public static func memberList(_ body: JSONValue, command: Command) throws(Failure) -> (group: String, members: [String]) {
-        try reading {
+        try reading(code: 10004) {
             let r = try FieldReader(body, at: .root, what: "the request body, a JSON object")
             let adding = command == .addGroupMember
             try r.allowOnly(adding ? ["GroupId", "Silence", "MemberList"] : ["GroupId", "Silence", "Reason", "MemberToDel_Account"], context: command.rawValue)
@@ -166,7 +153,7 @@ extension TencentREST {
 
     /// `destroy_group`: `{"GroupId"}`.
     public static func groupOnly(_ body: JSONValue) throws(Failure) -> String {
-        try reading {
+        try reading(code: 10004) {
             let r = try FieldReader(body, at: .root, what: "{\"GroupId\"}")
             try r.allowOnly(["GroupId"], context: "destroy_group")
             return try groupID(try r.string("GroupId", expected: "the GroupId", allowEmpty: false), at: .root / "GroupId")
@@ -176,7 +163,7 @@ extension TencentREST {
     /// `get_group_member_info`: `GroupId`, `Limit` (≤ 6000), `Offset`; `MemberInfoFilter` and
     /// `MemberRoleFilter` accepted (every field is answered; roles filter).
     public static func memberInfo(_ body: JSONValue) throws(Failure) -> (group: String, limit: Int, offset: Int, roles: [String]?) {
-        try reading {
+        try reading(code: 10004) {
             let r = try FieldReader(body, at: .root, what: "{\"GroupId\", \"Limit\"?, \"Offset\"?}")
             try r.allowOnly(["GroupId", "MemberInfoFilter", "MemberRoleFilter", "AppDefinedDataFilter_GroupMember", "Limit", "Offset", "Next"], context: "get_group_member_info")
             let group = try groupID(try r.string("GroupId", expected: "the GroupId", allowEmpty: false), at: .root / "GroupId")
@@ -194,7 +181,7 @@ extension TencentREST {
     /// `modify_group_member_info`: `GroupId`, `Member_Account`, `Role` (Admin / Member), `MsgFlag`,
     /// `NameCard` (≤ 50 bytes); `MuteTime` and `AppMemberDefinedData` accepted (no push effect).
     public static func memberChange(_ body: JSONValue) throws(Failure) -> MemberChange {
-        try reading {
+        try reading(code: 10004) {
             let r = try FieldReader(body, at: .root, what: "{\"GroupId\", \"Member_Account\", \"MsgFlag\"?, \"NameCard\"?, \"Role\"?}")
             try r.allowOnly(["GroupId", "Member_Account", "Role", "MsgFlag", "NameCard", "MuteTime", "AppMemberDefinedData"], context: "modify_group_member_info")
             let group = try groupID(try r.string("GroupId", expected: "the GroupId", allowEmpty: false), at: .root / "GroupId")

@@ -47,11 +47,25 @@ public enum TencentREST {
         case destroyGroup = "group_open_http_svc/destroy_group"
         case getGroupMemberInfo = "group_open_http_svc/get_group_member_info"
         case modifyGroupMemberInfo = "group_open_http_svc/modify_group_member_info"
+        case pushToAll = "all_member_push/im_push"
+        case addTags = "all_member_push/im_add_tag"
+        case getTags = "all_member_push/im_get_tag"
+        case removeTags = "all_member_push/im_remove_tag"
+        case removeAllTags = "all_member_push/im_remove_all_tags"
+        case setAttributeNames = "all_member_push/im_set_attr_name"
+        case getAttributeNames = "all_member_push/im_get_attr_name"
+        case getAttributes = "all_member_push/im_get_attr"
+        case setAttributes = "all_member_push/im_set_attr"
+        case removeAttributes = "all_member_push/im_remove_attr"
+        case timPush = "timpush/push"
+        case timPushBatch = "timpush/batch"
 
         /// Whether the command registers, removes or checks accounts (the login service).
         public var isAccountCommand: Bool { rawValue.hasPrefix("im_open_login_svc/") }
         /// Whether the command is one of the group service's (`group_open_http_svc`).
         public var isGroupCommand: Bool { rawValue.hasPrefix("group_open_http_svc/") }
+        /// Whether the command pushes to many users or manages their tags (`all_member_push`, `timpush`).
+        public var isCampaignCommand: Bool { rawValue.hasPrefix("all_member_push/") || rawValue.hasPrefix("timpush/") }
         /// Whether the command manages groups (every group command but `send_group_msg`).
         public var managesGroups: Bool { isGroupCommand && self != .sendGroupMessage }
 
@@ -61,6 +75,23 @@ public enum TencentREST {
         var shapeCode: Int { isGroupCommand ? 10004 : isAccountCommand ? 70402 : 90010 }
         /// Tencent's code for a bad `MsgBody`: 10004 (group) or 90002.
         var bodyCode: Int { isGroupCommand ? 10004 : 90002 }
+    }
+
+    /// Reads a body with Tencent's codes: a bad field is `code` (10004 for group commands, 90001 for
+    /// pushes) unless a ``Failure`` names its own.
+    /// - Parameters:
+    ///   - code: the code of a bad field.
+    ///   - body: the reading.
+    static func reading<T>(code: Int, _ body: () throws -> T) throws(Failure) -> T {
+        do {
+            return try body()
+        } catch let failure as Failure {
+            throw failure
+        } catch let error as InputError {
+            throw Failure(code: code, error)
+        } catch {
+            throw Failure(code: code, info: "\(error)")
+        }
     }
 
     /// The most accounts one account command takes.

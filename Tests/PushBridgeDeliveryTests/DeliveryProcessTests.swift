@@ -52,18 +52,7 @@ struct DeliveryProcessTests {
             try await withHTTPClient { client in
                 let appKey = try await ProcessScenario.setUp(client, first)
                 key = appKey
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for lane in 0..<8 {
-                        group.addTask {
-                            for i in stride(from: lane, to: users, by: 8) {
-                                let calls = #"[{"call":"initializeSDK","appkey":"1#2","apnsCertName":"agoraTest"},{"call":"registerForRemoteNotificationsWithDeviceToken","deviceToken":"\#(ProcessScenario.token(i))"}]"#
-                                let reply = try await client.call(.POST, first.base + "/v1/apps/demo/users/k\(i)/calls?dialect=agora-silent", key: appKey, body: calls)
-                                #expect(reply.status == 200, "\(reply.text)")
-                            }
-                        }
-                    }
-                    try await group.waitForAll()
-                }
+                try await ProcessScenario.registerUsers(client, first, key: appKey, count: users)
                 let members = (0..<users).map { "\"k\($0)\"" }.joined(separator: ",")
                 #expect(try await client.call(.PUT, first.base + "/v1/apps/demo/groups/kg/members", key: key, body: #"{"members":["sender",\#(members)]}"#).status == 200)
                 for m in 0..<messages {

@@ -333,3 +333,5 @@ final class TestCluster: Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 }
+
+

@@ -127,8 +127,13 @@ struct BlackBoxConformanceTests {
             let vendorOnly = try Set(Repository.fixtureFiles(under: "service").filter { try ServiceFixture(path: $0).isVendorOnly }.map(Self.name))
             #expect(vendorOnly.count >= 40 && Double(vendorOnly.count) >= 0.85 * Double(report.results.count), "\(vendorOnly.count) vendor-only of \(report.results.count)")
             #expect(report.results.count == Repository.fixtureFiles(under: "service").count)
+            let everyUser = try Set(Repository.fixtureFiles(under: "service").filter { try ServiceFixture(path: $0).pushesEveryUser }.map(Self.name))
+            #expect(!everyUser.isEmpty)
             for result in report.results {
-                if vendorOnly.contains(Self.name(result.path)) {
+                if everyUser.contains(Self.name(result.path)) {
+                    // A push to every user of the app every fixture shares: skipped, with its reason.
+                    #expect(result.skipped?.contains("every user") == true && !result.passed, "\(result.path): \(result.skipped ?? "ran")")
+                } else if vendorOnly.contains(Self.name(result.path)) {
                     #expect(result.passed, "\(result.path): \(result.failure?.description ?? result.skipped ?? "")")
                 } else {
                     #expect(result.skipped?.contains("native API") == true, "\(result.path): \(result.skipped ?? "ran")")

@@ -213,7 +213,7 @@ struct EasemobGroupRoutesTests {
         }
     }
 
-    @Test("push without a message: per-target answers, outbox deliveries, refused tasks", arguments: [":memory:", "sqlite"])
+    @Test("push without a message: per-target answers, outbox deliveries, refusals", arguments: [":memory:", "sqlite"])
     func pushOnly(_ store: String) async throws {
         try await withLiveService(database: store == ":memory:" ? ":memory:" : nil, mode: .router) { service in
             let e = try await VendorRoutesTests().easemobApp(service, "push")
@@ -234,8 +234,8 @@ struct EasemobGroupRoutesTests {
                 ("/push/single", #"{"targets":["bob"],"strategy":4,"pushMessage":{"content":"x"}}"#, 400),
                 ("/push/single", #"{"targets":["bob"],"pushMessage":{"content":"\#(String(repeating: "x", count: 101))"}}"#, 400),
                 ("/push/single", #"{"targets":["bob"],"pushMessage":{"title":"t"}}"#, 400),
-                ("/push/list/label", #"{"targets":["vip"],"pushMessage":{"content":"x"}}"#, 403),
-                ("/push/task", #"{"pushMessage":{"content":"x"}}"#, 403),
+                ("/push/list/label", #"{"targets":["vip"],"pushMessage":{"content":"x"}}"#, 400),
+                ("/push/task", #"{"pushMessage":{"content":"x"},"strategy":4}"#, 400),
             ] {
                 let reply = try await service.call(.post, e.prefix + path, key: e.token, body: bodyText)
                 #expect(reply.status == status && reply.headers[.init("PushBridge-Messages")!] == nil, "\(path) \(bodyText): \(reply.text)")

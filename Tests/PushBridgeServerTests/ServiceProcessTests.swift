@@ -165,6 +165,13 @@ struct ServiceProcessTests {
         #expect(run.status == 0 && run.stdout.contains("max-open-apps: 32\n"), "\(run.stdout)\(run.stderr)")
         run = try runServe(["--check-config"], environment: ["PUSHBRIDGE_MAX_OPEN_APPS": "0"])
         #expect(run.status == 2 && run.stderr.contains("environment PUSHBRIDGE_MAX_OPEN_APPS: max-open-apps: expected a number of apps, 1–1000000, found \"0\""), "\(run.stderr)")
+        // push-task-rate: 0 is no limit; a negative rate refused.
+        run = try runServe(["--check-config"], environment: ["PUSHBRIDGE_PUSH_TASK_RATE": "250"])
+        #expect(run.status == 0 && run.stdout.contains("push-task-rate: 250 receivers a second\n"), "\(run.stdout)\(run.stderr)")
+        run = try runServe(["--check-config"])
+        #expect(run.status == 0 && run.stdout.contains("push-task-rate: 0 (no limit)\n"), "\(run.stdout)\(run.stderr)")
+        run = try runServe(["--check-config"], environment: ["PUSHBRIDGE_PUSH_TASK_RATE": "-5"])
+        #expect(run.status == 2 && run.stderr.contains("push-task-rate: expected receivers a second, 1–1000000, or 0 for no limit, found \"-5\""), "\(run.stderr)")
         // postgres-connections: the same, past its range of 1–1000 (a file's key this time).
         try "postgres-connections: 1001\n".write(toFile: file, atomically: true, encoding: .utf8)
         run = try runServe(["--config", file, "--check-config"])

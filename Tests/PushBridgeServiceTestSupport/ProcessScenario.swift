@@ -4,6 +4,7 @@ import PushBridgeStoreTestSupport
 import PushBridgeTestSupport
 import PushBridgeAPNsMock
 import PushBridgeDelivery
+import PushBridgeJSON
 import Testing
 
 /// `pushbridge serve` as a child process, and what the process tests of the service, delivery and
@@ -125,6 +126,58 @@ package enum ProcessScenario {
         #expect(try await client.call(.POST, server.base + "/v1/apps/demo/users/u2/calls?dialect=agora-silent", key: key, body: calls).status == 200)
         return key
     }
+    /// Registers users `k0`…`k<count-1>`, each with a device of its own (``token(_:)``), eight at a time.
+    package static func registerUsers(_ client: HTTPClient, _ server: ServerProcess, key: String, count: Int) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for lane in 0..<8 {
+                group.addTask {
+                    for i in stride(from: lane, to: count, by: 8) {
+                        let calls = #"[{"call":"initializeSDK","appkey":"1#2","apnsCertName":"agoraTest"},{"call":"registerForRemoteNotificationsWithDeviceToken","deviceToken":"\#(token(i))"}]"#
+                        let reply = try await client.call(.POST, server.base + "/v1/apps/demo/users/k\(i)/calls?dialect=agora-silent", key: key, body: calls)
+                        #expect(reply.status == 200, "\(reply.text)")
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    /// Binds Easemob credentials to the `demo` app and returns an Easemob app token for it.
+    package static func easemobToken(_ client: HTTPClient, _ server: ServerProcess, key: String) async throws -> String {
+        let bound = try await client.call(
+            .PUT, server.base + "/v1/apps/demo/vendors/easemob", key: key, body: #"{"org":"acme","app":"demo","clientId":"YXA6-id","clientSecret":"YXA6-secret"}"#)
+        #expect(bound.status == 200, "\(bound.text)")
+        let granted = try await client.call(
+            .POST, server.base + "/acme/demo/token", key: nil, body: #"{"grant_type":"client_credentials","client_id":"YXA6-id","client_secret":"YXA6-secret"}"#)
+        return try #require(granted.json?["access_token"]?.stringValue, "\(granted.text)")
+    }
+
+    /// A push task's status once it has finished and its deliveries are settled (or after `seconds`).
+    package static func endedTask(_ client: HTTPClient, _ server: ServerProcess, key: String, task: Int64, seconds: Double) async throws -> JSONValue {
+        let deadline = Date().addingTimeInterval(seconds)
+        var status = JSONValue.null
+        while Date() < deadline {
+            status = try await client.call(.GET, server.base + "/v1/apps/demo/push-tasks/\(task)", key: key).json ?? .null
+            if status["state"] == "finished" && status["deliveries"]?["queued"] == 0 { break }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        return status
+    }
+
+    /// Checks that each of `k0`…`k<users-1>` got one push whose payload holds `marker` (one `apns-id`,
+    /// perhaps sent more than once) and returns how many were sent again.
+    package static func taskPushesResent(_ mock: MockAPNs, users: Int, marker: String) -> Int {
+        let delivered = mock.delivered()
+        var resent = 0
+        for i in 0..<users {
+            let pushes = (delivered[token(i)] ?? []).filter { String(decoding: $0.payload, as: UTF8.self).contains(marker) }
+            let ids = Set(pushes.map(\.apnsID))
+            #expect(ids.count == 1, "k\(i): \(ids.count) different pushes of the task")
+            resent += pushes.count - ids.count
+        }
+        return resent
+    }
+
     /// A one-to-one message from u1 to u2 with a given id (agora-silent).
     package static func message(_ id: String, to receiver: String = "u2") -> String {
         #"{"id":"\#(id)","conversationId":"\#(receiver)","from":"u1","to":"\#(receiver)","chatType":"Chat","body":{"type":"text","text":"hi \#(id)"}}"#

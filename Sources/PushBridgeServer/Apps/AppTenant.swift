@@ -35,6 +35,8 @@ package final class AppTenant: Sendable {
         /// recently used is closed first, and one asked for within the last second is not closed, so
         /// one just opened serves the request that opened it.
         var lastUsedAt: ContinuousClock.Instant?
+        /// Whether its task runner has pending push tasks (an app with tasks to run is not closed).
+        var hasPendingTasks = false
     }
     private let use = Mutex(Use())
 
@@ -134,6 +136,11 @@ package final class AppTenant: Sendable {
     /// Before the delivery worker looks at the outbox: the writes so far.
     func writesBeforeOutboxLook() -> UInt64 { use.withLock { $0.writes } }
 
+    /// After the task runner's look at its tasks: whether any is pending.
+    func tasksLooked(pending: Bool) {
+        use.withLock { $0.hasPendingTasks = pending }
+    }
+
     /// After the delivery worker's look: whether the outbox held no delivery, with the writes counted
     /// before it began (a write after that may have queued one the look did not see).
     func outboxLooked(empty: Bool, writesBefore: UInt64) {
@@ -141,7 +148,7 @@ package final class AppTenant: Sendable {
     }
 
     /// Marks the tenant closed when nobody uses it, nobody has asked for it since `cutoff`, and (with
-    /// delivery) its outbox was seen empty since its last write; operations that come later go to the
+    /// delivery) its outbox was seen empty since its last write, and no push task is pending; operations that come later go to the
     /// app's tenant opened anew.
     /// - Parameters:
     ///   - delivering: whether the service delivers (an outbox with deliveries keeps its app open).
@@ -151,6 +158,7 @@ package final class AppTenant: Sendable {
         use.withLock { use in
             guard !use.retired, use.inFlight == 0, use.lastUsedAt.map({ $0 <= cutoff }) ?? true else { return false }
             if delivering && use.emptyOutboxAt != use.writes { return false }
+            if use.hasPendingTasks { return false }
             use.retired = true
             return true
         }

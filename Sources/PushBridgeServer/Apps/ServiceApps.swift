@@ -44,6 +44,8 @@ package final class ServiceApps: @unchecked Sendable {
     private let closed = ClosedFlag()
     /// Delivery to APNs, when configured.
     let delivery: ServiceDelivery?
+    /// The apps' push tasks.
+    let campaigns: ServiceCampaigns
 
     /// Opens the directory and, when delivery is configured, reads its credentials.
     /// - Parameters:
@@ -52,8 +54,18 @@ package final class ServiceApps: @unchecked Sendable {
     ///   - registry: the dialects.
     ///   - metrics: the service's metrics.
     ///   - logger: the service's log.
-    init(configuration: ServiceConfiguration, storage: any ServiceStorage, registry: DialectRegistry = .standard, metrics: ServiceMetrics, logger: Logger) throws {
+    ///   - vendors: the vendor REST families (push tasks store their bodies).
+    init(
+        configuration: ServiceConfiguration, storage: any ServiceStorage, registry: DialectRegistry = .standard, metrics: ServiceMetrics, logger: Logger,
+        vendors: [VendorRESTFamily] = []
+    ) throws {
         delivery = try configuration.delivery.map { try ServiceDelivery(settings: $0, releasesClaimsAtStart: !storage.isShared, metrics: metrics, logger: logger) }
+        campaigns = ServiceCampaigns(
+            families: vendors, startsAtOpen: !storage.isShared, settings: TaskRunner.Settings(
+                pageSize: configuration.pushTaskPageSize, receiversPerSecond: configuration.pushTaskRate, outboxBudget: configuration.delivery.map { max(1_000, 2 * $0.concurrency) },
+                // Shared storage: another node may make a task, or die running one.
+                idleMilliseconds: storage.isShared ? 5_000 : 60_000), metrics: metrics,
+            logger: logger)
         self.configuration = configuration
         self.storage = storage
         self.registry = registry
@@ -142,6 +154,7 @@ package final class ServiceApps: @unchecked Sendable {
             throw ServiceError.stopping
         }
         delivery?.start(tenant)
+        campaigns.start(tenant)
         closeLeastRecentlyUsed()
         metrics.appsOpen(openApps)
         return tenant
@@ -206,6 +219,7 @@ package final class ServiceApps: @unchecked Sendable {
             let key = closings
             closing[key] = Task { [delivery, metrics, logger] in
                 for tenant in retired {
+                    await self.campaigns.stop(tenant)
                     await delivery?.stop(tenant)
                     await tenant.writer.stop()
                 }
@@ -244,6 +258,7 @@ package final class ServiceApps: @unchecked Sendable {
     /// Finishes every app's queued writes and closes the stores; later writes get 503.
     func close() async {
         closed.close()
+        await campaigns.stopAll()
         let (open, closingNow) = lock.withLock { (Array(tenants.values), Array(closing.values)) }
         for task in closingNow { await task.value }
         for tenant in open { await tenant.writer.stop() }

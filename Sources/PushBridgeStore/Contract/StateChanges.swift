@@ -54,6 +54,10 @@ public struct StateChanges: Sendable {
     public var bindings: [BindingChange]
     /// Groups' members and profiles to store, in order, after the bindings.
     public var groups: [GroupChange]
+    /// Push label changes, in order, after the groups.
+    public var labels: [LabelChange]
+    /// Push tasks to store (new, or replacing the stored one with their id), after the labels.
+    public var tasks: [PushTask]
     /// Badge counters, one entry per user row (its latest counter).
     public var badges: [(key: UserKey, badge: Int)]
     /// Outbox rows, in the order they were decided.
@@ -64,7 +68,7 @@ public struct StateChanges: Sendable {
     public var cutoff: Instant
 
     public init(
-        app: AppConfiguration? = nil, removedUsers: [UserID] = [], users: [UserChange] = [], bindings: [BindingChange] = [], groups: [GroupChange] = [], badges: [(key: UserKey, badge: Int)] = [], deliveries: [OutboxDelivery] = [], records: [RecordChange] = [],
+        app: AppConfiguration? = nil, removedUsers: [UserID] = [], users: [UserChange] = [], bindings: [BindingChange] = [], groups: [GroupChange] = [], labels: [LabelChange] = [], tasks: [PushTask] = [], badges: [(key: UserKey, badge: Int)] = [], deliveries: [OutboxDelivery] = [], records: [RecordChange] = [],
         cutoff: Instant = Instant(milliseconds: .min)
     ) {
         self.app = app
@@ -72,6 +76,8 @@ public struct StateChanges: Sendable {
         self.users = users
         self.bindings = bindings
         self.groups = groups
+        self.labels = labels
+        self.tasks = tasks
         self.badges = badges
         self.deliveries = deliveries
         self.records = records
@@ -80,7 +86,7 @@ public struct StateChanges: Sendable {
 
     /// Whether there is nothing to write.
     public var isEmpty: Bool {
-        app == nil && removedUsers.isEmpty && users.isEmpty && bindings.isEmpty && groups.isEmpty && badges.isEmpty && deliveries.isEmpty && records.isEmpty
+        app == nil && removedUsers.isEmpty && users.isEmpty && bindings.isEmpty && groups.isEmpty && labels.isEmpty && tasks.isEmpty && badges.isEmpty && deliveries.isEmpty && records.isEmpty
     }
 }
 
@@ -143,7 +149,7 @@ public struct RecordChange: Sendable {
 
 extension PushStateTransaction {
     /// Stores the app, forgets the removed users, saves the users' states, their bindings and the
-    /// groups' members, profiles and sequences, stores the rolls the records refer to, then writes
+    /// groups' members, profiles and sequences, the label changes and tasks, stores the rolls the records refer to, then writes
     /// counters, outbox rows and records with ``writeSendEffects(badges:deliveries:records:forgettingBefore:)``: correct for any store.
     public func commit(_ changes: StateChanges) throws {
         if let app = changes.app { try setApp(app) }
@@ -155,6 +161,8 @@ extension PushStateTransaction {
             if let profile = group.profile { try setGroupProfile(profile, of: group.group) }
             for _ in 0..<group.sequenceAdvances { _ = try messageSequence(of: group.group, advancing: true) }
         }
+        for change in changes.labels { try apply(change) }
+        for task in changes.tasks { try saveTask(task) }
         var records: [SentMessage] = []
         records.reserveCapacity(changes.records.count)
         for record in changes.records {

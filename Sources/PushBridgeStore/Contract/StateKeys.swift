@@ -72,6 +72,14 @@ public struct StateKeys: Sendable {
     public private(set) var deviceOwners: [String] = []
     /// Groups whose message sequence is read.
     public private(set) var sequences: [String] = []
+    /// Push labels read, by key (with their counts of users).
+    public private(set) var labels: [String] = []
+    /// Pages of labels or of a label's users read.
+    public private(set) var labelPages: [LabelPage] = []
+    /// Push tasks read.
+    public private(set) var tasks: [TaskQuery] = []
+    /// Message id prefixes whose outbox rows are counted (a push task's deliveries).
+    public private(set) var deliveryCounts: [String] = []
     private var senderPositions: [Sender: Int] = [:]
     private var targetPositions: [Target: Int] = [:]
     private var userPositions: [UserID: Int] = [:]
@@ -81,6 +89,10 @@ public struct StateKeys: Sendable {
     private var ownerPositions: [String: Int] = [:]
     private var sequencePositions: [String: Int] = [:]
     private var receiverPositions: [Receivers: Int] = [:]
+    private var labelPositions: [String: Int] = [:]
+    private var pagePositions: [LabelPage: Int] = [:]
+    private var taskPositions: [TaskQuery: Int] = [:]
+    private var countPositions: [String: Int] = [:]
 
     public init() {}
 
@@ -130,6 +142,18 @@ public struct StateKeys: Sendable {
     /// Adds a group whose message sequence is read (once) and returns its position in ``StateSnapshot/sequences``.
     public mutating func addSequence(of group: String) -> Int { Self.add(group, to: &sequences, at: &sequencePositions) }
 
+    /// Adds a push label read by key (once) and returns its position in ``StateSnapshot/labels``.
+    public mutating func addLabel(_ key: String) -> Int { Self.add(key, to: &labels, at: &labelPositions) }
+
+    /// Adds a page of labels or of a label's users (once) and returns its position in ``StateSnapshot/labelPages``.
+    public mutating func addPage(_ page: LabelPage) -> Int { Self.add(page, to: &labelPages, at: &pagePositions) }
+
+    /// Adds a query of push tasks (once) and returns its position in ``StateSnapshot/tasks``.
+    public mutating func addTasks(_ query: TaskQuery) -> Int { Self.add(query, to: &tasks, at: &taskPositions) }
+
+    /// Adds a message id prefix whose outbox rows are counted (once) and returns its position in ``StateSnapshot/deliveryCounts``.
+    public mutating func addDeliveryCounts(ofMessagesStartingWith prefix: String) -> Int { Self.add(prefix, to: &deliveryCounts, at: &countPositions) }
+
     private static func add<Key: Hashable>(_ key: Key, to keys: inout [Key], at positions: inout [Key: Int]) -> Int {
         if let position = positions[key] { return position }
         positions[key] = keys.count
@@ -162,11 +186,20 @@ public struct StateSnapshot: Sendable {
     public var deviceOwners: [DeviceOwner?]
     /// Each group's message sequence (0 before its first message).
     public var sequences: [Int64]
+    /// Each push label, or `nil` for a key no label has.
+    public var labels: [PushLabel?]
+    /// Each page of labels or of a label's users.
+    public var labelPages: [LabelPageRows]
+    /// Each query's push tasks.
+    public var tasks: [[PushTask]]
+    /// Each prefix's outbox rows, counted by state.
+    public var deliveryCounts: [OutboxCounts]
 
     public init(
         app: AppConfiguration?, senders: [UserState?], groupProfiles: [[UInt8]?], receivers: [StoredReceivers], records: [StoredRecord?] = [],
         knownTargets: [Bool] = [], users: [UserRecord?] = [], memberLists: [[UserID]] = [], bindings: [[PushBinding]] = [], deviceOwners: [DeviceOwner?] = [],
-        sequences: [Int64] = []
+        sequences: [Int64] = [], labels: [PushLabel?] = [], labelPages: [LabelPageRows] = [],
+        tasks: [[PushTask]] = [], deliveryCounts: [OutboxCounts] = []
     ) {
         self.app = app
         self.senders = senders
@@ -179,6 +212,10 @@ public struct StateSnapshot: Sendable {
         self.bindings = bindings
         self.deviceOwners = deviceOwners
         self.sequences = sequences
+        self.labels = labels
+        self.labelPages = labelPages
+        self.tasks = tasks
+        self.deliveryCounts = deliveryCounts
     }
 }
 
@@ -221,7 +258,7 @@ extension PushStateTransaction {
 
     /// Reads every key, in the order the table methods take them (records and the rolls they refer
     /// to, app, senders, profiles, receivers, targets, users, member lists, bindings, device owners,
-    /// sequences): correct for any store; a store that can read
+    /// sequences, labels, label pages, tasks, delivery counts): correct for any store; a store that can read
     /// them in fewer round trips does.
     public func read(_ keys: StateKeys) throws -> StateSnapshot {
         let records = try keys.records.isEmpty ? [] : sentMessages(keys.records.map { ($0.id, $0.since) }).map { found -> StoredRecord? in
@@ -242,6 +279,10 @@ extension PushStateTransaction {
             deviceOwners: try keys.deviceOwners.map { token in
                 try owner(ofDevice: token).map { DeviceOwner(user: $0, record: try user($0), bindings: try pushBindings(of: $0)) }
             },
-            sequences: try keys.sequences.map { try messageSequence(of: $0, advancing: false) })
+            sequences: try keys.sequences.map { try messageSequence(of: $0, advancing: false) },
+            labels: try keys.labels.map { try label($0) },
+            labelPages: try keys.labelPages.map { try page($0) },
+            tasks: try keys.tasks.map { try tasks($0) },
+            deliveryCounts: try keys.deliveryCounts.map { try outboxCounts(ofMessagesStartingWith: $0) })
     }
 }

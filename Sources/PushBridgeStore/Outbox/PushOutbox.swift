@@ -78,7 +78,7 @@ package final class TransactionOutbox: PushOutbox, @unchecked Sendable {  // `pe
 
     package func outboxState() async throws -> (counts: OutboxCounts, nextDue: Instant?) {
         let store = try self.present()
-        return try await DispatchQueue.global().transaction { try store.read { (try $0.outboxCounts(), try $0.nextDeliveryDue()) } }
+        return try await DispatchQueue.storageReads.transaction { try store.read { (try $0.outboxCounts(), try $0.nextDeliveryDue()) } }
     }
 
     /// Runs `body` in the next write transaction on the queue, with the writes waiting beside it.

@@ -79,7 +79,11 @@ extension SQLiteStateStore.Transaction {
     }
 
     func outboxCounts() throws -> OutboxCounts {
-        let rows = try connection.statement("SELECT state, count(*) FROM deliveries GROUP BY state")
+        try counts(try connection.statement("SELECT state, count(*) FROM deliveries GROUP BY state"))
+    }
+
+    /// Reads rows of `state, count(*)` into counts.
+    func counts(_ rows: Statement) throws -> OutboxCounts {
         var counts = OutboxCounts(queued: 0, delivered: 0, failed: 0)
         while try rows.step() {
             switch try StoredCodes.deliveryState(rows.int(0)) {

@@ -230,6 +230,54 @@ extension SQLiteStateStore {
                     PRIMARY KEY (user_name, position)
                 ) WITHOUT ROWID;
                 """),
+        // Push campaigns: labels (Easemob / Agora Chat `/push/label`) by key (the name, or the name in
+        // lower case where names ignore case) with their users by name (removing the user takes it
+        // out), and push tasks (labels joined by ",": label names hold none). Text orders by its
+        // bytes, so pages follow code-point order.
+        Migration(
+            identifier: "2026-11-30-push-campaigns",
+            sql: """
+                CREATE TABLE push_labels (
+                    key TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    description TEXT NOT NULL,
+                    created_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE push_label_users (
+                    label TEXT NOT NULL REFERENCES push_labels(key),
+                    user_name TEXT NOT NULL,
+                    added_at INTEGER NOT NULL,
+                    PRIMARY KEY (label, user_name)
+                ) WITHOUT ROWID;
+                CREATE INDEX push_label_users_by_user ON push_label_users (user_name);
+                CREATE TABLE push_tasks (
+                    id INTEGER PRIMARY KEY,
+                    family TEXT NOT NULL,
+                    audience TEXT NOT NULL,
+                    request BLOB NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    start_at INTEGER NOT NULL,
+                    state INTEGER NOT NULL CHECK (state IN (0, 1, 2)),
+                    cursor TEXT,
+                    targets INTEGER NOT NULL,
+                    pushed INTEGER NOT NULL,
+                    suppressed TEXT NOT NULL,
+                    ended_at INTEGER
+                );
+                CREATE INDEX push_tasks_pending ON push_tasks (id) WHERE state = 0;
+                CREATE INDEX push_tasks_by_creation ON push_tasks (created_at);
+                CREATE TABLE push_attribute_names (
+                    slot INTEGER PRIMARY KEY CHECK (slot BETWEEN 0 AND 9),
+                    name TEXT NOT NULL UNIQUE
+                );
+                CREATE TABLE user_attributes (
+                    user_name TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    value TEXT NOT NULL,
+                    PRIMARY KEY (user_name, name)
+                ) WITHOUT ROWID;
+                CREATE INDEX user_attributes_by_value ON user_attributes (name, value, user_name);
+                """),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.

@@ -201,6 +201,8 @@ extension SQLiteStateStore.Transaction {
         }
         try connection.statement("DELETE FROM users WHERE id = ?").bind(1, key).run()
         try connection.statement("DELETE FROM push_bindings WHERE user_name = ?").bind(1, id).run()
+        try connection.statement("DELETE FROM push_label_users WHERE user_name = ?").bind(1, id).run()
+        try connection.statement("DELETE FROM user_attributes WHERE user_name = ?").bind(1, id).run()
         return true
     }
 
