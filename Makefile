@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 SUDO := $(shell if [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then echo sudo; fi)
 
-.PHONY: deps test-deps core demo demo-serve demo-vendor-rest test docs build bench bench-serve bench-deliver bench-postgres bench-compare clean
+.PHONY: deps test-deps core demo demo-serve demo-vendor-rest test docs build bench bench-serve bench-deliver bench-campaign bench-postgres bench-compare clean
 
 ## deps: install the system libraries PushBridge links (json-c, sqlite3, zlib) and pkg-config when missing.
 ## Found through pkg-config only (no fixed include paths): apt-get on Debian/Ubuntu, Homebrew on macOS.
@@ -101,6 +101,12 @@ bench-deliver: deps
 	@command -v h2load >/dev/null 2>&1 || { echo "Installing h2load (nghttp2-client, missing)..."; $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nghttp2-client; }
 	$(SWIFT) build -c release --product pushbridge-bench
 	@.build/release/pushbridge-bench --deliver
+
+## bench-campaign: release build, then Easemob's POST /push/task to every user of a 1,000,000-user app (one device each) delivered into the mock APNs at 100 ms per answer, beside h2load on the same mock; on SQLite, then on PostgreSQL (a throwaway cluster) with the ratio; targets: accepted < 100 ms, decided and queued ≤ 60 s, delivered ≥ 0.8 of h2load, peak memory ≤ 500 MB (USERS=… for a smaller app)
+bench-campaign: deps
+	@command -v h2load >/dev/null 2>&1 || { echo "Installing h2load (nghttp2-client, missing)..."; $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nghttp2-client; }
+	$(SWIFT) build -c release --product pushbridge-bench
+	@Tests/Scripts/with-postgres.sh .build/release/pushbridge-bench --campaign --users $(or $(USERS),1000000)
 
 ## bench-postgres: release build, then one-to-one messages (wrk, 16 connections) on one SQLite node and on one and two PostgreSQL nodes for one app and eight apps, the 100,000-member fan-out beside SQLite, its targets (PostgreSQL one node ≥ 0.5 of SQLite; 8 apps on one node ≥ 0.75× one app; p99 ≤ 20 ms for 8 apps on one node, ≤ 30 ms on two; ≤ 1.5 statements a message at 8 apps; one app on two nodes ≥ 0.75× one node; two nodes' CPU a message ≤ 1.1× one node's; warm fan-out ≤ 2× SQLite's; p99 ≤ 50 ms for one app), each met or NOT MET, and a scale model projected from the CPU a message, on a throwaway cluster
 bench-postgres: deps

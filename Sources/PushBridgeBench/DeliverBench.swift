@@ -73,17 +73,8 @@ func runDeliverBench(members: Int, latencies: [Int], connections: Int, concurren
     defer { try? FileManager.default.removeItem(atPath: dir) }
 
     // Token auth with a fresh key; the mock checks its signature.
-    let keyID = "BENCHKEY01"
-    let teamID = "BENCHTEAM1"
-    let signingKey = P256.Signing.PrivateKey()
-    try signingKey.pemRepresentation.write(toFile: dir + "/AuthKey.p8", atomically: true, encoding: .utf8)
-    try MockAPNsCredentials.caCertificatePEM.write(toFile: dir + "/ca.pem", atomically: true, encoding: .utf8)
-    try """
-        - topics: ["*"]
-          key-file: AuthKey.p8
-          key-id: \(keyID)
-          team-id: \(teamID)
-        """.write(toFile: dir + "/credentials.yaml", atomically: true, encoding: .utf8)
+    let credentials = try BenchCredentials(writingInto: dir)
+    let (keyID, teamID, signingKey) = (credentials.keyID, credentials.teamID, credentials.signingKey)
 
     // The app: `members` users with one production device each, all in one group.
     let key = AccessKey.generate()
@@ -113,8 +104,7 @@ func runDeliverBench(members: Int, latencies: [Int], connections: Int, concurren
             tokenKeys: [keyID: (teamID, signingKey.publicKey)], recordsRequests: false, latency: .init(milliseconds: latency)))
 
         // The ceiling: h2load against the same mock, latency and total streams.
-        let jwt = ProviderTokenSigner(key: signingKey, keyID: keyID, teamID: teamID).token(now: Int64(Date().timeIntervalSince1970)).jwt
-        let headers = ["authorization: bearer \(jwt)", "apns-topic: io.bench.app", "apns-push-type: alert", "apns-priority: 10", "apns-expiration: 0"]
+        let headers = credentials.h2loadHeaders
         let url = mock.baseURL + "/3/device/" + String(repeating: "ab", count: 32)
         _ = h2load(url: url, headers: headers, payload: payload, requests: min(members, 20 * concurrency), connections: connections, streams: streams)  // warm-up
         let ceiling = h2load(url: url, headers: headers, payload: payload, requests: members, connections: connections, streams: streams)
@@ -140,12 +130,7 @@ func runDeliverBench(members: Int, latencies: [Int], connections: Int, concurren
         // The service, delivering to the mock.
         var configuration = ServiceConfiguration(host: "127.0.0.1", port: 0, database: dir, logLevel: .warning)
         configuration.requestTimeoutSeconds = 60
-        var delivery = ServiceConfiguration.Delivery(credentialsFile: dir + "/credentials.yaml")
-        delivery.apnsURL = mock.baseURL
-        delivery.caFile = dir + "/ca.pem"
-        delivery.concurrency = concurrency
-        delivery.connections = connections
-        configuration.delivery = delivery
+        configuration.delivery = credentials.delivery(mock: mock, connections: connections, concurrency: concurrency)
         let service = try PushBridgeService(configuration: configuration, vendors: [.easemob, .tencent])
         let servicePort = PortBox()
         let serviceGroup = try await start(service.application { servicePort.set($0.localAddress?.port ?? 0) }, port: servicePort)

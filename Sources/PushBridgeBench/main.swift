@@ -99,6 +99,16 @@ if arguments.contains("--postgres") {  // `make bench-postgres`: several nodes o
     await runToCompletion { try await runPostgresBench(seconds: seconds, members: members, onlyFanOut: arguments.contains("--only-fanout")) }
 }
 
+if arguments.contains("--campaign") {  // `make bench-campaign`: a push task to every user of a large app, into the mock APNs
+    // `--users 1000000`, `--latency 100`, `--connections 4`, `--concurrency 2000`, `--page-size 100`.
+    func number(_ name: String, _ otherwise: Int) -> Int { arguments.firstIndex(of: name).map { Int(arguments[$0 + 1]) ?? otherwise } ?? otherwise }
+    await runToCompletion {
+        try await runCampaignBench(
+            users: number("--users", 1_000_000), latency: number("--latency", 100), connections: number("--connections", 4),
+            concurrency: number("--concurrency", 2_000), pageSize: number("--page-size", 100))
+    }
+}
+
 if arguments.contains("--deliver") {  // `make bench-deliver`: the service into the mock APNs, beside h2load
     // `--latency 0,100` (milliseconds per answer), `--connections 4`, `--concurrency 2000`.
     let members = arguments.firstIndex(of: "--members").map { Int(arguments[$0 + 1]) ?? 100_000 } ?? 100_000

@@ -1,0 +1,274 @@
+// `make bench-campaign`: a push task to every user of a large app (1,000,000 users with one device each
+// by default) through Easemob's `POST /push/task`, delivered into the mock APNs at 100 ms an answer,
+// beside h2load on the same mock in the same run; on SQLite, and on PostgreSQL when a cluster is given
+// (`Tests/Scripts/with-postgres.sh` sets PUSHBRIDGE_TEST_POSTGRES_URL), with the ratio between them.
+// Targets: the task accepted in < 100 ms; every receiver decided and queued in ≤ 60 s; delivered at
+// ≥ 0.8 of h2load's rate; the process's peak memory during the task ≤ 500 MB.
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import NIOCore
+import NIOHTTP1
+import PushBridgeAPNsMock
+import PushBridgeCore
+import PushBridgeDelivery
+import PushBridgeFacade
+import PushBridgeJSON
+import PushBridgePostgres
+import PushBridgeServer
+import PushBridgeStore
+
+/// One store's campaign figures.
+struct CampaignFigures {
+    var store: String
+    var seedSeconds: Double
+    var acceptMilliseconds: Double
+    var decidedSeconds: Double
+    var deliveredSeconds: Double
+    var deliveries: Int
+    var peakMegabytes: Double
+    var rate: Double { Double(deliveries) / deliveredSeconds }
+}
+
+/// Token credentials for the mock APNs in `dir`: `AuthKey.p8`, `ca.pem` and `credentials.yaml`.
+struct BenchCredentials {
+    let keyID = "BENCHKEY01"
+    let teamID = "BENCHTEAM1"
+    let signingKey = P256.Signing.PrivateKey()
+    /// The folder of the files.
+    let dir: String
+
+    /// Writes the key, the mock's CA and the credentials file into `dir`.
+    init(writingInto dir: String) throws {
+        self.dir = dir
+        try signingKey.pemRepresentation.write(toFile: dir + "/AuthKey.p8", atomically: true, encoding: .utf8)
+        try MockAPNsCredentials.caCertificatePEM.write(toFile: dir + "/ca.pem", atomically: true, encoding: .utf8)
+        try """
+            - topics: ["*"]
+              key-file: AuthKey.p8
+              key-id: \(keyID)
+              team-id: \(teamID)
+            """.write(toFile: dir + "/credentials.yaml", atomically: true, encoding: .utf8)
+    }
+
+    /// The delivery settings of a service delivering to `mock` with these credentials.
+    func delivery(mock: MockAPNs, connections: Int, concurrency: Int) -> ServiceConfiguration.Delivery {
+        var delivery = ServiceConfiguration.Delivery(credentialsFile: dir + "/credentials.yaml")
+        delivery.apnsURL = mock.baseURL
+        delivery.caFile = dir + "/ca.pem"
+        delivery.concurrency = concurrency
+        delivery.connections = connections
+        return delivery
+    }
+
+    /// h2load's headers for a request the mock accepts.
+    var h2loadHeaders: [String] {
+        let jwt = ProviderTokenSigner(key: signingKey, keyID: keyID, teamID: teamID).token(now: Int64(Date().timeIntervalSince1970)).jwt
+        return ["authorization: bearer \(jwt)", "apns-topic: io.bench.app", "apns-push-type: alert", "apns-priority: 10", "apns-expiration: 0"]
+    }
+}
+
+/// The process's peak resident memory since the last ``resetPeakMemory()``, in megabytes (Linux's `VmHWM`).
+func peakMemoryMegabytes() -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+    else { return 0 }
+    return (Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1024
+}
+
+/// Starts a new peak for ``peakMemoryMegabytes()`` (writes 5 to `/proc/self/clear_refs`).
+func resetPeakMemory() {
+    try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+}
+
+/// The whole campaign benchmark; prints a table, the target lines and one JSON line.
+/// - Parameters:
+///   - users: the app's users, each with one production device.
+///   - latency: the mock's milliseconds an answer.
+///   - connections: HTTP/2 connections (the service's and h2load's).
+///   - concurrency: deliveries in flight (the service's; h2load's `-c × -m`).
+///   - pageSize: `push-task-page-size`.
+func runCampaignBench(users: Int, latency: Int, connections: Int, concurrency: Int, pageSize: Int) async throws {
+    let dir = try makeTemporaryFolder("pushbridge-campaign-bench").path
+    let credentials = try BenchCredentials(writingInto: dir)
+    let mock = try await MockAPNs.start(.init(
+        tokenKeys: [credentials.keyID: (credentials.teamID, credentials.signingKey.publicKey)], recordsRequests: false, latency: .init(milliseconds: latency)))
+    let payload = Array(#"{"aps":{"alert":{"title":"Sale","body":"Campaign"},"sound":"default"}}"#.utf8)
+    let streams = max(1, concurrency / connections)
+    let url = mock.baseURL + "/3/device/" + String(repeating: "ab", count: 32)
+    _ = h2load(url: url, headers: credentials.h2loadHeaders, payload: payload, requests: min(users, 20 * concurrency), connections: connections, streams: streams)
+    let ceilingRequests = min(users, 200_000)
+    let ceiling = h2load(url: url, headers: credentials.h2loadHeaders, payload: payload, requests: ceilingRequests, connections: connections, streams: streams)
+    guard ceiling.status2xx == ceilingRequests else { fail("h2load: \(ceiling.status2xx) of \(ceilingRequests) answered 2xx") }
+
+    var runs: [CampaignFigures] = []
+    runs.append(try await campaignRun(
+        store: nil, users: users, dir: dir + "/sqlite", credentials: credentials, mock: mock, connections: connections, concurrency: concurrency, pageSize: pageSize))
+    if let postgres = ProcessInfo.processInfo.environment["PUSHBRIDGE_TEST_POSTGRES_URL"] {
+        runs.append(try await campaignRun(
+            store: postgres, users: users, dir: dir + "/postgres", credentials: credentials, mock: mock, connections: connections, concurrency: concurrency,
+            pageSize: pageSize))
+    }
+    await mock.stop()
+
+    print("pushbridge-bench --campaign: Easemob POST /push/task to every user of an app of \(users) users (one production device each); "
+        + "mock APNs at \(latency) ms an answer; \(connections) connections × \(streams) streams (service: delivery-concurrency \(concurrency)); "
+        + "push-task-page-size \(pageSize)")
+    print(String(format: "  h2load → mock APNs (ceiling, %d requests)                %10.0f deliveries/s", ceilingRequests, ceiling.requestsPerSecond))
+    let judged = users >= 1_000_000
+    func verdict(_ met: Bool) -> String { !judged ? "not judged below 1,000,000 users" : met ? "met" : "NOT MET" }
+    for run in runs {
+        let ratio = run.rate / ceiling.requestsPerSecond
+        print("— \(run.store) (users and devices written directly in \(String(format: "%.1f", run.seedSeconds)) s, not measured)")
+        print(String(format: "  task accepted in %.1f ms (target < 100 ms: %@)", run.acceptMilliseconds, verdict(run.acceptMilliseconds < 100)))
+        print(String(format: "  every receiver decided and queued in %.1f s, %.0f receivers/s (target ≤ 60 s: %@)", run.decidedSeconds,
+            Double(users) / run.decidedSeconds, verdict(run.decidedSeconds <= 60)))
+        print(String(format: "  every delivery recorded in %.1f s: %.0f deliveries/s, ratio to h2load %.2f (target ≥ 0.80: %@)", run.deliveredSeconds, run.rate,
+            ratio, verdict(ratio >= 0.8)))
+        print(String(format: "  peak memory during the task %.0f MB (the whole process, the mock APNs in it; target ≤ 500 MB: %@)", run.peakMegabytes,
+            verdict(run.peakMegabytes <= 500)))
+    }
+    if runs.count == 2 {
+        print(String(format: "PostgreSQL / SQLite: decided in %.2f× the time, delivered at %.2f× the rate", runs[1].decidedSeconds / runs[0].decidedSeconds,
+            runs[1].rate / runs[0].rate))
+    }
+    var w = JSONWriter()
+    w.write(.object(JSONObject([
+        ("users", .int(Int64(users))), ("latency_ms", .int(Int64(latency))), ("h2load_rps", .double(ceiling.requestsPerSecond.rounded())),
+        ("runs", .array(runs.map { run in
+            .object(JSONObject([
+                ("store", .string(run.store)), ("accept_ms", .double((run.acceptMilliseconds * 10).rounded() / 10)),
+                ("decided_s", .double((run.decidedSeconds * 10).rounded() / 10)), ("delivered_s", .double((run.deliveredSeconds * 10).rounded() / 10)),
+                ("deliveries_per_second", .double(run.rate.rounded())), ("ratio", .double((run.rate / ceiling.requestsPerSecond * 1000).rounded() / 1000)),
+                ("peak_mb", .double(run.peakMegabytes.rounded())),
+            ]))
+        })),
+    ])))
+    print(w.string)
+}
+
+/// One store's run: the app seeded, a service delivering to `mock`, the task made and followed to its last delivery.
+/// - Parameter store: a PostgreSQL URL, or `nil` for SQLite files in `dir`.
+private func campaignRun(
+    store: String?, users: Int, dir: String, credentials: BenchCredentials, mock: MockAPNs, connections: Int, concurrency: Int, pageSize: Int
+) async throws -> CampaignFigures {
+    try FileManager.default.createDirectory(atPath: dir + "/apps", withIntermediateDirectories: true)
+    let adminKey = AccessKey.generate()
+    let certificate = Certificate(name: "cert", busiId: nil, bundleId: "io.bench.app", environment: .production)
+    var seedSeconds = 0.0
+    var key = AccessKey.generate()
+    if store == nil {
+        // Written before the service starts, as a restore would leave them.
+        let started = ContinuousClock.now
+        _ = try await SQLiteAppDirectory(path: dir + "/service.sqlite").register(RegisteredApp(id: "bench", keyHash: AccessKey.hash(key), createdAt: .now))
+        let sqlite = try SQLiteStateStore(path: dir + "/apps/bench.sqlite")
+        try await PushFacade(store: sqlite).configure(AppConfiguration(certificates: [certificate]))
+        for chunk in stride(from: 0, to: users, by: 100_000) {
+            try sqlite.write { transaction in
+                for i in chunk..<min(users, chunk + 100_000) {
+                    var state = UserState(user: "u\(i)", displayStyle: .messageSummary, backgroundGraceSeconds: 0)
+                    state.devices = [Device(token: String(format: "%064x", i + 1), certificate: certificate)]
+                    try transaction.save(state, replacing: nil)
+                }
+            }
+        }
+        seedSeconds = seconds(ContinuousClock.now - started)
+    }
+    var configuration = ServiceConfiguration(host: "127.0.0.1", port: 0, database: dir, adminKeyHash: AccessKey.hash(adminKey), logLevel: .warning)
+    configuration.requestTimeoutSeconds = 60
+    configuration.pushTaskPageSize = pageSize
+    configuration.delivery = credentials.delivery(mock: mock, connections: connections, concurrency: concurrency)
+    if let store { configuration.store = try StoreURL(try PostgresLocation(url: store).inSchema("bench_campaign")) }
+    let service = try PushBridgeService(configuration: configuration, storage: configuration.storage(from: [PostgresStorageBackend()]), vendors: [.easemob])
+    let port = PortBox()
+    let group = try await start(service.application { port.set($0.localAddress?.port ?? 0) }, port: port)
+    let base = "http://127.0.0.1:\(port.value)"
+    let client = HTTPClient(eventLoopGroupProvider: .singleton)
+    func call(_ method: HTTPMethod, _ path: String, key: String?, body: String? = nil) async throws -> (status: UInt, json: JSONValue?, text: String) {
+        var request = HTTPClientRequest(url: base + path)
+        request.method = method
+        if let key { request.headers.add(name: "Authorization", value: "Bearer \(key)") }
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: body))
+        }
+        let response = try await client.execute(request, timeout: .seconds(120))
+        let text = String(buffer: try await response.body.collect(upTo: 64 << 20))
+        return (response.status.code, try? JSONParser.parse(text), text)
+    }
+    func expect(_ reply: (status: UInt, json: JSONValue?, text: String), _ status: UInt, _ what: String) {
+        if reply.status != status { fail("\(what): answered \(reply.status): \(reply.text.prefix(300))") }
+    }
+    func deliveredSoFar() async throws -> (delivered: Int, failed: Int) {
+        var counts = (delivered: 0, failed: 0)
+        for line in try await call(.GET, "/metrics", key: nil).text.split(separator: "\n") where line.hasPrefix("pushbridge_deliveries_total{") {
+            let count = Int(Double(line.split(separator: " ").last ?? "") ?? 0)
+            if line.contains(#"outcome="delivered""#) { counts.delivered += count } else if line.contains(#"outcome="failed""#) { counts.failed += count }
+        }
+        return counts
+    }
+
+    // The app (on PostgreSQL made here, then its schema filled by psql), and Easemob credentials.
+    if store != nil {
+        let created = try await call(.POST, "/v1/apps", key: adminKey, body: #"{"app":"bench"}"#)
+        expect(created, 201, "creating the app")
+        key = created.json?["key"]?.stringValue ?? ""
+    }
+    expect(try await call(.PUT, "/v1/apps/bench", key: key, body: #"{"certificates":[{"name":"cert","bundleId":"io.bench.app","environment":"production"}]}"#), 200, "configuring the app")
+    if let store {
+        let started = ContinuousClock.now
+        let schema = runLoadTool(["psql", "-tA", store, "-c", "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'app_bench_%'"], package: "postgresql-client")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !schema.isEmpty, !schema.contains("\n") else { fail("PostgreSQL: the app's schema is not app_bench_…: \(schema)") }
+        psql(store, """
+            SET search_path TO \(schema);
+            INSERT INTO users (name, configured) SELECT 'u' || i, true FROM generate_series(0, \(users - 1)) i;
+            INSERT INTO devices (token, user_id, certificate_id, bound_at) SELECT lpad(to_hex(u.id), 64, '0'), u.id, (SELECT min(id) FROM certificates), 0 FROM users u;
+            UPDATE app_version SET data_version = data_version + 1;
+            ANALYZE;
+            """)
+        seedSeconds = seconds(ContinuousClock.now - started)
+    }
+    let secret = "bench-secret-0123456789"
+    expect(try await call(
+        .PUT, "/v1/apps/bench/vendors/easemob", key: key, body: #"{"org":"acme","app":"bench","clientId":"YXA6-bench","clientSecret":"\#(secret)"}"#), 200,
+        "binding Easemob")
+    let token = try await call(.POST, "/acme/bench/token", key: nil, body: #"{"grant_type":"client_credentials","client_id":"YXA6-bench","client_secret":"\#(secret)"}"#)
+    expect(token, 200, "the Easemob token")
+    let bearer = token.json?["access_token"]?.stringValue ?? ""
+
+    // The task, followed: decided (the task finished), then every delivery recorded.
+    let before = try await deliveredSoFar()
+    resetPeakMemory()
+    let started = ContinuousClock.now
+    let accepted = try await call(.POST, "/acme/bench/push/task", key: bearer, body: #"{"pushMessage":{"title":"Sale","content":"Campaign"}}"#)
+    let acceptMilliseconds = seconds(ContinuousClock.now - started) * 1000
+    expect(accepted, 200, "the push task")
+    guard let task = accepted.json?["data"]?.intValue else { fail("the push task's answer has no id: \(accepted.text.prefix(300))") }
+    let deadline = ContinuousClock.now + .seconds(600)
+    var decidedSeconds: Double?
+    var lastLine = ContinuousClock.now
+    while true {
+        if decidedSeconds == nil {
+            let listed = try await call(.GET, "/v1/apps/bench/push-tasks", key: key)
+            let status = listed.json?["tasks"]?.arrayValue?.first { $0["id"]?.intValue == task }
+            if status?["state"] == "finished" { decidedSeconds = seconds(ContinuousClock.now - started) }
+            if ContinuousClock.now - lastLine > .seconds(10) {
+                lastLine = .now
+                FileHandle.standardError.write(Data("  \(status?["targets"]?.intValue ?? 0) of \(users) decided after \(Int(seconds(ContinuousClock.now - started))) s\n".utf8))
+            }
+        }
+        let now = try await deliveredSoFar()
+        if now.failed > before.failed { fail("\(now.failed - before.failed) deliveries failed") }
+        if decidedSeconds != nil && now.delivered - before.delivered >= users { break }
+        if ContinuousClock.now > deadline { fail("after 600 s: \(now.delivered - before.delivered) of \(users) delivered, decided: \(decidedSeconds != nil)") }
+        try await Task.sleep(for: .milliseconds(100))
+    }
+    let deliveredSeconds = seconds(ContinuousClock.now - started)
+    let peak = peakMemoryMegabytes()
+    try await client.shutdown()
+    await group.triggerGracefulShutdown()
+    return CampaignFigures(
+        store: store == nil ? "SQLite" : "PostgreSQL", seedSeconds: seedSeconds, acceptMilliseconds: acceptMilliseconds, decidedSeconds: decidedSeconds ?? 0,
+        deliveredSeconds: deliveredSeconds, deliveries: users, peakMegabytes: peak)
+}
