@@ -21,7 +21,9 @@ struct PostgresProcessTests {
         let kit = try DeliveryKit()
         let users = 150
         try await withMockAPNs(kit.mockConfiguration) { mock in
-            mock.setDefaultAnswer(.slow(milliseconds: 20, then: .ok))
+            // 8 in flight, 100 ms each: 80 deliveries a second, so the 600 take 7.5 s and the kill after the first
+            // 150 comes seconds before the end, however late the test's loop runs on a loaded machine.
+            mock.setDefaultAnswer(.slow(milliseconds: 100, then: .ok))
             var environment = try ProcessScenario.environment(kit, mock, concurrency: 8)
             environment["PUSHBRIDGE_STORE"] = "postgres://\(location.user)@\(location.host):\(location.port)/\(location.database)"
             environment["PUSHBRIDGE_DELIVERY_LEASE_SECONDS"] = "2"

@@ -120,6 +120,9 @@ package func setUpExampleApp(app: String, call: (HTTPRequest.Method, String, Str
 ///   - body: the calls.
 package func withHTTPClient<T>(connectionPerRequest: Bool = false, retriesConnecting: Bool = true, _ body: (HTTPClient) async throws -> T) async throws -> T {
     var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(5), read: .seconds(30)))
+    // As many connections as the tests' concurrent callers (async-http-client's default is 8 a host: a
+    // call waiting for one of them past the connect timeout fails with getConnectionFromPoolTimeout).
+    configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
     if connectionPerRequest { configuration.maximumUsesPerConnection = 1 }
     configuration.connectionPool.retryConnectionEstablishment = retriesConnecting
     let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
