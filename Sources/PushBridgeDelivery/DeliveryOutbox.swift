@@ -35,7 +35,7 @@ public struct FacadeOutbox: DeliveryOutbox {
     public func releaseClaims() async throws { try await facade.releaseDeliveryClaims() }
     public func nextDue() async throws -> Instant? { try await facade.outboxState().nextDue }
     public func prune(settledBefore cutoff: Instant) async throws -> Int { try await facade.pruneDeliveries(settledBefore: cutoff) }
-    public func counts() async throws -> OutboxCounts { try await facade.outboxState().counts }
+    public func counts() async throws -> OutboxCounts { try await facade.outboxCounts() }
 }
 
 /// What a worker reports, for metrics and logs (no token, user or message id in the counters).

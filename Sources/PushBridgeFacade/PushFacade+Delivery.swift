@@ -88,9 +88,15 @@ extension PushFacade {
         try await store.outbox.pruneDeliveries(settledBefore: cutoff)
     }
 
-    /// The outbox's counts and when its next queued delivery is due, read in one snapshot.
-    public func outboxState() async throws -> (counts: OutboxCounts, nextDue: Instant?) {
+    /// How many deliveries are queued and when the next is due, read in one snapshot (a worker's look:
+    /// it costs what the queue holds).
+    public func outboxState() async throws -> (queued: Int, nextDue: Instant?) {
         try await store.outbox.outboxState()
+    }
+
+    /// How many deliveries the outbox holds in each state (every row: for reports).
+    public func outboxCounts() async throws -> OutboxCounts {
+        try await store.outbox.outboxCounts()
     }
 
     /// The outbox deliveries of pushed decisions: one per device, in decision order.

@@ -55,10 +55,13 @@ enum OutboxStatement {
     static let counts: PostgresQuery = "SELECT state, count(*), NULL::bigint FROM deliveries GROUP BY state"
 
     /// ``counts`` and ``nextDue`` in one statement (one snapshot).
-    static let state: PostgresQuery = """
-        SELECT state, count(*), NULL::bigint FROM deliveries GROUP BY state
-        UNION ALL SELECT -1, 0, min(greatest(due_at, claimed_until)) FROM deliveries WHERE state = 0
-        """
+    static let state: PostgresQuery = "SELECT count(*), min(greatest(due_at, claimed_until)) FROM deliveries WHERE state = 0"
+
+    /// The queued count and next due of ``state``'s row.
+    static func look(_ rows: [Cells]) throws -> (queued: Int, nextDue: Instant?) {
+        guard let row = rows.first else { return (0, nil) }
+        return (try row.int(0), try row.optionalInt64(1).map(Instant.init(milliseconds:)))
+    }
 
     /// The counts and next due of the rows of ``state``, ``counts`` or ``nextDue``.
     static func state(_ rows: [Cells]) throws -> (counts: OutboxCounts, nextDue: Instant?) {
@@ -137,8 +140,12 @@ extension PostgresStateStore: PushOutbox {
         try await rows(OutboxStatement.prune(settledBefore: cutoff)).first?.int(0) ?? 0
     }
 
-    public func outboxState() async throws -> (counts: OutboxCounts, nextDue: Instant?) {
-        try OutboxStatement.state(try await rows(OutboxStatement.state))
+    public func outboxState() async throws -> (queued: Int, nextDue: Instant?) {
+        try OutboxStatement.look(try await rows(OutboxStatement.state))
+    }
+
+    public func outboxCounts() async throws -> OutboxCounts {
+        try OutboxStatement.state(try await rows(OutboxStatement.counts)).counts
     }
 
     /// One statement on the app's schema, awaited.

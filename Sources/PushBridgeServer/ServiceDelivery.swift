@@ -239,8 +239,8 @@ struct TenantOutbox: DeliveryOutbox {
     func nextDue() async throws -> Instant? {
         let writes = tenant.writesBeforeOutboxLook()
         let state = try await tenant.outbox(writes: false) { try await $0.outboxState() }
-        tenant.outboxLooked(empty: state.nextDue == nil && state.counts.queued == 0, writesBefore: writes)
-        metrics.deliveryQueue(app: tenant.id, depth: state.counts.queued)
+        tenant.outboxLooked(empty: state.nextDue == nil && state.queued == 0, writesBefore: writes)
+        metrics.deliveryQueue(app: tenant.id, depth: state.queued)
         return state.nextDue
     }
 
@@ -249,7 +249,7 @@ struct TenantOutbox: DeliveryOutbox {
     }
 
     func counts() async throws -> OutboxCounts {
-        try await tenant.outbox(writes: false) { try await $0.outboxState() }.counts
+        try await tenant.outbox(writes: false) { try await $0.outboxCounts() }
     }
 }
 

@@ -239,6 +239,8 @@ public final class MemoryStateStore: TransactionStore {
 
         func outboxCounts() throws -> OutboxCounts { counts(contents.outbox.values) }
 
+        func queuedDeliveryCount() throws -> Int { contents.outbox.values.count { $0.state == .queued } }
+
         func outboxCounts(ofMessagesStartingWith prefix: String) throws -> OutboxCounts {
             counts(contents.outbox.values.filter { $0.delivery.messageID.hasPrefix(prefix) })
         }

@@ -382,8 +382,11 @@ package protocol OutboxTable {
     /// - Returns: how many were forgotten.
     func pruneDeliveries(settledBefore cutoff: Instant) throws -> Int
 
-    /// How many deliveries the outbox holds in each state.
+    /// How many deliveries the outbox holds in each state (every row: a report's, not a worker's look).
     func outboxCounts() throws -> OutboxCounts
+
+    /// How many deliveries are queued (read from the queued rows alone, however many were made before).
+    func queuedDeliveryCount() throws -> Int
 
     /// The outbox rows of the messages whose id starts with `prefix`, counted by state.
     func outboxCounts(ofMessagesStartingWith prefix: String) throws -> OutboxCounts

@@ -15,7 +15,7 @@ struct PostgresAwaitedOutboxTests {
     @Test("claims answer while another node holds the app's write lock; a claim is the node's alone; settle, state and prune as the transactions")
     func claimSettleStatePrune() async throws {
         guard let (a, b) = try await PostgresOneRoundTripTests.twoNodes() else { return }
-        #expect(try await MemoryStateStore().outbox.outboxState().counts == OutboxCounts(queued: 0, delivered: 0, failed: 0), "every store has one")
+        #expect(try await MemoryStateStore().outbox.outboxCounts() == OutboxCounts(queued: 0, delivered: 0, failed: 0), "every store has one")
         let outbox = b.outbox
         _ = try await PostgresOneRoundTripTests.commit(a, try (1...3).map { try PostgresOneRoundTripTests.prepare(PostgresRoundTripTests.oneToOne("o\($0)"), on: a) })
         let now = FacadeScenario.now
@@ -36,13 +36,14 @@ struct PostgresAwaitedOutboxTests {
              DeliverySettlement(id: claimed[2].id, state: .queued, status: 429, reason: "TooManyRequests", retryAt: retryAt)],
             at: now)
         let state = try await outbox.outboxState()
-        #expect(state.counts == OutboxCounts(queued: 1, delivered: 2, failed: 0))
-        #expect(state.nextDue == retryAt)
+        #expect(try await outbox.outboxCounts() == OutboxCounts(queued: 1, delivered: 2, failed: 0))
+        #expect(state.queued == 1 && state.nextDue == retryAt)
         let seenByA = try await PushFacade(store: a).outboxState()
-        #expect(seenByA.counts == state.counts && seenByA.nextDue == retryAt, "node A reads the same")
+        #expect(seenByA.queued == 1 && seenByA.nextDue == retryAt, "node A reads the same")
+        #expect(try await PushFacade(store: a).outboxCounts() == OutboxCounts(queued: 1, delivered: 2, failed: 0))
         #expect(try await PushFacade(store: a).deliveries(ofMessage: "o3").first?.reason == "TooManyRequests")
         #expect(try await outbox.claimDeliveries(dueBy: retryAt, claimUntil: lease, limit: 10).map(\.id) == [claimed[2].id], "due again at its retry")
         #expect(try await outbox.pruneDeliveries(settledBefore: Instant(milliseconds: now.milliseconds + 1)) == 2)
-        #expect(try await outbox.outboxState().counts == OutboxCounts(queued: 1, delivered: 0, failed: 0))
+        #expect(try await outbox.outboxCounts() == OutboxCounts(queued: 1, delivered: 0, failed: 0))
     }
 }

@@ -110,7 +110,7 @@ final class TaskRunner: Sendable {
             return .slept(milliseconds: min(next ?? settings.idleMilliseconds, settings.idleMilliseconds))
         }
         if let budget = settings.outboxBudget {
-            let queued = try await tenant.outbox(writes: false) { try await $0.outboxState() }.counts.queued
+            let queued = try await tenant.outbox(writes: false) { try await $0.outboxState() }.queued
             if queued > budget { return .slept(milliseconds: 20) }
         }
         return .ran(receivers: try await runPage(of: task.id))

@@ -26,8 +26,12 @@ public protocol PushOutbox: Sendable {
     /// - Parameter cutoff: the oldest change kept.
     func pruneDeliveries(settledBefore cutoff: Instant) async throws -> Int
 
-    /// The outbox's counts and when its next queued delivery is due, in one snapshot.
-    func outboxState() async throws -> (counts: OutboxCounts, nextDue: Instant?)
+    /// A worker's look: how many deliveries are queued and when the next is due, in one snapshot —
+    /// read from the queued rows alone, so it costs what the queue holds, not what was ever delivered.
+    func outboxState() async throws -> (queued: Int, nextDue: Instant?)
+
+    /// How many deliveries the outbox holds in each state (every row: for reports, not for a loop).
+    func outboxCounts() async throws -> OutboxCounts
 }
 
 /// The outbox of a store whose transactions are synchronous: its writes (claims, settlements,
@@ -76,9 +80,14 @@ package final class TransactionOutbox: PushOutbox, @unchecked Sendable {  // `pe
         try await write { try $0.pruneDeliveries(settledBefore: cutoff) }
     }
 
-    package func outboxState() async throws -> (counts: OutboxCounts, nextDue: Instant?) {
+    package func outboxState() async throws -> (queued: Int, nextDue: Instant?) {
         let store = try self.present()
-        return try await DispatchQueue.storageReads.transaction { try store.read { (try $0.outboxCounts(), try $0.nextDeliveryDue()) } }
+        return try await DispatchQueue.storageReads.transaction { try store.read { (try $0.queuedDeliveryCount(), try $0.nextDeliveryDue()) } }
+    }
+
+    package func outboxCounts() async throws -> OutboxCounts {
+        let store = try self.present()
+        return try await DispatchQueue.storageReads.transaction { try store.read { try $0.outboxCounts() } }
     }
 
     /// Runs `body` in the next write transaction on the queue, with the writes waiting beside it.

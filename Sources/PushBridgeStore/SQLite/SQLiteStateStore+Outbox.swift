@@ -82,6 +82,12 @@ extension SQLiteStateStore.Transaction {
         try counts(try connection.statement("SELECT state, count(*) FROM deliveries GROUP BY state"))
     }
 
+    func queuedDeliveryCount() throws -> Int {
+        // The partial index of queued rows (deliveries_due) holds them alone.
+        let row = try connection.statement("SELECT count(*) FROM deliveries INDEXED BY deliveries_due WHERE state = 0")
+        return try row.step() ? row.int(0) : 0
+    }
+
     /// Reads rows of `state, count(*)` into counts.
     func counts(_ rows: Statement) throws -> OutboxCounts {
         var counts = OutboxCounts(queued: 0, delivered: 0, failed: 0)
