@@ -98,19 +98,92 @@ extension PushFacade {
     }
 
     /// A pending task's next receivers after its cursor, in code-point order, at most `limit`; `nil`
-    /// when the task is not pending. Reads the task, then the page after the cursor read, and
-    /// checks the cursor did not move meanwhile.
+    /// when the task is not pending.
     public func nextReceivers(of id: Int64, limit: Int) async throws -> (task: PushTask, receivers: [UserID])? {
+        guard let task = try await tasks(.task(id)).first else { return nil }
+        return try await nextReceivers(after: task, limit: limit)
+    }
+
+    /// A pending task's next receivers, read after the cursor of `task` as a runner last saw it, in
+    /// one read with the task: the task as it is now and the page, when its cursor is still that one;
+    /// when it moved (another runner recorded a page), read again after the new cursor. `nil` when
+    /// the task is not pending.
+    public func nextReceivers(after task: PushTask, limit: Int) async throws -> (task: PushTask, receivers: [UserID])? {
+        var seen = task
         for _ in 0..<8 {
-            guard let task = try await tasks(.task(id)).first, task.state == .pending else { return nil }
+            guard seen.state == .pending else { return nil }
             var keys = StateKeys()
-            let again = keys.addTasks(.task(id))
-            let page = keys.addPage(.audience(task.audience, after: task.cursor, limit: limit))
+            let again = keys.addTasks(.task(seen.id))
+            let page = keys.addPage(.audience(seen.audience, after: seen.cursor, limit: limit))
             let snapshot = try await store.snapshot(keys)
-            guard let now = snapshot.tasks[again].first, now.state == .pending else { return nil }
-            if now.cursor == task.cursor { return (now, snapshot.labelPages[page].users.map(\.user)) }
+            guard let now = snapshot.tasks[again].first else { return nil }
+            if now.state == .pending && now.cursor == seen.cursor { return (now, snapshot.labelPages[page].users.map(\.user)) }
+            seen = now
         }
         return nil
+    }
+
+    /// What ``sendPage(of:from:receivers:sending:finished:at:)`` did with a page it recorded.
+    public struct SentPage: Sendable {
+        /// The page's counts, added to the task's progress.
+        public var progress: TaskProgress
+        /// Each sent message's position in the page's batch and its outcome, in batch order.
+        public var sent: [(index: Int, outcome: SendOutcome)]
+        /// The task as recorded.
+        public var task: PushTask
+    }
+
+    /// Decides a page of a task and records it, in one update: its messages are sent — a message to a
+    /// receiver deleted since the page was read is left out and counted `unknown-user` — the task's
+    /// cursor moves from `cursor` to the page's last receiver and its progress grows; it finishes when
+    /// `finished`. Written only while the task is pending with that cursor still: otherwise nothing
+    /// is sent or written (another runner had the page, or the task ended).
+    /// - Parameters:
+    ///   - id: the task.
+    ///   - cursor: the task's cursor the page was read after.
+    ///   - receivers: the page's receivers, in the order read.
+    ///   - batch: the receivers' messages (``prepare(_:dialect:now:profile:sender:pointer:)``), each
+    ///     with its receiver as its one required target.
+    ///   - finished: whether this is the task's last page.
+    ///   - now: when the page is recorded.
+    /// - Returns: what the page did, or `nil` when it was not recorded.
+    public func sendPage(
+        of id: Int64, from cursor: UserID?, receivers: [UserID], sending batch: [PreparedMessage], finished: Bool, at now: Instant
+    ) async throws -> SentPage? {
+        let send = sending(batch)
+        var keys = send.keys
+        let position = keys.addTasks(.task(id))
+        return try await update(
+            PlannedUpdate(keys: keys) { snapshot in
+                guard var task = snapshot.tasks[position].first, task.state == .pending, task.cursor == cursor else { return (StateChanges(), nil) }
+                var (changes, results) = try send.decide(snapshot)
+                var page = SentPage(progress: TaskProgress(targets: receivers.count), sent: [], task: task)
+                var unknown: Set<String> = []
+                for (index, result) in results.enumerated() {
+                    switch result {
+                    case .success(let outcome):
+                        page.sent.append((index, outcome))
+                        for item in outcome.decisions {
+                            switch item.fanOut {
+                            case .push: page.progress.pushed += 1
+                            case .suppressed(let reason): page.progress.suppressed[reason.rawValue, default: 0] += 1
+                            }
+                        }
+                    case .failure(let refusal as UnknownTargets): unknown.formUnion(refusal.targets)
+                    case .failure(let error): throw error
+                    }
+                }
+                if !unknown.isEmpty { page.progress.suppressed["unknown-user", default: 0] += unknown.count }
+                task.cursor = receivers.last ?? cursor
+                task.progress.add(page.progress)
+                if finished {
+                    task.state = .finished
+                    task.endedAt = now
+                }
+                changes.tasks.append(task)
+                page.task = task
+                return (changes, page)
+            })
     }
 
     /// Records a page of a task: its cursor moves from `cursor` to `last`, its progress grows, and it

@@ -11,13 +11,14 @@ import PushBridgeStore
 
 /// The outbox's statements, the same whether a transaction or the awaited outbox runs them.
 enum OutboxStatement {
-    /// Claims due deliveries; rows another node holds locked are skipped, not waited for.
+    /// Claims due deliveries, lane 0 (chat) before lane 1 (push tasks); rows another node holds
+    /// locked are skipped, not waited for.
     static func claim(dueBy now: Instant, claimUntil: Instant, limit: Int) -> PostgresQuery {
         """
         UPDATE deliveries SET claimed_until = \(claimUntil.milliseconds)
         WHERE id IN (
             SELECT id FROM deliveries WHERE state = 0 AND due_at <= \(now.milliseconds) AND claimed_until <= \(now.milliseconds)
-            ORDER BY due_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+            ORDER BY lane, due_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
         RETURNING \(unescaped: ClaimedDeliveryColumn.sql)
         """
     }

@@ -455,6 +455,17 @@ extension PostgresStateStore {
                 );
                 CREATE INDEX user_attributes_by_value ON user_attributes (name, value, user_name);
                 """),
+        // Delivery lanes: a push task's deliveries (message ids beginning `pushtask-`) are lane 1,
+        // every other lane 0; a claim takes lane 0 first. Computed from the id; the queued rows'
+        // index leads with it.
+        Migration(
+            identifier: "2026-12-01-delivery-lanes",
+            sql: """
+                ALTER TABLE deliveries ADD COLUMN lane smallint NOT NULL
+                    GENERATED ALWAYS AS (CASE WHEN left(message_id, 9) = 'pushtask-' THEN 1 ELSE 0 END) STORED;
+                DROP INDEX deliveries_due;
+                CREATE INDEX deliveries_due ON deliveries (lane, due_at) WHERE state = 0;
+                """),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.

@@ -69,12 +69,7 @@ extension AppTenant {
     /// - Throws: `PushFacade.UnknownTargets` when a target is unknown and not skipped; `InputError`, store errors.
     func send(_ messages: [VendorMessage], skippingUnknown: Bool, sequencing: Bool, metrics: ServiceMetrics, logger: Logger) async throws -> VendorSendResult {
         let tenant = self
-        let now = Instant.now
-        let batch = try messages.map { message in
-            var prepared = try tenant.facade.prepare(message.message, dialect: message.dialect, now: now, sender: message.sender)
-            prepared.requiredTargets = message.targets.map { message.isGroup ? .group($0) : .user($0) }
-            return prepared
-        }
+        let batch = try prepare(messages, now: .now)
         let (sent, unknown, sequences) = try await { () async throws -> ([(Int, PushFacade.SendOutcome)], [String], [Int64]) in
             if messages.count == 1 && !sequencing {
                 // One message: a send like any other, decided in a batch with the sends next to it,
@@ -90,8 +85,23 @@ extension AppTenant {
             let together = try await tenant.update { try await $0.sendTogether(batch, skippingUnknownTargets: skippingUnknown, sequencing: sequencing) }
             return (together.sent.map { ($0.index, $0.outcome) }, together.unknownTargets, together.sequences)
         }()
-        for (index, outcome) in sent {
-            let message = messages[index]
+        let result = VendorSendResult(messages: sent.map { (messages[$0.0], $0.1) }, unknown: unknown, sequences: sequences)
+        counted(result.messages, metrics: metrics, logger: logger)
+        return result
+    }
+
+    /// The messages prepared by the app's facade, each with its targets as required targets.
+    func prepare(_ messages: [VendorMessage], now: Instant) throws -> [PushFacade.PreparedMessage] {
+        try messages.map { message in
+            var prepared = try facade.prepare(message.message, dialect: message.dialect, now: now, sender: message.sender)
+            prepared.requiredTargets = message.targets.map { message.isGroup ? .group($0) : .user($0) }
+            return prepared
+        }
+    }
+
+    /// Counts sent messages in the metrics and logs each (at info).
+    func counted(_ sent: [(message: VendorMessage, outcome: PushFacade.SendOutcome)], metrics: ServiceMetrics, logger: Logger) {
+        for (message, outcome) in sent {
             var counts: [String: Int] = [:]
             for item in outcome.decisions { counts[item.fanOut.outcomeName, default: 0] += 1 }
             metrics.message(dialect: message.dialect, isRepeat: outcome.isRepeat, outcomes: counts)
@@ -99,13 +109,12 @@ extension AppTenant {
                 logger.info(
                     "message decided",
                     metadata: [
-                        "app": "\(tenant.id)", "message": "\(outcome.messageID)", "dialect": "\(message.dialect)", "repeat": "\(outcome.isRepeat)",
+                        "app": "\(id)", "message": "\(outcome.messageID)", "dialect": "\(message.dialect)", "repeat": "\(outcome.isRepeat)",
                         "receivers": "\(outcome.decisions.count)",
                         "outcomes": "\(counts.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))",
                     ])
             }
         }
-        return VendorSendResult(messages: sent.map { (messages[$0.0], $0.1) }, unknown: unknown, sequences: sequences)
     }
 }
 

@@ -188,7 +188,7 @@ public final class MemoryStateStore: TransactionStore {
         func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) throws -> [OutboxDelivery] {
             try checkWritable()
             let due = contents.outbox.values.filter { $0.state == .queued && $0.dueAt <= now && ($0.claimedUntil.map { $0 <= now } ?? true) }
-                .sorted { ($0.dueAt, $0.delivery.id) < ($1.dueAt, $1.delivery.id) }.prefix(max(0, limit))
+                .sorted { ($0.delivery.lane, $0.dueAt, $0.delivery.id) < ($1.delivery.lane, $1.dueAt, $1.delivery.id) }.prefix(max(0, limit))
             var out: [OutboxDelivery] = []
             for row in due {
                 contents.outbox[row.delivery.id]?.claimedUntil = claimUntil

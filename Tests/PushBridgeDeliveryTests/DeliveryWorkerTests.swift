@@ -65,6 +65,21 @@ struct DeliveryWorkerTests {
         }
     }
 
+    @Test("A push task's deliveries are a lane of their own: a chat push queued after them is claimed first", arguments: stores)
+    func campaignLane(kind: String) async throws {
+        let facade = try await exampleDeliveryFacade(try Self.store(kind))
+        let task = PushTask.messagePrefix(of: 7)
+        _ = try await facade.sendMessage(try textMessage(id: task + "u1"), dialect: "agora-silent", now: t0.adding(seconds: 10))
+        _ = try await facade.sendMessage(try textMessage(id: "m2"), dialect: "agora-silent", now: t0.adding(seconds: 20))
+        let outbox = FacadeOutbox(facade: facade)
+        let now = t0.adding(seconds: 30)
+        let first = try await outbox.claim(now: now, claimUntil: now.adding(seconds: 60), limit: 2)
+        #expect(first.map(\.messageID) == ["m2", "m2"] && first.map(\.lane) == [0, 0], "\(first.map(\.messageID))")
+        let then = try await outbox.claim(now: now, claimUntil: now.adding(seconds: 60), limit: 10)
+        #expect(then.map(\.messageID) == [task + "u1", task + "u1"] && then.map(\.lane) == [1, 1], "\(then.map(\.messageID))")
+        #expect(try await facade.outboxState().queued == 4)
+    }
+
     @Test("Each APNs answer does what Specification §13 says: delivered, device removed, retried with backoff, or failed", arguments: stores)
     func answers(kind: String) async throws {
         let kit = try DeliveryKit()

@@ -144,4 +144,42 @@ struct PushTaskTests {
         #expect(try await facade.cancelTask(2, at: Instant(milliseconds: 8)).state == .cancelled)
         #expect(try await facade.nextReceivers(of: 2, limit: 4) == nil)
     }
+
+    @Test("a page is sent with its record or not at all: a stale cursor or an ended task sends nothing; a deleted receiver counts unknown-user", arguments: FacadeScenario.Backing.allCases)
+    func pageSentWithItsRecord(_ backing: FacadeScenario.Backing) async throws {
+        let facade = await PushFacade(store: try backing.store())
+        try await facade.configure(FacadeScenario.app)
+        for user in ["u1", "u2"] { try await FacadeScenario.register(user, in: facade) }
+        _ = try await facade.register("u3", dialect: "agora-silent")  // no device
+        _ = try await facade.createTask(Self.task(1), labelNames: [], limit: 3, windowSeconds: 300)
+        func batch(_ receivers: [String]) throws -> [PushFacade.PreparedMessage] {
+            try receivers.map { user in
+                var prepared = try facade.prepare(
+                    FacadeScenario.json(#"{"id":"task-1-\#(user)","conversationId":"\#(user)","from":"admin","to":"\#(user)","chatType":"Chat","body":{"type":"text","text":"hi"}}"#),
+                    dialect: "agora-silent", now: FacadeScenario.now)
+                prepared.requiredTargets = [.user(user)]
+                return prepared
+            }
+        }
+        let seen = try #require(try await facade.tasks(.task(1)).first)
+        let first = try #require(try await facade.nextReceivers(after: seen, limit: 2))
+        #expect(first.receivers == ["u1", "u2"])
+        let page = try #require(try await facade.sendPage(of: 1, from: nil, receivers: first.receivers, sending: try batch(first.receivers), finished: false, at: FacadeScenario.now))
+        #expect(page.progress == TaskProgress(targets: 2, pushed: 2) && page.task.cursor == "u2" && page.sent.map(\.index) == [0, 1])
+        #expect(try await facade.user("u1")?.state.badge == 1)
+        // The same page again (another runner read it before the record): nothing sent, nothing counted.
+        #expect(try await facade.sendPage(of: 1, from: nil, receivers: first.receivers, sending: try batch(first.receivers), finished: false, at: FacadeScenario.now) == nil)
+        #expect(try await facade.user("u1")?.state.badge == 1)
+        #expect(try await facade.user("u2")?.state.badge == 1)
+        // Read after the cursor the runner last saw: the task as it is now and the next page.
+        let second = try #require(try await facade.nextReceivers(after: seen, limit: 2))
+        #expect(second.receivers == ["u3"] && second.task.cursor == "u2")
+        // A receiver deleted since the page was read is left out and counted; the task finishes.
+        let ended = try #require(try await facade.sendPage(
+            of: 1, from: "u2", receivers: ["u3", "u4"], sending: try batch(["u3", "u4"]), finished: true, at: FacadeScenario.now))
+        #expect(ended.progress == TaskProgress(targets: 2, suppressed: ["no-device": 1, "unknown-user": 1]))
+        #expect(ended.task.state == .finished && ended.task.progress == TaskProgress(targets: 4, pushed: 2, suppressed: ["no-device": 1, "unknown-user": 1]))
+        #expect(try await facade.nextReceivers(after: seen, limit: 2) == nil)
+        #expect(try await facade.sendPage(of: 1, from: "u3", receivers: [], sending: [], finished: true, at: FacadeScenario.now) == nil)
+    }
 }

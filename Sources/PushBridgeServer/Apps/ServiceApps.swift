@@ -62,7 +62,7 @@ package final class ServiceApps: @unchecked Sendable {
         delivery = try configuration.delivery.map { try ServiceDelivery(settings: $0, releasesClaimsAtStart: !storage.isShared, metrics: metrics, logger: logger) }
         campaigns = ServiceCampaigns(
             families: vendors, startsAtOpen: !storage.isShared, settings: TaskRunner.Settings(
-                pageSize: configuration.pushTaskPageSize, receiversPerSecond: configuration.pushTaskRate, outboxBudget: configuration.delivery.map { max(1_000, 2 * $0.concurrency) },
+                pageSize: configuration.pushTaskPageSize, receiversPerSecond: configuration.pushTaskRate,
                 // Shared storage: another node may make a task, or die running one.
                 idleMilliseconds: storage.isShared ? 5_000 : 60_000), metrics: metrics,
             logger: logger)

@@ -26,7 +26,7 @@ final class ServiceCampaigns: Sendable {
 
     /// - Parameters:
     ///   - families: the vendor REST families, whose bodies tasks store.
-    ///   - settings: the runners' page size and outbox budget.
+    ///   - settings: the runners' page size and pace.
     init(families: [VendorRESTFamily], startsAtOpen: Bool = true, settings: TaskRunner.Settings, metrics: ServiceMetrics, logger: Logger) {
         self.startsAtOpen = startsAtOpen
         self.families = Dictionary(families.map { ($0.rest.kind.rawValue, $0.rest) }, uniquingKeysWith: { first, _ in first })

@@ -7,15 +7,16 @@ import PushBridgeStore
 import Synchronization
 
 /// Runs one app's push tasks: the oldest pending task whose start has come, a page of receivers at a
-/// time — read in code-point order after the task's cursor, sent as the task's family makes its
-/// messages (through the app's writer, like any send), then recorded (cursor and progress) — until
-/// none is pending; then it sleeps until the next start or a new task.
+/// time — read in code-point order after the task's cursor (one read with the task), then sent as the
+/// task's family makes its messages and recorded (cursor and progress) in one update through the
+/// app's writer — until none is pending; then it sleeps until the next start or a new task.
 ///
-/// A page whose record did not happen (the node died, another node recorded it first) is sent again:
-/// its messages' ids name the task and the receiver, so the sends are answered from their records and
-/// push nobody twice. With delivery on, a page waits while the outbox holds more than
-/// ``Settings/outboxBudget`` queued deliveries, so a task never queues far ahead of what APNs takes
-/// and chat pushes queued meanwhile wait behind at most that many.
+/// A page is sent only with its record: when the task's cursor moved since the page was read
+/// (another node recorded it) or the task ended, the update writes nothing and the task is read
+/// again. Its messages' ids name the task and the receiver, so a receiver is never pushed twice
+/// even by a page read twice. A task's deliveries go in the outbox's second lane
+/// (``OutboxDelivery/lane``): its pages are decided as fast as the writer takes them, queued ahead of
+/// APNs, while chat pushes queued meanwhile are claimed before them.
 final class TaskRunner: Sendable {
     struct Settings: Sendable {
         /// Receivers a page.
@@ -24,8 +25,6 @@ final class TaskRunner: Sendable {
         /// pages are spaced so that a broadcast does not take the app's writer, APNs or the devices'
         /// servers all at once.
         var receiversPerSecond: Int?
-        /// The queued deliveries past which a page waits (`nil`: no delivery, no wait).
-        var outboxBudget: Int?
         /// How long it sleeps with nothing due, unless woken (a task made through this node wakes it;
         /// one made through another node, or left by a node that died, is found at the next look).
         var idleMilliseconds: Int64 = 60_000
@@ -41,6 +40,8 @@ final class TaskRunner: Sendable {
     let logger: Logger
     private let signal = WakeSignal()
     private let stopping = Mutex(false)
+    /// The task whose pages run now, as its last page recorded here left it (`nil`: look for one).
+    private let current = Mutex<PushTask?>(nil)
 
     init(tenant: AppTenant, families: [String: any VendorREST], settings: Settings, metrics: ServiceMetrics, logger: Logger) {
         self.tenant = tenant
@@ -100,8 +101,10 @@ final class TaskRunner: Sendable {
         }
     }
 
-    /// Runs one page of the task due first, or says how long to sleep when there was none to run.
+    /// Runs one page of the task in hand, or of the task due first; or says how long to sleep when
+    /// there was none to run.
     func step() async throws -> Step {
+        if let task = current.withLock({ $0 }) { return .ran(receivers: try await runPage(of: task)) }
         let pending = try await tenant.reading(rerouting: false) { try await $0.tasks(.pending) }
         tenant.tasksLooked(pending: !pending.isEmpty)
         let now = Instant.now
@@ -109,50 +112,37 @@ final class TaskRunner: Sendable {
             let next = pending.map { $0.startAt.milliseconds - now.milliseconds }.min()
             return .slept(milliseconds: min(next ?? settings.idleMilliseconds, settings.idleMilliseconds))
         }
-        if let budget = settings.outboxBudget {
-            let queued = try await tenant.outbox(writes: false) { try await $0.outboxState() }.queued
-            if queued > budget { return .slept(milliseconds: 20) }
-        }
-        return .ran(receivers: try await runPage(of: task.id))
+        return .ran(receivers: try await runPage(of: task))
     }
 
     /// Sends and records the next page of a task.
+    /// - Parameter seen: the task as this runner last saw it (its page is read after its cursor).
     /// - Returns: the receivers it read (none: the task had ended, or its last page came empty).
     @discardableResult
-    func runPage(of id: Int64) async throws -> Int {
+    func runPage(of seen: PushTask) async throws -> Int {
+        current.withLock { $0 = nil }
         let size = settings.pageSize
-        guard let (task, receivers) = try await tenant.reading(rerouting: false, { try await $0.nextReceivers(of: id, limit: size) }) else { return 0 }
-        var progress = TaskProgress(targets: receivers.count)
-        if !receivers.isEmpty {
-            guard let family = families[task.family] else {
-                _ = try await tenant.update(rerouting: false) { try await $0.cancelTask(id, at: .now) }
-                logger.error("push task of a family this service does not serve: cancelled", metadata: ["app": "\(tenant.id)", "task": "\(id)", "family": "\(task.family)"])
-                return 0
-            }
-            let messages = try family.taskMessages(request: try JSONParser.parse(task.request), to: receivers, id: { task.messagePrefix + $0 })
-            let result = try await tenant.send(messages, skippingUnknown: true, sequencing: false, metrics: metrics, logger: logger)
-            for (_, outcome) in result.messages {
-                for item in outcome.decisions {
-                    switch item.fanOut {
-                    case .push: progress.pushed += 1
-                    case .suppressed(let reason): progress.suppressed[reason.rawValue, default: 0] += 1
-                    }
-                }
-            }
-            // A receiver deleted since the page was read.
-            if !result.unknown.isEmpty { progress.suppressed["unknown-user", default: 0] += result.unknown.count }
+        guard let (task, receivers) = try await tenant.reading(rerouting: false, { try await $0.nextReceivers(after: seen, limit: size) }) else { return 0 }
+        guard let family = families[task.family] else {
+            _ = try await tenant.update(rerouting: false) { try await $0.cancelTask(task.id, at: .now) }
+            logger.error("push task of a family this service does not serve: cancelled", metadata: ["app": "\(tenant.id)", "task": "\(task.id)", "family": "\(task.family)"])
+            return 0
         }
+        let messages = try family.taskMessages(request: try JSONParser.parse(task.request), to: receivers, id: { task.messagePrefix + $0 })
+        let batch = try tenant.prepare(messages, now: .now)
         let finished = receivers.count < size
-        let page = progress
-        let recorded = try await tenant.update(rerouting: false) {
-            try await $0.recordPage(of: id, from: task.cursor, to: receivers.last, adding: page, finished: finished, at: .now)
-        }
-        if recorded { metrics.pushTaskPage(page) }
-        if recorded && finished {
+        guard let page = try await tenant.update(rerouting: false, {
+            try await $0.sendPage(of: task.id, from: task.cursor, receivers: receivers, sending: batch, finished: finished, at: .now)
+        }) else { return receivers.count }  // another runner had the page, or the task ended: read it again
+        tenant.counted(page.sent.map { (messages[$0.index], $0.outcome) }, metrics: metrics, logger: logger)
+        metrics.pushTaskPage(page.progress)
+        if finished {
             metrics.pushTaskEnded("finished")
             logger.info(
                 "push task finished",
-                metadata: ["app": "\(tenant.id)", "task": "\(id)", "targets": "\(task.progress.targets + progress.targets)", "pushed": "\(task.progress.pushed + progress.pushed)"])
+                metadata: ["app": "\(tenant.id)", "task": "\(task.id)", "targets": "\(page.task.progress.targets)", "pushed": "\(page.task.progress.pushed)"])
+        } else {
+            current.withLock { $0 = page.task }
         }
         return receivers.count
     }

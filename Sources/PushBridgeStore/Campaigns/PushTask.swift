@@ -151,7 +151,11 @@ public struct PushTask: Hashable, Sendable {
     public var messagePrefix: String { Self.messagePrefix(of: id) }
 
     /// The prefix of the ids of the messages the task with `id` makes.
-    public static func messagePrefix(of id: Int64) -> String { "pushtask-\(id)-" }
+    public static func messagePrefix(of id: Int64) -> String { messageIDPrefix + "\(id)-" }
+
+    /// What the ids of every task's messages begin with (their deliveries' lane, ``OutboxDelivery/lane``;
+    /// the stores compute it from the id in the same way).
+    public static let messageIDPrefix = "pushtask-"
 }
 
 /// What a task decided so far: its receivers, those pushed, and those not pushed by reason.

@@ -41,6 +41,10 @@ public struct OutboxDelivery: Hashable, Sendable {
         self.attempts = attempts
     }
 
+    /// Its lane: 1 for a push task's delivery (its message id has the tasks' prefix), else 0. A worker
+    /// claims lane 0 first, so chat pushes never wait behind a campaign's.
+    public var lane: Int { messageID.utf8.starts(with: PushTask.messageIDPrefix.utf8) ? 1 : 0 }
+
     /// The value of a header, by (lower-case) name.
     public func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
 }

@@ -26,7 +26,7 @@ extension SQLiteStateStore.Transaction {
         let claim = try connection.statement(
             """
             UPDATE deliveries SET claimed_until = ?1
-            WHERE id IN (SELECT id FROM deliveries WHERE state = 0 AND due_at <= ?2 AND claimed_until <= ?2 ORDER BY due_at, id LIMIT ?3)
+            WHERE id IN (SELECT id FROM deliveries WHERE state = 0 AND due_at <= ?2 AND claimed_until <= ?2 ORDER BY lane, due_at, id LIMIT ?3)
             RETURNING \(ClaimedDeliveryColumn.sql)
             """)
         claim.bind(1, claimUntil.milliseconds).bind(2, now.milliseconds).bind(3, limit)

@@ -278,6 +278,16 @@ extension SQLiteStateStore {
                 ) WITHOUT ROWID;
                 CREATE INDEX user_attributes_by_value ON user_attributes (name, value, user_name);
                 """),
+        // Delivery lanes: a push task's deliveries (their message ids begin `pushtask-`) are lane 1,
+        // every other lane 0; a claim takes lane 0 first, so chat pushes queued behind a campaign go
+        // first. Computed from the id (no writer names a lane); the queued rows' index leads with it.
+        Migration(
+            identifier: "2026-12-01-delivery-lanes",
+            sql: """
+                ALTER TABLE deliveries ADD COLUMN lane INTEGER GENERATED ALWAYS AS (message_id GLOB 'pushtask-*') VIRTUAL;
+                DROP INDEX deliveries_due;
+                CREATE INDEX deliveries_due ON deliveries (lane, due_at) WHERE state = 0;
+                """),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.
