@@ -133,6 +133,8 @@ public final class MockAPNs: Sendable {
         var revokedBefore: Int64 = 0
         /// Provider tokens whose signature checked out → their `iat` (verified once, as APNs does).
         var verifiedTokens: [Substring: Int64] = [:]
+        /// Told of each request as it arrives (``watchArrivals(_:)``).
+        var arrival: (@Sendable (Request) -> Void)?
     }
 
     let configuration: Configuration
@@ -242,6 +244,17 @@ public final class MockAPNs: Sendable {
 
     /// How many TLS connections clients opened.
     public var connectionCount: Int { state.withLockedValue { $0.connections } }
+
+    /// Tells `arrived` of each request as it arrives, before its answer waits the latency (its
+    /// status is still 0); `nil` stops it. A benchmark times a push's way to APNs with it.
+    public func watchArrivals(_ arrived: (@Sendable (Request) -> Void)?) {
+        state.withLockedValue { $0.arrival = arrived }
+    }
+
+    /// Tells the watcher of ``watchArrivals(_:)``, if any, of a request.
+    func arrived(_ request: Request) {
+        if let arrival = state.withLockedValue({ $0.arrival }) { arrival(request) }
+    }
 
     /// Forgets the recorded requests.
     public func clearRequests() {

@@ -43,6 +43,7 @@ final class MockAPNsStreamHandler: ChannelInboundHandler, @unchecked Sendable {
             answer = mock.nextAnswer(for: token.lowercased())
         }
         let request = MockAPNs.Request(token: token, headers: headers, payload: body, status: 0, reason: nil, connection: connection)
+        mock.arrived(request)
         let delay = mock.configuration.latency.draw()
         if delay > 0 {
             perform(.slow(milliseconds: Int(delay), then: answer), request: request, mock: mock, context: context)

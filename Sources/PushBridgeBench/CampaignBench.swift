@@ -3,7 +3,8 @@
 // beside h2load on the same mock in the same run; on SQLite, and on PostgreSQL when a cluster is given
 // (`Tests/Scripts/with-postgres.sh` sets PUSHBRIDGE_TEST_POSTGRES_URL), with the ratio between them.
 // Targets: the task accepted in < 100 ms; every receiver decided and queued in ≤ 60 s; delivered at
-// ≥ 0.8 of h2load's rate; the process's peak memory during the task ≤ 500 MB.
+// ≥ 0.8 of h2load's rate; the process's peak memory during the task ≤ 500 MB; a chat user's one-to-one
+// messages (20 a second) answered and at APNs with a p99 during the campaign ≤ 2× their p99 before it.
 import AsyncHTTPClient
 import Crypto
 import Foundation
@@ -17,6 +18,7 @@ import PushBridgeJSON
 import PushBridgePostgres
 import PushBridgeServer
 import PushBridgeStore
+import Synchronization
 
 /// One store's campaign figures.
 struct CampaignFigures {
@@ -32,8 +34,74 @@ struct CampaignFigures {
     var delivered: Int
     var endedSeconds: Double
     var peakMegabytes: Double
+    /// The chat user's one-to-one messages before the task, and while its deliveries were being made.
+    var chatBefore: ChatProbe.Figures
+    var chatDuring: ChatProbe.Figures
     var decideRate: Double { decidedSeconds.map { Double(users) / $0 } ?? Double(decided) / endedSeconds }
     var rate: Double { Double(delivered) / endedSeconds }
+}
+
+/// One-to-one messages to a chat user, one every 50 ms, each timed from its request to its answer and
+/// to its arrival at the mock APNs (known by its `apns-id`, which names the message and the token).
+final class ChatProbe: Sendable {
+    /// A run of the probe's messages.
+    struct Figures {
+        var sent = 0
+        /// Those that had not reached the mock APNs 10 s after the last was sent.
+        var missing = 0
+        var answerP99Milliseconds = Double.nan
+        var apnsP99Milliseconds = Double.nan
+    }
+
+    /// The chat user's device token.
+    static let token = String(repeating: "c", count: 64)
+    private let app: String
+    /// apns-id → when its message was sent, and when it reached the mock (`nil`: not yet).
+    private let times = Mutex<[String: (sent: ContinuousClock.Instant, arrived: ContinuousClock.Instant?)]>([:])
+
+    init(app: String) { self.app = app }
+
+    /// The mock's watcher: notes the arrival of a probe message's push.
+    /// How many of the probe's pushes reached the mock so far.
+    var arrivedCount: Int { times.withLock { $0.values.filter { $0.arrived != nil }.count } }
+
+    func arrived(_ request: MockAPNs.Request) {
+        guard request.token == Self.token, let id = request.apnsID else { return }
+        let now = ContinuousClock.now
+        times.withLock { if let sent = $0[id]?.sent, $0[id]?.arrived == nil { $0[id] = (sent, now) } }
+    }
+
+    /// Sends messages `prefix-1`, `prefix-2`, … one every 50 ms until `goesOn` is false, then waits for their pushes.
+    /// - Parameter send: posts one message by id and returns when it is answered.
+    func run(prefix: String, goesOn: @Sendable () -> Bool, send: @Sendable (String) async throws -> Void) async throws -> Figures {
+        var answers: [Double] = []
+        var ids: [String] = []
+        var next = ContinuousClock.now
+        while goesOn() {
+            let id = "\(prefix)-\(ids.count + 1)"
+            let apnsID = APNsID.make(app: app, message: id, token: Self.token)
+            let started = ContinuousClock.now
+            times.withLock { $0[apnsID] = (started, nil) }
+            try await send(id)
+            answers.append(seconds(ContinuousClock.now - started) * 1000)
+            ids.append(apnsID)
+            next += .milliseconds(50)
+            if next > .now { try await Task.sleep(until: next) }
+        }
+        let waitEnd = ContinuousClock.now + .seconds(10)
+        var arrived: [Double] = []
+        while true {
+            arrived = times.withLock { t in
+                ids.compactMap { id in t[id].flatMap { time in time.arrived.map { seconds($0 - time.sent) * 1000 } } }
+            }
+            if arrived.count == ids.count || ContinuousClock.now > waitEnd { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        func p99(_ values: [Double]) -> Double {
+            values.isEmpty ? .nan : values.sorted()[min(values.count - 1, Int((Double(values.count) * 0.99).rounded(.up)) - 1)]
+        }
+        return Figures(sent: ids.count, missing: ids.count - arrived.count, answerP99Milliseconds: p99(answers), apnsP99Milliseconds: p99(arrived))
+    }
 }
 
 /// Token credentials for the mock APNs in `dir`: `AuthKey.p8`, `ca.pem` and `credentials.yaml`.
@@ -94,8 +162,9 @@ func resetPeakMemory() {
 ///   - connections: HTTP/2 connections (the service's and h2load's).
 ///   - concurrency: deliveries in flight (the service's; h2load's `-c × -m`).
 ///   - pageSize: `push-task-page-size`.
+///   - rate: `push-task-rate` (0: no limit).
 ///   - limit: how long a store's run is followed before its figures are taken as they stand.
-func runCampaignBench(users: Int, latency: Int, connections: Int, concurrency: Int, pageSize: Int, limit: Int) async throws {
+func runCampaignBench(users: Int, latency: Int, connections: Int, concurrency: Int, pageSize: Int, rate: Int, limit: Int) async throws {
     let dir = try makeTemporaryFolder("pushbridge-campaign-bench").path
     let credentials = try BenchCredentials(writingInto: dir)
     let mock = try await MockAPNs.start(.init(
@@ -110,7 +179,7 @@ func runCampaignBench(users: Int, latency: Int, connections: Int, concurrency: I
 
     print("pushbridge-bench --campaign: Easemob POST /push/task to every user of an app of \(users) users (one production device each); "
         + "mock APNs at \(latency) ms an answer; \(connections) connections × \(streams) streams (service: delivery-concurrency \(concurrency)); "
-        + "push-task-page-size \(pageSize); each store's run followed for at most \(limit) s")
+        + "push-task-page-size \(pageSize), push-task-rate \(rate == 0 ? "0 (no limit)" : "\(rate)/s"); each store's run followed for at most \(limit) s")
     print(String(format: "  h2load → mock APNs (ceiling, %d requests)                %10.0f deliveries/s", ceilingRequests, ceiling.requestsPerSecond))
     let judged = users >= 1_000_000
     func verdict(_ met: Bool) -> String { !judged ? "not judged below 1,000,000 users" : met ? "met" : "NOT MET" }
@@ -128,17 +197,24 @@ func runCampaignBench(users: Int, latency: Int, connections: Int, concurrency: I
             run.rate, ratio, verdict(ratio >= 0.8)))
         print(String(format: "  peak memory during the task %.0f MB (the whole process, the mock APNs in it; target ≤ 500 MB: %@)", run.peakMegabytes,
             verdict(run.peakMegabytes <= 500)))
+        let (b, d) = (run.chatBefore, run.chatDuring)
+        let answerRatio = d.answerP99Milliseconds / b.answerP99Milliseconds
+        let apnsRatio = d.apnsP99Milliseconds / b.apnsP99Milliseconds
+        print(String(format: "  chat one-to-one, 20/s to a user of its own: p99 answered %.1f ms and at APNs %.1f ms before the task (%d sent); "
+            + "during its deliveries %.1f ms and %.1f ms (%d sent, %d missing): %.2f× and %.2f× (target ≤ 2×: %@)",
+            b.answerP99Milliseconds, b.apnsP99Milliseconds, b.sent, d.answerP99Milliseconds, d.apnsP99Milliseconds, d.sent, d.missing + b.missing,
+            answerRatio, apnsRatio, verdict(answerRatio <= 2 && apnsRatio <= 2 && d.missing + b.missing == 0)))
     }
 
     var runs: [CampaignFigures] = []
     runs.append(try await campaignRun(
         store: nil, users: users, dir: dir + "/sqlite", credentials: credentials, mock: mock, connections: connections, concurrency: concurrency, pageSize: pageSize,
-        limit: limit))
+        rate: rate, limit: limit))
     report(runs[0])
     if let postgres = ProcessInfo.processInfo.environment["PUSHBRIDGE_TEST_POSTGRES_URL"] {
         runs.append(try await campaignRun(
             store: postgres, users: users, dir: dir + "/postgres", credentials: credentials, mock: mock, connections: connections, concurrency: concurrency,
-            pageSize: pageSize, limit: limit))
+            pageSize: pageSize, rate: rate, limit: limit))
         report(runs[1])
         print(String(format: "PostgreSQL / SQLite: %.2f× the receivers decided a second, %.2f× the deliveries a second", runs[1].decideRate / runs[0].decideRate,
             runs[1].rate / runs[0].rate))
@@ -154,6 +230,11 @@ func runCampaignBench(users: Int, latency: Int, connections: Int, concurrency: I
                 ("delivered", .int(Int64(run.delivered))), ("ended_s", .double((run.endedSeconds * 10).rounded() / 10)),
                 ("deliveries_per_second", .double(run.rate.rounded())), ("ratio", .double((run.rate / ceiling.requestsPerSecond * 1000).rounded() / 1000)),
                 ("peak_mb", .double(run.peakMegabytes.rounded())),
+                ("chat_p99_answer_ms_before", .double((run.chatBefore.answerP99Milliseconds * 10).rounded() / 10)),
+                ("chat_p99_apns_ms_before", .double((run.chatBefore.apnsP99Milliseconds * 10).rounded() / 10)),
+                ("chat_p99_answer_ms_during", .double((run.chatDuring.answerP99Milliseconds * 10).rounded() / 10)),
+                ("chat_p99_apns_ms_during", .double((run.chatDuring.apnsP99Milliseconds * 10).rounded() / 10)),
+                ("chat_missing", .int(Int64(run.chatBefore.missing + run.chatDuring.missing))),
             ]))
         })),
     ])))
@@ -163,7 +244,8 @@ func runCampaignBench(users: Int, latency: Int, connections: Int, concurrency: I
 /// One store's run: the app seeded, a service delivering to `mock`, the task made and followed to its last delivery.
 /// - Parameter store: a PostgreSQL URL, or `nil` for SQLite files in `dir`.
 private func campaignRun(
-    store: String?, users: Int, dir: String, credentials: BenchCredentials, mock: MockAPNs, connections: Int, concurrency: Int, pageSize: Int, limit: Int
+    store: String?, users: Int, dir: String, credentials: BenchCredentials, mock: MockAPNs, connections: Int, concurrency: Int, pageSize: Int, rate: Int,
+    limit: Int
 ) async throws -> CampaignFigures {
     try FileManager.default.createDirectory(atPath: dir + "/apps", withIntermediateDirectories: true)
     let adminKey = AccessKey.generate()
@@ -190,6 +272,7 @@ private func campaignRun(
     var configuration = ServiceConfiguration(host: "127.0.0.1", port: 0, database: dir, adminKeyHash: AccessKey.hash(adminKey), logLevel: .warning)
     configuration.requestTimeoutSeconds = 60
     configuration.pushTaskPageSize = pageSize
+    configuration.pushTaskRate = rate == 0 ? nil : rate
     configuration.delivery = credentials.delivery(mock: mock, connections: connections, concurrency: concurrency)
     if let store { configuration.store = try StoreURL(try PostgresLocation(url: store).inSchema("bench_campaign")) }
     let service = try PushBridgeService(configuration: configuration, storage: configuration.storage(from: [PostgresStorageBackend()]), vendors: [.easemob])
@@ -250,14 +333,39 @@ private func campaignRun(
     expect(token, 200, "the Easemob token")
     let bearer = token.json?["access_token"]?.stringValue ?? ""
 
-    // The task, followed: decided (the task finished), then every delivery recorded.
+    // A chat user of its own (every user gets the task's push too), and its one-to-one messages for 5 s before the task.
+    let probe = ChatProbe(app: "bench")
+    mock.watchArrivals { probe.arrived($0) }
+    defer { mock.watchArrivals(nil) }
+    expect(try await call(
+        .POST, "/v1/apps/bench/users/chat/calls?dialect=agora-silent", key: key,
+        body: #"[{"call":"initializeSDK","appkey":"acme#bench","apnsCertName":"cert"},{"call":"registerForRemoteNotificationsWithDeviceToken","deviceToken":"\#(ChatProbe.token)"}]"#),
+        200, "registering the chat user")
+    let chat: @Sendable (String) async throws -> Void = { [client, base, key] id in
+        var request = HTTPClientRequest(url: base + "/v1/apps/bench/messages?dialect=agora-silent&answer=summary")
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer \(key)")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: #"{"id":"\#(id)","conversationId":"chat","from":"boss","to":"chat","chatType":"Chat","body":{"type":"text","text":"hi"}}"#))
+        let response = try await client.execute(request, timeout: .seconds(120))
+        let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
+        if response.status.code != 201 { fail("a chat message: answered \(response.status.code): \(text.prefix(300))") }
+    }
+    let quietUntil = ContinuousClock.now + .seconds(5)
+    let chatBefore = try await probe.run(prefix: "before", goesOn: { ContinuousClock.now < quietUntil }, send: chat)
+    let campaignUsers = users + 1
+
+    // The task, followed: decided (the task finished), then every delivery recorded; the chat messages go on meanwhile.
     let before = try await deliveredSoFar()
+    let probeBefore = probe.arrivedCount
     resetPeakMemory()
     let started = ContinuousClock.now
     let accepted = try await call(.POST, "/acme/bench/push/task", key: bearer, body: #"{"pushMessage":{"title":"Sale","content":"Campaign"}}"#)
     let acceptMilliseconds = seconds(ContinuousClock.now - started) * 1000
     expect(accepted, 200, "the push task")
     guard let task = accepted.json?["data"]?.intValue else { fail("the push task's answer has no id: \(accepted.text.prefix(300))") }
+    let probing = Mutex(true)
+    let during = Task { try await probe.run(prefix: "during", goesOn: { probing.withLock { $0 } }, send: chat) }
     let deadline = ContinuousClock.now + .seconds(limit)
     var decidedSeconds: Double?
     var decided = 0
@@ -267,7 +375,7 @@ private func campaignRun(
         if decidedSeconds == nil {
             let listed = try await call(.GET, "/v1/apps/bench/push-tasks", key: key)
             let status = listed.json?["tasks"]?.arrayValue?.first { $0["id"]?.intValue == task }
-            decided = Int(status?["targets"]?.intValue ?? 0)
+            decided = min(users, Int(status?["targets"]?.intValue ?? 0))
             if status?["state"] == "finished" { decidedSeconds = seconds(ContinuousClock.now - started) }
             if ContinuousClock.now - lastLine > .seconds(10) {
                 lastLine = .now
@@ -276,18 +384,22 @@ private func campaignRun(
         }
         let now = try await deliveredSoFar()
         if now.failed > before.failed { fail("\(now.failed - before.failed) deliveries failed") }
-        delivered = now.delivered - before.delivered
-        if decidedSeconds != nil && delivered >= users { break }
+        // The chat pushes counted once they reach the mock, before they are recorded: never more than the task's.
+        delivered = now.delivered - before.delivered - (probe.arrivedCount - probeBefore)
+        if decidedSeconds != nil && delivered >= campaignUsers { break }
         if ContinuousClock.now > deadline { break }
         try await Task.sleep(for: .milliseconds(100))
     }
     let endedSeconds = seconds(ContinuousClock.now - started)
     let peak = peakMemoryMegabytes()
+    probing.withLock { $0 = false }
+    let chatDuring = try await during.value
     // A task still running is cancelled, so the service stops at once.
     if decidedSeconds == nil { _ = try await call(.POST, "/v1/apps/bench/push-tasks/\(task)/cancel", key: key) }
     try await client.shutdown()
     await group.triggerGracefulShutdown()
     return CampaignFigures(
         store: store == nil ? "SQLite" : "PostgreSQL", users: users, seedSeconds: seedSeconds, acceptMilliseconds: acceptMilliseconds, decidedSeconds: decidedSeconds,
-        decided: decidedSeconds == nil ? decided : users, delivered: delivered, endedSeconds: endedSeconds, peakMegabytes: peak)
+        decided: decidedSeconds == nil ? decided : users, delivered: delivered, endedSeconds: endedSeconds, peakMegabytes: peak,
+        chatBefore: chatBefore, chatDuring: chatDuring)
 }

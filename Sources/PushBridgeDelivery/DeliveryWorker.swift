@@ -123,7 +123,8 @@ public final class DeliveryWorker: Sendable {
     ///
     /// The loop never waits on the store while requests could be answered: it refills the window
     /// whenever an eighth of it is free, and hands outcomes to the store one batch at a time as a
-    /// child task while the next answers come in. Claimed but unsettled deliveries (in flight plus
+    /// child task while the next answers come in. A wake (a write that may have queued deliveries)
+    /// claims at once while answers are awaited, so a push queued meanwhile does not wait for them. Claimed but unsettled deliveries (in flight plus
     /// waiting to be recorded) never exceed the concurrency, so a crash sends at most that many again.
     /// - Returns: how many attempts were made.
     @discardableResult
@@ -137,7 +138,16 @@ public final class DeliveryWorker: Sendable {
             var settling = false
             var pending: [(OutboxDelivery, DeliveryPolicy.Verdict)] = []
             var pendingSince = clock()
+            var listening = false
+            defer { group.cancelAll() }  // the wake listener
             while true {
+                if !listening {
+                    listening = true
+                    group.addTask { [signal] in
+                        await signal.wait(milliseconds: 1_000)
+                        return .woken
+                    }
+                }
                 let free = concurrency - inFlight - pending.count
                 if !exhausted && goesOn && free > 0 && (free >= refill || inFlight == 0) {
                     let now = clock()
@@ -168,6 +178,9 @@ public final class DeliveryWorker: Sendable {
                 if inFlight == 0 && !settling { break }
                 guard let event = try await group.next() else { break }
                 switch event {
+                case .woken:
+                    listening = false
+                    exhausted = false
                 case .settled:
                     settling = false
                 case .attempted(let delivery, let verdict, let issuedAt):
@@ -240,6 +253,8 @@ public final class DeliveryWorker: Sendable {
 private enum DrainEvent: Sendable {
     case attempted(OutboxDelivery, DeliveryPolicy.Verdict, Int64?)
     case settled
+    /// A write may have queued deliveries (``DeliveryWorker/wake()``), or a second passed.
+    case woken
 }
 
 /// An outcome and its reason label, counted together.
