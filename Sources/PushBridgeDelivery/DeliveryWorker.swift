@@ -113,6 +113,7 @@ public final class DeliveryWorker: Sendable {
                     await signal.wait(milliseconds: wait)
                 }
             } catch {
+                if error is CancellationError && !goesOn { return }  // stopped mid-look: not a failure
                 observer.workerError(app, error)
                 await signal.wait(milliseconds: 1_000)
             }

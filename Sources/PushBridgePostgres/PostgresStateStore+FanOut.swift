@@ -26,35 +26,44 @@ extension PostgresStateStore.Transaction {
             guard !wanted.isEmpty else { return StoredReceivers([]) }
             let kept = context.keptData?.users
             if let known = kept?.receivers(wanted, in: conversation) { return StoredReceivers(known) }
-            let found = try await rows(
-                PostgresQuery(
-                    unsafeSQL: """
-                        SELECT \(Self.receiverColumns), c.remind, c.silent_start, c.silent_until, \(Self.deviceColumns), j.position, j.name
-                        FROM unnest($1::text[]) WITH ORDINALITY AS j(name, position) LEFT JOIN users u ON u.name = j.name \(Self.badgeJoin)
-                        LEFT JOIN conversation_settings c ON c.user_id = u.id AND c.group_chat = $2 AND c.conversation = $3
-                        LEFT JOIN devices d ON d.user_id = u.id
-                        ORDER BY j.position, d.sequence DESC
-                        """,
-                    binds: try binds(wanted, conversation.kind == .group, conversation.id)))
-            let overlay = try await badgeOverlay()
-            var out: [StoredReceiver] = []
-            var lastPosition: Int64 = -1
-            for row in found {
-                let position = try row.int64(deviceOffset + 3)
-                if position != lastPosition {
-                    lastPosition = position
-                    if row.isNull(0) {
-                        let placeholder = UserRecord.placeholder(try row.string(deviceOffset + 4))
-                        out.append(StoredReceiver(key: nil, state: placeholder.state, isConfigured: false))
-                    } else {
-                        out.append(try receiver(row, conversation: conversation, overlay: overlay))
-                    }
-                }
-                if let device = try await device(row, offset: deviceOffset) { out[out.count - 1].state.devices.append(device) }
-            }
+            let out = try await oneToOneReceivers(wanted, conversation: conversation)
             if let kept { for receiver in out { kept.keep(receiver, in: conversation) } }
             return StoredReceivers(out)
         }
+    }
+
+    /// One-to-one receivers by name, in the order given, each with its settings for `conversation` and
+    /// its devices newest first, the badge log's counters applied; a name with no user is a placeholder.
+    /// One statement whatever their number.
+    func oneToOneReceivers(_ wanted: [UserID], conversation: ConversationKey) async throws -> [StoredReceiver] {
+        let deviceOffset = Self.receiverColumnCount + 3
+        let found = try await rows(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT \(Self.receiverColumns), c.remind, c.silent_start, c.silent_until, \(Self.deviceColumns), j.position, j.name
+                    FROM unnest($1::text[]) WITH ORDINALITY AS j(name, position) LEFT JOIN users u ON u.name = j.name \(Self.badgeJoin)
+                    LEFT JOIN conversation_settings c ON c.user_id = u.id AND c.group_chat = $2 AND c.conversation = $3
+                    LEFT JOIN devices d ON d.user_id = u.id
+                    ORDER BY j.position, d.sequence DESC
+                    """,
+                binds: try binds(wanted, conversation.kind == .group, conversation.id)))
+        let overlay = try await badgeOverlay()
+        var out: [StoredReceiver] = []
+        var lastPosition: Int64 = -1
+        for row in found {
+            let position = try row.int64(deviceOffset + 3)
+            if position != lastPosition {
+                lastPosition = position
+                if row.isNull(0) {
+                    let placeholder = UserRecord.placeholder(try row.string(deviceOffset + 4))
+                    out.append(StoredReceiver(key: nil, state: placeholder.state, isConfigured: false))
+                } else {
+                    out.append(try receiver(row, conversation: conversation, overlay: overlay))
+                }
+            }
+            if let device = try await device(row, offset: deviceOffset) { out[out.count - 1].state.devices.append(device) }
+        }
+        return out
     }
 
     /// A group's members as receivers in membership order, each with its devices newest first,

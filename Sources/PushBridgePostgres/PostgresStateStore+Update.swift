@@ -92,9 +92,42 @@ extension PostgresStateStore.Transaction {
         var snapshot = StateSnapshot(app: keys.app ? try await app() : nil, senders: [], groupProfiles: [], receivers: [], records: records)
         for sender in keys.senders { snapshot.senders.append(try await self.sender(sender.user, group: sender.group)) }
         for group in keys.groupProfiles { snapshot.groupProfiles.append(try await groupProfile(of: group)) }
-        for key in keys.receivers { snapshot.receivers.append(try await receivers(of: key.audience, excluding: key.sender, conversation: key.conversation)) }
-        for target in keys.targets { snapshot.knownTargets.append(try await exists(target)) }
-        for user in keys.users { snapshot.users.append(try await self.user(user)) }
+        // Several sends' one-to-one receivers the node does not keep (a campaign's page): one statement a conversation.
+        var together: [ConversationKey: [UserID: StoredReceiver]] = [:]
+        if keys.receivers.count > 1 {
+            var names: [ConversationKey: [UserID]] = [:]
+            for key in keys.receivers {
+                guard case .users(let users) = key.audience else { continue }
+                let wanted = PostgresStateStore.KeptOneToOne.wanted(users, excluding: key.sender)
+                if context.keptData?.users.receivers(wanted, in: key.conversation) == nil { names[key.conversation, default: []] += wanted }
+            }
+            for (conversation, wanted) in names where wanted.count > 1 {
+                let unique = PostgresStateStore.KeptOneToOne.wanted(wanted, excluding: "")
+                let found = try await oneToOneReceivers(unique, conversation: conversation)
+                together[conversation] = Dictionary(zip(unique, found), uniquingKeysWith: { first, _ in first })
+                if let kept = context.keptData?.users { for receiver in found { kept.keep(receiver, in: conversation) } }
+            }
+        }
+        for key in keys.receivers {
+            if case .users(let users) = key.audience, let found = together[key.conversation] {
+                let wanted = PostgresStateStore.KeptOneToOne.wanted(users, excluding: key.sender)
+                if let receivers = Optional(wanted.compactMap { found[$0] }), receivers.count == wanted.count {
+                    snapshot.receivers.append(StoredReceivers(receivers))
+                    continue
+                }
+            }
+            snapshot.receivers.append(try await receivers(of: key.audience, excluding: key.sender, conversation: key.conversation))
+        }
+        let userTargets = keys.targets.compactMap { target -> UserID? in if case .user(let user) = target { user } else { nil } }
+        let existing = userTargets.count > 1 ? try await existingUsers(userTargets) : nil
+        for target in keys.targets {
+            if let existing, case .user(let user) = target {
+                snapshot.knownTargets.append(existing.contains(user))
+            } else {
+                snapshot.knownTargets.append(try await exists(target))
+            }
+        }
+        snapshot.users = try await users(keys.users)
         for group in keys.memberLists { snapshot.memberLists.append(try await members(of: group)) }
         for user in keys.bindings { snapshot.bindings.append(try await pushBindings(of: user)) }
         for token in keys.deviceOwners {

@@ -45,6 +45,57 @@ extension PostgresStateStore.Transaction {
         return UserRecord(state: state, isConfigured: configured)
     }
 
+    /// Several users' records, in the order asked (`nil`: no such user): four statements whatever
+    /// their number (users, devices, conversation settings, name cards), as ``user(_:)`` reads one.
+    func users(_ ids: [UserID]) async throws -> [UserRecord?] {
+        guard ids.count > 1 else { return ids.isEmpty ? [] : [try await user(ids[0])] }
+        let found = try await rows(
+            PostgresQuery(
+                unsafeSQL: "SELECT \(Self.receiverColumns), \(UserDetailColumn.sql) FROM users u \(Self.badgeJoin) WHERE u.name = ANY($1)",
+                binds: try binds(Array(Set(ids)))))
+        guard !found.isEmpty else { return ids.map { _ in nil } }
+        let overlay = try await badgeOverlay()
+        var states: [Int64: (state: UserState, configured: Bool)] = [:]
+        var keys: [UserID: Int64] = [:]
+        for row in found {
+            let stored = ReceiverRow(row)
+            let key = try stored.key()
+            var (state, configured) = try readReceiver(row)
+            state.badge = overlay.badge(of: key, stored: state.badge)
+            let details = try stored.details()
+            state.boundCertificate = try await certificate(details.boundCertificate, column: "users.bound_certificate")
+            state.displayName = details.displayName
+            states[key] = (state, configured)
+            keys[state.user] = key
+        }
+        let foundKeys = Array(states.keys)
+        for row in try await rows(
+            PostgresQuery(
+                unsafeSQL: "SELECT d.user_id, \(Self.deviceColumns) FROM devices d WHERE d.user_id = ANY($1) ORDER BY d.user_id, d.sequence DESC",
+                binds: try binds(foundKeys)))
+        {
+            if let device = try await self.device(row, offset: 1) { states[try row.int64(0)]?.state.devices.append(device) }
+        }
+        for row in try await rows(
+            PostgresQuery(
+                unsafeSQL: "SELECT user_id, group_chat, conversation, remind, silent_start, silent_until FROM conversation_settings WHERE user_id = ANY($1)",
+                binds: try binds(foundKeys)))
+        {
+            let conversation = ConversationKey(try row.bool(1) ? .group : .oneToOne, try row.string(2))
+            states[try row.int64(0)]?.state.conversations[conversation] = try readConversation(row, offset: 3)
+        }
+        for row in try await rows(PostgresQuery(unsafeSQL: "SELECT user_id, group_id, card FROM name_cards WHERE user_id = ANY($1)", binds: try binds(foundKeys))) {
+            states[try row.int64(0)]?.state.nameCards[try row.string(1)] = try row.string(2)
+        }
+        return ids.map { id in keys[id].flatMap { states[$0] }.map { UserRecord(state: $0.state, isConfigured: $0.configured) } }
+    }
+
+    /// Which of `ids` are users with a record, in one statement.
+    func existingUsers(_ ids: [UserID]) async throws -> Set<UserID> {
+        guard !ids.isEmpty else { return [] }
+        return Set(try await rows(PostgresQuery(unsafeSQL: "SELECT name FROM users WHERE name = ANY($1)", binds: try binds(Array(Set(ids))))).map { try $0.string(0) })
+    }
+
     func sender(_ id: UserID, group: String?) async throws -> UserState? {
         let key = PostgresStateStore.KeptOneToOne.SenderKey(name: id, group: group)
         if let kept = context.keptData?.users.senders[key] { return kept }
