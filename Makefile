@@ -102,7 +102,7 @@ bench-deliver: deps
 	$(SWIFT) build -c release --product pushbridge-bench
 	@.build/release/pushbridge-bench --deliver
 
-## bench-campaign: release build, then Easemob's POST /push/task to every user of a 1,000,000-user app (one device each) delivered into the mock APNs at 100 ms per answer, beside h2load on the same mock; on SQLite, then on PostgreSQL (a throwaway cluster) with the ratio; targets: accepted < 100 ms, decided and queued ≤ 60 s, delivered ≥ 0.8 of h2load, peak memory ≤ 500 MB; each store's run followed at most 300 s, its figures then taken as they stand (USERS=… for a smaller app)
+## bench-campaign: release build, then Easemob's POST /push/task to every user of a 1,000,000-user app (one device each) delivered into the mock APNs at 100 ms per answer, beside h2load on the same mock; on SQLite, then on PostgreSQL (a throwaway cluster) with the ratio; targets: accepted < 100 ms, decided and queued ≤ 60 s, delivered ≥ 0.8 of h2load, peak memory ≤ 500 MB, a chat user's one-to-one p99 during the campaign ≤ 2× before it; each store's run followed at most 300 s, its figures then taken as they stand (USERS=… for a smaller app)
 bench-campaign: deps
 	@command -v h2load >/dev/null 2>&1 || { echo "Installing h2load (nghttp2-client, missing)..."; $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nghttp2-client; }
 	$(SWIFT) build -c release --product pushbridge-bench
