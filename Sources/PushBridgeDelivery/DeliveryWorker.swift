@@ -144,8 +144,10 @@ public final class DeliveryWorker: Sendable {
             while true {
                 if !listening {
                     listening = true
+                    // Only a wake ends it (the drain's end cancels it): a drain claims again on a
+                    // wake, never on a timer.
                     group.addTask { [signal] in
-                        await signal.wait(milliseconds: 1_000)
+                        await signal.wait(milliseconds: 86_400_000)
                         return .woken
                     }
                 }
@@ -254,7 +256,7 @@ public final class DeliveryWorker: Sendable {
 private enum DrainEvent: Sendable {
     case attempted(OutboxDelivery, DeliveryPolicy.Verdict, Int64?)
     case settled
-    /// A write may have queued deliveries (``DeliveryWorker/wake()``), or a second passed.
+    /// A write may have queued deliveries (``DeliveryWorker/wake()``), or the drain ended.
     case woken
 }
 
