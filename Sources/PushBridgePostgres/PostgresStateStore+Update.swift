@@ -111,7 +111,8 @@ extension PostgresStateStore.Transaction {
         for key in keys.receivers {
             if case .users(let users) = key.audience, let found = together[key.conversation] {
                 let wanted = PostgresStateStore.KeptOneToOne.wanted(users, excluding: key.sender)
-                if let receivers = Optional(wanted.compactMap { found[$0] }), receivers.count == wanted.count {
+                let receivers = wanted.compactMap { found[$0] }
+                if receivers.count == wanted.count {
                     snapshot.receivers.append(StoredReceivers(receivers))
                     continue
                 }

@@ -14,41 +14,15 @@ extension PostgresStateStore.Transaction {
     /// The `devices` columns read by ``device(_:offset:)``.
     static let deviceColumns = DeviceColumn.sql
 
+    /// A user's record (`nil`: no such user), read as ``users(_:)`` reads several.
     func user(_ id: UserID) async throws -> UserRecord? {
-        let found = try await rows(
-            PostgresQuery(
-                unsafeSQL: "SELECT \(Self.receiverColumns), \(UserDetailColumn.sql) FROM users u \(Self.badgeJoin) WHERE u.name = $1",
-                binds: try binds(id)))
-        guard let row = found.first else { return nil }
-        let stored = ReceiverRow(row)
-        let key = try stored.key()
-        var (state, configured) = try readReceiver(row)
-        state.badge = try await badgeOverlay().badge(of: key, stored: state.badge)
-        let details = try stored.details()
-        state.boundCertificate = try await certificate(details.boundCertificate, column: "users.bound_certificate")
-        state.displayName = details.displayName
-        for device in try await rows(
-            PostgresQuery(
-                unsafeSQL: "SELECT \(Self.deviceColumns) FROM devices d WHERE d.user_id = $1 ORDER BY d.sequence DESC", binds: try binds(key)))
-        {
-            if let device = try await self.device(device, offset: 0) { state.devices.append(device) }
-        }
-        for row in try await rows(
-            "SELECT group_chat, conversation, remind, silent_start, silent_until FROM conversation_settings WHERE user_id = \(key)")
-        {
-            let conversation = ConversationKey(try row.bool(0) ? .group : .oneToOne, try row.string(1))
-            state.conversations[conversation] = try readConversation(row, offset: 2)
-        }
-        for row in try await rows("SELECT group_id, card FROM name_cards WHERE user_id = \(key)") {
-            state.nameCards[try row.string(0)] = try row.string(1)
-        }
-        return UserRecord(state: state, isConfigured: configured)
+        try await users([id])[0]
     }
 
     /// Several users' records, in the order asked (`nil`: no such user): four statements whatever
-    /// their number (users, devices, conversation settings, name cards), as ``user(_:)`` reads one.
+    /// their number (users, devices, conversation settings, name cards).
     func users(_ ids: [UserID]) async throws -> [UserRecord?] {
-        guard ids.count > 1 else { return ids.isEmpty ? [] : [try await user(ids[0])] }
+        guard !ids.isEmpty else { return [] }
         let found = try await rows(
             PostgresQuery(
                 unsafeSQL: "SELECT \(Self.receiverColumns), \(UserDetailColumn.sql) FROM users u \(Self.badgeJoin) WHERE u.name = ANY($1)",
