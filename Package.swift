@@ -186,7 +186,8 @@ let package = Package(
             dependencies: [
                 "PushBridgeServer", "PushBridgeEasemob", "PushBridgeTencent", "PushBridgePostgres", "PushBridgeServiceConformance", "PushBridgeAPNsMock", "PushBridgeVendorREST", "PushBridgeFacadeConformance", "PushBridgeFacade", "PushBridgeStore", "PushBridgeConformance", "PushBridgeDialects",
                 "PushBridgeCore", "PushBridgeJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // `make bench`: release-build throughput against baselines measured in the same run.

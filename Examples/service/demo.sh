@@ -53,3 +53,6 @@ say "health, readiness, metrics (no key)"
 curl -sf "http://127.0.0.1:$PORT/healthz"; echo
 curl -sf "http://127.0.0.1:$PORT/readyz"; echo
 curl -sf "http://127.0.0.1:$PORT/metrics" | grep '^pushbridge_decisions_total'
+say "a push task: the message to each user of the app (u2 offline again), decided as a chat message; its progress, then its last state"
+curl -sf -X PUT -H "$A" -H "$J" -d '{"presence":"offline"}' "$B/apps/demo/users/u2/presence?dialect=agora-silent" > /dev/null
+PUSHBRIDGE_APP_KEY=$KEY "$PUSHBRIDGE" push-task --url "http://127.0.0.1:$PORT" --app demo --dialect agora-silent --every 0.2 task-message.json

@@ -101,6 +101,15 @@ public protocol DialectAdapter: Sendable {
     ///   - pointer: where it is in its document.
     func address(of json: JSONValue, at pointer: JSONPointer) throws -> MessageAddress
 
+    /// The same one-to-one message addressed to another user, with another id (a push task sends one
+    /// message to each of its receivers); the rest of it untouched.
+    /// - Parameters:
+    ///   - json: a one-to-one message in this dialect's shape (a group message is bad input).
+    ///   - pointer: where it is in its document.
+    ///   - receiver: the user it goes to.
+    ///   - id: its new message id.
+    func readdressed(_ json: JSONValue, at pointer: JSONPointer, to receiver: UserID, id: String) throws -> JSONValue
+
     /// Reads a message in this dialect's shape into canonical form.
     func message(_ json: JSONValue, at pointer: JSONPointer, context: MessageContext) throws -> PushMessage
 

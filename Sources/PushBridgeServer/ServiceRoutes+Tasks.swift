@@ -16,6 +16,36 @@ extension ServiceRoutes {
             let now = Instant.now
             return json(.object(JSONObject([("tasks", .array(tasks.map { Self.taskJSON($0, deliveries: nil, now: now) }))])))
         }
+        // → 201 the task; its message goes one-to-one to each receiver of the audience.
+        router.post("/v1/apps/:app/push-tasks") { request, context in
+            let tenant = try await tenant(request, context)
+            let dialect = try dialect(request, in: tenant)
+            let sender = try queryIdentifier("sender", request)
+            let body = try await body(request, context)
+            let now = Instant.now
+            let task = try checking { () throws -> PushTask in
+                let asked = try NativeTaskRequest(body, now: now)
+                // Read now as each receiver's will be: bad input is answered here, never met by the runner.
+                let adapter = try tenant.registry.adapter(dialect, at: .root)
+                let example = try adapter.readdressed(asked.message, at: .root / "message", to: "pushbridge-task-check", id: "pushtask-check")
+                _ = try tenant.facade.prepare(example, dialect: dialect, now: now, sender: sender, pointer: .root / "message")
+                guard let from = try sender ?? adapter.address(of: asked.message, at: .root / "message").sender else {
+                    throw InputError(.missingKey, at: .root / "message" / "from", expected: "the sender: the message's own sender field, or ?sender=")
+                }
+                let stored = NativeTask.stored(dialect: dialect, sender: from, message: asked.message)
+                return PushTask(
+                    id: Self.newTaskID(now), family: NativeTask.family, audience: asked.audience, request: Array(stored.compactText.utf8), createdAt: now,
+                    startAt: max(asked.startAt ?? now, now))
+            }
+            let created = try await answering {
+                do {
+                    return try await createTask(task, labelNames: nil, in: tenant)
+                } catch let refusal as PushFacade.TaskRefusal {
+                    throw ServiceError(.tooManyRequests, code: "too-many-tasks", expected: refusal.description, retryAfterSeconds: 60)
+                }
+            }
+            return json(Self.taskJSON(created, deliveries: nil, now: now), status: .created)
+        }
         router.get("/v1/apps/:app/push-tasks/:task") { request, context in
             let tenant = try await tenant(request, context)
             let id = try taskID(context)
@@ -92,6 +122,9 @@ extension ServiceRoutes {
             ("id", .int(task.id)), ("family", .string(task.family)), ("labels", .array(task.audience.all.map(JSONValue.string))), ("anyLabels", .array(task.audience.any.map(JSONValue.string))), ("state", .string(state)),
             ("createdAt", .string(task.createdAt.description)), ("startAt", .string(task.startAt.description)),
         ]
+        func values(_ list: [UserAttribute]) -> JSONValue { .object(JSONObject(list.map { ($0.name, .string($0.value)) })) }
+        if !task.audience.attributes.isEmpty { fields.append(("attributes", values(task.audience.attributes))) }
+        if !task.audience.anyAttributes.isEmpty { fields.append(("anyAttributes", values(task.audience.anyAttributes))) }
         if let ended = task.endedAt { fields.append(("endedAt", .string(ended.description))) }
         fields += [
             ("targets", .int(Int64(task.progress.targets))), ("pushed", .int(Int64(task.progress.pushed))),

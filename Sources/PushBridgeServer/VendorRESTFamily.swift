@@ -23,8 +23,21 @@ public struct VendorRESTFamily: Sendable {
     public var bindingNames: [String] { rest.bindingNames }
 }
 
+/// What makes a push task's messages: a vendor family, from the request body its task stored, or
+/// the native API's.
+package protocol PushTaskFamily: Sendable {
+    /// The messages a push task of this family sends to a page of its receivers: one per receiver,
+    /// made from the request body the task stored (``PushBridgeStore/PushTask/request``).
+    /// - Parameters:
+    ///   - request: the stored body.
+    ///   - users: the receivers.
+    ///   - id: the message id of a receiver's push.
+    /// - Throws: `InputError` for a body this family cannot read (it read it when the task was made).
+    func taskMessages(request: JSONValue, to users: [String], id: (String) -> String) throws -> [VendorMessage]
+}
+
 /// What a vendor module implements for the service: everything that differs between vendors, in one place.
-package protocol VendorREST: Sendable {
+package protocol VendorREST: PushTaskFamily {
     /// The kind of binding it serves: what its bindings are stored and found under.
     var kind: VendorBinding.Vendor { get }
 
@@ -72,14 +85,6 @@ package protocol VendorREST: Sendable {
     ///   - apps: the service's apps (whose bindings say whether the path is one of its apps').
     func unknownRoute(segments: [Substring], what: String, apps: ServiceApps) async -> Response?
 
-    /// The messages a push task of this family sends to a page of its receivers: one per receiver,
-    /// made from the request body the task stored (``PushBridgeStore/PushTask/request``).
-    /// - Parameters:
-    ///   - request: the stored body.
-    ///   - users: the receivers.
-    ///   - id: the message id of a receiver's push.
-    /// - Throws: `InputError` for a body this family cannot read (it read it when the task was made).
-    func taskMessages(request: JSONValue, to users: [String], id: (String) -> String) throws -> [VendorMessage]
 }
 
 extension VendorREST {

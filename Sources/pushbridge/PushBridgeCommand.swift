@@ -15,12 +15,12 @@ struct PushBridgeCommand: ParsableCommand {
         abstract: "Decide, render and conformance-test iOS offline pushes across chat vendors' dialects.",
         discussion: """
             Dialects: easemob-legacy, agora-silent, tencent-tim (each also a profile: an output shape).
-            Exit status: 0 success; 1 a conformance failure; 2 bad input or a usage error (one line on stderr \
-            naming the file or option, the JSON pointer and what was expected); 3 `translate --strict` lost \
-            something; 4 a store failure.
+            Exit status: 0 success; 1 a conformance failure (push-task: the task was cancelled); 2 bad input or \
+            a usage error (one line on stderr naming the file or option, the JSON pointer and what was expected); \
+            3 `translate --strict` lost something; 4 a store failure (push-task: the service did not answer).
             """,
         version: PushBridgeVersion.current,
-        subcommands: [Decide.self, Conform.self, Translate.self, Mappings.self, App.self, Apply.self, Members.self, Send.self, User.self, DeviceCommand.self, Serve.self, UserSigCommand.self]
+        subcommands: [Decide.self, Conform.self, Translate.self, Mappings.self, App.self, Apply.self, Members.self, Send.self, User.self, DeviceCommand.self, Serve.self, PushTaskCommand.self, UserSigCommand.self]
     )
 
     static func main() async {

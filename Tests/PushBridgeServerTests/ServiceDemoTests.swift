@@ -45,6 +45,9 @@ struct ServiceDemoTests {
             #"{"removed":"u4"}"#,
             #"{"status":"ready"}"#,
             #"pushbridge_decisions_total{dialect="agora-silent",outcome="push"} 1"#,
+            // The push task: u1 and u3 have no device, u2 (offline again) is pushed; its progress, then its last state.
+            #": finished — 3 decided: 1 pushed, 2 suppressed (no-device 2); 0 delivered, 0 queued, 0 failed"#,
+            #""family":"native","labels":[],"anyLabels":[],"state":"finished""#,
         ] {
             #expect(text.contains(line), "missing from the walk-through: \(line)\n\(text)")
         }

@@ -212,6 +212,18 @@ public struct AgoraSilentAdapter: DialectAdapter {
         return MessageAddress(sender: sender, audience: kind == .group ? .group(to) : .users([to]))
     }
 
+    public func readdressed(_ json: JSONValue, at pointer: JSONPointer, to receiver: UserID, id: String) throws -> JSONValue {
+        let r = try FieldReader(json, at: pointer, what: "an SDK message object")
+        guard try r.word("chatType", as: ChatKind.self) == .oneToOne else {
+            throw InputError(.invalidValue, at: pointer / "chatType", expected: "\"Chat\" (a push task sends a one-to-one message to each receiver)", found: "\"GroupChat\"")
+        }
+        var object = r.object
+        object["id"] = .string(id)
+        object["to"] = .string(receiver)
+        object["conversationId"] = .string(receiver)
+        return .object(object)
+    }
+
     public func message(_ json: JSONValue, at pointer: JSONPointer, context: MessageContext) throws -> PushMessage {
         let r = try FieldReader(json, at: pointer, what: "an SDK message object")
         try r.allowOnly(["id", "conversationId", "from", "to", "chatType", "body", "ext", "translations"], context: "an agora-silent message")

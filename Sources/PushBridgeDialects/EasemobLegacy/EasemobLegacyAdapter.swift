@@ -136,6 +136,18 @@ public struct EasemobLegacyAdapter: DialectAdapter {
         }
     }
 
+    public func readdressed(_ json: JSONValue, at pointer: JSONPointer, to receiver: UserID, id: String) throws -> JSONValue {
+        let r = try FieldReader(json, at: pointer, what: "a REST message body")
+        let type = try r.string("target_type", expected: "\"users\" (a push task sends a one-to-one message to each receiver)")
+        guard type == "users" else {
+            throw InputError(.invalidValue, at: pointer / "target_type", expected: "\"users\" (a push task sends a one-to-one message to each receiver)", found: "\"\(type)\"")
+        }
+        var object = r.object
+        object["id"] = .string(id)
+        object["target"] = [.string(receiver)]
+        return .object(object)
+    }
+
     public func message(_ json: JSONValue, at pointer: JSONPointer, context: MessageContext) throws -> PushMessage {
         let r = try FieldReader(json, at: pointer, what: "a REST message body")
         try r.allowOnly(["id", "target_type", "target", "msg", "from", "ext"], context: "an easemob-legacy message")

@@ -142,6 +142,21 @@ public struct TencentTIMAdapter: DialectAdapter {
         }
     }
 
+    public func readdressed(_ json: JSONValue, at pointer: JSONPointer, to receiver: UserID, id: String) throws -> JSONValue {
+        let r = try FieldReader(json, at: pointer, what: "a TIM message")
+        let conversation = try r.object("conversation", expected: "the conversation {\"type\": \"C2C\", \"id\"}")
+        let type = try conversation.string("type", expected: "\"C2C\" (a push task sends a one-to-one message to each receiver)")
+        guard type == "C2C" else {
+            throw InputError(.invalidValue, at: conversation.pointer / "type", expected: "\"C2C\" (a push task sends a one-to-one message to each receiver)", found: "\"\(type)\"")
+        }
+        var addressed = conversation.object
+        addressed["id"] = .string(receiver)
+        var object = r.object
+        object["id"] = .string(id)
+        object["conversation"] = .object(addressed)
+        return .object(object)
+    }
+
     /// The most receivers a targeted group message names (REST `To_Account`).
     public static let maximumTargetedReceivers = 50
 

@@ -34,7 +34,8 @@ final class TaskRunner: Sendable {
     }
 
     let tenant: AppTenant
-    let families: [String: any VendorREST]
+    /// What makes each family's task messages, the native API's included.
+    let families: [String: any PushTaskFamily]
     let settings: Settings
     let metrics: ServiceMetrics
     let logger: Logger
@@ -45,7 +46,9 @@ final class TaskRunner: Sendable {
 
     init(tenant: AppTenant, families: [String: any VendorREST], settings: Settings, metrics: ServiceMetrics, logger: Logger) {
         self.tenant = tenant
-        self.families = families
+        var all: [String: any PushTaskFamily] = families
+        all[NativeTask.family] = NativeTask(registry: tenant.registry)
+        self.families = all
         self.settings = settings
         self.metrics = metrics
         self.logger = logger
