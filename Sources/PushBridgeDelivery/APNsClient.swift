@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHPACK
+import NIOPosix
 import NIOSSL
 import PushBridgeCore
 import PushBridgeJSON
@@ -35,6 +36,12 @@ public final class APNsClient: APNsSender {
         public var requestTimeoutSeconds: Double
         /// HTTP/2 connections per TLS identity (per environment's host).
         public var connectionsPerIdentity: Int
+        /// The threads of the client's own event loops: APNs traffic never shares a thread with the
+        /// service's HTTP requests, so a campaign's deliveries do not hold a chat request's answer.
+        public var eventLoopThreads: Int
+
+        /// The default threads of the client's event loops: half the cores, at least one.
+        public static var defaultEventLoopThreads: Int { max(1, System.coreCount / 2) }
 
         /// The default number of connections per TLS identity: enough streams for 100 ms away
         /// (4 × 1,000 at APNs's largest `SETTINGS_MAX_CONCURRENT_STREAMS`), few enough to stay polite.
@@ -42,13 +49,15 @@ public final class APNsClient: APNsSender {
 
         public init(
             productionURL: String = "https://api.push.apple.com", developmentURL: String = "https://api.development.push.apple.com",
-            trustedCAFile: String? = nil, requestTimeoutSeconds: Double = 10, connectionsPerIdentity: Int = Endpoint.defaultConnections
+            trustedCAFile: String? = nil, requestTimeoutSeconds: Double = 10, connectionsPerIdentity: Int = Endpoint.defaultConnections,
+            eventLoopThreads: Int = Endpoint.defaultEventLoopThreads
         ) {
             self.productionURL = productionURL
             self.developmentURL = developmentURL
             self.trustedCAFile = trustedCAFile
             self.requestTimeoutSeconds = requestTimeoutSeconds
             self.connectionsPerIdentity = max(1, connectionsPerIdentity)
+            self.eventLoopThreads = max(1, eventLoopThreads)
         }
 
         /// Both environments at one base URL (a local APNs).
@@ -65,6 +74,8 @@ public final class APNsClient: APNsSender {
     let pools: [[APNsEnvironment: APNsConnectionPool]]
     /// Every pool once (token credentials share theirs).
     private let distinctPools: [APNsConnectionPool]
+    /// The event loops of every connection, the client's own (shut down by ``shutdown()``).
+    private let eventLoops: MultiThreadedEventLoopGroup
 
     /// Opens the pools (no connection is made until the first request).
     /// - Parameters:
@@ -82,6 +93,7 @@ public final class APNsClient: APNsSender {
             targets[environment] = target
         }
         let drainTime = TimeAmount.milliseconds(Int64(endpoint.requestTimeoutSeconds * 1000) + 1_000)
+        let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: endpoint.eventLoopThreads)
         func pools(_ identity: (chain: [NIOSSLCertificate], key: NIOSSLPrivateKey)?) throws -> [APNsEnvironment: APNsConnectionPool] {
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.applicationProtocols = ["h2"]
@@ -102,32 +114,40 @@ public final class APNsClient: APNsSender {
                 throw DeliveryError(.unreadableFile, subject: endpoint.trustedCAFile ?? "the TLS identity", expected: "a usable TLS configuration")
             }
             let production = APNsConnectionPool(
-                target: targets[.production]!, context: context, size: endpoint.connectionsPerIdentity, drainTime: drainTime)
+                target: targets[.production]!, context: context, size: endpoint.connectionsPerIdentity, drainTime: drainTime, eventLoops: eventLoops)
             let development =
                 targets[.development] == targets[.production]
                 ? production
-                : APNsConnectionPool(target: targets[.development]!, context: context, size: endpoint.connectionsPerIdentity, drainTime: drainTime)
+                : APNsConnectionPool(
+                    target: targets[.development]!, context: context, size: endpoint.connectionsPerIdentity, drainTime: drainTime, eventLoops: eventLoops)
             return [.production: production, .development: development]
         }
         var all: [[APNsEnvironment: APNsConnectionPool]] = []
         var tokenPools: [APNsEnvironment: APNsConnectionPool]?
-        for credential in credentials {
-            switch credential.kind {
-            case .token:
-                if tokenPools == nil { tokenPools = try pools(nil) }
-                all.append(tokenPools!)
-            case .certificate(let chain, let key):
-                all.append(try pools((chain, key)))
+        do {
+            for credential in credentials {
+                switch credential.kind {
+                case .token:
+                    if tokenPools == nil { tokenPools = try pools(nil) }
+                    all.append(tokenPools!)
+                case .certificate(let chain, let key):
+                    all.append(try pools((chain, key)))
+                }
             }
+        } catch {
+            try? eventLoops.syncShutdownGracefully()  // nothing was connected on them
+            throw error
         }
         self.pools = all
+        self.eventLoops = eventLoops
         var seen = Set<ObjectIdentifier>()
         distinctPools = all.flatMap(\.values).filter { seen.insert(ObjectIdentifier($0)).inserted }
     }
 
-    /// Closes every connection.
+    /// Closes every connection, then stops the client's event loops.
     public func shutdown() async {
         for pool in distinctPools { await pool.shutdown() }
+        try? await eventLoops.shutdownGracefully()
     }
 
     /// How many connections are open or opening, over every pool.

@@ -85,8 +85,9 @@ final class APNsConnection: Sendable {
     ///   - port: its port.
     ///   - context: the TLS context (trust roots, the client certificate of the identity if any).
     ///   - timeout: the longest the connect and the handshake may take together.
+    ///   - eventLoops: the event loops the connection runs on.
     /// - Throws: ``APNsTransportFailure`` naming what went wrong.
-    static func connect(host: String, port: Int, context: NIOSSLContext, timeout: TimeAmount) async throws -> APNsConnection {
+    static func connect(host: String, port: Int, context: NIOSSLContext, timeout: TimeAmount, on eventLoops: any EventLoopGroup) async throws -> APNsConnection {
         // SNI and the certificate's name check take a host name, not an address (IPv4 or IPv6).
         let isAddress = host.contains(":") || (!host.isEmpty && host.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") })
         let serverHostname = isAddress ? nil : host
@@ -95,7 +96,7 @@ final class APNsConnection: Sendable {
         let ready: EventLoopFuture<Void>
         let health = APNsConnectionHealth()
         do {
-            (channel, multiplexer, ready) = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            (channel, multiplexer, ready) = try await ClientBootstrap(group: eventLoops)
                 .connectTimeout(timeout)
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .connect(host: host, port: port) { channel in

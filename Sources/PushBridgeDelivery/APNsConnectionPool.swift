@@ -46,6 +46,7 @@ final class APNsConnectionPool: Sendable {
     let size: Int
     private let context: NIOSSLContext
     private let drainTime: TimeAmount
+    private let eventLoops: any EventLoopGroup
     private let slots: Mutex<Slots>
     private let turn = Atomic<Int>(0)
 
@@ -69,7 +70,9 @@ final class APNsConnectionPool: Sendable {
     ///   - size: how many connections.
     ///   - drainTime: how long a replaced connection keeps its streams before it is closed (the
     ///     request deadline: every request on it has ended by then).
-    init(target: Target, context: NIOSSLContext, size: Int, drainTime: TimeAmount) {
+    ///   - eventLoops: the event loops its connections run on.
+    init(target: Target, context: NIOSSLContext, size: Int, drainTime: TimeAmount, eventLoops: any EventLoopGroup) {
+        self.eventLoops = eventLoops
         self.target = target
         self.context = context
         self.size = max(1, size)
@@ -101,7 +104,7 @@ final class APNsConnectionPool: Sendable {
                 fallthrough
             case .empty:
                 state.generation += 1
-                let task = Task { try await APNsConnection.connect(host: target.host, port: target.port, context: context, timeout: connectTimeout) }
+                let task = Task { try await APNsConnection.connect(host: target.host, port: target.port, context: context, timeout: connectTimeout, on: eventLoops) }
                 state.slots[index] = .connecting(generation: state.generation, task)
                 return .wait(generation: state.generation, task)
             }

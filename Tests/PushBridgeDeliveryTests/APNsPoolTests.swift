@@ -133,7 +133,7 @@ struct APNsPoolTests {
     }
 
     @Test("An APNs URL must be https://host[:port]; the error names it")
-    func urls() throws {
+    func urls() async throws {
         let kit = try DeliveryKit()
         for url in ["http://127.0.0.1:8443", "https://", "https://host:99999", "https://host:port"] {
             do {
@@ -144,7 +144,8 @@ struct APNsPoolTests {
             }
         }
         for url in ["https://api.push.apple.com", "https://127.0.0.1:8443", "https://[::1]:8443", "https://localhost:8443/"] {
-            #expect(throws: Never.self) { _ = try APNsClient(endpoint: .init(baseURL: url, trustedCAFile: kit.path("ca.pem")), credentials: [try kit.tokenCredential()]) }
+            let client = try APNsClient(endpoint: .init(baseURL: url, trustedCAFile: kit.path("ca.pem")), credentials: [try kit.tokenCredential()])
+            await client.shutdown()
         }
     }
 }
