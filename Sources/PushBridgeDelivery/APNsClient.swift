@@ -40,8 +40,8 @@ public final class APNsClient: APNsSender {
         /// service's HTTP requests, so a campaign's deliveries do not hold a chat request's answer.
         public var eventLoopThreads: Int
 
-        /// The default threads of the client's event loops: half the cores, at least one.
-        public static var defaultEventLoopThreads: Int { max(1, System.coreCount / 2) }
+        /// The default threads of the client's event loops: one a core.
+        public static var defaultEventLoopThreads: Int { System.coreCount }
 
         /// The default number of connections per TLS identity: enough streams for 100 ms away
         /// (4 × 1,000 at APNs's largest `SETTINGS_MAX_CONCURRENT_STREAMS`), few enough to stay polite.

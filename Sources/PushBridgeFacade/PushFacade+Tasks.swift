@@ -174,12 +174,7 @@ extension PushFacade {
                     }
                 }
                 if !unknown.isEmpty { page.progress.suppressed["unknown-user", default: 0] += unknown.count }
-                task.cursor = receivers.last ?? cursor
-                task.progress.add(page.progress)
-                if finished {
-                    task.state = .finished
-                    task.endedAt = now
-                }
+                task.record(page: page.progress, to: receivers.last, finished: finished, at: now)
                 changes.tasks.append(task)
                 page.task = task
                 return (changes, page)
@@ -195,12 +190,7 @@ extension PushFacade {
         return try await update(
             PlannedUpdate(keys: keys) { snapshot in
                 guard var task = snapshot.tasks[position].first, task.state == .pending, task.cursor == cursor else { return (StateChanges(), false) }
-                task.cursor = last ?? cursor
-                task.progress.add(progress)
-                if finished {
-                    task.state = .finished
-                    task.endedAt = now
-                }
+                task.record(page: progress, to: last, finished: finished, at: now)
                 return (StateChanges(tasks: [task]), true)
             })
     }

@@ -118,23 +118,37 @@ extension TencentREST {
     ///   - command: the command (for the error text).
     /// - Throws: ``Failure`` with Tencent's code and the pointer.
     public static func userTags(_ body: JSONValue, command: Command) throws(Failure) -> [(user: String, tags: [String])] {
+        try accountItems(body, key: "UserTags", field: "Tags", command: command) { try tags($0, "Tags", allowEmpty: false) }.map { ($0.user, $0.value) }
+    }
+
+    /// `KEY: [{To_Account, FIELD}]`: 1–100 items, each account once, each item's `FIELD` read by `read`.
+    /// - Parameters:
+    ///   - body: the request body.
+    ///   - key: the list's key (`UserTags`, `UserAttrs`).
+    ///   - field: each item's other key (`Tags`, `Attrs`).
+    ///   - command: the command (for the error text).
+    ///   - read: reads an item's `field`.
+    /// - Throws: ``Failure`` with Tencent's code and the pointer.
+    static func accountItems<T>(
+        _ body: JSONValue, key: String, field: String, command: Command, read: (FieldReader) throws -> T
+    ) throws(Failure) -> [(user: String, value: T)] {
         return try reading(code: 90001) {
             let r = try FieldReader(body, at: .root, what: "the request body, a JSON object")
-            try r.allowOnly(["UserTags"], context: command.rawValue)
-            let expected = "UserTags, an array of 1–\(maximumTagAccounts) {\"To_Account\", \"Tags\"}"
-            let list = try r.array("UserTags", expected: expected)
+            try r.allowOnly([key], context: command.rawValue)
+            let expected = "\(key), an array of 1–\(maximumTagAccounts) {\"To_Account\", \"\(field)\"}"
+            let list = try r.array(key, expected: expected)
             guard (1...maximumTagAccounts).contains(list.count) else {
-                throw Failure(code: list.isEmpty ? 90001 : 90018, InputError(.outOfRange, at: .root / "UserTags", expected: expected, found: "\(list.count) items"))
+                throw Failure(code: list.isEmpty ? 90001 : 90018, InputError(.outOfRange, at: .root / key, expected: expected, found: "\(list.count) items"))
             }
             var seen = Set<String>()
             return try list.enumerated().map { i, value in
-                let item = try FieldReader(value, at: .root / "UserTags" / i, what: "{\"To_Account\", \"Tags\"}")
-                try item.allowOnly(["To_Account", "Tags"], context: "a UserTags item")
+                let item = try FieldReader(value, at: .root / key / i, what: "{\"To_Account\", \"\(field)\"}")
+                try item.allowOnly(["To_Account", field], context: "a \(key) item")
                 let user = try userID(try item.string("To_Account", expected: "the account's UserID"), at: item.pointer / "To_Account")
                 guard seen.insert(user).inserted else {
                     throw InputError(.invalidValue, at: item.pointer / "To_Account", expected: "each account once", found: JSONValue.string(user).compactText)
                 }
-                return (user, try tags(item, "Tags", allowEmpty: false))
+                return (user, try read(item))
             }
         }
     }
@@ -192,30 +206,12 @@ extension TencentREST {
     ///   - command: `setAttributes` or `removeAttributes`.
     /// - Throws: ``Failure`` with Tencent's code and the pointer.
     public static func userAttributes(_ body: JSONValue, command: Command) throws(Failure) -> [(user: String, values: [UserAttribute])] {
-        return try reading(code: 90001) {
-            let r = try FieldReader(body, at: .root, what: "the request body, a JSON object")
-            try r.allowOnly(["UserAttrs"], context: command.rawValue)
-            let expected = "UserAttrs, an array of 1–\(maximumTagAccounts) {\"To_Account\", \"Attrs\"}"
-            let list = try r.array("UserAttrs", expected: expected)
-            guard (1...maximumTagAccounts).contains(list.count) else {
-                throw Failure(code: list.isEmpty ? 90001 : 90018, InputError(.outOfRange, at: .root / "UserAttrs", expected: expected, found: "\(list.count) items"))
-            }
-            var seen = Set<String>()
-            return try list.enumerated().map { i, value in
-                let item = try FieldReader(value, at: .root / "UserAttrs" / i, what: "{\"To_Account\", \"Attrs\"}")
-                try item.allowOnly(["To_Account", "Attrs"], context: "a UserAttrs item")
-                let user = try userID(try item.string("To_Account", expected: "the account's UserID"), at: item.pointer / "To_Account")
-                guard seen.insert(user).inserted else {
-                    throw InputError(.invalidValue, at: item.pointer / "To_Account", expected: "each account once", found: JSONValue.string(user).compactText)
-                }
-                if command == .removeAttributes {
-                    let names = try item.stringArray("Attrs", expected: "Attrs, an array of attribute names", allowEmpty: false)
-                    for (j, name) in names.enumerated() { try attributeText(name, at: item.pointer / "Attrs" / j, expected: "an attribute name of 1–\(maximumTagBytes) bytes") }
-                    return (user, names.map { UserAttribute(name: $0, value: "") })
-                }
-                return (user, try attributeValues(item, "Attrs"))
-            }
-        }
+        try accountItems(body, key: "UserAttrs", field: "Attrs", command: command) { item -> [UserAttribute] in
+            guard command == .removeAttributes else { return try attributeValues(item, "Attrs") }
+            let names = try item.stringArray("Attrs", expected: "Attrs, an array of attribute names", allowEmpty: false)
+            for (j, name) in names.enumerated() { try attributeText(name, at: item.pointer / "Attrs" / j, expected: "an attribute name of 1–\(maximumTagBytes) bytes") }
+            return names.map { UserAttribute(name: $0, value: "") }
+        }.map { ($0.user, $0.value) }
     }
 
     /// An empty body (`im_get_attr_name`'s `{}`).

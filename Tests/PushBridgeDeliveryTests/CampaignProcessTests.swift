@@ -39,14 +39,7 @@ struct CampaignProcessTests {
                 let accepted = try await client.call(.POST, first.base + "/acme/demo/push/task", key: token, body: #"{"pushMessage":{"title":"Sale","content":"Campaign"}}"#)
                 task = try #require(accepted.json?["data"]?.intValue, "\(accepted.text)")
                 // Kill once ten receivers are decided: pages of one, 50 a second, the task has seconds to go.
-                let deadline = Date().addingTimeInterval(60)
-                while Date() < deadline {
-                    let status = try await client.call(.GET, first.base + "/v1/apps/demo/push-tasks/\(task)", key: key)
-                    targetsAtKill = status.json?["targets"]?.intValue.map(Int.init) ?? 0
-                    if targetsAtKill >= 10 { break }
-                    try await Task.sleep(nanoseconds: 20_000_000)
-                }
-                await first.kill9()
+                targetsAtKill = try await ProcessScenario.killWhenDecided(client, first, key: key, task: task, count: 10)
             }
             #expect(first.process.terminationReason == .uncaughtSignal && first.process.terminationStatus == SIGKILL)
             #expect(targetsAtKill < users, "the kill came before the task was done (\(targetsAtKill) decided)")

@@ -38,15 +38,7 @@ struct PostgresCampaignProcessTests {
                 let token = try await ProcessScenario.easemobToken(client, a, key: key)
                 let accepted = try await client.call(.POST, a.base + "/acme/demo/push/task", key: token, body: #"{"pushMessage":{"title":"Sale","content":"Campaign"}}"#)
                 let task = try #require(accepted.json?["data"]?.intValue, "\(accepted.text)")
-                var targetsAtKill = 0
-                let deadline = Date().addingTimeInterval(60)
-                while Date() < deadline {
-                    let status = try await client.call(.GET, a.base + "/v1/apps/demo/push-tasks/\(task)", key: key)
-                    targetsAtKill = status.json?["targets"]?.intValue.map(Int.init) ?? 0
-                    if targetsAtKill >= 6 { break }
-                    try await Task.sleep(nanoseconds: 20_000_000)
-                }
-                await a.kill9()
+                let targetsAtKill = try await ProcessScenario.killWhenDecided(client, a, key: key, task: task, count: 6)
                 #expect(targetsAtKill < users, "the kill came before the task was done (\(targetsAtKill) decided)")
 
                 // Node B finishes the task and delivers what node A had claimed once its lease lapses.

@@ -152,6 +152,21 @@ package enum ProcessScenario {
         return try #require(granted.json?["access_token"]?.stringValue, "\(granted.text)")
     }
 
+    /// Kills a server process with `kill -9` once a push task on it has decided at least `count`
+    /// receivers (or after 60 s); returns how many it had decided.
+    package static func killWhenDecided(_ client: HTTPClient, _ server: ServerProcess, key: String, task: Int64, count: Int) async throws -> Int {
+        var decided = 0
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let status = try await client.call(.GET, server.base + "/v1/apps/demo/push-tasks/\(task)", key: key)
+            decided = status.json?["targets"]?.intValue.map(Int.init) ?? 0
+            if decided >= count { break }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        await server.kill9()
+        return decided
+    }
+
     /// A push task's status once it has finished and its deliveries are settled (or after `seconds`).
     package static func endedTask(_ client: HTTPClient, _ server: ServerProcess, key: String, task: Int64, seconds: Double) async throws -> JSONValue {
         let deadline = Date().addingTimeInterval(seconds)

@@ -156,6 +156,22 @@ public struct PushTask: Hashable, Sendable {
     /// What the ids of every task's messages begin with (their deliveries' lane, ``OutboxDelivery/lane``;
     /// the stores compute it from the id in the same way).
     public static let messageIDPrefix = "pushtask-"
+
+    /// Records a page decided: the cursor moves to its last receiver, its progress is added, and the
+    /// task finishes when it was the last page.
+    /// - Parameters:
+    ///   - page: what the page decided.
+    ///   - last: its last receiver (`nil`: an empty page; the cursor stays).
+    ///   - finished: whether it was the task's last page.
+    ///   - now: when it was recorded.
+    public mutating func record(page: TaskProgress, to last: UserID?, finished: Bool, at now: Instant) {
+        cursor = last ?? cursor
+        progress.add(page)
+        if finished {
+            state = .finished
+            endedAt = now
+        }
+    }
 }
 
 /// What a task decided so far: its receivers, those pushed, and those not pushed by reason.
