@@ -83,15 +83,16 @@ struct TencentCampaignRoutesTests {
             #expect(try await service.call(.get, "/v1/apps/tpush/push-tasks", key: t.key).json?["tasks"] == [])
 
             // To the users with vip or ios (bob, carol, dave): bob and carol have devices.
+            let sentAt = ContinuousClock.now
             let tagged = try await Self.post(
                 service, t, "all_member_push/im_push",
                 #"{"MsgRandom":7,\#(text),"Condition":{"TagsOr":["vip","ios"]},"OfflinePushInfo":{"Title":"Shop","Desc":"50% off"}}"#)
             Self.expectOK(tagged, "im_push")
             let taskID = try #require(tagged.json?["TaskId"]?.stringValue.flatMap { Int64($0) }, "\(tagged.text)")
-            // The same MsgRandom within the second is the same task (unless this machine paused half a second).
-            let sentAt = ContinuousClock.now
+            // The same MsgRandom within the second is the same task: judged when both requests, from the
+            // first's sending to the second's answer, took less than a second (a loaded machine may pause longer).
             let again = try await Self.post(service, t, "all_member_push/im_push", #"{"MsgRandom":7,\#(text),"Condition":{"TagsOr":["vip","ios"]}}"#)
-            if ContinuousClock.now - sentAt < .milliseconds(500) { #expect(again.json?["TaskId"] == tagged.json?["TaskId"], "\(again.text)") }
+            if ContinuousClock.now - sentAt < .milliseconds(950) { #expect(again.json?["TaskId"] == tagged.json?["TaskId"], "\(again.text)") }
             let done = try await EasemobTaskRoutesTests.ended(service, "tpush", key: t.key, taskID)
             #expect(done["family"] == "tencent" && done["anyLabels"] == ["vip", "ios"] && done["labels"] == [], "\(done)")
             #expect(done["targets"] == 3 && done["pushed"] == 2 && done["suppressed"] == ["no-device": 1], "\(done)")
