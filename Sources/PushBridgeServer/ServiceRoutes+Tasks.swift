@@ -28,11 +28,8 @@ extension ServiceRoutes {
                 // Read now as each receiver's will be: bad input is answered here, never met by the runner.
                 let adapter = try tenant.registry.adapter(dialect, at: .root)
                 let example = try adapter.readdressed(asked.message, at: .root / "message", to: "pushbridge-task-check", id: "pushtask-check")
-                _ = try tenant.facade.prepare(example, dialect: dialect, now: now, sender: sender, pointer: .root / "message")
-                guard let from = try sender ?? adapter.address(of: asked.message, at: .root / "message").sender else {
-                    throw InputError(.missingKey, at: .root / "message" / "from", expected: "the sender: the message's own sender field, or ?sender=")
-                }
-                let stored = NativeTask.stored(dialect: dialect, sender: from, message: asked.message)
+                let prepared = try tenant.facade.prepare(example, dialect: dialect, now: now, sender: sender, pointer: .root / "message")
+                let stored = NativeTask.stored(dialect: dialect, sender: prepared.sender, message: asked.message)
                 return PushTask(
                     id: Self.newTaskID(now), family: NativeTask.family, audience: asked.audience, request: Array(stored.compactText.utf8), createdAt: now,
                     startAt: max(asked.startAt ?? now, now))

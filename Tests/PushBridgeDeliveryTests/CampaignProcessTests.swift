@@ -110,6 +110,12 @@ struct CampaignProcessTests {
             let waiting = try JSONParser.parse(detached.stdout)
             #expect(detached.status == 0 && waiting["state"] == "scheduled" && waiting["labels"] == ["vip"], "\(detached.stdout) \(detached.stderr)")
             let other = try #require(waiting["id"]?.intValue)
+            // A sender outside ASCII travels percent-encoded (an easemob-legacy message names none of its own).
+            let unnamed = try temporaryFile(#"{"target_type":"users","target":["x"],"msg":{"type":"txt","msg":"Campaign"}}"#, name: "unnamed.json")
+            let fromShop = try await onAThreadOfItsOwn {
+                try runTool(common + ["--dialect", "easemob-legacy", "--sender", "店铺", "--start-at", later, "--detach", unnamed], environment: toolEnvironment)
+            }
+            #expect(fromShop.status == 0 && (try? JSONParser.parse(fromShop.stdout))?["state"] == "scheduled", "\(fromShop.stdout) \(fromShop.stderr)")
             let cancelled = try await onAThreadOfItsOwn { try runTool(common + ["--cancel", String(other)], environment: toolEnvironment) }
             #expect(cancelled.status == 0 && (try? JSONParser.parse(cancelled.stdout))?["state"] == "cancelled", "\(cancelled.stdout) \(cancelled.stderr)")
             let followCancelled = try await onAThreadOfItsOwn { try runTool(common + ["--follow", String(other)], environment: toolEnvironment) }

@@ -142,7 +142,8 @@ struct PushTaskCommand: AsyncParsableCommand {
 
     /// `task 1862…: running — 12,300 decided: 12,000 pushed, 300 suppressed (no-device 300); 11,000 delivered, 1,000 queued, 0 failed`.
     static func progress(_ task: JSONValue) -> String {
-        func count(_ value: JSONValue?) -> String { (value?.intValue ?? 0).formatted(.number.grouping(.automatic)) }
+        func grouped(_ number: Int64) -> String { number.formatted(.number.grouping(.automatic)) }
+        func count(_ value: JSONValue?) -> String { grouped(value?.intValue ?? 0) }
         var suppressed: [(String, Int64)] = []
         if case .object(let reasons)? = task["suppressed"] {
             for (reason, value) in reasons { suppressed.append((reason, value.intValue ?? 0)) }
@@ -150,7 +151,7 @@ struct PushTaskCommand: AsyncParsableCommand {
         let total = suppressed.reduce(Int64(0)) { $0 + $1.1 }
         var line = "task \(task["id"]?.intValue.map(String.init) ?? "?"): \(task["state"]?.stringValue ?? "?")"
         if task["state"] == "scheduled", let start = task["startAt"]?.stringValue { line += " (starts \(start))" }
-        line += " — \(count(task["targets"])) decided: \(count(task["pushed"])) pushed, \(total.formatted(.number.grouping(.automatic))) suppressed"
+        line += " — \(count(task["targets"])) decided: \(count(task["pushed"])) pushed, \(grouped(total)) suppressed"
         if !suppressed.isEmpty { line += " (" + suppressed.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + ")" }
         if let deliveries = task["deliveries"] {
             line += "; \(count(deliveries["delivered"])) delivered, \(count(deliveries["queued"])) queued, \(count(deliveries["failed"])) failed"
@@ -168,9 +169,12 @@ struct PushTaskCommand: AsyncParsableCommand {
         return items.joined(separator: "&")
     }
 
+    /// A query value percent-encoded: every byte but RFC 3986's unreserved ASCII characters.
     private func percentEncoded(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
+        text.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? text
     }
+
+    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     /// `{"message", "audience", "startAt"}` from the file and the options.
     private func requestBody() throws -> JSONValue {
