@@ -83,7 +83,11 @@ test: core deps test-deps
 ## .build/plugins/Swift-DocC/outputs/.
 DOC_TARGETS := pushbridge $(sort $(patsubst Sources/%/,%,$(dir $(wildcard Sources/PushBridge*/*.docc))))
 docs: deps
-	$(SWIFT) package --disable-sandbox generate-documentation --warnings-as-errors $(addprefix --target ,$(DOC_TARGETS))
+	@mkdir -p .build
+	@# The documentation build compiles the sources first: their warnings are checked here too (the
+	@# test build after it is incremental and would not print them again).
+	$(SWIFT) package --disable-sandbox generate-documentation --warnings-as-errors $(addprefix --target ,$(DOC_TARGETS)) 2>&1 | tee .build/docs-output.log
+	@Tests/Scripts/own-warnings.sh .build/docs-output.log
 
 ## bench: release build, then throughput figures against baselines measured in the same run (last line: one JSON object)
 bench: deps

@@ -61,18 +61,19 @@ struct APNsResponse: Sendable {
     var body: [UInt8]
 }
 
-/// One HTTP/2 connection to APNs over TLS (swift-nio-http2 directly): each request is a stream of
-/// the connection's multiplexer; streams beyond the server's `SETTINGS_MAX_CONCURRENT_STREAMS`
-/// wait inside NIOHTTP2 for a free one. A connection that got GOAWAY, failed or closed is no longer
+/// One HTTP/2 connection to APNs over TLS (swift-nio-http2 directly, at the frame level): each
+/// request is a stream the connection's `APNsStreams` handler opens, answers and times out itself,
+/// with no channel of its own; streams beyond the server's `SETTINGS_MAX_CONCURRENT_STREAMS` wait
+/// inside NIOHTTP2 for a free one. A connection that got GOAWAY, failed or closed is no longer
 /// ``isUsable``: its pool replaces it, and what is still in flight on it finishes or fails.
 final class APNsConnection: Sendable {
     let channel: any Channel
-    private let multiplexer: NIOHTTP2Handler.StreamMultiplexer
+    private let streams: NIOLoopBound<APNsStreams>
     private let health: APNsConnectionHealth
 
-    private init(channel: any Channel, multiplexer: NIOHTTP2Handler.StreamMultiplexer, health: APNsConnectionHealth) {
+    private init(channel: any Channel, streams: NIOLoopBound<APNsStreams>, health: APNsConnectionHealth) {
         self.channel = channel
-        self.multiplexer = multiplexer
+        self.streams = streams
         self.health = health
     }
 
@@ -92,11 +93,11 @@ final class APNsConnection: Sendable {
         let isAddress = host.contains(":") || (!host.isEmpty && host.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") })
         let serverHostname = isAddress ? nil : host
         let channel: any Channel
-        let multiplexer: NIOHTTP2Handler.StreamMultiplexer
+        let streams: NIOLoopBound<APNsStreams>
         let ready: EventLoopFuture<Void>
         let health = APNsConnectionHealth()
         do {
-            (channel, multiplexer, ready) = try await ClientBootstrap(group: eventLoops)
+            (channel, streams, ready) = try await ClientBootstrap(group: eventLoops)
                 .connectTimeout(timeout)
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .connect(host: host, port: port) { channel in
@@ -107,11 +108,10 @@ final class APNsConnection: Sendable {
                         var settings = NIOHTTP2Handler.ConnectionConfiguration()
                         // APNs answers are tiny; a roomy window still lets a server push big errors.
                         settings.initialSettings = [HTTP2Setting(parameter: .maxConcurrentStreams, value: 100), HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16)]
-                        let multiplexer = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
-                            mode: .client, connectionConfiguration: settings, streamConfiguration: .init()
-                        ) { $0.eventLoop.makeSucceededVoidFuture() }
-                        try channel.pipeline.syncOperations.addHandler(APNsConnectionWatcher(health: health))
-                        return (channel, multiplexer, handshake.futureResult)
+                        try channel.pipeline.syncOperations.addHandler(NIOHTTP2Handler(mode: .client, connectionConfiguration: settings))
+                        let streams = APNsStreams(health: health)
+                        try channel.pipeline.syncOperations.addHandler(streams)
+                        return (channel, NIOLoopBound(streams, eventLoop: channel.eventLoop), handshake.futureResult)
                     }
                 }
         } catch {
@@ -129,8 +129,7 @@ final class APNsConnection: Sendable {
             channel.close(promise: nil)
             throw APNsTransportFailure.connecting(error)
         }
-        let connection = APNsConnection(channel: channel, multiplexer: multiplexer, health: health)
-        return connection
+        return APNsConnection(channel: channel, streams: streams, health: health)
     }
 
     /// Closes it now (what is in flight fails as `connection-reset`).
@@ -148,20 +147,11 @@ final class APNsConnection: Sendable {
     func send(headers: HPACKHeaders, body: ByteBuffer, timeout: TimeAmount) async -> Result<APNsResponse, APNsTransportFailure> {
         let eventLoop = channel.eventLoop
         let answered = eventLoop.makePromise(of: APNsResponse.self)
-        let opened = eventLoop.makePromise(of: (any Channel).self)
-        multiplexer.createStreamChannel(promise: opened) { stream in
-            stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandler(APNsStreamHandler(answered: answered, timeout: timeout))
-            }
-        }
-        opened.futureResult.whenComplete { result in
-            switch result {
-            case .success(let stream):
-                stream.write(HTTP2Frame.FramePayload.headers(.init(headers: headers)), promise: nil)
-                stream.writeAndFlush(HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(body), endStream: true)), promise: nil)
-            case .failure(let error):
-                answered.fail(error)
-            }
+        let streams = streams
+        if eventLoop.inEventLoop {
+            streams.value.open(headers: headers, body: body, timeout: timeout, answered: answered)
+        } else {
+            eventLoop.execute { streams.value.open(headers: headers, body: body, timeout: timeout, answered: answered) }
         }
         do {
             return .success(try await answered.futureResult.get())
@@ -226,95 +216,151 @@ private final class APNsHandshakeWatcher: ChannelInboundHandler, RemovableChanne
     }
 }
 
-/// Sees the connection's own frames and events: GOAWAY and errors retire the connection.
-private final class APNsConnectionWatcher: ChannelInboundHandler {
+/// A connection's requests, at the frame level: opens each as a stream (HEADERS, then DATA ending
+/// it), collects its answer (status, `apns-id`, `retry-after`, body up to 64 KiB) and completes its
+/// promise once, with the answer or with how the stream ended: reset, refused by GOAWAY, the
+/// connection closed, or its deadline (then it resets the stream). GOAWAY and connection errors
+/// retire the connection; it returns the connection's flow-control window as answers' bodies use it.
+private final class APNsStreams: ChannelDuplexHandler {
     typealias InboundIn = HTTP2Frame
-    let health: APNsConnectionHealth
+    typealias OutboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    /// One request in flight.
+    private struct Stream {
+        var answered: EventLoopPromise<APNsResponse>
+        var timer: Scheduled<Void>?
+        var response = APNsResponse(status: 0, body: [])
+    }
+
+    private let health: APNsConnectionHealth
+    private var context: ChannelHandlerContext?
+    private var open: [HTTP2StreamID: Stream] = [:]
+    /// The next stream's id: clients use odd ids, each larger than the last.
+    private var nextID = 1
+    /// Body bytes read since the connection's window was last returned.
+    private var unreturned = 0
+    private var closed = false
+
+    /// The largest id a client stream may have; past it the connection is retired (replaced).
+    private static let lastID = Int(Int32.max) - 2
 
     init(health: APNsConnectionHealth) { self.health = health }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .goAway = unwrapInboundIn(data).payload { health.retire(goAway: true) }
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        failAll(.connectionReset)
+        self.context = nil
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        health.retire(goAway: false)
-        context.close(promise: nil)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        health.retire(goAway: false)
-        context.fireChannelInactive()
-    }
-}
-
-/// One request's stream: collects the answer (status, `apns-id`, `retry-after`, body up to 64 KiB)
-/// and completes the request's promise once, with the answer or with how the stream ended.
-private final class APNsStreamHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTP2Frame.FramePayload
-    let answered: EventLoopPromise<APNsResponse>
-    let timeout: TimeAmount
-    private var response = APNsResponse(status: 0, body: [])
-    private var done = false
-    private var timer: Scheduled<Void>?
-
-    init(answered: EventLoopPromise<APNsResponse>, timeout: TimeAmount) {
-        self.answered = answered
-        self.timeout = timeout
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleTask(in: timeout) {
-            let (handler, context) = loopBound.value
-            handler.finish(.failure(.timeout))
-            context.close(promise: nil)
+    /// Opens a stream for one request, or fails the request at once when the connection can take
+    /// no more. On the connection's event loop.
+    func open(headers: HPACKHeaders, body: ByteBuffer, timeout: TimeAmount, answered: EventLoopPromise<APNsResponse>) {
+        // After GOAWAY no new stream may open on the connection: the request goes again on another.
+        guard let context, !closed, nextID <= Self.lastID, !health.goAwayReceived else {
+            answered.fail(health.goAwayReceived ? APNsTransportFailure.goAway : APNsTransportFailure.connectionReset)
+            return
         }
+        let id = HTTP2StreamID(nextID)
+        nextID += 2
+        if nextID > Self.lastID { health.retire(goAway: false) }
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let timer = context.eventLoop.scheduleTask(in: timeout) {
+            let (streams, context) = loopBound.value
+            guard streams.open[id] != nil else { return }
+            streams.finish(id, .failure(.timeout))
+            context.writeAndFlush(streams.wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.cancel))), promise: nil)
+        }
+        open[id] = Stream(answered: answered, timer: timer)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenFailure { _ in
+            let (streams, _) = loopBound.value
+            streams.finish(id, .failure(.connectionReset))
+        }
+        let empty = body.readableBytes == 0
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: empty)))), promise: written)
+        if !empty { context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(body), endStream: true)))), promise: nil) }
+        context.flush()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .headers(let frame):
-            if let status = frame.headers.first(name: ":status").flatMap({ Int($0) }) {
+        let frame = unwrapInboundIn(data)
+        if frame.streamID == .rootStream {
+            if case .goAway(let lastStreamID, _, _) = frame.payload {
+                health.retire(goAway: true)
+                // Streams the server never began are refused: they may go again on another connection.
+                for id in open.keys where id > lastStreamID { finish(id, .failure(.goAway)) }
+            }
+            return
+        }
+        let id = frame.streamID
+        guard var stream = open[id] else { return }
+        switch frame.payload {
+        case .headers(let headers):
+            if let status = headers.headers.first(name: ":status").flatMap({ Int($0) }), status >= 200 {
                 // 1xx are interim; the final answer's headers replace them.
-                if status >= 200 {
-                    response.status = status
-                    response.apnsID = frame.headers.first(name: "apns-id")
-                    response.retryAfter = frame.headers.first(name: "retry-after")
+                stream.response.status = status
+                stream.response.apnsID = headers.headers.first(name: "apns-id")
+                stream.response.retryAfter = headers.headers.first(name: "retry-after")
+            }
+            open[id] = stream
+            if headers.endStream { finish(id, stream.response.status >= 200 ? .success(stream.response) : .failure(.connectionReset)) }
+        case .data(let data):
+            if case .byteBuffer(var buffer) = data.data {
+                unreturned += buffer.readableBytes + (data.paddingBytes ?? 0)
+                if stream.response.body.count < 64 * 1024 {
+                    stream.response.body += buffer.readBytes(length: min(buffer.readableBytes, 64 * 1024 - stream.response.body.count)) ?? []
                 }
+                open[id] = stream
             }
-            if frame.endStream { finish(response.status >= 200 ? .success(response) : .failure(.connectionReset)) }
-        case .data(let frame):
-            if case .byteBuffer(var buffer) = frame.data, response.body.count < 64 * 1024 {
-                response.body += buffer.readBytes(length: min(buffer.readableBytes, 64 * 1024 - response.body.count)) ?? []
+            if unreturned >= 16 * 1024 {
+                context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: unreturned))), promise: nil)
+                unreturned = 0
             }
-            if frame.endStream { finish(response.status >= 200 ? .success(response) : .failure(.connectionReset)) }
+            if data.endStream { finish(id, stream.response.status >= 200 ? .success(stream.response) : .failure(.connectionReset)) }
+        case .rstStream:
+            finish(id, .failure(.connectionReset))
         default:
             break
         }
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // A stream NIOHTTP2 closed that is still open here (refused, reset, dropped by GOAWAY).
+        if let closed = event as? StreamClosedEvent, open[closed.streamID] != nil {
+            finish(closed.streamID, .failure(health.goAwayReceived ? .goAway : .connectionReset))
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        finish(.failure(.connectionReset))
+        if let error = error as? NIOHTTP2Errors.StreamError {
+            // One stream's error (NIOHTTP2 has reset the stream): that request fails, the connection goes on.
+            finish(error.streamID, .failure(.connectionReset))
+            return
+        }
+        health.retire(goAway: false)
         context.close(promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        finish(.failure(.connectionReset))
+        closed = true
+        health.retire(goAway: false)
+        failAll(health.goAwayReceived ? .goAway : .connectionReset)
         context.fireChannelInactive()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
-        finish(.failure(.connectionReset))
+    private func finish(_ id: HTTP2StreamID, _ result: Result<APNsResponse, APNsTransportFailure>) {
+        guard let stream = open.removeValue(forKey: id) else { return }
+        stream.timer?.cancel()
+        switch result {
+        case .success(let response): stream.answered.succeed(response)
+        case .failure(let failure): stream.answered.fail(failure)
+        }
     }
 
-    private func finish(_ result: Result<APNsResponse, APNsTransportFailure>) {
-        guard !done else { return }
-        done = true
-        timer?.cancel()
-        switch result {
-        case .success(let response): answered.succeed(response)
-        case .failure(let failure): answered.fail(failure)
-        }
+    private func failAll(_ failure: APNsTransportFailure) {
+        for id in Array(open.keys) { finish(id, .failure(failure)) }
     }
 }

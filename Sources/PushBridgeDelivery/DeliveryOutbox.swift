@@ -5,8 +5,9 @@ import PushBridgeStore
 /// A worker's way into one store's outbox: the service goes through its writer, a library user
 /// through the facade (``FacadeOutbox``).
 public protocol DeliveryOutbox: Sendable {
-    /// Claims due deliveries (see `PushOutbox.claimDeliveries(dueBy:claimUntil:limit:)`).
-    func claim(now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery]
+    /// Claims due deliveries, chat pushes first, at most `taskLimit` of push tasks' (see
+    /// `PushOutbox.claimDeliveries(dueBy:claimUntil:limit:taskLimit:)`).
+    func claim(now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int) async throws -> [OutboxDelivery]
     /// Removes dead devices, then records the attempts.
     func settle(_ settlements: [DeliverySettlement], dead: [PushFacade.DeadDevice], at now: Instant) async throws -> [PushFacade.RemovedDevice]
     /// Ends every claim (a store one process owns, at start).
@@ -24,8 +25,8 @@ public struct FacadeOutbox: DeliveryOutbox {
     public let facade: PushFacade
     public init(facade: PushFacade) { self.facade = facade }
 
-    public func claim(now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery] {
-        try await facade.claimDeliveries(now: now, claimUntil: claimUntil, limit: limit)
+    public func claim(now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int) async throws -> [OutboxDelivery] {
+        try await facade.claimDeliveries(now: now, claimUntil: claimUntil, limit: limit, taskLimit: taskLimit)
     }
 
     public func settle(_ settlements: [DeliverySettlement], dead: [PushFacade.DeadDevice], at now: Instant) async throws -> [PushFacade.RemovedDevice] {

@@ -41,6 +41,11 @@ public final class DeliveryWorker: Sendable {
             self.releasesClaimsAtStart = releasesClaimsAtStart
             self.idleLookMilliseconds = max(1, idleLookMilliseconds)
         }
+
+        /// The window's slots push tasks' deliveries leave to chat pushes: a tenth of
+        /// ``concurrency`` (none below ten). A campaign fills the rest; a chat push queued meanwhile
+        /// is claimed at once into the reserve instead of waiting for a campaign's answers.
+        public var chatReserve: Int { concurrency / 10 }
     }
 
     public let app: String
@@ -124,9 +129,11 @@ public final class DeliveryWorker: Sendable {
     ///
     /// The loop never waits on the store while requests could be answered: it refills the window
     /// whenever an eighth of it is free, and hands outcomes to the store one batch at a time as a
-    /// child task while the next answers come in. A wake (a write that may have queued deliveries)
-    /// claims at once while answers are awaited, so a push queued meanwhile does not wait for them. Claimed but unsettled deliveries (in flight plus
-    /// waiting to be recorded) never exceed the concurrency, so a crash sends at most that many again.
+    /// child task while the next answers come in. Push tasks' deliveries fill the window but for
+    /// ``Settings/chatReserve``; a wake (a write that may have queued deliveries) claims chat pushes
+    /// at once into whatever is free, so a chat push queued during a campaign waits neither for the
+    /// campaign's answers nor for a refill. Claimed but unsettled deliveries (in flight plus waiting
+    /// to be recorded) never exceed the concurrency, so a crash sends at most that many again.
     /// - Returns: how many attempts were made.
     @discardableResult
     public func drain() async throws -> Int {
@@ -134,8 +141,12 @@ public final class DeliveryWorker: Sendable {
         let refill = max(1, concurrency / 8)
         return try await withThrowingTaskGroup(of: DrainEvent.self) { group in
             var inFlight = 0
+            /// Push tasks' deliveries claimed and not yet recorded (in flight or pending).
+            var taskClaimed = 0
             var attempts = 0
             var exhausted = false
+            /// A wake came since the last claim: a chat push may wait.
+            var woken = false
             var settling = false
             var pending: [(OutboxDelivery, DeliveryPolicy.Verdict)] = []
             var pendingSince = clock()
@@ -152,10 +163,19 @@ public final class DeliveryWorker: Sendable {
                     }
                 }
                 let free = concurrency - inFlight - pending.count
-                if !exhausted && goesOn && free > 0 && (free >= refill || inFlight == 0) {
+                let taskRoom = min(free, max(0, concurrency - settings.chatReserve - taskClaimed))
+                // A refill when the tasks' lane could take one (or nothing is in flight); else, after a
+                // wake, a claim of chat pushes alone.
+                let refills = !exhausted && (taskRoom >= refill || inFlight == 0)
+                if goesOn && free > 0 && (refills || woken) {
                     let now = clock()
-                    let claimed = try await outbox.claim(now: now, claimUntil: now.adding(seconds: settings.claimSeconds), limit: free)
-                    if claimed.isEmpty { exhausted = true }
+                    let taskLimit = refills ? taskRoom : 0
+                    let claimed = try await outbox.claim(now: now, claimUntil: now.adding(seconds: settings.claimSeconds), limit: free, taskLimit: taskLimit)
+                    woken = false
+                    let tasks = claimed.count { $0.lane == 1 }
+                    // Both lanes ran short: nothing more is due (a lane cut at its limit may hold more).
+                    if refills && claimed.count < free && tasks < taskLimit { exhausted = true }
+                    taskClaimed += tasks
                     for delivery in claimed {
                         inFlight += 1
                         group.addTask { [self] in
@@ -171,6 +191,7 @@ public final class DeliveryWorker: Sendable {
                 {
                     let batch = pending
                     pending.removeAll(keepingCapacity: true)
+                    taskClaimed -= batch.count { $0.0.lane == 1 }
                     settling = true
                     group.addTask { [self] in
                         try await settle(batch)
@@ -184,6 +205,7 @@ public final class DeliveryWorker: Sendable {
                 case .woken:
                     listening = false
                     exhausted = false
+                    woken = true
                 case .settled:
                     settling = false
                 case .attempted(let delivery, let verdict, let issuedAt):

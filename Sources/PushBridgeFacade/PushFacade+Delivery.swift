@@ -68,13 +68,15 @@ extension PushFacade {
         return settled
     }
 
-    /// Claims due deliveries for a worker (`PushOutbox.claimDeliveries(dueBy:claimUntil:limit:)`).
+    /// Claims due deliveries for a worker (`PushOutbox.claimDeliveries(dueBy:claimUntil:limit:taskLimit:)`):
+    /// chat pushes first, then push tasks' deliveries.
     /// - Parameters:
     ///   - now: deliveries due by then, and not claimed past it, are claimed.
     ///   - claimUntil: the end of the claim's lease.
     ///   - limit: the most deliveries claimed.
-    public func claimDeliveries(now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery] {
-        try await store.outbox.claimDeliveries(dueBy: now, claimUntil: claimUntil, limit: limit)
+    ///   - taskLimit: the most of them from push tasks (`nil`: up to `limit`).
+    public func claimDeliveries(now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int? = nil) async throws -> [OutboxDelivery] {
+        try await store.outbox.claimDeliveries(dueBy: now, claimUntil: claimUntil, limit: limit, taskLimit: taskLimit ?? limit)
     }
 
     /// Ends every claim (a store one process owns, at start).

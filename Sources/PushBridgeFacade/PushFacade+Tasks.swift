@@ -137,7 +137,8 @@ extension PushFacade {
     /// receiver deleted since the page was read is left out and counted `unknown-user` — the task's
     /// cursor moves from `cursor` to the page's last receiver and its progress grows; it finishes when
     /// `finished`. Written only while the task is pending with that cursor still: otherwise nothing
-    /// is sent or written (another runner had the page, or the task ended).
+    /// is sent or written (another runner had the page, or the task ended). Nobody waits for it: a
+    /// store that orders its writes runs requests' writes first (`PushStateStore.backgroundUpdate(reading:deciding:)`).
     /// - Parameters:
     ///   - id: the task.
     ///   - cursor: the task's cursor the page was read after.
@@ -178,7 +179,7 @@ extension PushFacade {
                 changes.tasks.append(task)
                 page.task = task
                 return (changes, page)
-            })
+            }, background: true)
     }
 
     /// Records a page of a task: its cursor moves from `cursor` to `last`, its progress grows, and it

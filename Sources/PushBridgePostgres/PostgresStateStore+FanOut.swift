@@ -9,7 +9,6 @@ import PushBridgeStore
 
 extension PostgresStateStore.Transaction {
     func receivers(of audience: Audience, excluding sender: UserID, conversation: ConversationKey) async throws -> StoredReceivers {
-        let deviceOffset = Self.receiverColumnCount + 3
         switch audience {
         case .group(let group):
             guard let kept = context.keptData else {  // a read: the sender left out by the query

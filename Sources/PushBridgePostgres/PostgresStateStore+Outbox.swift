@@ -11,14 +11,20 @@ import PushBridgeStore
 
 /// The outbox's statements, the same whether a transaction or the awaited outbox runs them.
 enum OutboxStatement {
-    /// Claims due deliveries, lane 0 (chat) before lane 1 (push tasks); rows another node holds
-    /// locked are skipped, not waited for.
-    static func claim(dueBy now: Instant, claimUntil: Instant, limit: Int) -> PostgresQuery {
+    /// Claims due deliveries, lane 0 (chat) before lane 1 (push tasks), at most `taskLimit` of lane 1;
+    /// rows another node holds locked are skipped, not waited for (each lane its own `SKIP LOCKED`
+    /// read, since PostgreSQL refuses `FOR UPDATE` under `UNION`; a lane-1 row the outer limit leaves
+    /// out is locked only until the statement ends).
+    static func claim(dueBy now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int) -> PostgresQuery {
         """
+        WITH chat AS (
+            SELECT id, lane, due_at FROM deliveries WHERE state = 0 AND lane = 0 AND due_at <= \(now.milliseconds) AND claimed_until <= \(now.milliseconds)
+            ORDER BY due_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED),
+        tasks AS (
+            SELECT id, lane, due_at FROM deliveries WHERE state = 0 AND lane = 1 AND due_at <= \(now.milliseconds) AND claimed_until <= \(now.milliseconds)
+            ORDER BY due_at, id LIMIT \(max(0, min(taskLimit, limit))) FOR UPDATE SKIP LOCKED)
         UPDATE deliveries SET claimed_until = \(claimUntil.milliseconds)
-        WHERE id IN (
-            SELECT id FROM deliveries WHERE state = 0 AND due_at <= \(now.milliseconds) AND claimed_until <= \(now.milliseconds)
-            ORDER BY lane, due_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+        WHERE id IN (SELECT id FROM (SELECT * FROM chat UNION ALL SELECT * FROM tasks) due ORDER BY lane, due_at, id LIMIT \(limit))
         RETURNING \(unescaped: ClaimedDeliveryColumn.sql)
         """
     }
@@ -85,9 +91,9 @@ enum OutboxStatement {
 }
 
 extension PostgresStateStore.Transaction {
-    func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery] {
+    func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int) async throws -> [OutboxDelivery] {
         try checkWritable()
-        return try await OutboxStatement.claimed(try rows(OutboxStatement.claim(dueBy: now, claimUntil: claimUntil, limit: limit)))
+        return try await OutboxStatement.claimed(try rows(OutboxStatement.claim(dueBy: now, claimUntil: claimUntil, limit: limit, taskLimit: taskLimit)))
     }
 
     func settleDeliveries(_ settlements: [DeliverySettlement], at now: Instant) async throws {
@@ -128,8 +134,8 @@ extension PostgresStateStore: PushOutbox {
         _ = try await rows("UPDATE deliveries SET claimed_until = 0 WHERE state = 0 AND claimed_until <> 0")
     }
 
-    public func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery] {
-        try OutboxStatement.claimed(try await rows(OutboxStatement.claim(dueBy: now, claimUntil: claimUntil, limit: limit)))
+    public func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int) async throws -> [OutboxDelivery] {
+        try OutboxStatement.claimed(try await rows(OutboxStatement.claim(dueBy: now, claimUntil: claimUntil, limit: limit, taskLimit: taskLimit)))
     }
 
     public func settleDeliveries(_ settlements: [DeliverySettlement], at now: Instant) async throws {

@@ -219,8 +219,8 @@ struct TenantOutbox: DeliveryOutbox {
     let tenant: AppTenant
     let metrics: ServiceMetrics
 
-    func claim(now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery] {
-        try await tenant.outbox(writes: true) { try await $0.claimDeliveries(dueBy: now, claimUntil: claimUntil, limit: limit) }
+    func claim(now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int) async throws -> [OutboxDelivery] {
+        try await tenant.outbox(writes: true) { try await $0.claimDeliveries(dueBy: now, claimUntil: claimUntil, limit: limit, taskLimit: taskLimit) }
     }
 
     func settle(_ settlements: [DeliverySettlement], dead: [PushFacade.DeadDevice], at now: Instant) async throws -> [PushFacade.RemovedDevice] {

@@ -185,12 +185,14 @@ public final class MemoryStateStore: TransactionStore {
             }
         }
 
-        func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) throws -> [OutboxDelivery] {
+        func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int) throws -> [OutboxDelivery] {
             try checkWritable()
             let due = contents.outbox.values.filter { $0.state == .queued && $0.dueAt <= now && ($0.claimedUntil.map { $0 <= now } ?? true) }
-                .sorted { ($0.delivery.lane, $0.dueAt, $0.delivery.id) < ($1.delivery.lane, $1.dueAt, $1.delivery.id) }.prefix(max(0, limit))
+                .sorted { ($0.delivery.lane, $0.dueAt, $0.delivery.id) < ($1.delivery.lane, $1.dueAt, $1.delivery.id) }
+            let chat = due.prefix { $0.delivery.lane == 0 }.prefix(max(0, limit))
+            let tasks = due.dropFirst(chat.count).filter { $0.delivery.lane == 1 }.prefix(max(0, min(taskLimit, limit - chat.count)))
             var out: [OutboxDelivery] = []
-            for row in due {
+            for row in chat + tasks {
                 contents.outbox[row.delivery.id]?.claimedUntil = claimUntil
                 out.append(row.delivery)
             }

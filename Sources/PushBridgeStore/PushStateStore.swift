@@ -26,6 +26,15 @@ public protocol PushStateStore: AnyObject, Sendable {
         reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
     ) async throws -> Outcome
 
+    /// ``update(reading:deciding:)`` for a write nobody waits for (a push task's page): a store that
+    /// orders its writes itself runs it when no request's write is waiting.
+    /// - Parameters:
+    ///   - keys: what the decision reads.
+    ///   - decide: the changes to write, and what the caller gets back.
+    func backgroundUpdate<Outcome: Sendable>(
+        reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
+    ) async throws -> Outcome
+
     /// Reads `keys` in one consistent snapshot, awaited (a request's reads).
     /// - Parameter keys: what is read.
     func snapshot(_ keys: StateKeys) async throws -> StateSnapshot
@@ -39,6 +48,15 @@ public protocol PushStateStore: AnyObject, Sendable {
 
     /// The store's delivery outbox, awaited.
     var outbox: any PushOutbox { get }
+}
+
+extension PushStateStore {
+    /// An update in its turn among the others: correct for any store.
+    public func backgroundUpdate<Outcome: Sendable>(
+        reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
+    ) async throws -> Outcome {
+        try await update(reading: keys, deciding: decide)
+    }
 }
 
 extension UserTable {
@@ -96,7 +114,7 @@ package protocol TransactionStore: PushStateStore {
 
 extension TransactionStore {
     /// The outbox as write and read transactions on the storage calls' queue.
-    public var outbox: any PushOutbox { TransactionOutbox(store: self, queue: .storageCalls) }
+    public var outbox: any PushOutbox { TransactionOutbox(store: self, turns: WriteTurns(.storageCalls)) }
 
     /// One read transaction on a storage read queue (never the cooperative pool's threads).
     public func snapshot(_ keys: StateKeys) async throws -> StateSnapshot {
@@ -360,7 +378,9 @@ package protocol OutboxTable {
     ///   - now: the current instant.
     ///   - claimUntil: when the claim lapses.
     ///   - limit: the most to claim.
-    func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) throws -> [OutboxDelivery]
+    ///   - taskLimit: the most of them from push tasks' lane (``OutboxDelivery/lane`` 1): chat pushes,
+    ///     claimed first, may take all of `limit`.
+    func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int) throws -> [OutboxDelivery]
 
     /// Records attempts: each settlement counts one attempt, and ends the claim.
     /// - Parameters:

@@ -62,6 +62,23 @@ struct APNsPoolTests {
         }
     }
 
+    @Test("Answers' bodies past the connection's 64 KiB window keep coming: the client returns the window as it reads them")
+    func returnsTheConnectionWindow() async throws {
+        let kit = try DeliveryKit()
+        try await withMockAPNs(kit.mockConfiguration) { mock in
+            // Each answer's body is about 1 KB: 120 answers are about 123,000 bytes on one connection, past the
+            // 65,535 a connection's window starts with. A client that never returned it would stall.
+            let reason = String(repeating: "Bad", count: 340)
+            mock.setDefaultAnswer(.refuse(status: 400, reason: reason))
+            let client = try Self.client(mock, kit, connections: 1, timeout: 60)
+            var statuses: [Int] = []
+            for round in 0..<3 { statuses += await Self.sendAll(client, count: 40, tokenOffset: round * 40) }
+            #expect(statuses.count == 120 && statuses.allSatisfy { $0 == 400 }, "\(Dictionary(grouping: statuses, by: { $0 }).mapValues(\.count))")
+            #expect(mock.connectionCount == 1)
+            await client.shutdown()
+        }
+    }
+
     @Test("The server's SETTINGS_MAX_CONCURRENT_STREAMS is honoured: requests beyond it wait for a stream, none is refused")
     func honoursTheStreamLimit() async throws {
         let kit = try DeliveryKit()

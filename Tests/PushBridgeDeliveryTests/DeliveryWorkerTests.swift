@@ -10,6 +10,7 @@ import PushBridgeTestSupport
 import PushBridgeServiceTestSupport
 import PushBridgeVendorRESTTestSupport
 import PushBridgeStoreTestSupport
+import Synchronization
 import Testing
 
 /// Delivery from a facade's outbox into the mock APNs over HTTP/2 with TLS (Specification §13), on both stores.
@@ -65,19 +66,76 @@ struct DeliveryWorkerTests {
         }
     }
 
-    @Test("A push task's deliveries are a lane of their own: a chat push queued after them is claimed first", arguments: stores)
+    @Test("A push task's deliveries are a lane of their own: a chat push queued after them is claimed first; a claim takes at most its task limit of them", arguments: stores)
     func campaignLane(kind: String) async throws {
         let facade = try await exampleDeliveryFacade(try Self.store(kind))
         let task = PushTask.messagePrefix(of: 7)
         _ = try await facade.sendMessage(try textMessage(id: task + "u1"), dialect: "agora-silent", now: t0.adding(seconds: 10))
+        _ = try await facade.sendMessage(try textMessage(id: task + "u2"), dialect: "agora-silent", now: t0.adding(seconds: 11))
         _ = try await facade.sendMessage(try textMessage(id: "m2"), dialect: "agora-silent", now: t0.adding(seconds: 20))
         let outbox = FacadeOutbox(facade: facade)
         let now = t0.adding(seconds: 30)
-        let first = try await outbox.claim(now: now, claimUntil: now.adding(seconds: 60), limit: 2)
-        #expect(first.map(\.messageID) == ["m2", "m2"] && first.map(\.lane) == [0, 0], "\(first.map(\.messageID))")
-        let then = try await outbox.claim(now: now, claimUntil: now.adding(seconds: 60), limit: 10)
-        #expect(then.map(\.messageID) == [task + "u1", task + "u1"] && then.map(\.lane) == [1, 1], "\(then.map(\.messageID))")
-        #expect(try await facade.outboxState().queued == 4)
+        let lease = now.adding(seconds: 60)
+        // Chat first, then at most the task limit of the campaign's, earliest first (returned in id order).
+        let first = try await outbox.claim(now: now, claimUntil: lease, limit: 5, taskLimit: 1)
+        #expect(first.map(\.messageID) == [task + "u1", "m2", "m2"] && first.map(\.lane) == [1, 0, 0], "\(first.map(\.messageID))")
+        // No room for the campaign: nothing, though its deliveries wait.
+        #expect(try await outbox.claim(now: now, claimUntil: lease, limit: 5, taskLimit: 0).isEmpty)
+        // The limit binds both lanes together.
+        let then = try await outbox.claim(now: now, claimUntil: lease, limit: 2, taskLimit: 10)
+        #expect(then.map(\.messageID) == [task + "u1", task + "u2"] && then.map(\.lane) == [1, 1], "\(then.map(\.messageID))")
+        let last = try await outbox.claim(now: now, claimUntil: lease, limit: 10, taskLimit: 10)
+        #expect(last.map(\.messageID) == [task + "u2"], "\(last.map(\.messageID))")
+        #expect(try await facade.outboxState().queued == 6)
+    }
+
+    @Test("A campaign fills the window but for the chat reserve: a chat push queued meanwhile is sent before any of the campaign's answers")
+    func chatReserve() async throws {
+        let kit = try DeliveryKit()
+        try await withMockAPNs(kit.mockConfiguration) { mock in
+            // Every answer takes 30 s: a chat push that waited for a free slot would arrive after the first answer.
+            // The test judges the order (the chat push arrives before any answer), not a time: a whole suite on two
+            // busy cores can leave the worker's tasks unscheduled for seconds.
+            mock.setDefaultAnswer(.slow(milliseconds: 30_000, then: .ok))
+            let facade = try await exampleDeliveryFacade(try await FacadeScenario.Backing.sqliteFile.store())  // the worker's window is the same over any store
+            let task = PushTask.messagePrefix(of: 3)
+            for user in 0..<10 {
+                _ = try await facade.sendMessage(try textMessage(id: task + "u\(user)"), dialect: "agora-silent", now: t0.adding(seconds: 10))
+            }
+            let chat = Set([exampleTokens.development, exampleTokens.production].map { APNsID.make(app: "app1", message: "m9", token: $0) })
+            let arrivals = Mutex<(task: Int, chat: Int, answeredBeforeChat: Int?)>((0, 0, nil))
+            mock.watchArrivals { request in
+                guard chat.contains(request.apnsID ?? "") else { arrivals.withLock { $0.task += 1 }; return }
+                let answered = mock.answerCounts.values.reduce(0, +)
+                arrivals.withLock {
+                    $0.chat += 1
+                    if $0.answeredBeforeChat == nil { $0.answeredBeforeChat = answered }
+                }
+            }
+            try await withAPNsClient(mock, kit, [try kit.tokenCredential()]) { client in
+                // 10 slots, one kept for chat pushes: nine of the campaign's 20 deliveries go out.
+                let settings = DeliveryWorker.Settings(concurrency: 10, claimSeconds: 3_600)
+                #expect(settings.chatReserve == 1)
+                let worker = DeliveryWorker(app: "app1", outbox: FacadeOutbox(facade: facade), sender: client, policy: DeliveryPolicy(), settings: settings)
+                let draining = Task { try await worker.drain() }
+                let start = ContinuousClock.now
+                while arrivals.withLock({ $0.task }) < 9 && ContinuousClock.now - start < .seconds(25) { try await Task.sleep(for: .milliseconds(10)) }
+                try await Task.sleep(for: .milliseconds(200))
+                #expect(arrivals.withLock { $0.task } == 9, "the campaign takes the window but for the reserve")
+                #expect(mock.answerCounts.isEmpty, "no answer yet: the test's timing assumption holds")
+                // A chat push now: claimed at its wake into the reserve (one slot: one of its two devices).
+                _ = try await facade.sendMessage(try textMessage(id: "m9"), dialect: "agora-silent", now: t0.adding(seconds: 20))
+                worker.wake()
+                let sent = ContinuousClock.now
+                while arrivals.withLock({ $0.chat }) == 0 && ContinuousClock.now - sent < .seconds(25) { try await Task.sleep(for: .milliseconds(5)) }
+                let seen = arrivals.withLock { $0 }
+                #expect(seen.task == 9 && seen.chat == 1, "\(seen)")
+                #expect(seen.answeredBeforeChat == 0, "the chat push reached APNs before any campaign answer; \(seen.answeredBeforeChat.map(String.init) ?? "none") answered first")
+                worker.stop()
+                _ = try await draining.value
+            }
+            mock.watchArrivals(nil)
+        }
     }
 
     @Test("Each APNs answer does what Specification §13 says: delivered, device removed, retried with backoff, or failed", arguments: stores)

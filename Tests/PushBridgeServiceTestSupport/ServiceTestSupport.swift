@@ -123,6 +123,10 @@ package func withHTTPClient<T>(connectionPerRequest: Bool = false, retriesConnec
     // As many connections as the tests' concurrent callers (async-http-client's default is 8 a host: a
     // call waiting for one of them past the connect timeout fails with getConnectionFromPoolTimeout).
     configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+    // Idle connections are closed by the client before the server's idle timeout (its request timeout:
+    // 10 s by default, 3 s in the fault tests) can close one as a request is sent on it, which fails
+    // that request with `remoteConnectionClosed` (a test that waits between bursts saw it in CI).
+    configuration.connectionPool.idleTimeout = .seconds(2)
     if connectionPerRequest { configuration.maximumUsesPerConnection = 1 }
     configuration.connectionPool.retryConnectionEstablishment = retriesConnecting
     let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)

@@ -16,9 +16,20 @@ package func testPostgresURL() -> String? {
     return nil
 }
 
-/// A new empty schema in the test cluster's database, for one test (cheaper than a database).
+/// A location in the test cluster with the tests' deadline: 30 s a statement. The whole suite runs
+/// at once on two cores in CI, where the one cluster every test shares has left statements
+/// unanswered past the store's 5 s default (tens of stores at once, each making its schema); a test
+/// that measures the deadline sets its own.
+package func testPostgresLocation(_ url: String) throws -> PostgresLocation {
+    var location = try PostgresLocation(url: url)
+    location.deadline = .seconds(30)
+    return location
+}
+
+/// A new empty schema in the test cluster's database, for one test (cheaper than a database), with
+/// the tests' deadline.
 package func freshPostgresSchema(_ url: String) throws -> PostgresLocation {
-    try PostgresLocation(url: url).inSchema("t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20))
+    try testPostgresLocation(url).inSchema("t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20))
 }
 
 /// The schemas one test makes, dropped together when it is done (a full run makes hundreds: kept,
@@ -53,7 +64,7 @@ package func freshPostgresDatabase(_ url: String) async throws -> PostgresLocati
 }
 
 private func createPostgresDatabase(_ url: String) throws -> PostgresLocation {
-    var location = try PostgresLocation(url: url)
+    var location = try testPostgresLocation(url)
     let name = "pb_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
     let run = try runProgram("/usr/bin/env", ["psql", "-q", "-v", "ON_ERROR_STOP=1", url, "-c", "CREATE DATABASE \(name)"])
     guard run.status == 0 else { throw PostgresTestFailure(message: "CREATE DATABASE failed: \(run.stderr)") }

@@ -77,6 +77,19 @@ package final class AppTenant: Sendable {
         }
     }
 
+    /// Runs a facade update beside the app's writer, not in one of its rounds: the store orders it
+    /// among the writer's commits (SQLite's serial queue, PostgreSQL's write lock), so a long update —
+    /// a push task's page — never holds the requests' sends waiting behind it for a whole round. A
+    /// closed tenant refuses (``ServiceError/stopping``); the delivery worker is woken afterwards.
+    /// - Parameter body: the update, given the app's facade.
+    func updateBesideWriter<T: Sendable>(_ body: @escaping @Sendable (PushFacade) async throws -> T) async throws -> T {
+        try await leased(writes: true, rerouting: false, elsewhere: { _ in throw ServiceError.stopping }) {
+            let result = try await body(facade)
+            afterWrite?()
+            return result
+        }
+    }
+
     /// Sends a prepared message in the app's next group commit (decided with the sends next to it).
     /// - Parameter message: the prepared message (its required targets are checked when it is decided).
     func send(_ message: PushFacade.PreparedMessage) async throws -> PushFacade.SendOutcome {

@@ -8,8 +8,9 @@ import Synchronization
 
 /// Runs one app's push tasks: the oldest pending task whose start has come, a page of receivers at a
 /// time — read in code-point order after the task's cursor (one read with the task), then sent as the
-/// task's family makes its messages and recorded (cursor and progress) in one update through the
-/// app's writer — until none is pending; then it sleeps until the next start or a new task.
+/// task's family makes its messages and recorded (cursor and progress) in one update beside the
+/// app's writer, in the store's background turn (requests' writes waiting go first) — until none is
+/// pending; then it sleeps until the next start or a new task.
 ///
 /// A page is sent only with its record: when the task's cursor moved since the page was read
 /// (another node recorded it) or the task ended, the update writes nothing and the task is read
@@ -134,7 +135,7 @@ final class TaskRunner: Sendable {
         let messages = try family.taskMessages(request: try JSONParser.parse(task.request), to: receivers, id: { task.messagePrefix + $0 })
         let batch = try tenant.prepare(messages, now: .now)
         let finished = receivers.count < size
-        guard let page = try await tenant.update(rerouting: false, {
+        guard let page = try await tenant.updateBesideWriter({
             try await $0.sendPage(of: task.id, from: task.cursor, receivers: receivers, sending: batch, finished: finished, at: .now)
         }) else { return receivers.count }  // another runner had the page, or the task ended: read it again
         tenant.counted(page.sent.map { (messages[$0.index], $0.outcome) }, metrics: metrics, logger: logger)

@@ -6,12 +6,14 @@ import PushBridgeCore
 /// and no thread held while the store answers (a claim is one `UPDATE … FOR UPDATE SKIP LOCKED`);
 /// SQLite's are transactions on its writer queue; the memory store's, on a queue of its own.
 public protocol PushOutbox: Sendable {
-    /// Claims due deliveries, as `OutboxTable/claimDeliveries(dueBy:claimUntil:limit:)`.
+    /// Claims due deliveries, as `OutboxTable/claimDeliveries(dueBy:claimUntil:limit:taskLimit:)`:
+    /// chat pushes (lane 0) first, then push tasks' deliveries (lane 1), each earliest due first.
     /// - Parameters:
     ///   - now: deliveries due by then, and not claimed past it, are claimed.
     ///   - claimUntil: the end of the claim's lease.
     ///   - limit: the most deliveries claimed.
-    func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery]
+    ///   - taskLimit: the most of them from push tasks' lane (a worker keeps room for chat pushes).
+    func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int) async throws -> [OutboxDelivery]
 
     /// Records attempts, as `OutboxTable/settleDeliveries(_:at:)` (removing dead devices changes users:
     /// that is a write transaction's).
@@ -34,17 +36,26 @@ public protocol PushOutbox: Sendable {
     func outboxCounts() async throws -> OutboxCounts
 }
 
+extension PushOutbox {
+    /// Claims due deliveries from either lane, chat pushes first (no room kept for them).
+    public func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery] {
+        try await claimDeliveries(dueBy: now, claimUntil: claimUntil, limit: limit, taskLimit: limit)
+    }
+}
+
 /// The outbox of a store whose transactions are synchronous: its writes (claims, settlements,
-/// releases, prunes) run on a serial queue, those that arrive while one runs together in the next
-/// transaction (a group commit of the worker's bookkeeping); its look is a read on a dispatch thread.
-/// The caller holds no thread meanwhile.
+/// releases, prunes) run in the store's write turns, those that arrive while one runs together in the
+/// next transaction of their turn (a group commit of the worker's bookkeeping) — claims in the
+/// requests' turn (a chat push waits for its claim), settlements in the background turn; its look is
+/// a read on a dispatch thread. The caller holds no thread meanwhile.
 package final class TransactionOutbox: PushOutbox, @unchecked Sendable {  // `pending` is guarded by its lock
     private weak var store: (any TransactionStore)?
     /// The store held, when the outbox is made for one use (not kept by the store).
     private let held: (any TransactionStore)?
-    private let queue: DispatchQueue
+    private let turns: WriteTurns
     private let lock = NSLock()
-    private var pending: [Pending] = []
+    /// The writes waiting, by turn.
+    private var pending: [WriteTurns.Turn: [Pending]] = [:]
 
     /// A write waiting for its transaction: runs in it, and is told how the transaction ended.
     private struct Pending {
@@ -54,30 +65,30 @@ package final class TransactionOutbox: PushOutbox, @unchecked Sendable {  // `pe
 
     /// - Parameters:
     ///   - store: the store whose transactions the calls are.
-    ///   - queue: where the writes' transactions run, one at a time.
+    ///   - turns: where the writes' transactions run, one at a time.
     ///   - holdsStore: whether the outbox keeps the store alive (`false` for the store's own outbox,
     ///     which it keeps).
-    package init(store: any TransactionStore, queue: DispatchQueue, holdsStore: Bool = true) {
+    package init(store: any TransactionStore, turns: WriteTurns, holdsStore: Bool = true) {
         self.store = store
         held = holdsStore ? store : nil
-        self.queue = queue
+        self.turns = turns
     }
 
-    package func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) async throws -> [OutboxDelivery] {
-        try await write { try $0.claimDeliveries(dueBy: now, claimUntil: claimUntil, limit: limit) }
+    package func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int) async throws -> [OutboxDelivery] {
+        try await write(.request) { try $0.claimDeliveries(dueBy: now, claimUntil: claimUntil, limit: limit, taskLimit: taskLimit) }
     }
 
     package func settleDeliveries(_ settlements: [DeliverySettlement], at now: Instant) async throws {
         guard !settlements.isEmpty else { return }
-        try await write { try $0.settleDeliveries(settlements, at: now) }
+        try await write(.background) { try $0.settleDeliveries(settlements, at: now) }
     }
 
     package func releaseDeliveryClaims() async throws {
-        try await write { try $0.releaseDeliveryClaims() }
+        try await write(.request) { try $0.releaseDeliveryClaims() }
     }
 
     package func pruneDeliveries(settledBefore cutoff: Instant) async throws -> Int {
-        try await write { try $0.pruneDeliveries(settledBefore: cutoff) }
+        try await write(.background) { try $0.pruneDeliveries(settledBefore: cutoff) }
     }
 
     package func outboxState() async throws -> (queued: Int, nextDue: Instant?) {
@@ -90,8 +101,8 @@ package final class TransactionOutbox: PushOutbox, @unchecked Sendable {  // `pe
         return try await DispatchQueue.storageReads.transaction { try store.read { try $0.outboxCounts() } }
     }
 
-    /// Runs `body` in the next write transaction on the queue, with the writes waiting beside it.
-    private func write<T>(_ body: @escaping (any PushStateTransaction) throws -> T) async throws -> T {
+    /// Runs `body` in the next write transaction of its turn, with the writes of that turn waiting beside it.
+    private func write<T>(_ turn: WriteTurns.Turn, _ body: @escaping (any PushStateTransaction) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UnsafeResult<T>, any Error>) in
             nonisolated(unsafe) var result: T?
             let write = Pending(
@@ -100,19 +111,16 @@ package final class TransactionOutbox: PushOutbox, @unchecked Sendable {  // `pe
                     if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: UnsafeResult(value: result!)) }
                 })
             let first = lock.withLock {
-                pending.append(write)
-                return pending.count == 1
+                pending[turn, default: []].append(write)
+                return pending[turn]?.count == 1
             }
-            if first { queue.async { self.commitWaiting() } }
+            if first { turns.async(turn) { self.commitWaiting(turn) } }
         }.value
     }
 
-    /// One transaction for every write waiting: all are kept, or all fail with its error.
-    private func commitWaiting() {
-        let writes = lock.withLock {
-            defer { pending.removeAll() }
-            return pending
-        }
+    /// One transaction for every write of `turn` waiting: all are kept, or all fail with its error.
+    private func commitWaiting(_ turn: WriteTurns.Turn) {
+        let writes = lock.withLock { pending.removeValue(forKey: turn) ?? [] }
         do {
             let store = try present()
             try store.write { transaction in for write in writes { try write.run(transaction) } }

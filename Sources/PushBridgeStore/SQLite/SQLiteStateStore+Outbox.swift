@@ -21,15 +21,20 @@ extension SQLiteStateStore.Transaction {
         }
     }
 
-    func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int) throws -> [OutboxDelivery] {
+    func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int) throws -> [OutboxDelivery] {
         try checkWritable()
+        // Each lane read on its own through the queued rows' index (lane, due_at); chat first.
         let claim = try connection.statement(
             """
             UPDATE deliveries SET claimed_until = ?1
-            WHERE id IN (SELECT id FROM deliveries WHERE state = 0 AND due_at <= ?2 AND claimed_until <= ?2 ORDER BY lane, due_at, id LIMIT ?3)
+            WHERE id IN (SELECT id FROM (
+                SELECT * FROM (SELECT id, lane, due_at FROM deliveries WHERE state = 0 AND lane = 0 AND due_at <= ?2 AND claimed_until <= ?2 ORDER BY due_at, id LIMIT ?3)
+                UNION ALL
+                SELECT * FROM (SELECT id, lane, due_at FROM deliveries WHERE state = 0 AND lane = 1 AND due_at <= ?2 AND claimed_until <= ?2 ORDER BY due_at, id LIMIT ?4)
+                ORDER BY lane, due_at, id LIMIT ?3))
             RETURNING \(ClaimedDeliveryColumn.sql)
             """)
-        claim.bind(1, claimUntil.milliseconds).bind(2, now.milliseconds).bind(3, limit)
+        claim.bind(1, claimUntil.milliseconds).bind(2, now.milliseconds).bind(3, limit).bind(4, max(0, min(taskLimit, limit)))
         var out: [OutboxDelivery] = []
         while try claim.step() { out.append(try SQLiteRow(claim).claimedDelivery()) }
         out.sort { $0.id < $1.id }

@@ -72,8 +72,9 @@ public final class SQLiteStateStore: TransactionStore, @unchecked Sendable {
     private let readerLock = NSLock()
     private var idleReaders: [SQLiteConnection] = []
     private let readsOnWriter: Bool
-    /// Where ``update(reading:deciding:)`` runs its transactions, one at a time.
-    private let updates = DispatchQueue(label: "pushbridge-sqlite-updates")
+    /// Where ``update(reading:deciding:)`` and the outbox run their transactions, one at a time,
+    /// requests' first.
+    private let updates = WriteTurns(DispatchQueue(label: "pushbridge-sqlite-updates"))
     /// The outbox, made on first use (its writes wait together for their transaction).
     private let outboxWrites = Mutex<TransactionOutbox?>(nil)
     /// Runs the WAL's checkpoints off the writer's commits (`nil`: SQLite's own, in the commit).
@@ -134,7 +135,15 @@ public final class SQLiteStateStore: TransactionStore, @unchecked Sendable {
     public func update<Outcome: Sendable>(
         reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
     ) async throws -> Outcome {
-        try await updates.transaction { try self.write { try $0.update(reading: keys, deciding: decide) } }
+        try await updates.transaction(.request) { try self.write { try $0.update(reading: keys, deciding: decide) } }
+    }
+
+    /// As ``update(reading:deciding:)``, in the queue's background turn: it runs when no request's
+    /// write (nor a delivery claim) is waiting.
+    public func backgroundUpdate<Outcome: Sendable>(
+        reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
+    ) async throws -> Outcome {
+        try await updates.transaction(.background) { try self.write { try $0.update(reading: keys, deciding: decide) } }
     }
 
     /// The outbox: its writes as transactions on the store's update queue, in turn with its updates,
@@ -144,7 +153,7 @@ public final class SQLiteStateStore: TransactionStore, @unchecked Sendable {
     private func makeOutbox() -> any PushOutbox {
         outboxWrites.withLock { kept in
             if let kept { return kept }
-            let made = TransactionOutbox(store: self, queue: updates, holdsStore: false)
+            let made = TransactionOutbox(store: self, turns: updates, holdsStore: false)
             kept = made
             return made
         }
