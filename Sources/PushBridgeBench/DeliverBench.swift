@@ -98,32 +98,38 @@ func runDeliverBench(members: Int, latencies: [Int], connections: Int, concurren
     let streams = max(1, concurrency / connections)
     let payload = Array(#"{"aps":{"alert":{"title":"sender","body":"Standup in 5 minutes"},"badge":1,"sound":"default"},"em":{"m":"m0","f":"sender","g":"big"}}"#.utf8)
 
+    // PUSHBRIDGE_BENCH_ONLY=service: the service's run alone, no ceilings (for a profiler; no ratio is printed).
+    let serviceOnly = ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"] == "service"
     var runs: [DeliverFigures] = []
     for latency in latencies {
         let mock = try await MockAPNs.start(.init(
             tokenKeys: [keyID: (teamID, signingKey.publicKey)], recordsRequests: false, latency: .init(milliseconds: latency)))
 
-        // The ceiling: h2load against the same mock, latency and total streams.
-        let headers = credentials.h2loadHeaders
-        let url = mock.baseURL + "/3/device/" + String(repeating: "ab", count: 32)
-        _ = h2load(url: url, headers: headers, payload: payload, requests: min(members, 20 * concurrency), connections: connections, streams: streams)  // warm-up
-        let ceiling = h2load(url: url, headers: headers, payload: payload, requests: members, connections: connections, streams: streams)
-        guard ceiling.status2xx == members else { fail("h2load: \(ceiling.status2xx) of \(members) answered 2xx") }
-        // The HTTP/2 clients alone, same mock, same streams: swift-nio-http2 directly, then PushBridge's
-        // APNsClient (async-http-client) with the service's pool settings.
-        let pairs = headers.map { line in let parts = line.split(separator: ":", maxSplits: 1); return (String(parts[0]), parts[1].trimmingCharacters(in: .whitespaces)) }
-        let nio = try await nioHTTP2Ceiling(
-            port: mock.port, caPEM: MockAPNsCredentials.caCertificatePEM, headers: pairs,
-            path: "/3/device/" + String(repeating: "ab", count: 32), payload: payload, total: members, connections: connections, streams: streams)
-        let ahc = try await asyncHTTPClientCeiling(
-            baseURL: mock.baseURL, caFile: dir + "/ca.pem", headers: pairs, path: "/3/device/" + String(repeating: "ab", count: 32), payload: payload,
-            total: members, connections: connections, concurrency: concurrency)
-        let apnsClient = try APNsClient(
-            endpoint: .init(baseURL: mock.baseURL, trustedCAFile: dir + "/ca.pem", requestTimeoutSeconds: 60, connectionsPerIdentity: connections),
-            credentials: [APNsCredential(topics: ["*"], source: .token(keyFile: dir + "/AuthKey.p8", keyID: keyID, teamID: teamID))])
-        _ = try await apnsClientCeiling(client: apnsClient, total: min(members, 20 * concurrency), concurrency: concurrency, topic: "io.bench.app", payload: payload)
-        let clientAlone = try await apnsClientCeiling(client: apnsClient, total: members, concurrency: concurrency, topic: "io.bench.app", payload: payload)
-        await apnsClient.shutdown()
+        var ceiling = H2LoadFigures(requestsPerSecond: .nan, succeeded: 0, status2xx: 0)
+        var (nio, ahc, clientAlone) = (Double.nan, Double.nan, Double.nan)
+        if !serviceOnly {
+            // The ceiling: h2load against the same mock, latency and total streams.
+            let headers = credentials.h2loadHeaders
+            let url = mock.baseURL + "/3/device/" + String(repeating: "ab", count: 32)
+            _ = h2load(url: url, headers: headers, payload: payload, requests: min(members, 20 * concurrency), connections: connections, streams: streams)  // warm-up
+            ceiling = h2load(url: url, headers: headers, payload: payload, requests: members, connections: connections, streams: streams)
+            guard ceiling.status2xx == members else { fail("h2load: \(ceiling.status2xx) of \(members) answered 2xx") }
+            // The HTTP/2 clients alone, same mock, same streams: swift-nio-http2 directly, then PushBridge's
+            // APNsClient (async-http-client) with the service's pool settings.
+            let pairs = headers.map { line in let parts = line.split(separator: ":", maxSplits: 1); return (String(parts[0]), parts[1].trimmingCharacters(in: .whitespaces)) }
+            nio = try await nioHTTP2Ceiling(
+                port: mock.port, caPEM: MockAPNsCredentials.caCertificatePEM, headers: pairs,
+                path: "/3/device/" + String(repeating: "ab", count: 32), payload: payload, total: members, connections: connections, streams: streams)
+            ahc = try await asyncHTTPClientCeiling(
+                baseURL: mock.baseURL, caFile: dir + "/ca.pem", headers: pairs, path: "/3/device/" + String(repeating: "ab", count: 32), payload: payload,
+                total: members, connections: connections, concurrency: concurrency)
+            let apnsClient = try APNsClient(
+                endpoint: .init(baseURL: mock.baseURL, trustedCAFile: dir + "/ca.pem", requestTimeoutSeconds: 60, connectionsPerIdentity: connections),
+                credentials: [APNsCredential(topics: ["*"], source: .token(keyFile: dir + "/AuthKey.p8", keyID: keyID, teamID: teamID))])
+            _ = try await apnsClientCeiling(client: apnsClient, total: min(members, 20 * concurrency), concurrency: concurrency, topic: "io.bench.app", payload: payload)
+            clientAlone = try await apnsClientCeiling(client: apnsClient, total: members, concurrency: concurrency, topic: "io.bench.app", payload: payload)
+            await apnsClient.shutdown()
+        }
         mock.clearRequests()
         let connectionsBefore = mock.connectionCount
 
@@ -212,13 +218,15 @@ func runDeliverBench(members: Int, latencies: [Int], connections: Int, concurren
             verdict(run.summary.totalSeconds < totalTarget)))
         print("  the service opened \(run.connectionsOpened) connections; the mock answered 200 to \(run.answered) requests (\(2 * members) expected; more means a delivery was sent twice)")
     }
+    /// A figure, or `null` where it was not measured (`PUSHBRIDGE_BENCH_ONLY=service`).
+    func measured(_ value: Double, places: Double = 1) -> JSONValue { value.isNaN ? .null : .double((value * places).rounded() / places) }
     var w = JSONWriter()
     w.write(.array(runs.map { run in
         .object(JSONObject([
-            ("latency_ms", .int(Int64(run.latencyMilliseconds))), ("h2load_rps", .double(run.ceiling.rounded())),
-            ("nio_http2_rps", .double(run.nioHTTP2.rounded())), ("async_http_client_rps", .double(run.asyncHTTPClient.rounded())),
-            ("apns_client_rps", .double(run.clientAlone.rounded())),
-            ("service_deliveries_per_second", .double(run.rate.rounded())), ("ratio", .double((run.ratio * 1000).rounded() / 1000)),
+            ("latency_ms", .int(Int64(run.latencyMilliseconds))), ("h2load_rps", measured(run.ceiling)),
+            ("nio_http2_rps", measured(run.nioHTTP2)), ("async_http_client_rps", measured(run.asyncHTTPClient)),
+            ("apns_client_rps", measured(run.clientAlone)),
+            ("service_deliveries_per_second", .double(run.rate.rounded())), ("ratio", measured(run.ratio, places: 1000)),
             ("group_members", .int(Int64(members))), ("decisions_post_ms", .double(run.first.postMilliseconds.rounded())),
             ("decisions_total_s", .double((run.first.totalSeconds * 100).rounded() / 100)), ("summary_post_ms", .double(run.summary.postMilliseconds.rounded())),
             ("summary_total_s", .double((run.summary.totalSeconds * 100).rounded() / 100)),

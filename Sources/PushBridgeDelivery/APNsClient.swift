@@ -182,7 +182,9 @@ public final class APNsClient: APNsSender {
         headers.add(name: ":method", value: "POST")
         headers.add(name: ":scheme", value: "https")
         headers.add(name: ":authority", value: pool.target.authority)
-        headers.add(name: ":path", value: "/3/device/" + delivery.token)
+        // A value no later request repeats is not indexed: in HPACK's table (4 KiB) it would only push
+        // out the ones every request repeats (the provider token above all), which then go literally.
+        headers.add(name: ":path", value: "/3/device/" + delivery.token, indexing: .nonIndexable)
         var issuedAt: Int64?
         if case .token(let signer) = credentials[index].kind {
             let token = signer.token(now: Self.epochSeconds())
@@ -190,8 +192,8 @@ public final class APNsClient: APNsSender {
             headers.add(name: "authorization", value: "bearer " + token.jwt)
         }
         for header in delivery.headers { headers.add(name: header.name, value: header.value) }
-        headers.add(name: "apns-id", value: apnsID)
-        headers.add(name: "apns-expiration", value: String(expiration))
+        headers.add(name: "apns-id", value: apnsID, indexing: .nonIndexable)
+        headers.add(name: "apns-expiration", value: String(expiration), indexing: .nonIndexable)
         headers.add(name: "content-length", value: String(delivery.payload.count))
         let left = deadline - .now()
         guard left > .zero else { return .transportFailure(APNsTransportFailure.timeout.recorded) }

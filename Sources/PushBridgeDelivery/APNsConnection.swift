@@ -220,7 +220,8 @@ private final class APNsHandshakeWatcher: ChannelInboundHandler, RemovableChanne
 /// it), collects its answer (status, `apns-id`, `retry-after`, body up to 64 KiB) and completes its
 /// promise once, with the answer or with how the stream ended: reset, refused by GOAWAY, the
 /// connection closed, or its deadline (then it resets the stream). GOAWAY and connection errors
-/// retire the connection; it returns the connection's flow-control window as answers' bodies use it.
+/// retire the connection; it returns the connection's and each stream's flow-control window as
+/// answers' bodies use them.
 private final class APNsStreams: ChannelDuplexHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundIn = HTTP2Frame
@@ -231,6 +232,8 @@ private final class APNsStreams: ChannelDuplexHandler {
         var answered: EventLoopPromise<APNsResponse>
         var timer: Scheduled<Void>?
         var response = APNsResponse(status: 0, body: [])
+        /// Body bytes read on this stream since its window was last returned.
+        var unreturned = 0
     }
 
     private let health: APNsConnectionHealth
@@ -258,8 +261,9 @@ private final class APNsStreams: ChannelDuplexHandler {
     /// no more. On the connection's event loop.
     func open(headers: HPACKHeaders, body: ByteBuffer, timeout: TimeAmount, answered: EventLoopPromise<APNsResponse>) {
         // After GOAWAY no new stream may open on the connection: the request goes again on another.
+        // (`send` names a reset after GOAWAY `goaway`.)
         guard let context, !closed, nextID <= Self.lastID, !health.goAwayReceived else {
-            answered.fail(health.goAwayReceived ? APNsTransportFailure.goAway : APNsTransportFailure.connectionReset)
+            answered.fail(APNsTransportFailure.connectionReset)
             return
         }
         let id = HTTP2StreamID(nextID)
@@ -305,20 +309,36 @@ private final class APNsStreams: ChannelDuplexHandler {
                 stream.response.retryAfter = headers.headers.first(name: "retry-after")
             }
             open[id] = stream
-            if headers.endStream { finish(id, stream.response.status >= 200 ? .success(stream.response) : .failure(.connectionReset)) }
+            if headers.endStream { answer(id, stream.response) }
         case .data(let data):
+            // Padding counts against the windows as the body does.
+            var used = data.paddingBytes ?? 0
             if case .byteBuffer(var buffer) = data.data {
-                unreturned += buffer.readableBytes + (data.paddingBytes ?? 0)
+                used += buffer.readableBytes
                 if stream.response.body.count < 64 * 1024 {
                     stream.response.body += buffer.readBytes(length: min(buffer.readableBytes, 64 * 1024 - stream.response.body.count)) ?? []
                 }
+            }
+            var returned = false
+            if data.endStream {
+                answer(id, stream.response)
+            } else {
+                // A long answer (past its 64 KiB window) keeps coming: its stream's window goes back too.
+                stream.unreturned += used
+                if stream.unreturned >= 16 * 1024 {
+                    context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .windowUpdate(windowSizeIncrement: stream.unreturned))), promise: nil)
+                    stream.unreturned = 0
+                    returned = true
+                }
                 open[id] = stream
             }
+            unreturned += used
             if unreturned >= 16 * 1024 {
-                context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: unreturned))), promise: nil)
+                context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: unreturned))), promise: nil)
                 unreturned = 0
+                returned = true
             }
-            if data.endStream { finish(id, stream.response.status >= 200 ? .success(stream.response) : .failure(.connectionReset)) }
+            if returned { context.flush() }
         case .rstStream:
             finish(id, .failure(.connectionReset))
         default:
@@ -329,7 +349,7 @@ private final class APNsStreams: ChannelDuplexHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         // A stream NIOHTTP2 closed that is still open here (refused, reset, dropped by GOAWAY).
         if let closed = event as? StreamClosedEvent, open[closed.streamID] != nil {
-            finish(closed.streamID, .failure(health.goAwayReceived ? .goAway : .connectionReset))
+            finish(closed.streamID, .failure(.connectionReset))
         }
         context.fireUserInboundEventTriggered(event)
     }
@@ -347,8 +367,13 @@ private final class APNsStreams: ChannelDuplexHandler {
     func channelInactive(context: ChannelHandlerContext) {
         closed = true
         health.retire(goAway: false)
-        failAll(health.goAwayReceived ? .goAway : .connectionReset)
+        failAll(.connectionReset)
         context.fireChannelInactive()
+    }
+
+    /// The stream ended with its answer: a final status (`connection-reset` when none came).
+    private func answer(_ id: HTTP2StreamID, _ response: APNsResponse) {
+        finish(id, response.status >= 200 ? .success(response) : .failure(.connectionReset))
     }
 
     private func finish(_ id: HTTP2StreamID, _ result: Result<APNsResponse, APNsTransportFailure>) {

@@ -79,6 +79,24 @@ struct APNsPoolTests {
         }
     }
 
+    @Test("An answer whose body passes a stream's 64 KiB window arrives whole: the client returns the stream's window too")
+    func returnsTheStreamWindow() async throws {
+        let kit = try DeliveryKit()
+        try await withMockAPNs(kit.mockConfiguration) { mock in
+            // One answer of about 100,000 bytes on one stream: past the 65,535 a stream's window starts with.
+            // A client that returned only the connection's window would wait for its deadline (status 0).
+            mock.setDefaultAnswer(.refuse(status: 400, reason: String(repeating: "BadDeviceToken", count: 7_000)))
+            let client = try Self.client(mock, kit, connections: 1, timeout: 20)
+            let statuses = await Self.sendAll(client, count: 2)
+            #expect(statuses == [400, 400], "\(statuses)")
+            // The next answer on the same connection still comes (both windows were returned).
+            mock.setDefaultAnswer(.ok)
+            #expect(await Self.sendAll(client, count: 1, tokenOffset: 2) == [200])
+            #expect(mock.connectionCount == 1)
+            await client.shutdown()
+        }
+    }
+
     @Test("The server's SETTINGS_MAX_CONCURRENT_STREAMS is honoured: requests beyond it wait for a stream, none is refused")
     func honoursTheStreamLimit() async throws {
         let kit = try DeliveryKit()
