@@ -139,7 +139,13 @@ public final class DeliveryWorker: Sendable {
     public func drain() async throws -> Int {
         let concurrency = settings.concurrency
         let refill = max(1, concurrency / 8)
-        return try await withThrowingTaskGroup(of: DrainEvent.self) { group in
+        // Every event comes through one stream: attempts are tasks of their own, not children of the
+        // group below, whose bookkeeping walks its children each time one ends (thousands in flight);
+        // the group holds the wake listener and the settlement in progress alone.
+        let (events, sink) = AsyncStream.makeStream(of: DrainEvent.self)
+        defer { sink.finish() }
+        var next = events.makeAsyncIterator()
+        return try await withThrowingDiscardingTaskGroup { group in
             var inFlight = 0
             /// Push tasks' deliveries claimed and not yet recorded (in flight or pending).
             var taskClaimed = 0
@@ -151,15 +157,17 @@ public final class DeliveryWorker: Sendable {
             var pending: [(OutboxDelivery, DeliveryPolicy.Verdict)] = []
             var pendingSince = clock()
             var listening = false
+            /// Why the drain ends early: a claim or a settlement failed.
+            var failure: (any Error)?
             defer { group.cancelAll() }  // the wake listener
-            while true {
+            drainLoop: while true {
                 if !listening {
                     listening = true
                     // Only a wake ends it (the drain's end cancels it): a drain claims again on a
                     // wake, never on a timer.
                     group.addTask { [signal] in
                         await signal.wait(milliseconds: 86_400_000)
-                        return .woken
+                        sink.yield(.woken)
                     }
                 }
                 let free = concurrency - inFlight - pending.count
@@ -170,7 +178,13 @@ public final class DeliveryWorker: Sendable {
                 if goesOn && free > 0 && (refills || woken) {
                     let now = clock()
                     let taskLimit = refills ? taskRoom : 0
-                    let claimed = try await outbox.claim(now: now, claimUntil: now.adding(seconds: settings.claimSeconds), limit: free, taskLimit: taskLimit)
+                    let claimed: [OutboxDelivery]
+                    do {
+                        claimed = try await outbox.claim(now: now, claimUntil: now.adding(seconds: settings.claimSeconds), limit: free, taskLimit: taskLimit)
+                    } catch {
+                        failure = error
+                        break drainLoop
+                    }
                     woken = false
                     let tasks = claimed.count { $0.lane == 1 }
                     // Both lanes ran short: nothing more is due (a lane cut at its limit may hold more).
@@ -178,9 +192,9 @@ public final class DeliveryWorker: Sendable {
                     taskClaimed += tasks
                     for delivery in claimed {
                         inFlight += 1
-                        group.addTask { [self] in
+                        Task { [self] in
                             let (verdict, issuedAt) = await attempt(delivery)
-                            return .attempted(delivery, verdict, issuedAt)
+                            sink.yield(.attempted(delivery, verdict, issuedAt))
                         }
                     }
                 }
@@ -194,20 +208,29 @@ public final class DeliveryWorker: Sendable {
                     taskClaimed -= batch.count { $0.0.lane == 1 }
                     settling = true
                     group.addTask { [self] in
-                        try await settle(batch)
-                        return .settled
+                        do {
+                            try await settle(batch)
+                            sink.yield(.settled(nil))
+                        } catch {
+                            sink.yield(.settled(error))
+                        }
                     }
                 }
                 // Nothing in flight and nothing being recorded: `pending` was handed over just above.
                 if inFlight == 0 && !settling { break }
-                guard let event = try await group.next() else { break }
+                // `nil`: the drain's task was cancelled; what is in flight is cut off.
+                guard let event = await next.next() else { break }
                 switch event {
                 case .woken:
                     listening = false
                     exhausted = false
                     woken = true
-                case .settled:
+                case .settled(let error):
                     settling = false
+                    if let error {
+                        failure = error
+                        break drainLoop
+                    }
                 case .attempted(let delivery, let verdict, let issuedAt):
                     inFlight -= 1
                     attempts += 1
@@ -217,6 +240,14 @@ public final class DeliveryWorker: Sendable {
                     if pending.isEmpty { pendingSince = clock() }
                     pending.append((delivery, verdict))
                 }
+            }
+            if let failure {
+                // As a failed drain always has, it ends after the attempts in flight (their outcomes are
+                // not recorded: their claims lapse and they go again).
+                while inFlight > 0, let event = await next.next() {
+                    if case .attempted = event { inFlight -= 1 }
+                }
+                throw failure
             }
             return attempts
         }
@@ -274,10 +305,11 @@ public final class DeliveryWorker: Sendable {
     }
 }
 
-/// What a child task of ``DeliveryWorker/drain()`` finished: an attempt, or the recording of a batch.
+/// What ``DeliveryWorker/drain()`` waits for: an attempt's end, or the recording of a batch (with its
+/// failure, if it failed).
 private enum DrainEvent: Sendable {
     case attempted(OutboxDelivery, DeliveryPolicy.Verdict, Int64?)
-    case settled
+    case settled((any Error)?)
     /// A write may have queued deliveries (``DeliveryWorker/wake()``), or the drain ended.
     case woken
 }
