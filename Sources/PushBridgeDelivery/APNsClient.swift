@@ -11,8 +11,18 @@ import PushBridgeStore
 public protocol APNsSender: Sendable {
     /// Sends `delivery` with the given `apns-id` and `apns-expiration` (epoch seconds).
     func send(_ delivery: OutboxDelivery, apnsID: String, expiration: Int64) async -> DeliveryAttempt
+    /// Sends `delivery` as ``send(_:apnsID:expiration:)`` does, and calls `done` once with the attempt
+    /// (on any thread; it must not block), so that no task has to wait for the answer.
+    func start(_ delivery: OutboxDelivery, apnsID: String, expiration: Int64, then done: @escaping @Sendable (DeliveryAttempt) -> Void)
     /// Called when APNs refused as expired the provider token issued at `issuedAt` that this delivery carried.
     func providerTokenExpired(for delivery: OutboxDelivery, issuedAt: Int64, now: Int64)
+}
+
+extension APNsSender {
+    /// Sends on a task of its own and calls `done` with the attempt.
+    public func start(_ delivery: OutboxDelivery, apnsID: String, expiration: Int64, then done: @escaping @Sendable (DeliveryAttempt) -> Void) {
+        Task { done(await send(delivery, apnsID: apnsID, expiration: expiration)) }
+    }
 }
 
 /// APNs over HTTP/2, on swift-nio-http2 directly: a pool of connections per TLS identity and host
@@ -168,15 +178,71 @@ public final class APNsClient: APNsSender {
     }
 
     public func send(_ delivery: OutboxDelivery, apnsID: String, expiration: Int64) async -> DeliveryAttempt {
+        switch request(delivery, apnsID: apnsID, expiration: expiration) {
+        case .ended(let attempt): return attempt
+        case .ready(let request): return await send(request)
+        }
+    }
+
+    /// Sends `delivery` on a connection that is open without waiting for it (its answer calls `done` on
+    /// the connection's event loop); when its slot has to connect first, the request waits for that on
+    /// a task of its own, as ``send(_:apnsID:expiration:)`` does.
+    public func start(_ delivery: OutboxDelivery, apnsID: String, expiration: Int64, then done: @escaping @Sendable (DeliveryAttempt) -> Void) {
+        switch request(delivery, apnsID: apnsID, expiration: expiration) {
+        case .ended(let attempt):
+            done(attempt)
+        case .ready(let request):
+            guard let connection = request.pool.readyConnection(slot: request.slot) else {
+                Task { done(await self.send(request)) }
+                return
+            }
+            guard let left = request.timeLeft else { return done(.transportFailure(APNsTransportFailure.timeout.recorded)) }
+            connection.start(headers: request.headers, body: request.body, timeout: left) { done(request.attempt($0)) }
+        }
+    }
+
+    /// One delivery as a request: its pool and slot, headers, body and deadline.
+    struct Request: Sendable {
+        let pool: APNsConnectionPool
+        let slot: Int
+        let headers: HPACKHeaders
+        let body: ByteBuffer
+        let deadline: NIODeadline
+        let connectTimeout: TimeAmount
+        /// The provider token's `iat`, for token auth.
+        let issuedAt: Int64?
+
+        /// What is left of the deadline, if anything.
+        var timeLeft: TimeAmount? {
+            let left = deadline - .now()
+            return left > .zero ? left : nil
+        }
+
+        /// The attempt an answer (or a transport failure) makes.
+        func attempt(_ result: Result<APNsResponse, APNsTransportFailure>) -> DeliveryAttempt {
+            switch result {
+            case .success(let response):
+                var answer = APNsClient.answer(status: response.status, retryAfter: response.retryAfter, apnsID: response.apnsID, body: response.body)
+                answer.providerTokenIssuedAt = issuedAt
+                return .answered(answer)
+            case .failure(let failure):
+                return .transportFailure(failure.recorded)
+            }
+        }
+    }
+
+    /// A delivery made a request, or ended at once.
+    enum Prepared {
+        case ready(Request)
+        case ended(DeliveryAttempt)
+    }
+
+    /// The request for `delivery`, or the attempt it ends as at once (no credential for its topic).
+    func request(_ delivery: OutboxDelivery, apnsID: String, expiration: Int64) -> Prepared {
         let topic = delivery.header("apns-topic") ?? ""
-        guard let index = credential(for: topic), let pool = pools[index][delivery.environment] else { return .noCredential(topic: topic) }
+        guard let index = credential(for: topic), let pool = pools[index][delivery.environment] else { return .ended(.noCredential(topic: topic)) }
         let timeout = TimeAmount.milliseconds(Int64(endpoint.requestTimeoutSeconds * 1000))
         let deadline = NIODeadline.now() + timeout
-        let connection: APNsConnection
-        switch await pool.connection(connectTimeout: min(timeout, .seconds(5))) {
-        case .success(let open): connection = open
-        case .failure(let failure): return .transportFailure(failure.recorded)
-        }
         var headers = HPACKHeaders()
         headers.reserveCapacity(delivery.headers.count + 8)
         headers.add(name: ":method", value: "POST")
@@ -195,16 +261,20 @@ public final class APNsClient: APNsSender {
         headers.add(name: "apns-id", value: apnsID, indexing: .nonIndexable)
         headers.add(name: "apns-expiration", value: String(expiration), indexing: .nonIndexable)
         headers.add(name: "content-length", value: String(delivery.payload.count))
-        let left = deadline - .now()
-        guard left > .zero else { return .transportFailure(APNsTransportFailure.timeout.recorded) }
-        switch await connection.send(headers: headers, body: ByteBuffer(bytes: delivery.payload), timeout: left) {
-        case .success(let response):
-            var answer = Self.answer(status: response.status, retryAfter: response.retryAfter, apnsID: response.apnsID, body: response.body)
-            answer.providerTokenIssuedAt = issuedAt
-            return .answered(answer)
-        case .failure(let failure):
-            return .transportFailure(failure.recorded)
+        return .ready(Request(
+            pool: pool, slot: pool.nextSlot(), headers: headers, body: ByteBuffer(bytes: delivery.payload), deadline: deadline,
+            connectTimeout: min(timeout, .seconds(5)), issuedAt: issuedAt))
+    }
+
+    /// Sends a request, connecting its slot first when it must.
+    private func send(_ request: Request) async -> DeliveryAttempt {
+        let connection: APNsConnection
+        switch await request.pool.connection(slot: request.slot, connectTimeout: request.connectTimeout) {
+        case .success(let open): connection = open
+        case .failure(let failure): return .transportFailure(failure.recorded)
         }
+        guard let left = request.timeLeft else { return .transportFailure(APNsTransportFailure.timeout.recorded) }
+        return request.attempt(await connection.send(headers: request.headers, body: request.body, timeout: left))
     }
 
     public func providerTokenExpired(for delivery: OutboxDelivery, issuedAt: Int64, now: Int64) {

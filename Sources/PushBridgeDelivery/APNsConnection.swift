@@ -145,6 +145,28 @@ final class APNsConnection: Sendable {
     ///   - timeout: the longest to wait for the answer, from now.
     /// - Returns: the answer, or how the request failed.
     func send(headers: HPACKHeaders, body: ByteBuffer, timeout: TimeAmount) async -> Result<APNsResponse, APNsTransportFailure> {
+        do {
+            return .success(try await opened(headers: headers, body: body, timeout: timeout).get())
+        } catch {
+            return .failure(failure(error))
+        }
+    }
+
+    /// Sends one request and calls `done` once with its whole answer, or with how it failed, on the
+    /// connection's event loop: no task waits for it.
+    /// - Parameters:
+    ///   - headers: the request's headers, pseudo-headers first.
+    ///   - body: the payload.
+    ///   - timeout: the longest to wait for the answer, from now.
+    ///   - done: what to do with the answer (it must not block the event loop).
+    func start(headers: HPACKHeaders, body: ByteBuffer, timeout: TimeAmount, then done: @escaping @Sendable (Result<APNsResponse, APNsTransportFailure>) -> Void) {
+        opened(headers: headers, body: body, timeout: timeout).whenComplete { [health] result in
+            done(result.mapError { Self.failure($0, goAwayReceived: health.goAwayReceived) })
+        }
+    }
+
+    /// Opens the request's stream on the connection's event loop; its answer completes the future.
+    private func opened(headers: HPACKHeaders, body: ByteBuffer, timeout: TimeAmount) -> EventLoopFuture<APNsResponse> {
         let eventLoop = channel.eventLoop
         let answered = eventLoop.makePromise(of: APNsResponse.self)
         let streams = streams
@@ -153,13 +175,17 @@ final class APNsConnection: Sendable {
         } else {
             eventLoop.execute { streams.value.open(headers: headers, body: body, timeout: timeout, answered: answered) }
         }
-        do {
-            return .success(try await answered.futureResult.get())
-        } catch let failure as APNsTransportFailure {
-            return .failure(failure == .connectionReset && health.goAwayReceived ? .goAway : failure)
-        } catch {
-            return .failure(health.goAwayReceived ? .goAway : .connectionReset)
-        }
+        return answered.futureResult
+    }
+
+    /// How a request failed: a reset after GOAWAY is named `goaway`.
+    private func failure(_ error: any Error) -> APNsTransportFailure {
+        Self.failure(error, goAwayReceived: health.goAwayReceived)
+    }
+
+    private static func failure(_ error: any Error, goAwayReceived: Bool) -> APNsTransportFailure {
+        guard let failure = error as? APNsTransportFailure else { return goAwayReceived ? .goAway : .connectionReset }
+        return failure == .connectionReset && goAwayReceived ? .goAway : failure
     }
 }
 

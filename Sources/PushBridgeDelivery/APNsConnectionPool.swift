@@ -84,7 +84,29 @@ final class APNsConnectionPool: Sendable {
     /// - Parameter connectTimeout: the longest a connect and its TLS handshake may take.
     /// - Returns: the connection, or how connecting failed.
     func connection(connectTimeout: TimeAmount) async -> Result<APNsConnection, APNsTransportFailure> {
-        let index = (turn.wrappingAdd(1, ordering: .relaxed).oldValue & Int.max) % size
+        await connection(slot: nextSlot(), connectTimeout: connectTimeout)
+    }
+
+    /// The slot that takes the next request (the slots in turn).
+    func nextSlot() -> Int {
+        (turn.wrappingAdd(1, ordering: .relaxed).oldValue & Int.max) % size
+    }
+
+    /// The connection of `slot` when it is open and usable, without waiting; `nil` otherwise (then
+    /// ``connection(slot:connectTimeout:)`` connects it or replaces it).
+    func readyConnection(slot index: Int) -> APNsConnection? {
+        slots.withLock { state in
+            guard !state.shutDown, case .ready(let connection) = state.slots[index], connection.isUsable else { return nil }
+            return connection
+        }
+    }
+
+    /// The connection of `slot`, connecting the slot when it has none (or only one it must replace).
+    /// - Parameters:
+    ///   - index: the slot (``nextSlot()``).
+    ///   - connectTimeout: the longest a connect and its TLS handshake may take.
+    /// - Returns: the connection, or how connecting failed.
+    func connection(slot index: Int, connectTimeout: TimeAmount) async -> Result<APNsConnection, APNsTransportFailure> {
         enum Next {
             case use(APNsConnection)
             case wait(generation: Int, Task<APNsConnection, any Error>)

@@ -139,12 +139,15 @@ public final class DeliveryWorker: Sendable {
     public func drain() async throws -> Int {
         let concurrency = settings.concurrency
         let refill = max(1, concurrency / 8)
-        // Every event comes through one stream: attempts are tasks of their own, not children of the
-        // group below, whose bookkeeping walks its children each time one ends (thousands in flight);
-        // the group holds the wake listener and the settlement in progress alone.
+        // Every event comes through one stream: attempts are no tasks at all (the APNs client calls
+        // back when an answer comes), and the group holds the wake listener and the settlement in
+        // progress alone.
         let (events, sink) = AsyncStream.makeStream(of: DrainEvent.self)
         defer { sink.finish() }
         var next = events.makeAsyncIterator()
+        // Attempts end on the APNs client's event loops: their outcomes gather here, and the drain is
+        // told once for all that ended before it looked (no task waits for an answer).
+        let ended = EndedAttempts(telling: sink)
         return try await withThrowingDiscardingTaskGroup { group in
             var inFlight = 0
             /// Push tasks' deliveries claimed and not yet recorded (in flight or pending).
@@ -192,10 +195,7 @@ public final class DeliveryWorker: Sendable {
                     taskClaimed += tasks
                     for delivery in claimed {
                         inFlight += 1
-                        Task { [self] in
-                            let (verdict, issuedAt) = await attempt(delivery)
-                            sink.yield(.attempted(delivery, verdict, issuedAt))
-                        }
+                        start(delivery) { verdict, issuedAt in ended.add(delivery, verdict, issuedAt) }
                     }
                 }
                 // Outcomes are recorded in batches, one write at a time, but never held long.
@@ -231,21 +231,23 @@ public final class DeliveryWorker: Sendable {
                         failure = error
                         break drainLoop
                     }
-                case .attempted(let delivery, let verdict, let issuedAt):
-                    inFlight -= 1
-                    attempts += 1
-                    if verdict.refreshProviderToken, let issuedAt {
-                        sender.providerTokenExpired(for: delivery, issuedAt: issuedAt, now: clock().milliseconds / 1000)
+                case .attempted:
+                    for (delivery, verdict, issuedAt) in ended.take() {
+                        inFlight -= 1
+                        attempts += 1
+                        if verdict.refreshProviderToken, let issuedAt {
+                            sender.providerTokenExpired(for: delivery, issuedAt: issuedAt, now: clock().milliseconds / 1000)
+                        }
+                        if pending.isEmpty { pendingSince = clock() }
+                        pending.append((delivery, verdict))
                     }
-                    if pending.isEmpty { pendingSince = clock() }
-                    pending.append((delivery, verdict))
                 }
             }
             if let failure {
                 // As a failed drain always has, it ends after the attempts in flight (their outcomes are
                 // not recorded: their claims lapse and they go again).
                 while inFlight > 0, let event = await next.next() {
-                    if case .attempted = event { inFlight -= 1 }
+                    if case .attempted = event { inFlight -= ended.take().count }
                 }
                 throw failure
             }
@@ -253,15 +255,17 @@ public final class DeliveryWorker: Sendable {
         }
     }
 
-    /// One attempt: the verdict, and the provider token's `iat` when APNs answered a token request.
-    func attempt(_ delivery: OutboxDelivery) async -> (DeliveryPolicy.Verdict, Int64?) {
+    /// Starts one attempt; `done` gets its verdict, and the provider token's `iat` when APNs answered
+    /// a token request (on the thread the answer came on).
+    func start(_ delivery: OutboxDelivery, then done: @escaping @Sendable (DeliveryPolicy.Verdict, Int64?) -> Void) {
         let sentAt = clock()
         let id = APNsID.make(app: app, message: delivery.messageID, token: delivery.token)
         let expiration = delivery.queuedAt.milliseconds / 1000 + policy.maximumAgeSeconds
-        let result = await sender.send(delivery, apnsID: id, expiration: expiration)
-        var issuedAt: Int64?
-        if case .answered(let answer) = result { issuedAt = answer.providerTokenIssuedAt }
-        return (policy.judge(result, delivery: delivery, sentAt: sentAt, now: clock(), jitter: Double.random(in: 0..<1)), issuedAt)
+        sender.start(delivery, apnsID: id, expiration: expiration) { [policy, clock] result in
+            var issuedAt: Int64?
+            if case .answered(let answer) = result { issuedAt = answer.providerTokenIssuedAt }
+            done(policy.judge(result, delivery: delivery, sentAt: sentAt, now: clock(), jitter: Double.random(in: 0..<1)), issuedAt)
+        }
     }
 
     func settle(_ results: [(OutboxDelivery, DeliveryPolicy.Verdict)]) async throws {
@@ -305,10 +309,11 @@ public final class DeliveryWorker: Sendable {
     }
 }
 
-/// What ``DeliveryWorker/drain()`` waits for: an attempt's end, or the recording of a batch (with its
+/// What ``DeliveryWorker/drain()`` waits for: attempts' ends, or the recording of a batch (with its
 /// failure, if it failed).
 private enum DrainEvent: Sendable {
-    case attempted(OutboxDelivery, DeliveryPolicy.Verdict, Int64?)
+    /// Attempts ended (``EndedAttempts/take()`` has them).
+    case attempted
     case settled((any Error)?)
     /// A write may have queued deliveries (``DeliveryWorker/wake()``), or the drain ended.
     case woken
@@ -321,5 +326,34 @@ private struct Pair: Hashable {
     init(_ outcome: String, _ reason: String) {
         self.outcome = outcome
         self.reason = reason
+    }
+}
+
+/// The attempts of a drain that ended and that it has not taken yet: each end is added where its
+/// answer came, and the drain is told once (`attempted`) for everything that ends before it takes them.
+private final class EndedAttempts: Sendable {
+    typealias Ended = (delivery: OutboxDelivery, verdict: DeliveryPolicy.Verdict, issuedAt: Int64?)
+    private let state = Mutex<(ended: [Ended], told: Bool)>(([], false))
+    private let sink: AsyncStream<DrainEvent>.Continuation
+
+    init(telling sink: AsyncStream<DrainEvent>.Continuation) { self.sink = sink }
+
+    /// One attempt ended; the drain is told unless it was told already and has not taken them.
+    func add(_ delivery: OutboxDelivery, _ verdict: DeliveryPolicy.Verdict, _ issuedAt: Int64?) {
+        let tell = state.withLock { state in
+            state.ended.append((delivery, verdict, issuedAt))
+            defer { state.told = true }
+            return !state.told
+        }
+        if tell { sink.yield(.attempted) }
+    }
+
+    /// The attempts that ended since the last take, in the order they ended.
+    func take() -> [Ended] {
+        state.withLock { state in
+            state.told = false
+            defer { state.ended = [] }
+            return state.ended
+        }
     }
 }
