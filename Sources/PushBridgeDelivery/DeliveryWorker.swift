@@ -195,7 +195,8 @@ public final class DeliveryWorker: Sendable {
                     taskClaimed += tasks
                     for delivery in claimed {
                         inFlight += 1
-                        start(delivery) { verdict, issuedAt in ended.add(delivery, verdict, issuedAt) }
+                        let sentAt = clock()
+                        start(delivery) { attempt in ended.add(delivery, attempt, sentAt) }
                     }
                 }
                 // Outcomes are recorded in batches, one write at a time, but never held long.
@@ -232,10 +233,12 @@ public final class DeliveryWorker: Sendable {
                         break drainLoop
                     }
                 case .attempted:
-                    for (delivery, verdict, issuedAt) in ended.take() {
+                    let now = clock()
+                    for (delivery, attempt, sentAt) in ended.take() {
                         inFlight -= 1
                         attempts += 1
-                        if verdict.refreshProviderToken, let issuedAt {
+                        let verdict = policy.judge(attempt, delivery: delivery, sentAt: sentAt, now: now, jitter: Double.random(in: 0..<1))
+                        if verdict.refreshProviderToken, case .answered(let answer) = attempt, let issuedAt = answer.providerTokenIssuedAt {
                             sender.providerTokenExpired(for: delivery, issuedAt: issuedAt, now: clock().milliseconds / 1000)
                         }
                         if pending.isEmpty { pendingSince = clock() }
@@ -255,17 +258,12 @@ public final class DeliveryWorker: Sendable {
         }
     }
 
-    /// Starts one attempt; `done` gets its verdict, and the provider token's `iat` when APNs answered
-    /// a token request (on the thread the answer came on).
-    func start(_ delivery: OutboxDelivery, then done: @escaping @Sendable (DeliveryPolicy.Verdict, Int64?) -> Void) {
-        let sentAt = clock()
+    /// Starts one attempt; `done` gets what came of it, on the thread the answer came on (the drain
+    /// judges it: the client's event loops only carry it over).
+    func start(_ delivery: OutboxDelivery, then done: @escaping @Sendable (DeliveryAttempt) -> Void) {
         let id = APNsID.make(app: app, message: delivery.messageID, token: delivery.token)
         let expiration = delivery.queuedAt.milliseconds / 1000 + policy.maximumAgeSeconds
-        sender.start(delivery, apnsID: id, expiration: expiration) { [policy, clock] result in
-            var issuedAt: Int64?
-            if case .answered(let answer) = result { issuedAt = answer.providerTokenIssuedAt }
-            done(policy.judge(result, delivery: delivery, sentAt: sentAt, now: clock(), jitter: Double.random(in: 0..<1)), issuedAt)
-        }
+        sender.start(delivery, apnsID: id, expiration: expiration, then: done)
     }
 
     func settle(_ results: [(OutboxDelivery, DeliveryPolicy.Verdict)]) async throws {
@@ -332,16 +330,16 @@ private struct Pair: Hashable {
 /// The attempts of a drain that ended and that it has not taken yet: each end is added where its
 /// answer came, and the drain is told once (`attempted`) for everything that ends before it takes them.
 private final class EndedAttempts: Sendable {
-    typealias Ended = (delivery: OutboxDelivery, verdict: DeliveryPolicy.Verdict, issuedAt: Int64?)
+    typealias Ended = (delivery: OutboxDelivery, attempt: DeliveryAttempt, sentAt: Instant)
     private let state = Mutex<(ended: [Ended], told: Bool)>(([], false))
     private let sink: AsyncStream<DrainEvent>.Continuation
 
     init(telling sink: AsyncStream<DrainEvent>.Continuation) { self.sink = sink }
 
     /// One attempt ended; the drain is told unless it was told already and has not taken them.
-    func add(_ delivery: OutboxDelivery, _ verdict: DeliveryPolicy.Verdict, _ issuedAt: Int64?) {
+    func add(_ delivery: OutboxDelivery, _ attempt: DeliveryAttempt, _ sentAt: Instant) {
         let tell = state.withLock { state in
-            state.ended.append((delivery, verdict, issuedAt))
+            state.ended.append((delivery, attempt, sentAt))
             defer { state.told = true }
             return !state.told
         }
