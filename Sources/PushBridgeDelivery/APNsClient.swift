@@ -178,26 +178,26 @@ public final class APNsClient: APNsSender {
     }
 
     public func send(_ delivery: OutboxDelivery, apnsID: String, expiration: Int64) async -> DeliveryAttempt {
-        switch request(delivery, apnsID: apnsID, expiration: expiration) {
-        case .ended(let attempt): return attempt
-        case .ready(let request): return await send(request)
+        await withCheckedContinuation { answered in
+            start(delivery, apnsID: apnsID, expiration: expiration) { answered.resume(returning: $0) }
         }
     }
 
-    /// Sends `delivery` on a connection that is open without waiting for it (its answer calls `done` on
-    /// the connection's event loop); when its slot has to connect first, the request waits for that on
-    /// a task of its own, as ``send(_:apnsID:expiration:)`` does.
+    /// Sends `delivery` on its slot's connection when that is open, without waiting (its answer calls
+    /// `done` on the connection's event loop); when the slot has to connect first, the request waits
+    /// for that on a task of its own.
     public func start(_ delivery: OutboxDelivery, apnsID: String, expiration: Int64, then done: @escaping @Sendable (DeliveryAttempt) -> Void) {
         switch request(delivery, apnsID: apnsID, expiration: expiration) {
         case .ended(let attempt):
             done(attempt)
         case .ready(let request):
-            guard let connection = request.pool.readyConnection(slot: request.slot) else {
-                Task { done(await self.send(request)) }
-                return
+            if let connection = request.pool.readyConnection(slot: request.slot) { return request.send(on: connection, then: done) }
+            Task {
+                switch await request.pool.connection(slot: request.slot, connectTimeout: request.connectTimeout) {
+                case .success(let connection): request.send(on: connection, then: done)
+                case .failure(let failure): done(.transportFailure(failure.recorded))
+                }
             }
-            guard let left = request.timeLeft else { return done(.transportFailure(APNsTransportFailure.timeout.recorded)) }
-            connection.start(headers: request.headers, body: request.body, timeout: left) { done(request.attempt($0)) }
         }
     }
 
@@ -212,21 +212,19 @@ public final class APNsClient: APNsSender {
         /// The provider token's `iat`, for token auth.
         let issuedAt: Int64?
 
-        /// What is left of the deadline, if anything.
-        var timeLeft: TimeAmount? {
+        /// Sends it on `connection` with what is left of its deadline (none left: `timeout` at once).
+        func send(on connection: APNsConnection, then done: @escaping @Sendable (DeliveryAttempt) -> Void) {
             let left = deadline - .now()
-            return left > .zero ? left : nil
-        }
-
-        /// The attempt an answer (or a transport failure) makes.
-        func attempt(_ result: Result<APNsResponse, APNsTransportFailure>) -> DeliveryAttempt {
-            switch result {
-            case .success(let response):
-                var answer = APNsClient.answer(status: response.status, retryAfter: response.retryAfter, apnsID: response.apnsID, body: response.body)
-                answer.providerTokenIssuedAt = issuedAt
-                return .answered(answer)
-            case .failure(let failure):
-                return .transportFailure(failure.recorded)
+            guard left > .zero else { return done(.transportFailure(APNsTransportFailure.timeout.recorded)) }
+            connection.start(headers: headers, body: body, timeout: left) { [issuedAt] result in
+                switch result {
+                case .success(let response):
+                    var answer = APNsClient.answer(status: response.status, retryAfter: response.retryAfter, apnsID: response.apnsID, body: response.body)
+                    answer.providerTokenIssuedAt = issuedAt
+                    done(.answered(answer))
+                case .failure(let failure):
+                    done(.transportFailure(failure.recorded))
+                }
             }
         }
     }
@@ -264,17 +262,6 @@ public final class APNsClient: APNsSender {
         return .ready(Request(
             pool: pool, slot: pool.nextSlot(), headers: headers, body: ByteBuffer(bytes: delivery.payload), deadline: deadline,
             connectTimeout: min(timeout, .seconds(5)), issuedAt: issuedAt))
-    }
-
-    /// Sends a request, connecting its slot first when it must.
-    private func send(_ request: Request) async -> DeliveryAttempt {
-        let connection: APNsConnection
-        switch await request.pool.connection(slot: request.slot, connectTimeout: request.connectTimeout) {
-        case .success(let open): connection = open
-        case .failure(let failure): return .transportFailure(failure.recorded)
-        }
-        guard let left = request.timeLeft else { return .transportFailure(APNsTransportFailure.timeout.recorded) }
-        return request.attempt(await connection.send(headers: request.headers, body: request.body, timeout: left))
     }
 
     public func providerTokenExpired(for delivery: OutboxDelivery, issuedAt: Int64, now: Int64) {

@@ -138,35 +138,15 @@ final class APNsConnection: Sendable {
         channel.close(promise: nil)
     }
 
-    /// Sends one request and waits for its whole answer, or for `timeout` (then resets the stream).
-    /// - Parameters:
-    ///   - headers: the request's headers, pseudo-headers first.
-    ///   - body: the payload.
-    ///   - timeout: the longest to wait for the answer, from now.
-    /// - Returns: the answer, or how the request failed.
-    func send(headers: HPACKHeaders, body: ByteBuffer, timeout: TimeAmount) async -> Result<APNsResponse, APNsTransportFailure> {
-        do {
-            return .success(try await opened(headers: headers, body: body, timeout: timeout).get())
-        } catch {
-            return .failure(failure(error))
-        }
-    }
-
-    /// Sends one request and calls `done` once with its whole answer, or with how it failed, on the
-    /// connection's event loop: no task waits for it.
+    /// Sends one request and calls `done` once with its whole answer, or with how it failed (a reset
+    /// after GOAWAY is named `goaway`), on the connection's event loop: no task waits for it. Past
+    /// `timeout` the stream is reset and the request fails `timeout`.
     /// - Parameters:
     ///   - headers: the request's headers, pseudo-headers first.
     ///   - body: the payload.
     ///   - timeout: the longest to wait for the answer, from now.
     ///   - done: what to do with the answer (it must not block the event loop).
     func start(headers: HPACKHeaders, body: ByteBuffer, timeout: TimeAmount, then done: @escaping @Sendable (Result<APNsResponse, APNsTransportFailure>) -> Void) {
-        opened(headers: headers, body: body, timeout: timeout).whenComplete { [health] result in
-            done(result.mapError { Self.failure($0, goAwayReceived: health.goAwayReceived) })
-        }
-    }
-
-    /// Opens the request's stream on the connection's event loop; its answer completes the future.
-    private func opened(headers: HPACKHeaders, body: ByteBuffer, timeout: TimeAmount) -> EventLoopFuture<APNsResponse> {
         let eventLoop = channel.eventLoop
         let answered = eventLoop.makePromise(of: APNsResponse.self)
         let streams = streams
@@ -175,17 +155,12 @@ final class APNsConnection: Sendable {
         } else {
             eventLoop.execute { streams.value.open(headers: headers, body: body, timeout: timeout, answered: answered) }
         }
-        return answered.futureResult
-    }
-
-    /// How a request failed: a reset after GOAWAY is named `goaway`.
-    private func failure(_ error: any Error) -> APNsTransportFailure {
-        Self.failure(error, goAwayReceived: health.goAwayReceived)
-    }
-
-    private static func failure(_ error: any Error, goAwayReceived: Bool) -> APNsTransportFailure {
-        guard let failure = error as? APNsTransportFailure else { return goAwayReceived ? .goAway : .connectionReset }
-        return failure == .connectionReset && goAwayReceived ? .goAway : failure
+        answered.futureResult.whenComplete { [health] result in
+            done(result.mapError { error in
+                guard let failure = error as? APNsTransportFailure else { return health.goAwayReceived ? .goAway : .connectionReset }
+                return failure == .connectionReset && health.goAwayReceived ? .goAway : failure
+            })
+        }
     }
 }
 

@@ -80,13 +80,6 @@ final class APNsConnectionPool: Sendable {
         self.slots = Mutex(Slots(slots: Array(repeating: .empty, count: max(1, size))))
     }
 
-    /// The connection that takes the next request: the slots in turn, connecting a slot that has none.
-    /// - Parameter connectTimeout: the longest a connect and its TLS handshake may take.
-    /// - Returns: the connection, or how connecting failed.
-    func connection(connectTimeout: TimeAmount) async -> Result<APNsConnection, APNsTransportFailure> {
-        await connection(slot: nextSlot(), connectTimeout: connectTimeout)
-    }
-
     /// The slot that takes the next request (the slots in turn).
     func nextSlot() -> Int {
         (turn.wrappingAdd(1, ordering: .relaxed).oldValue & Int.max) % size
