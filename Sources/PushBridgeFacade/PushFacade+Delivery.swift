@@ -107,12 +107,17 @@ extension PushFacade {
         for item in decisions {
             guard case .push(let request) = item.fanOut else { continue }
             let payload = request.payload  // written out once, shared by the receiver's devices
+            // The render class's template, when this payload is it written for this receiver: a store
+            // may keep it once for the message.
+            var template: (payload: PayloadTemplate, badge: Int)?
+            if case .patched(let written, let badge, let receiver) = request.body, receiver == item.receiver { template = (written, badge) }
             for delivery in request.deliveries {
-                out.append(
-                    OutboxDelivery(
-                        messageID: messageID, receiver: item.receiver, token: delivery.device.token,
-                        environment: delivery.device.certificate.environment, boundAt: delivery.device.boundAt,
-                        headers: delivery.headers.map { HeaderField($0.name, $0.value) }, payload: payload, queuedAt: now))
+                var queued = OutboxDelivery(
+                    messageID: messageID, receiver: item.receiver, token: delivery.device.token,
+                    environment: delivery.device.certificate.environment, boundAt: delivery.device.boundAt,
+                    headers: delivery.headers.map { HeaderField($0.name, $0.value) }, payload: payload, queuedAt: now)
+                queued.template = template
+                out.append(queued)
             }
         }
         return out

@@ -23,6 +23,10 @@ public struct OutboxDelivery: Hashable, Sendable {
     public var queuedAt: Instant
     /// How many times it was sent before this claim.
     public var attempts: Int
+    /// The render class's template `payload` was written from, with this receiver's badge (the
+    /// receiver is ``receiver``), when the decision had one: a store may keep the template once for
+    /// the deliveries that share it. Not part of the delivery's value (`==` and `hash` leave it out).
+    package var template: (payload: PayloadTemplate, badge: Int)?
 
     /// - Parameters: the fields above; `id` and `attempts` start at 0.
     public init(
@@ -41,6 +45,20 @@ public struct OutboxDelivery: Hashable, Sendable {
         self.attempts = attempts
     }
 
+    public static func == (lhs: OutboxDelivery, rhs: OutboxDelivery) -> Bool {
+        lhs.id == rhs.id && lhs.messageID == rhs.messageID && lhs.receiver == rhs.receiver && lhs.token == rhs.token
+            && lhs.environment == rhs.environment && lhs.boundAt == rhs.boundAt && lhs.headers == rhs.headers && lhs.payload == rhs.payload
+            && lhs.queuedAt == rhs.queuedAt && lhs.attempts == rhs.attempts
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(messageID)
+        hasher.combine(receiver)
+        hasher.combine(token)
+        hasher.combine(payload)
+    }
+
     /// Its lane: 1 for a push task's delivery (its message id has the tasks' prefix), else 0. A worker
     /// claims lane 0 first, so chat pushes never wait behind a campaign's.
     public var lane: Int { messageID.utf8.starts(with: PushTask.messageIDPrefix.utf8) ? 1 : 0 }
@@ -50,6 +68,37 @@ public struct OutboxDelivery: Hashable, Sendable {
 }
 
 /// One HTTP header: a name (lower case) and its value.
+/// A request the outbox stores once for a run of deliveries: the headers, and the payload as a
+/// template (with no marks when every delivery of the run sends the same bytes).
+package struct DeliveryContent: Sendable {
+    package var headers: [HeaderField]
+    package var template: PayloadTemplate
+
+    /// One delivery's payload: the template with its badge (`nil`: none stored) and receiver.
+    /// - Throws: ``StoreError`` `unexpected-value` when the template marks a badge and none is stored.
+    package func payload(badge: Int?, receiver: UserID) throws -> [UInt8] {
+        if template.isFixed { return template.bytes }
+        guard let badge = badge ?? (template.badge == nil ? 0 : nil) else {
+            throw StoreError(.unexpectedValue, "a delivery of a payload template without its badge", context: "deliveries.badge")
+        }
+        return template.payload(badge: badge, receiver: receiver)
+    }
+}
+
+extension OutboxDelivery {
+    /// Whether `other` sends the same request to its device by the same means: the same headers, and
+    /// the same template (each with its own badge and receiver) or, without one, the same bytes.
+    /// - Parameter other: another delivery.
+    package func sharesContent(with other: OutboxDelivery) -> Bool {
+        guard headers == other.headers else { return false }
+        switch (template, other.template) {
+        case (let mine?, let theirs?): return mine.payload === theirs.payload
+        case (nil, nil): return payload == other.payload
+        default: return false
+        }
+    }
+}
+
 public struct HeaderField: Hashable, Sendable {
     public var name: String
     public var value: String

@@ -103,6 +103,9 @@ final class SQLiteConnection {
     /// How group members are read (``SQLiteStateStore/Options/groupLoad``).
     var groupLoad = GroupLoad.automatic
     private var dataVersion: Int64 = -1
+    /// The outbox's shared requests by `delivery_contents` id, as claims have read or enqueues
+    /// written them (rows never change; dropped under the same rule, and when contents are pruned).
+    var deliveryContents: [Int64: DeliveryContent] = [:]
 
     /// Drops what other connections may have changed; call right after `BEGIN`.
     func checkSharedState() throws {
@@ -123,6 +126,7 @@ final class SQLiteConnection {
         sharedApp = nil
         sharedCertificates = nil
         receivers.removeAll()
+        deliveryContents.removeAll()
         if readingBadgeLogOn { badgeOverlay?.isStale = true } else { badgeOverlay = nil }
     }
 

@@ -5,20 +5,99 @@ import PushBridgeJSON
 
 // The delivery outbox: enqueue, claim, settle, release, prune, count.
 
+extension SQLiteStateStore {
+    /// The shortest run of deliveries whose request is stored once: a shorter one (a receiver's two
+    /// devices) would write a content row for what it saves.
+    static let sharedRunLength = 3
+
+    /// Rows an insert of a run's deliveries carries (the rest go one a statement).
+    static let rowsAnInsert = 32
+    /// The values bound for each row of ``insertDeliveries(rows:)``.
+    static let valuesARow = 10
+
+    /// The insert of one delivery, and of ``rowsAnInsert``.
+    static let insertDelivery = insertDeliveries(rows: 1), insertRunOfDeliveries = insertDeliveries(rows: rowsAnInsert)
+
+    /// An insert of `rows` deliveries, ``valuesARow`` numbered values a row: message id, receiver,
+    /// token, environment, bound at, headers, payload, queued at (also its due and update times),
+    /// content and badge.
+    static func insertDeliveries(rows: Int) -> String {
+        let values = (0..<rows).map { row in
+            let n = (1...valuesARow).map { "?\(row * valuesARow + $0)" }
+            return "(\(n[0]), \(n[1]), \(n[2]), \(n[3]), \(n[4]), \(n[5]), \(n[6]), \(n[7]), \(n[7]), \(n[7]), \(n[8]), \(n[9]))"
+        }
+        return "INSERT INTO deliveries (message_id, receiver, token, environment, bound_at, headers, payload, queued_at, due_at, updated_at, content, badge) VALUES "
+            + values.joined(separator: ", ")
+    }
+}
+
 extension SQLiteStateStore.Transaction {
+    /// Queues `deliveries`; a run of at least ``SQLiteStateStore/sharedRunLength`` of them with one
+    /// request (``OutboxDelivery/sharesContent(with:)``) stores it once, in `delivery_contents` (a
+    /// render class's template, or the bytes), and each row refers to it with its receiver's badge.
     func enqueueDeliveries(_ deliveries: [OutboxDelivery]) throws {
         try checkWritable()
         guard !deliveries.isEmpty else { return }
-        let insert = try connection.statement(
-            """
-            INSERT INTO deliveries (message_id, receiver, token, environment, bound_at, headers, payload, queued_at, due_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?8, ?8, ?8)
-            """)
-        for d in deliveries {
-            insert.reset()
-            try insert.bind(1, d.messageID).bind(2, d.receiver).bind(3, d.token).bind(4, d.environment.rawValue).bind(5, d.boundAt.milliseconds)
-                .bind(6, blob: OutboxDelivery.encode(d.headers)).bind(7, blob: d.payload).bind(8, d.queuedAt.milliseconds).run()
+        var start = deliveries.startIndex
+        while start < deliveries.endIndex {
+            var end = start + 1
+            while end < deliveries.endIndex, deliveries[end].sharesContent(with: deliveries[start]) { end += 1 }
+            let first = deliveries[start]
+            let content = end - start >= SQLiteStateStore.sharedRunLength ? try storeContent(DeliveryContent(
+                headers: first.headers, template: first.template?.payload ?? PayloadTemplate(bytes: first.payload, badge: nil, receiver: nil))) : nil
+            let headers = content == nil ? OutboxDelivery.encode(first.headers) : []
+            // Rows go in by statements of several rows each: a statement's step costs more than a row's values.
+            var next = start
+            while next < end {
+                let rows = end - next >= SQLiteStateStore.rowsAnInsert ? SQLiteStateStore.rowsAnInsert : 1
+                let insert = try connection.statement(rows == 1 ? SQLiteStateStore.insertDelivery : SQLiteStateStore.insertRunOfDeliveries)
+                for (row, d) in deliveries[next..<next + rows].enumerated() {
+                    let base = Int32(row * SQLiteStateStore.valuesARow)
+                    insert.bind(base + 1, d.messageID).bind(base + 2, d.receiver).bind(base + 3, d.token).bind(base + 4, d.environment.rawValue)
+                        .bind(base + 5, d.boundAt.milliseconds).bind(base + 6, blob: headers).bind(base + 7, blob: content == nil ? d.payload : [])
+                        .bind(base + 8, d.queuedAt.milliseconds).bind(base + 9, content).bind(base + 10, content == nil ? nil : d.template?.badge)
+                }
+                try insert.run()
+                next += rows
+            }
+            start = end
         }
+    }
+
+    /// Stores a request that several deliveries share; returns its id.
+    private func storeContent(_ content: DeliveryContent) throws -> Int64 {
+        let template = content.template
+        try connection.statement(
+            "INSERT INTO delivery_contents (headers, payload, badge_start, badge_end, receiver_start, receiver_end) VALUES (?, ?, ?, ?, ?, ?)"
+        )
+        .bind(1, blob: OutboxDelivery.encode(content.headers)).bind(2, blob: template.bytes).bind(3, template.badge?.lowerBound).bind(4, template.badge?.upperBound)
+        .bind(5, template.receiver?.lowerBound).bind(6, template.receiver?.upperBound).run()
+        let id = connection.lastInsertRowID
+        connection.deliveryContents[id] = content
+        return id
+    }
+
+    /// The shared request `id` names, read once and kept on the connection.
+    private func content(_ id: Int64) throws -> DeliveryContent {
+        if let kept = connection.deliveryContents[id] { return kept }
+        let row = try connection.statement(
+            "SELECT headers, payload, badge_start, badge_end, receiver_start, receiver_end FROM delivery_contents WHERE id = ?"
+        ).bind(1, id)
+        guard try row.step() else {
+            throw StoreError(.unexpectedValue, "delivery content \(id) does not exist", context: "deliveries.content")
+        }
+        func range(_ column: Int32) -> Range<Int>? {
+            guard let start = row.optionalInt64(column), let end = row.optionalInt64(column + 1), start <= end else { return nil }
+            return Int(start)..<Int(end)
+        }
+        guard let template = PayloadTemplate.checked(bytes: row.bytes(1), badge: range(2), receiver: range(4)) else {
+            throw StoreError(.unexpectedValue, "delivery content \(id): its marks are outside its payload", context: "delivery_contents")
+        }
+        let content = DeliveryContent(headers: try OutboxDelivery.decode(row.bytes(0)), template: template)
+        row.reset()
+        if connection.deliveryContents.count >= 1_024 { connection.deliveryContents.removeAll() }
+        connection.deliveryContents[id] = content
+        return content
     }
 
     func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int) throws -> [OutboxDelivery] {
@@ -32,11 +111,22 @@ extension SQLiteStateStore.Transaction {
                 UNION ALL
                 SELECT * FROM (SELECT id, lane, due_at FROM deliveries WHERE state = 0 AND lane = 1 AND due_at <= ?2 AND claimed_until <= ?2 ORDER BY due_at, id LIMIT ?4)
                 ORDER BY lane, due_at, id LIMIT ?3))
-            RETURNING \(ClaimedDeliveryColumn.sql)
+            RETURNING \(ClaimedDeliveryColumn.sql), content, badge
             """)
         claim.bind(1, claimUntil.milliseconds).bind(2, now.milliseconds).bind(3, limit).bind(4, max(0, min(taskLimit, limit)))
         var out: [OutboxDelivery] = []
-        while try claim.step() { out.append(try SQLiteRow(claim).claimedDelivery()) }
+        var shared: [(index: Int, content: Int64, badge: Int?)] = []
+        let contentColumn = Int32(ClaimedDeliveryColumn.allCases.count)
+        while try claim.step() {
+            if let content = claim.optionalInt64(contentColumn) { shared.append((out.count, content, claim.optionalInt64(contentColumn + 1).map(Int.init))) }
+            out.append(try SQLiteRow(claim).claimedDelivery())
+        }
+        claim.reset()  // done with the claim before the contents are read
+        for (index, id, badge) in shared {
+            let content = try content(id)
+            out[index].headers = content.headers
+            out[index].payload = try content.payload(badge: badge, receiver: out[index].receiver)
+        }
         out.sort { $0.id < $1.id }
         return out
     }
@@ -80,7 +170,17 @@ extension SQLiteStateStore.Transaction {
     func pruneDeliveries(settledBefore cutoff: Instant) throws -> Int {
         try checkWritable()
         try connection.statement("DELETE FROM deliveries WHERE state <> 0 AND updated_at < ?").bind(1, cutoff.milliseconds).run()
-        return Int(sqlite3_changes(connection.handle))
+        let pruned = Int(sqlite3_changes(connection.handle))
+        // Contents are stored in id order before the rows that refer to them: one older than the
+        // oldest still referred to is referred to by none.
+        try connection.statement(
+            """
+            DELETE FROM delivery_contents WHERE id < coalesce(
+                (SELECT min(content) FROM deliveries WHERE content IS NOT NULL), (SELECT max(id) + 1 FROM delivery_contents))
+            """
+        ).run()
+        if connection.changes > 0 { connection.deliveryContents.removeAll() }
+        return pruned
     }
 
     func outboxCounts() throws -> OutboxCounts {

@@ -288,6 +288,31 @@ extension SQLiteStateStore {
                 DROP INDEX deliveries_due;
                 CREATE INDEX deliveries_due ON deliveries (lane, due_at) WHERE state = 0;
                 """),
+        // A run of deliveries of one request (a group message's members, a campaign page's
+        // receivers) stores it once: its headers, and its payload as the render class's template
+        // with where each receiver's badge digits and id go (`*_start`/`*_end`, NULL for none: then
+        // every delivery sends the bytes as they are). The rows refer to it by `content`, keep empty
+        // blobs of their own and their receiver's `badge`. A delivery whose request is its own keeps
+        // it in its row (NULL `content`), as before. The index finds the oldest content still referred
+        // to (pruning).
+        Migration(
+            identifier: "2026-12-02-delivery-contents",
+            sql: """
+                CREATE TABLE delivery_contents (
+                    id INTEGER PRIMARY KEY,
+                    headers BLOB NOT NULL,
+                    payload BLOB NOT NULL,
+                    badge_start INTEGER,
+                    badge_end INTEGER,
+                    receiver_start INTEGER,
+                    receiver_end INTEGER,
+                    CHECK ((badge_start IS NULL) = (badge_end IS NULL)),
+                    CHECK ((receiver_start IS NULL) = (receiver_end IS NULL))
+                );
+                ALTER TABLE deliveries ADD COLUMN content INTEGER;
+                ALTER TABLE deliveries ADD COLUMN badge INTEGER;
+                CREATE INDEX deliveries_by_content ON deliveries (content) WHERE content IS NOT NULL;
+                """),
     ]
 
     /// The identifiers of every migration this PushBridge knows, oldest first.
