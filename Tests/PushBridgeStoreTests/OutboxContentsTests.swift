@@ -135,6 +135,11 @@ struct OutboxContentsTests {
         try sqlite(path, "UPDATE delivery_contents SET badge_start = 2, badge_end = 40")
         let other = try SQLiteStateStore(path: path)
         #expect(throws: StoreError.self) { try Self.claim(other, at: 2_000) }
+        // Marks in reverse are damage too, never read as none.
+        try sqlite(path, "UPDATE delivery_contents SET badge_start = 3, badge_end = 2")
+        let third = try SQLiteStateStore(path: path)
+        let error = try #require(throws: StoreError.self) { try Self.claim(third, at: 2_000) }
+        #expect("\(error)".contains("delivery content 1: its marks are outside its payload"))
     }
 
     @Test("Pruning forgets a request once no delivery refers to it, and a request stored after it is claimed as itself")

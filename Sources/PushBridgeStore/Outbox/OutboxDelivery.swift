@@ -67,7 +67,6 @@ public struct OutboxDelivery: Hashable, Sendable {
     public func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
 }
 
-/// One HTTP header: a name (lower case) and its value.
 /// A request the outbox stores once for a run of deliveries: the headers, and the payload as a
 /// template (with no marks when every delivery of the run sends the same bytes).
 package struct DeliveryContent: Sendable {
@@ -99,6 +98,7 @@ extension OutboxDelivery {
     }
 }
 
+/// One HTTP header: a name (lower case) and its value.
 public struct HeaderField: Hashable, Sendable {
     public var name: String
     public var value: String

@@ -86,13 +86,14 @@ extension SQLiteStateStore.Transaction {
         guard try row.step() else {
             throw StoreError(.unexpectedValue, "delivery content \(id) does not exist", context: "deliveries.content")
         }
-        func range(_ column: Int32) -> Range<Int>? {
-            guard let start = row.optionalInt64(column), let end = row.optionalInt64(column + 1), start <= end else { return nil }
+        let damaged = StoreError(.unexpectedValue, "delivery content \(id): its marks are outside its payload", context: "delivery_contents")
+        func range(_ column: Int32) throws -> Range<Int>? {
+            let (start, end) = (row.optionalInt64(column), row.optionalInt64(column + 1))
+            if start == nil && end == nil { return nil }
+            guard let start, let end, start <= end else { throw damaged }
             return Int(start)..<Int(end)
         }
-        guard let template = PayloadTemplate.checked(bytes: row.bytes(1), badge: range(2), receiver: range(4)) else {
-            throw StoreError(.unexpectedValue, "delivery content \(id): its marks are outside its payload", context: "delivery_contents")
-        }
+        guard let template = PayloadTemplate.checked(bytes: row.bytes(1), badge: try range(2), receiver: try range(4)) else { throw damaged }
         let content = DeliveryContent(headers: try OutboxDelivery.decode(row.bytes(0)), template: template)
         row.reset()
         if connection.deliveryContents.count >= 1_024 { connection.deliveryContents.removeAll() }
