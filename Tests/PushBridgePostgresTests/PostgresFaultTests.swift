@@ -259,10 +259,15 @@ final class TestCluster: Sendable {
         let directory = try await onAThreadOfItsOwn { try runProgram("/usr/bin/mktemp", ["-d", "/tmp/pushbridge-fault-pg.XXXXXX"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) }
         let runAs: [String] = getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []
         if getuid() == 0 { _ = try await onAThreadOfItsOwn { try runProgram("/usr/bin/chown", ["postgres", directory]) } }
-        let port = try ProcessScenario.freePort()
-        let cluster = TestCluster(directory: directory, port: port, bin: bin, runAs: runAs)
-        let initdb = try await cluster.run(bin + "/initdb", ["-D", directory + "/data", "-A", "trust", "-U", "pb"])
+        let initdb = try await TestCluster(directory: directory, port: 0, bin: bin, runAs: runAs).run(bin + "/initdb", ["-D", directory + "/data", "-A", "trust", "-U", "pb"])
         try #require(initdb.status == 0, "initdb: \(initdb.stderr)")
+        // A port free when chosen can be another test's connection's by the time the server binds it
+        // (both come from the ephemeral range): then another port.
+        for _ in 1..<3 {
+            let cluster = TestCluster(directory: directory, port: try ProcessScenario.freePort(), bin: bin, runAs: runAs)
+            if try await cluster.startUnlessPortTaken() { return cluster }
+        }
+        let cluster = TestCluster(directory: directory, port: try ProcessScenario.freePort(), bin: bin, runAs: runAs)
         try await cluster.start()
         return cluster
     }
@@ -292,10 +297,23 @@ final class TestCluster: Sendable {
     }
 
     func start() async throws {
-        let run = try await run(bin + "/pg_ctl", [
+        let run = try await pgCtlStart()
+        try #require(run.status == 0, "pg_ctl start: \(run.stderr)\n\(serverLog())")
+    }
+
+    /// Starts the server; `false` when it did not start because its port was taken.
+    func startUnlessPortTaken() async throws -> Bool {
+        try? FileManager.default.removeItem(atPath: directory + "/server.log")  // this attempt's log alone
+        let run = try await pgCtlStart()
+        if run.status != 0 && serverLog().contains("could not bind IPv4 address") { return false }
+        try #require(run.status == 0, "pg_ctl start: \(run.stderr)\n\(serverLog())")
+        return true
+    }
+
+    private func pgCtlStart() async throws -> ToolRun {
+        try await run(bin + "/pg_ctl", [
             "-D", directory + "/data", "-o", "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100", "-l", directory + "/server.log", "-w", "-t", "\(Self.waitSeconds)", "start",
         ])
-        try #require(run.status == 0, "pg_ctl start: \(run.stderr)\n\(serverLog())")
     }
 
     func stop() async throws {
