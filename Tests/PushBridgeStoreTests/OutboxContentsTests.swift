@@ -127,6 +127,20 @@ struct OutboxContentsTests {
         for delivery in claimed { #expect(delivery.payload == decided[delivery.receiver], Comment(rawValue: delivery.receiver)) }
     }
 
+    @Test("A run longer than an insert's 32 rows, between requests of their own, is claimed as queued")
+    func longRuns() throws {
+        let path = Self.path()
+        let store = try SQLiteStateStore(path: path)
+        let own = (0..<5).map { Self.delivery("own-\($0)", "u\($0)", payload: "message \($0)") }
+        let shared = (0..<40).map { Self.delivery("group", "m\($0)", payload: "to all") }
+        let queued = own + shared + own.prefix(2).map { var d = $0; d.messageID += "-again"; return d }
+        try store.write { try $0.enqueueDeliveries(queued) }
+        #expect(try sqlite(path, "SELECT count(*) FROM delivery_contents") == ["1"])
+        #expect(try sqlite(path, "SELECT count(*) FROM deliveries WHERE content IS NULL") == ["7"])
+        #expect(Self.queued(try Self.claim(store, at: 2_000)) == queued)
+        #expect(Self.queued(try Self.claim(try SQLiteStateStore(path: path), at: 4_000)) == queued, "read back from the table")
+    }
+
     @Test("A damaged content is named, not sent")
     func damagedContent() throws {
         let path = Self.path()
