@@ -104,7 +104,8 @@ final class SQLiteConnection {
     var groupLoad = GroupLoad.automatic
     private var dataVersion: Int64 = -1
     /// The outbox's shared requests by `delivery_contents` id, as claims have read or enqueues
-    /// written them (rows never change; dropped under the same rule, and when contents are pruned).
+    /// written them, at most 1,024 (rows never change; dropped under the same rule, and when
+    /// contents are pruned).
     var deliveryContents: [Int64: DeliveryContent] = [:]
 
     /// Drops what other connections may have changed; call right after `BEGIN`.

@@ -73,8 +73,14 @@ extension SQLiteStateStore.Transaction {
         .bind(1, blob: OutboxDelivery.encode(content.headers)).bind(2, blob: template.bytes).bind(3, template.badge?.lowerBound).bind(4, template.badge?.upperBound)
         .bind(5, template.receiver?.lowerBound).bind(6, template.receiver?.upperBound).run()
         let id = connection.lastInsertRowID
-        connection.deliveryContents[id] = content
+        keep(content, id: id)
         return id
+    }
+
+    /// Keeps a shared request on the connection, at most 1,024 of them (past that, those kept go).
+    private func keep(_ content: DeliveryContent, id: Int64) {
+        if connection.deliveryContents.count >= 1_024 { connection.deliveryContents.removeAll() }
+        connection.deliveryContents[id] = content
     }
 
     /// The shared request `id` names, read once and kept on the connection.
@@ -96,8 +102,7 @@ extension SQLiteStateStore.Transaction {
         guard let template = PayloadTemplate.checked(bytes: row.bytes(1), badge: try range(2), receiver: try range(4)) else { throw damaged }
         let content = DeliveryContent(headers: try OutboxDelivery.decode(row.bytes(0)), template: template)
         row.reset()
-        if connection.deliveryContents.count >= 1_024 { connection.deliveryContents.removeAll() }
-        connection.deliveryContents[id] = content
+        keep(content, id: id)
         return content
     }
 

@@ -288,8 +288,8 @@ extension SQLiteStateStore {
                 DROP INDEX deliveries_due;
                 CREATE INDEX deliveries_due ON deliveries (lane, due_at) WHERE state = 0;
                 """),
-        // A run of deliveries of one request (a group message's members, a campaign page's
-        // receivers) stores it once: its headers, and its payload as the render class's template
+        // A run of deliveries of one request (a group message's members: one render class's
+        // template) stores it once: its headers, and its payload as the render class's template
         // with where each receiver's badge digits and id go (`*_start`/`*_end`, NULL for none: then
         // every delivery sends the bytes as they are). The rows refer to it by `content`, keep empty
         // blobs of their own and their receiver's `badge`. A delivery whose request is its own keeps
