@@ -70,6 +70,17 @@ final class APNsConnection: Sendable {
     let channel: any Channel
     private let streams: NIOLoopBound<APNsStreams>
     private let health: APNsConnectionHealth
+    /// Requests started off the event loop that it has not opened yet: one hop to the loop opens all
+    /// that gathered meanwhile, and one flush sends them (a TLS record and a write for many).
+    private let outgoing = Mutex<[Outgoing]>([])
+
+    /// A request waiting for the event loop.
+    private struct Outgoing {
+        var headers: HPACKHeaders
+        var body: ByteBuffer
+        var timeout: TimeAmount
+        var done: @Sendable (Result<APNsResponse, APNsTransportFailure>) -> Void
+    }
 
     private init(channel: any Channel, streams: NIOLoopBound<APNsStreams>, health: APNsConnectionHealth) {
         self.channel = channel
@@ -147,15 +158,35 @@ final class APNsConnection: Sendable {
     ///   - timeout: the longest to wait for the answer, from now.
     ///   - done: what to do with the answer (it must not block the event loop).
     func start(headers: HPACKHeaders, body: ByteBuffer, timeout: TimeAmount, then done: @escaping @Sendable (Result<APNsResponse, APNsTransportFailure>) -> Void) {
-        let eventLoop = channel.eventLoop
-        let answered = eventLoop.makePromise(of: APNsResponse.self)
-        let streams = streams
-        if eventLoop.inEventLoop {
-            streams.value.open(headers: headers, body: body, timeout: timeout, answered: answered)
-        } else {
-            eventLoop.execute { streams.value.open(headers: headers, body: body, timeout: timeout, answered: answered) }
+        let request = Outgoing(headers: headers, body: body, timeout: timeout, done: done)
+        if channel.eventLoop.inEventLoop {
+            open(request)
+            streams.value.flush()
+            return
         }
-        answered.futureResult.whenComplete { [health] result in
+        // The first request to gather takes the hop; the others ride on it.
+        let first = outgoing.withLock { waiting in
+            waiting.append(request)
+            return waiting.count == 1
+        }
+        if first { channel.eventLoop.execute { [self] in openOutgoing() } }
+    }
+
+    /// Opens every request that gathered, then flushes once. On the event loop.
+    private func openOutgoing() {
+        let waiting = outgoing.withLock { waiting in
+            defer { waiting.removeAll(keepingCapacity: true) }
+            return waiting
+        }
+        for request in waiting { open(request) }
+        streams.value.flush()
+    }
+
+    /// Opens one request's stream (not flushed) and calls its `done` with the answer. On the event loop.
+    private func open(_ request: Outgoing) {
+        let answered = channel.eventLoop.makePromise(of: APNsResponse.self)
+        streams.value.open(headers: request.headers, body: request.body, timeout: request.timeout, answered: answered)
+        answered.futureResult.whenComplete { [health, done = request.done] result in
             done(result.mapError { error in
                 guard let failure = error as? APNsTransportFailure else { return health.goAwayReceived ? .goAway : .connectionReset }
                 return failure == .connectionReset && health.goAwayReceived ? .goAway : failure
@@ -258,8 +289,8 @@ private final class APNsStreams: ChannelDuplexHandler {
         self.context = nil
     }
 
-    /// Opens a stream for one request, or fails the request at once when the connection can take
-    /// no more. On the connection's event loop.
+    /// Opens a stream for one request (written, not flushed: ``flush()`` sends it), or fails the
+    /// request at once when the connection can take no more. On the connection's event loop.
     func open(headers: HPACKHeaders, body: ByteBuffer, timeout: TimeAmount, answered: EventLoopPromise<APNsResponse>) {
         // After GOAWAY no new stream may open on the connection: the request goes again on another.
         // (`send` names a reset after GOAWAY `goaway`.)
@@ -286,8 +317,10 @@ private final class APNsStreams: ChannelDuplexHandler {
         let empty = body.readableBytes == 0
         context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: empty)))), promise: written)
         if !empty { context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(body), endStream: true)))), promise: nil) }
-        context.flush()
     }
+
+    /// Sends what ``open(headers:body:timeout:answered:)`` wrote. On the connection's event loop.
+    func flush() { context?.flush() }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)

@@ -7,6 +7,7 @@ import PushBridgeTestSupport
 import PushBridgeServiceTestSupport
 import PushBridgeVendorRESTTestSupport
 import PushBridgeStoreTestSupport
+import Synchronization
 import Testing
 
 /// The APNs client's connection pool against the mock APNs on loopback: how many
@@ -93,6 +94,36 @@ struct APNsPoolTests {
             mock.setDefaultAnswer(.ok)
             #expect(await Self.sendAll(client, count: 1, tokenOffset: 2) == [200])
             #expect(mock.connectionCount == 1)
+            await client.shutdown()
+        }
+    }
+
+    @Test("Requests started together off the event loop ride one hop to it: each is opened once and answered with its own apns-id")
+    func requestsStartedTogether() async throws {
+        let kit = try DeliveryKit()
+        var configuration = kit.mockConfiguration
+        configuration.latency = .init(milliseconds: 5)
+        try await withMockAPNs(configuration) { mock in
+            let client = try Self.client(mock, kit, connections: 1, timeout: 30)
+            _ = await Self.sendAll(client, count: 1)  // the connection opens
+            let count = 400
+            let ids = (0..<count).map { APNsID.make(app: "a", message: "t\($0)", token: Self.token($0)) }
+            let answered = Mutex<[String: Int]>([:])
+            // Started from one task in a tight loop, as the delivery worker starts a claim: many gather
+            // before the event loop takes them.
+            for (i, id) in ids.enumerated() {
+                client.start(Self.delivery(Self.token(i)), apnsID: id, expiration: 0) { attempt in
+                    var status = 0
+                    if case .answered(let answer) = attempt, answer.apnsID == id { status = answer.status }
+                    answered.withLock { $0[id, default: 0] += status == 200 ? 1 : 1_000 }
+                }
+            }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while answered.withLock({ $0.values.reduce(0, +) }) < count && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            let all = answered.withLock { $0 }
+            #expect(all.count == count && all.values.allSatisfy { $0 == 1 }, "every request answered once, with its own apns-id")
+            let seen = Dictionary(grouping: mock.requests.compactMap(\.apnsID), by: { $0 }).mapValues(\.count)
+            #expect(ids.allSatisfy { seen[$0] == 1 }, "the mock got each request once")
             await client.shutdown()
         }
     }
