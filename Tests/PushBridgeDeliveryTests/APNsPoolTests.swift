@@ -44,13 +44,17 @@ struct APNsPoolTests {
             credentials: [try kit.tokenCredential()])
     }
 
-    @Test("Requests go round the configured number of connections, no more")
-    func opensTheConfiguredConnections() async throws {
+    /// Runs `body` with the mock APNs answering after `latency` milliseconds and a client of `connections`.
+    static func withClient(latency: Int, connections: Int, timeout: Double = 10, _ body: (MockAPNs, APNsClient) async throws -> Void) async throws {
         let kit = try DeliveryKit()
         var configuration = kit.mockConfiguration
-        configuration.latency = .init(milliseconds: 20)
-        try await withMockAPNs(configuration) { mock in
-            let client = try Self.client(mock, kit, connections: 3)
+        configuration.latency = .init(milliseconds: latency)
+        try await withMockAPNs(configuration) { mock in try await body(mock, try client(mock, kit, connections: connections, timeout: timeout)) }
+    }
+
+    @Test("Requests go round the configured number of connections, no more")
+    func opensTheConfiguredConnections() async throws {
+        try await Self.withClient(latency: 20, connections: 3) { mock, client in
             let statuses = await Self.sendAll(client, count: 90)
             #expect(statuses.allSatisfy { $0 == 200 }, "\(statuses)")
             #expect(mock.connectionCount == 3)
@@ -100,11 +104,7 @@ struct APNsPoolTests {
 
     @Test("Requests started together off the event loop ride one hop to it: each is opened once and answered with its own apns-id")
     func requestsStartedTogether() async throws {
-        let kit = try DeliveryKit()
-        var configuration = kit.mockConfiguration
-        configuration.latency = .init(milliseconds: 5)
-        try await withMockAPNs(configuration) { mock in
-            let client = try Self.client(mock, kit, connections: 1, timeout: 30)
+        try await Self.withClient(latency: 5, connections: 1, timeout: 30) { mock, client in
             _ = await Self.sendAll(client, count: 1)  // the connection opens
             let count = 400
             let ids = (0..<count).map { APNsID.make(app: "a", message: "t\($0)", token: Self.token($0)) }
