@@ -174,9 +174,11 @@ final class APNsConnection: Sendable {
 
     /// Opens every request that gathered, then flushes once. On the event loop.
     private func openOutgoing() {
+        // The list is handed over whole (no copy); requests that start meanwhile begin a new one.
         let waiting = outgoing.withLock { waiting in
-            defer { waiting.removeAll(keepingCapacity: true) }
-            return waiting
+            var taken: [Outgoing] = []
+            swap(&taken, &waiting)
+            return taken
         }
         for request in waiting { open(request) }
         streams.value.flush()
