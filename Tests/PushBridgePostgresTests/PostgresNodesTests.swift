@@ -46,6 +46,42 @@ struct PostgresNodesTests {
         await #expect(try a.user("u1")?.state.badge == 0, "the sender is not pushed")
     }
 
+    @Test("Two nodes sending to one receiver as fast as they can: the badges pushed are exactly 1…n, and its counter is n")
+    func oneReceiverFromTwoNodes() async throws {
+        guard let (a, b) = try await Self.twoNodes() else { return }
+        let perNode = 60
+        let badges = try await withThrowingTaskGroup(of: [Int].self) { group in
+            for (n, node) in [a, b].enumerated() {
+                group.addTask {
+                    var pushed: [Int] = []
+                    for i in 0..<perNode {
+                        let decisions = try await node.send(PostgresRoundTripTests.oneToOne("r\(n)-\(i)"), dialect: "agora-silent", now: FacadeScenario.now)
+                        pushed += decisions.compactMap { $0.decision.request?.badgeCounter }
+                    }
+                    return pushed
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(badges.sorted() == Array(1...(2 * perNode)), "no badge twice, none skipped")
+        await #expect(try a.user("u2")?.state.badge == 2 * perNode)
+        await #expect(try b.user("u2")?.state.badge == 2 * perNode)
+    }
+
+    @Test("One message id sent to both nodes at once is decided once and answered alike by both")
+    func oneIDOnTwoNodes() async throws {
+        guard let (a, b) = try await Self.twoNodes() else { return }
+        let ids = (0..<30).map { "same-\($0)" }
+        for id in ids {
+            async let first = a.send(PostgresRoundTripTests.oneToOne(id), dialect: "agora-silent", now: FacadeScenario.now)
+            async let second = b.send(PostgresRoundTripTests.oneToOne(id), dialect: "agora-silent", now: FacadeScenario.now)
+            let (one, other) = try await (first, second)
+            #expect(one == other, "\(id): both nodes answer the one decision")
+            #expect(try await a.deliveries(ofMessage: id).count == 1, "\(id): pushed once")
+        }
+        await #expect(try a.user("u2")?.state.badge == ids.count, "each id counted once")
+    }
+
     @Test("Two nodes claiming deliveries at once never claim the same one")
     func claimsAreExclusive() async throws {
         guard let (a, b) = try await Self.twoNodes() else { return }
