@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # How one app's send commits scale with the writers committing at once, under three ways of keeping
-# badge counters exact without losing an update (SeveralNodes: "How nodes share one app's writes"). Not
-# run by CI; the figures behind the ruling on the send path's locking.
+# badge counters exact without losing an update. Not run by CI; the figures behind ruling 191 (the send
+# path keeps the app's advisory lock).
 #   Tests/Scripts/postgres-commit-schemes.sh            (both clusters: fsync off, as the benches run, then on)
 # Runs itself under Tests/Scripts/with-postgres.sh and needs pgbench (Debian's postgresql has it). A toy
 # schema `pb_schemes` (not PushBridge's): 1,000 users with counters, the badge log, sent-message records
