@@ -110,7 +110,7 @@ EOF
     done
 done
 
-run() {  # scheme receivers writers → "tps latency_ms"
+run() {  # scheme receivers writers → "commits/s latency_ms failed"
     local out
     out="$(pgbench -n -M prepared -T "$SECONDS_EACH" -c "$3" -j "$3" -f "$WORK/$1-$2.sql" "$U" 2>&1)"
     local tps lat failed
