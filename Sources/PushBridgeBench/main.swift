@@ -8,6 +8,7 @@ import PushBridgeCore
 import PushBridgeDialects
 import PushBridgeFacade
 import PushBridgeJSON
+import PushBridgeServer
 import PushBridgeStore
 
 let arguments = CommandLine.arguments
@@ -100,13 +101,13 @@ if arguments.contains("--postgres") {  // `make bench-postgres`: several nodes o
 }
 
 if arguments.contains("--campaign") {  // `make bench-campaign`: a push task to every user of a large app, into the mock APNs
-    // `--users 1000000`, `--latency 100`, `--connections 4`, `--concurrency 2000`, `--page-size 100`, `--seconds 300` (a store's run at most),
+    // `--users 1000000`, `--latency 100`, `--connections 4`, `--concurrency 2000`, `--page-size` (the service's default), `--seconds 300` (a store's run at most),
     // `--rate 0` (push-task-rate: receivers a second, 0 for no limit).
     func number(_ name: String, _ otherwise: Int) -> Int { arguments.firstIndex(of: name).map { Int(arguments[$0 + 1]) ?? otherwise } ?? otherwise }
     await runToCompletion {
         try await runCampaignBench(
             users: number("--users", 1_000_000), latency: number("--latency", 100), connections: number("--connections", 4),
-            concurrency: number("--concurrency", 2_000), pageSize: number("--page-size", 100), rate: number("--rate", 0), limit: number("--seconds", 300))
+            concurrency: number("--concurrency", 2_000), pageSize: number("--page-size", ServiceConfiguration().pushTaskPageSize), rate: number("--rate", 0), limit: number("--seconds", 300))
     }
 }
 
