@@ -256,6 +256,10 @@ private final class APNsHandshakeWatcher: ChannelInboundHandler, RemovableChanne
 /// connection closed, or its deadline (then it resets the stream). GOAWAY and connection errors
 /// retire the connection; it returns the connection's and each stream's flow-control window as
 /// answers' bodies use them.
+///
+/// Deadlines are kept with the streams and watched by one timer, set for the earliest of them: a
+/// request schedules and cancels no timer of its own (NIO cancels a scheduled task by searching the
+/// event loop's whole queue of them).
 private final class APNsStreams: ChannelDuplexHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundIn = HTTP2Frame
@@ -264,7 +268,8 @@ private final class APNsStreams: ChannelDuplexHandler {
     /// One request in flight.
     private struct Stream {
         var answered: EventLoopPromise<APNsResponse>
-        var timer: Scheduled<Void>?
+        /// When it fails `timeout` (its stream reset) unless answered first.
+        var deadline: NIODeadline
         var response = APNsResponse(status: 0, body: [])
         /// Body bytes read on this stream since its window was last returned.
         var unreturned = 0
@@ -278,6 +283,9 @@ private final class APNsStreams: ChannelDuplexHandler {
     /// Body bytes read since the connection's window was last returned.
     private var unreturned = 0
     private var closed = false
+    /// The timer that ends the streams past their deadlines, and when it fires (no later than the
+    /// earliest open stream's deadline).
+    private var watch: (deadline: NIODeadline, timer: Scheduled<Void>)?
 
     /// The largest id a client stream may have; past it the connection is retired (replaced).
     private static let lastID = Int(Int32.max) - 2
@@ -288,6 +296,8 @@ private final class APNsStreams: ChannelDuplexHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         failAll(.connectionReset)
+        watch?.timer.cancel()
+        watch = nil
         self.context = nil
     }
 
@@ -304,13 +314,9 @@ private final class APNsStreams: ChannelDuplexHandler {
         nextID += 2
         if nextID > Self.lastID { health.retire(goAway: false) }
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let timer = context.eventLoop.scheduleTask(in: timeout) {
-            let (streams, context) = loopBound.value
-            guard streams.open[id] != nil else { return }
-            streams.finish(id, .failure(.timeout))
-            context.writeAndFlush(streams.wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.cancel))), promise: nil)
-        }
-        open[id] = Stream(answered: answered, timer: timer)
+        let deadline = NIODeadline.now() + timeout
+        open[id] = Stream(answered: answered, deadline: deadline)
+        watch(until: deadline, context: context)
         let written = context.eventLoop.makePromise(of: Void.self)
         written.futureResult.whenFailure { _ in
             let (streams, _) = loopBound.value
@@ -323,6 +329,37 @@ private final class APNsStreams: ChannelDuplexHandler {
 
     /// Sends what ``open(headers:body:timeout:answered:)`` wrote. On the connection's event loop.
     func flush() { context?.flush() }
+
+    /// Makes sure the timer fires by `deadline` (moving it earlier when it was set later).
+    private func watch(until deadline: NIODeadline, context: ChannelHandlerContext) {
+        if let watch, watch.deadline <= deadline { return }
+        watch?.timer.cancel()
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        watch = (deadline, context.eventLoop.scheduleTask(deadline: deadline) { loopBound.value.endOverdue() })
+    }
+
+    /// Fails the streams past their deadlines with `timeout`, resetting each; sets the timer for the
+    /// earliest deadline left.
+    private func endOverdue() {
+        watch = nil
+        guard let context else { return }
+        let now = NIODeadline.now()
+        var overdue: [HTTP2StreamID] = []
+        var next: NIODeadline?
+        for (id, stream) in open {
+            if stream.deadline <= now {
+                overdue.append(id)
+            } else if next.map({ stream.deadline < $0 }) ?? true {
+                next = stream.deadline
+            }
+        }
+        for id in overdue {
+            finish(id, .failure(.timeout))
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.cancel))), promise: nil)
+        }
+        if !overdue.isEmpty { context.flush() }
+        if let next { watch(until: next, context: context) }
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
@@ -414,7 +451,6 @@ private final class APNsStreams: ChannelDuplexHandler {
 
     private func finish(_ id: HTTP2StreamID, _ result: Result<APNsResponse, APNsTransportFailure>) {
         guard let stream = open.removeValue(forKey: id) else { return }
-        stream.timer?.cancel()
         switch result {
         case .success(let response): stream.answered.succeed(response)
         case .failure(let failure): stream.answered.fail(failure)

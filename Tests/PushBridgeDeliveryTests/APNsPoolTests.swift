@@ -177,6 +177,41 @@ struct APNsPoolTests {
         }
     }
 
+    @Test("Slow requests on one connection each fail at their own deadline, not at the first one's nor later")
+    func eachTimeoutAtItsOwnDeadline() async throws {
+        let kit = try DeliveryKit()
+        try await withMockAPNs(kit.mockConfiguration) { mock in
+            let client = try Self.client(mock, kit, connections: 1, timeout: 6)
+            mock.script(Self.token(0), [.slow(milliseconds: 120_000, then: .ok)])
+            mock.script(Self.token(1), [.slow(milliseconds: 120_000, then: .ok)])
+            #expect(await Self.sendAll(client, count: 1, tokenOffset: 100) == [200], "the connection is open before the slow requests")
+            // The connection's one timer is first set for the first slow request; the second, opened a
+            // second and a half later, is failed when the timer, set again, reaches its own deadline.
+            let clock = ContinuousClock()
+            async let first: (DeliveryAttempt, Duration) = {
+                let start = clock.now
+                let attempt = await client.send(Self.delivery(Self.token(0)), apnsID: "00000000-0000-0000-0000-000000000011", expiration: 0)
+                return (attempt, clock.now - start)
+            }()
+            try await Task.sleep(for: .milliseconds(1_500))
+            let start = clock.now
+            let second = await client.send(Self.delivery(Self.token(1)), apnsID: "00000000-0000-0000-0000-000000000012", expiration: 0)
+            let secondTook = clock.now - start
+            let (firstAttempt, firstTook) = await first
+            for (attempt, took) in [(firstAttempt, firstTook), (second, secondTook)] {
+                guard case .transportFailure(let what) = attempt else {
+                    Issue.record("expected a timeout, got \(attempt)")
+                    continue
+                }
+                #expect(what == "timeout")
+                #expect(took >= .seconds(6) && took < .seconds(9), "failed \(took) after it was sent, its deadline 6 s")
+            }
+            #expect(await Self.sendAll(client, count: 3, tokenOffset: 1_000) == [200, 200, 200])
+            #expect(mock.connectionCount == 1)
+            await client.shutdown()
+        }
+    }
+
     @Test("A request past its deadline fails as a timeout; the connection keeps serving")
     func aTimeoutResetsOnlyItsStream() async throws {
         let kit = try DeliveryKit()
