@@ -21,7 +21,7 @@ import Synchronization
 final class TaskRunner: Sendable {
     struct Settings: Sendable {
         /// Receivers a page.
-        var pageSize = 500
+        var pageSize = 750
         /// The most receivers a second the app's tasks decide (`nil`: as fast as the writer takes them):
         /// pages are spaced so that a broadcast does not take the app's writer, APNs or the devices'
         /// servers all at once.
