@@ -20,8 +20,8 @@ import Synchronization
 /// APNs, while chat pushes queued meanwhile are claimed before them.
 final class TaskRunner: Sendable {
     struct Settings: Sendable {
-        /// Receivers a page.
-        var pageSize = 750
+        /// Receivers a page (`ServiceConfiguration.pushTaskPageSize`).
+        var pageSize: Int
         /// The most receivers a second the app's tasks decide (`nil`: as fast as the writer takes them):
         /// pages are spaced so that a broadcast does not take the app's writer, APNs or the devices'
         /// servers all at once.
