@@ -6,13 +6,13 @@ import Synchronization
 /// The one-round-trip commits of a node's apps on one database, sent together (many apps cost what one
 /// costs). While ``inFlightLimit`` statements are in flight, commits that arrive wait;
 /// the next statement carries all that waited (at most ``batchLimit``) — one transaction, each app's
-/// `pushbridge_commit_logged` in turn, the apps in schema order, so that two statements never take two
+/// `pushbridge_commit_logged` in turn, the apps in order (``CommitScope``), so that two statements never take two
 /// apps' locks in opposite orders. Each app's function checks and writes its own commit as it would
 /// alone. When the statement fails with an error of PostgreSQL's (not a lost connection), each commit
 /// is sent again alone, so that one app's failure fails no other. (A commit whose statement was lost
 /// with its connection may have been written: when its group runs again, its check finds the change.)
 ///
-/// Writers take their groups at their turns (``nextTurn(schema:)``): a writer that finds a statement in
+/// Writers take their groups at their turns (``nextTurn(scope:)``): a writer that finds a statement in
 /// flight waits for its end, and takes what queued meanwhile; the statement after it waits for the
 /// commits of the writers its end woke (at most ``holdMilliseconds``), so that they go together.
 final class PostgresCommitCombiner: Sendable {
@@ -33,7 +33,7 @@ final class PostgresCommitCombiner: Sendable {
 
     private struct Waiting: @unchecked Sendable {
         let id: Int
-        let schema: String
+        let scope: CommitScope
         let commit: KeptDataCommit
         /// `nil` for the commit of the task that sends the statement.
         let continuation: CheckedContinuation<Turn, any Error>?
@@ -44,10 +44,10 @@ final class PostgresCommitCombiner: Sendable {
         var inFlight = 0
         var nextID = 0
         /// Writers waiting for the statement in flight to end before they take their next group.
-        var turns: [(schema: String, continuation: CheckedContinuation<Void, Never>)] = []
+        var turns: [(scope: CommitScope, continuation: CheckedContinuation<Void, Never>)] = []
         /// The apps whose writers a statement's end woke: the next statement waits for their commits
         /// (or for them to pass) at most ``holdMilliseconds``.
-        var expected: Set<String> = []
+        var expected: Set<CommitScope> = []
         /// Which hold the timer of ``expected`` ends.
         var hold = 0
     }
@@ -72,16 +72,16 @@ final class PostgresCommitCombiner: Sendable {
         self.batchLimit = max(1, batchLimit)
     }
 
-    /// Returns when no statement is in flight (at once when none is). The writer of `schema` takes its
+    /// Returns when no statement is in flight (at once when none is). The writer of `scope` takes its
     /// next group then: what arrived while the statement ran joins it, and the next statement waits
     /// for its commit (briefly: see ``holdMilliseconds``) so that the apps woken together commit together.
-    /// - Parameter schema: the app's schema.
-    func nextTurn(schema: String) async {
+    /// - Parameter scope: the app.
+    func nextTurn(scope: CommitScope) async {
         if state.withLock({ $0.inFlight < inFlightLimit }) { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state in
                 guard state.inFlight >= inFlightLimit else { return true }
-                state.turns.append((schema, continuation))
+                state.turns.append((scope, continuation))
                 return false
             }
             if now { continuation.resume() }
@@ -91,36 +91,36 @@ final class PostgresCommitCombiner: Sendable {
     /// Writers waiting for their turn now.
     var waitingTurns: Int { state.withLock { $0.turns.count } }
 
-    /// The writer of `schema` ended the group it took at its turn: the next statement waits for it no
+    /// The writer of `scope` ended the group it took at its turn: the next statement waits for it no
     /// longer (it committed through the lock, or had nothing to commit).
-    func passTurn(schema: String) {
+    func passTurn(scope: CommitScope) {
         let next = state.withLock { state -> [Waiting]? in
-            guard state.expected.remove(schema) != nil else { return nil }
+            guard state.expected.remove(scope) != nil else { return nil }
             return dispatch(&state)
         }
         if let next, let first = next.first { first.continuation?.resume(returning: .send(next)) }
     }
 
-    /// Commits `commit` to the app of `schema` in the next statement and returns its answer. The
+    /// Commits `commit` to the app of `scope` in the next statement and returns its answer. The
     /// caller whose commit finds a statement's place free sends it, with the commits waiting then;
     /// when it ends, the first commit of those that waited meanwhile is handed the next statement. No
     /// task or thread of its own: the senders are the writers' own tasks.
     /// - Parameters:
     ///   - commit: an update's sends decided on what the node keeps.
-    ///   - schema: the app's schema (a checked identifier).
+    ///   - scope: the app.
     ///   - pool: the node's connections to the database.
-    func commit(_ commit: KeptDataCommit, schema: String, on pool: PostgresConnections) async throws -> Answer {
+    func commit(_ commit: KeptDataCommit, scope: CommitScope, on pool: PostgresConnections) async throws -> Answer {
         // A statement's place free: this commit goes now, decided on the caller's task (no hop).
         let (id, free) = state.withLock { state in
             state.nextID += 1
-            state.expected.remove(schema)
+            state.expected.remove(scope)
             guard state.inFlight < inFlightLimit, state.waiting.isEmpty, state.expected.isEmpty else { return (state.nextID, false) }
             state.inFlight += 1
             return (state.nextID, true)
         }
-        let turn: Turn = free ? .send([Waiting(id: id, schema: schema, commit: commit, continuation: nil)]) : try await withCheckedThrowingContinuation { continuation in
+        let turn: Turn = free ? .send([Waiting(id: id, scope: scope, commit: commit, continuation: nil)]) : try await withCheckedThrowingContinuation { continuation in
             let batch: [Waiting]? = state.withLock { state in
-                state.waiting.append(Waiting(id: id, schema: schema, commit: commit, continuation: continuation))
+                state.waiting.append(Waiting(id: id, scope: scope, commit: commit, continuation: continuation))
                 return dispatch(&state)
             }
             if let batch { continuation.resume(returning: .send(batch)) }
@@ -140,7 +140,7 @@ final class PostgresCommitCombiner: Sendable {
                 state.turns.removeAll()
                 var hold: Int?
                 if !woken.isEmpty {
-                    state.expected.formUnion(woken.map(\.schema))
+                    state.expected.formUnion(woken.map(\.scope))
                     state.hold += 1
                     hold = state.hold
                 }
@@ -174,20 +174,20 @@ final class PostgresCommitCombiner: Sendable {
         return take(&state)
     }
 
-    /// The waiting commits for one statement, in schema order.
+    /// The waiting commits for one statement, in the apps' order.
     private func take(_ state: inout State) -> [Waiting] {
         let batch = state.waiting.prefix(batchLimit)
         state.waiting.removeFirst(batch.count)
-        return batch.sorted { $0.schema < $1.schema }
+        return batch.sorted { $0.scope < $1.scope }
     }
 
     /// Each commit's answer: one statement for all; when PostgreSQL refuses it, one each.
     private func send(_ batch: [Waiting], on pool: PostgresConnections) async -> [Result<Answer, any Error>] {
-        await send(batch.map { ($0.schema, $0.commit) }, on: pool)
+        await send(batch.map { ($0.scope, $0.commit) }, on: pool)
     }
 
     /// Each decided commit's answer: one statement for all; when PostgreSQL refuses it, one each.
-    private func send(_ commits: [(schema: String, commit: KeptDataCommit)], on pool: PostgresConnections) async -> [Result<Answer, any Error>] {
+    private func send(_ commits: [(scope: CommitScope, commit: KeptDataCommit)], on pool: PostgresConnections) async -> [Result<Answer, any Error>] {
         do {
             return try await statement(commits, on: pool).map { .success($0) }
         } catch let error as StoreError where error.code == .postgres && commits.count > 1 {
@@ -200,7 +200,7 @@ final class PostgresCommitCombiner: Sendable {
     }
 
     /// One statement for `commits`: each app's function, its answer numbered by its place.
-    private func statement(_ commits: [(schema: String, commit: KeptDataCommit)], on pool: PostgresConnections) async throws -> [Answer] {
+    private func statement(_ commits: [(scope: CommitScope, commit: KeptDataCommit)], on pool: PostgresConnections) async throws -> [Answer] {
         let query = try Self.query(commits)
         statementCount.add()
         for _ in commits { commitCount.add() }
@@ -209,11 +209,11 @@ final class PostgresCommitCombiner: Sendable {
     }
 
     /// The statement calling each app's function, its rows numbered by the commit's place.
-    private static func query(_ commits: [(schema: String, commit: KeptDataCommit)]) throws -> PostgresQuery {
+    private static func query(_ commits: [(scope: CommitScope, commit: KeptDataCommit)]) throws -> PostgresQuery {
         var binds = PostgresBindings()
         var parts: [String] = []
-        for (i, (schema, commit)) in commits.enumerated() {
-            parts.append("SELECT \(i) AS n, c.* FROM \(try commit.call(scope: schema, binds: &binds)) c")
+        for (i, (scope, commit)) in commits.enumerated() {
+            parts.append("SELECT \(i) AS n, c.* FROM \(try commit.call(scope: scope, binds: &binds)) c")
         }
         return PostgresQuery(unsafeSQL: parts.joined(separator: " UNION ALL "), binds: binds)
     }
@@ -235,4 +235,13 @@ final class PostgresCommitCombiner: Sendable {
             return answer
         }
     }
+}
+
+/// An app whose commits the combiner sends: the schema of its tables and its key there. Commits go in
+/// this order in a statement, so that two statements never take two apps' locks in opposite orders.
+struct CommitScope: Hashable, Comparable, Sendable {
+    let schema: String
+    let app: Int32
+
+    static func < (a: CommitScope, b: CommitScope) -> Bool { (a.schema, a.app) < (b.schema, b.app) }
 }

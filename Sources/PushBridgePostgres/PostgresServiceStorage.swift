@@ -4,7 +4,8 @@ import Logging
 import PushBridgeStore
 
 /// The service's apps on one PostgreSQL database that several nodes share: the directory in schema
-/// `pushbridge_service`, each app's state in a schema of its own (``schema(ofApp:)``).
+/// `pushbridge_service`, the apps' state in tables they share, in schema `pushbridge_apps` (with a
+/// schema named, the directory's name and `_apps`).
 public struct PostgresServiceStorage: ServiceStorage {
     /// The server and database, with the deadline of one statement or connection attempt.
     public let location: PostgresLocation
@@ -35,7 +36,7 @@ public struct PostgresServiceStorage: ServiceStorage {
 
     /// Opens an app's store, awaited: its calls are awaited too (a synchronous one refuses).
     public func openStoreAwaited(forApp app: String) async throws -> any PushStateStore {
-        try await PostgresStateStore.open(location: try location.inSchema(Self.schema(ofApp: app)), pool: pool)
+        try await PostgresStateStore.open(location: try location.inSchema(appsSchema), app: app, oldSchema: Self.schema(ofApp: app), pool: pool)
     }
 
     /// Connections open now (idle, in use or being made), for tests and metrics.
@@ -52,7 +53,11 @@ public struct PostgresServiceStorage: ServiceStorage {
 
     public func isReachable() async -> Bool { await directory.isReachable() }
 
-    /// The PostgreSQL schema of an app's state: `app_`, the id lower-cased with characters other
+    /// The schema of the tables the apps share.
+    private var appsSchema: String { location.schema.map { $0 + "_apps" } ?? "pushbridge_apps" }
+
+    /// The PostgreSQL schema an app's state had before apps shared tables (moved in when the app's
+    /// store first opens): `app_`, the id lower-cased with characters other
     /// than a–z, 0–9 and `_` as `_` (at most 40 of them), `_`, and 8 hex digits of the id's SHA-256,
     /// so ids that differ only in case or punctuation get schemas of their own.
     /// - Parameter id: the app id.

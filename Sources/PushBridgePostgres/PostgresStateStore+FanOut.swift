@@ -40,12 +40,12 @@ extension PostgresStateStore.Transaction {
             PostgresQuery(
                 unsafeSQL: """
                     SELECT \(Self.receiverColumns), c.remind, c.silent_start, c.silent_until, \(Self.deviceColumns), j.position, j.name
-                    FROM unnest($1::text[]) WITH ORDINALITY AS j(name, position) LEFT JOIN users u ON u.name = j.name \(Self.badgeJoin)
-                    LEFT JOIN conversation_settings c ON c.user_id = u.id AND c.group_chat = $2 AND c.conversation = $3
-                    LEFT JOIN devices d ON d.user_id = u.id
+                    FROM unnest($1::text[]) WITH ORDINALITY AS j(name, position) LEFT JOIN users u ON u.app = $4 AND u.name = j.name \(Self.badgeJoin)
+                    LEFT JOIN conversation_settings c ON c.app = u.app AND c.user_id = u.id AND c.group_chat = $2 AND c.conversation = $3
+                    LEFT JOIN devices d ON d.app = u.app AND d.user_id = u.id
                     ORDER BY j.position, d.sequence DESC
                     """,
-                binds: try binds(wanted, conversation.kind == .group, conversation.id)))
+                binds: try binds(wanted, conversation.kind == .group, conversation.id, app)))
         let overlay = try await badgeOverlay()
         var out: [StoredReceiver] = []
         var lastPosition: Int64 = -1
@@ -69,16 +69,18 @@ extension PostgresStateStore.Transaction {
     /// the badge log's counters applied.
     /// - Parameters:
     ///   - filter: a condition on the members (`u`), with parameters from `$4`, if any.
-    ///   - binds: the group, whether the conversation is a group's, its id, then the filter's.
+    ///   - binds: the group, whether the conversation is a group's, its id, then the filter's (the app's follows).
     func groupReceivers(_ group: String, conversation: ConversationKey, filter: String?, binds: PostgresBindings) async throws -> [StoredReceiver] {
+        var binds = binds
+        try binds.append(app, context: .default)
         let found = try await rows(
             PostgresQuery(
                 unsafeSQL: """
                     SELECT \(Self.receiverColumns), c.remind, c.silent_start, c.silent_until, \(Self.deviceColumns)
-                    FROM members m JOIN users u ON u.id = m.user_id \(Self.badgeJoin)
-                    LEFT JOIN conversation_settings c ON c.user_id = m.user_id AND c.group_chat = $2 AND c.conversation = $3
-                    LEFT JOIN devices d ON d.user_id = m.user_id
-                    WHERE m.group_id = $1\(filter.map { " AND " + $0 } ?? "") ORDER BY m.position, d.sequence DESC
+                    FROM members m JOIN users u ON u.app = m.app AND u.id = m.user_id \(Self.badgeJoin)
+                    LEFT JOIN conversation_settings c ON c.app = m.app AND c.user_id = m.user_id AND c.group_chat = $2 AND c.conversation = $3
+                    LEFT JOIN devices d ON d.app = m.app AND d.user_id = m.user_id
+                    WHERE m.app = $\(binds.count) AND m.group_id = $1\(filter.map { " AND " + $0 } ?? "") ORDER BY m.position, d.sequence DESC
                     """,
                 binds: binds))
         let overlay = try await badgeOverlay()

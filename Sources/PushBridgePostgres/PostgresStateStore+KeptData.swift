@@ -193,7 +193,7 @@ extension PostgresStateStore.Transaction {
             // Appended by another node: read on, each row's counters also set in the kept rows (its
             // receivers stay kept, as they stay when this node counts).
             if kept.badges == nil { kept.badges = BadgeOverlay() }
-            for row in try await rows("SELECT id, entries FROM badge_log WHERE id > \(kept.badges?.lastID ?? 0) ORDER BY id") {
+            for row in try await rows("SELECT id, entries FROM badge_log WHERE app = \(app) AND id > \(kept.badges?.lastID ?? 0) ORDER BY id") {
                 try kept.readOn(BadgeLogRow(id: try row.int64(0), entries: try row.row[1].decode(ByteBuffer.self)))
             }
             kept.badges?.isStale = false
@@ -207,7 +207,8 @@ extension PostgresStateStore.Transaction {
         let found = try await rows(
             """
             SELECT a.data_version, l.id, CASE WHEN l.id > \(from.lastID) THEN l.entries END
-            FROM app_version a LEFT JOIN badge_log l ON a.data_version IS DISTINCT FROM \(published?.version) OR l.id >= \(from.lastID) ORDER BY l.id
+            FROM apps a LEFT JOIN badge_log l ON l.app = a.key AND (a.data_version IS DISTINCT FROM \(published?.version) OR l.id >= \(from.lastID))
+            WHERE a.key = \(app) ORDER BY l.id
             """)
         var overlay: BadgeOverlay
         if let published, try found.first?.int64(0) == published.version {
@@ -217,7 +218,7 @@ extension PostgresStateStore.Transaction {
                 for row in found where !row.isNull(2) { try overlay.add(row, id: try row.int64(1), column: 2) }
             } else {  // a snapshot older than the node's last commit: all of it
                 overlay = BadgeOverlay()
-                for row in try await rows("SELECT id, entries FROM badge_log ORDER BY id") { try overlay.add(row, id: try row.int64(0)) }
+                for row in try await rows("SELECT id, entries FROM badge_log WHERE app = \(app) ORDER BY id") { try overlay.add(row, id: try row.int64(0)) }
             }
         } else if found.allSatisfy({ $0.isNull(1) }) {
             overlay = BadgeOverlay()
@@ -228,7 +229,7 @@ extension PostgresStateStore.Transaction {
                 for row in found where !row.isNull(2) { try overlay.add(row, id: try row.int64(1), column: 2) }
             } else {  // folded since, or a snapshot older than the node's: all of it
                 overlay = BadgeOverlay()
-                for row in try await rows("SELECT id, entries FROM badge_log ORDER BY id") { try overlay.add(row, id: try row.int64(0)) }
+                for row in try await rows("SELECT id, entries FROM badge_log WHERE app = \(app) ORDER BY id") { try overlay.add(row, id: try row.int64(0)) }
             }
         }
         context.badges = overlay
@@ -245,11 +246,11 @@ extension PostgresStateStore.Transaction {
         try await session.query(
             """
             WITH \(unescaped: context.bumpingCTE().map { $0 + ", " } ?? "")folded AS (
-                INSERT INTO badge_counters (user_id, badge)
-                SELECT x.k, x.b FROM unnest(\(counters.map(\.key))::bigint[], \(counters.map { Int64($0.value) })::bigint[]) AS x(k, b)
-                WHERE EXISTS (SELECT 1 FROM users WHERE id = x.k)
-                ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge)
-            DELETE FROM badge_log
+                INSERT INTO badge_counters (app, user_id, badge)
+                SELECT \(app), x.k, x.b FROM unnest(\(counters.map(\.key))::bigint[], \(counters.map { Int64($0.value) })::bigint[]) AS x(k, b)
+                WHERE EXISTS (SELECT 1 FROM users WHERE app = \(app) AND id = x.k)
+                ON CONFLICT (app, user_id) DO UPDATE SET badge = excluded.badge)
+            DELETE FROM badge_log WHERE app = \(app)
             """)
         if let kept = context.keptData { kept.badges = BadgeOverlay() } else {
             context.badges = BadgeOverlay()

@@ -241,13 +241,13 @@ struct KeptDataCommit {
     /// Records (and rolls) sent before this are forgotten, when due.
     var pruneBefore: Instant?
 
-    /// The call of the schema's `pushbridge_commit_logged` with every array, its parameters appended to `binds`.
-    func call(scope: String, binds: inout PostgresBindings) throws -> String {
+    /// The call of the app's schema's `pushbridge_commit_logged` with every array, its parameters appended to `binds`.
+    func call(scope: CommitScope, binds: inout PostgresBindings) throws -> String {
         let first = binds.count + 1
         let (badges, deliveries, records) = (effects.badges, effects.deliveries, effects.records)
         let reads = self.reads.sorted { $0.key < $1.key }
         let rolls = self.rolls.sorted { $0.key < $1.key }
-        binds.append(scope)
+        binds.append(scope.app)
         binds.append(configuration)
         binds.append(data)
         binds.append(lastLog)
@@ -272,7 +272,7 @@ struct KeptDataCommit {
         binds.append(pruneBefore?.milliseconds)
         let placeholders = (first...binds.count).map { "$\($0)" }.joined(separator: ", ")
         // The schema is a checked identifier (PostgresLocation.checkSchema): the call needs no search path.
-        return "\(scope).pushbridge_commit_logged(\(placeholders))"
+        return "\(scope.schema).pushbridge_commit_logged(\(placeholders))"
     }
 }
 

@@ -15,16 +15,16 @@ enum OutboxStatement {
     /// rows another node holds locked are skipped, not waited for (each lane its own `SKIP LOCKED`
     /// read, since PostgreSQL refuses `FOR UPDATE` under `UNION`; a lane-1 row the outer limit leaves
     /// out is locked only until the statement ends).
-    static func claim(dueBy now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int) -> PostgresQuery {
+    static func claim(app: Int32, dueBy now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int) -> PostgresQuery {
         """
         WITH chat AS (
-            SELECT id, lane, due_at FROM deliveries WHERE state = 0 AND lane = 0 AND due_at <= \(now.milliseconds) AND claimed_until <= \(now.milliseconds)
+            SELECT id, lane, due_at FROM deliveries WHERE app = \(app) AND state = 0 AND lane = 0 AND due_at <= \(now.milliseconds) AND claimed_until <= \(now.milliseconds)
             ORDER BY due_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED),
         tasks AS (
-            SELECT id, lane, due_at FROM deliveries WHERE state = 0 AND lane = 1 AND due_at <= \(now.milliseconds) AND claimed_until <= \(now.milliseconds)
+            SELECT id, lane, due_at FROM deliveries WHERE app = \(app) AND state = 0 AND lane = 1 AND due_at <= \(now.milliseconds) AND claimed_until <= \(now.milliseconds)
             ORDER BY due_at, id LIMIT \(max(0, min(taskLimit, limit))) FOR UPDATE SKIP LOCKED)
         UPDATE deliveries SET claimed_until = \(claimUntil.milliseconds)
-        WHERE id IN (SELECT id FROM (SELECT * FROM chat UNION ALL SELECT * FROM tasks) due ORDER BY lane, due_at, id LIMIT \(limit))
+        WHERE app = \(app) AND id IN (SELECT id FROM (SELECT * FROM chat UNION ALL SELECT * FROM tasks) due ORDER BY lane, due_at, id LIMIT \(limit))
         RETURNING \(unescaped: ClaimedDeliveryColumn.sql)
         """
     }
@@ -35,7 +35,7 @@ enum OutboxStatement {
     }
 
     /// Records attempts of still-queued deliveries (`nil`: none to record).
-    static func settle(_ settlements: [DeliverySettlement], at now: Instant) -> PostgresQuery? {
+    static func settle(app: Int32, _ settlements: [DeliverySettlement], at now: Instant) -> PostgresQuery? {
         guard !settlements.isEmpty else { return nil }
         return """
             UPDATE deliveries d SET state = x.s, status = nullif(x.st, -1), reason = CASE WHEN x.hr THEN x.r END,
@@ -46,31 +46,34 @@ enum OutboxStatement {
                 \(settlements.map { $0.reason != nil })::boolean[], \(settlements.map { $0.retryAt?.milliseconds ?? -1 })::bigint[],
                 \(settlements.map(\.deviceRemoved))::boolean[])
                 AS x(id, s, st, r, hr, due, removed)
-            WHERE d.id = x.id AND d.state = 0
+            WHERE d.app = \(app) AND d.id = x.id AND d.state = 0
             """
     }
 
     /// Forgets settled deliveries last changed before `cutoff`; answers how many.
-    static func prune(settledBefore cutoff: Instant) -> PostgresQuery {
-        "WITH gone AS (DELETE FROM deliveries WHERE state <> 0 AND updated_at < \(cutoff.milliseconds) RETURNING 1) SELECT count(*) FROM gone"
+    static func prune(app: Int32, settledBefore cutoff: Instant) -> PostgresQuery {
+        "WITH gone AS (DELETE FROM deliveries WHERE app = \(app) AND state <> 0 AND updated_at < \(cutoff.milliseconds) RETURNING 1) SELECT count(*) FROM gone"
     }
 
     /// When the next queued delivery is due.
-    static let nextDue: PostgresQuery = "SELECT -1, 0, min(greatest(due_at, claimed_until)) FROM deliveries WHERE state = 0"
+    static func nextDue(app: Int32) -> PostgresQuery { "SELECT -1, 0, min(greatest(due_at, claimed_until)) FROM deliveries WHERE app = \(app) AND state = 0" }
 
     /// The count of each state.
-    static let counts: PostgresQuery = "SELECT state, count(*), NULL::bigint FROM deliveries GROUP BY state"
+    static func counts(app: Int32) -> PostgresQuery { "SELECT state, count(*), NULL::bigint FROM deliveries WHERE app = \(app) GROUP BY state" }
 
-    /// ``counts`` and ``nextDue`` in one statement (one snapshot).
-    static let state: PostgresQuery = "SELECT count(*), min(greatest(due_at, claimed_until)) FROM deliveries WHERE state = 0"
+    /// ``counts(app:)`` and ``nextDue(app:)`` in one statement (one snapshot).
+    static func state(app: Int32) -> PostgresQuery { "SELECT count(*), min(greatest(due_at, claimed_until)) FROM deliveries WHERE app = \(app) AND state = 0" }
 
-    /// The queued count and next due of ``state``'s row.
+    /// Lets every claim of the app's queued deliveries go.
+    static func release(app: Int32) -> PostgresQuery { "UPDATE deliveries SET claimed_until = 0 WHERE app = \(app) AND state = 0 AND claimed_until <> 0" }
+
+    /// The queued count and next due of ``state(app:)``'s row.
     static func look(_ rows: [Cells]) throws -> (queued: Int, nextDue: Instant?) {
         guard let row = rows.first else { return (0, nil) }
         return (try row.int(0), try row.optionalInt64(1).map(Instant.init(milliseconds:)))
     }
 
-    /// The counts and next due of the rows of ``state``, ``counts`` or ``nextDue``.
+    /// The counts and next due of the rows of ``state(app:)``, ``counts(app:)`` or ``nextDue(app:)``.
     static func state(_ rows: [Cells]) throws -> (counts: OutboxCounts, nextDue: Instant?) {
         var counts = OutboxCounts(queued: 0, delivered: 0, failed: 0)
         var nextDue: Instant?
@@ -93,36 +96,36 @@ enum OutboxStatement {
 extension PostgresStateStore.Transaction {
     func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int) async throws -> [OutboxDelivery] {
         try checkWritable()
-        return try await OutboxStatement.claimed(try rows(OutboxStatement.claim(dueBy: now, claimUntil: claimUntil, limit: limit, taskLimit: taskLimit)))
+        return try await OutboxStatement.claimed(try rows(OutboxStatement.claim(app: app, dueBy: now, claimUntil: claimUntil, limit: limit, taskLimit: taskLimit)))
     }
 
     func settleDeliveries(_ settlements: [DeliverySettlement], at now: Instant) async throws {
         try checkWritable()
-        if let statement = OutboxStatement.settle(settlements, at: now) { try await session.query(statement) }
+        if let statement = OutboxStatement.settle(app: app, settlements, at: now) { try await session.query(statement) }
     }
 
     func releaseDeliveryClaims() async throws {
         try checkWritable()
-        try await session.query("UPDATE deliveries SET claimed_until = 0 WHERE state = 0 AND claimed_until <> 0")
+        try await session.query(OutboxStatement.release(app: app))
     }
 
     func nextDeliveryDue() async throws -> Instant? {
-        try await OutboxStatement.state(try rows(OutboxStatement.nextDue)).nextDue
+        try await OutboxStatement.state(try rows(OutboxStatement.nextDue(app: app))).nextDue
     }
 
     func deliveries(ofMessage id: String) async throws -> [DeliveryRecord] {
         try await rows(
-            "SELECT \(unescaped: DeliveryRecordColumn.sql) FROM deliveries WHERE message_id = \(id) ORDER BY id"
+            "SELECT \(unescaped: DeliveryRecordColumn.sql) FROM deliveries WHERE app = \(app) AND message_id = \(id) ORDER BY id"
         ).map { try $0.deliveryRecord() }
     }
 
     func pruneDeliveries(settledBefore cutoff: Instant) async throws -> Int {
         try checkWritable()
-        return try await rows(OutboxStatement.prune(settledBefore: cutoff)).first?.int(0) ?? 0
+        return try await rows(OutboxStatement.prune(app: app, settledBefore: cutoff)).first?.int(0) ?? 0
     }
 
     func outboxCounts() async throws -> OutboxCounts {
-        try await OutboxStatement.state(try rows(OutboxStatement.counts)).counts
+        try await OutboxStatement.state(try rows(OutboxStatement.counts(app: app))).counts
     }
 }
 
@@ -131,31 +134,31 @@ extension PostgresStateStore: PushOutbox {
     public var outbox: any PushOutbox { self }
 
     public func releaseDeliveryClaims() async throws {
-        _ = try await rows("UPDATE deliveries SET claimed_until = 0 WHERE state = 0 AND claimed_until <> 0")
+        _ = try await rows(OutboxStatement.release(app: app))
     }
 
     public func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int) async throws -> [OutboxDelivery] {
-        try OutboxStatement.claimed(try await rows(OutboxStatement.claim(dueBy: now, claimUntil: claimUntil, limit: limit, taskLimit: taskLimit)))
+        try OutboxStatement.claimed(try await rows(OutboxStatement.claim(app: app, dueBy: now, claimUntil: claimUntil, limit: limit, taskLimit: taskLimit)))
     }
 
     public func settleDeliveries(_ settlements: [DeliverySettlement], at now: Instant) async throws {
-        guard let statement = OutboxStatement.settle(settlements, at: now) else { return }
+        guard let statement = OutboxStatement.settle(app: app, settlements, at: now) else { return }
         _ = try await rows(statement)
     }
 
     public func pruneDeliveries(settledBefore cutoff: Instant) async throws -> Int {
-        try await rows(OutboxStatement.prune(settledBefore: cutoff)).first?.int(0) ?? 0
+        try await rows(OutboxStatement.prune(app: app, settledBefore: cutoff)).first?.int(0) ?? 0
     }
 
     public func outboxState() async throws -> (queued: Int, nextDue: Instant?) {
-        try OutboxStatement.look(try await rows(OutboxStatement.state))
+        try OutboxStatement.look(try await rows(OutboxStatement.state(app: app)))
     }
 
     public func outboxCounts() async throws -> OutboxCounts {
-        try OutboxStatement.state(try await rows(OutboxStatement.counts)).counts
+        try OutboxStatement.state(try await rows(OutboxStatement.counts(app: app))).counts
     }
 
-    /// One statement on the app's schema, awaited.
+    /// One statement on the shared tables' schema, awaited.
     private func rows(_ query: PostgresQuery) async throws -> [Cells] {
         try await pool.use(schema: schema) { session in try await session.query(query) }.map(Cells.init)
     }

@@ -20,13 +20,13 @@ extension PostgresStateStore.Transaction {
             // was (migration `2026-11-26-postgres-counters-logged`).
             let entries = try statement.bind(ByteBuffer(bytes: BadgeLogEntries.write(badges)))
             let users = try BadgeLogEntries.users(of: badges).map { try statement.bind($0) + "::bigint[]" } ?? "NULL"
-            statement.parts.append("logged AS (INSERT INTO badge_log (entries, users) VALUES (\(entries), \(users)) RETURNING id)")
+            statement.parts.append("logged AS (INSERT INTO badge_log (app, entries, users) VALUES (\(app), \(entries), \(users)) RETURNING id)")
         }
         if !deliveries.isEmpty {
             statement.parts.append(
                 """
-                queued AS (INSERT INTO deliveries (message_id, receiver, token, environment, bound_at, headers, payload, queued_at, due_at, updated_at)
-                    SELECT m, r, t, e, b, h, p, q, q, q FROM unnest(
+                queued AS (INSERT INTO deliveries (app, message_id, receiver, token, environment, bound_at, headers, payload, queued_at, due_at, updated_at)
+                    SELECT \(app), m, r, t, e, b, h, p, q, q, q FROM unnest(
                         \(try statement.bind(deliveries.map(\.messageID)))::text[], \(try statement.bind(deliveries.map(\.receiver)))::text[],
                         \(try statement.bind(deliveries.map(\.token)))::text[], \(try statement.bind(deliveries.map(\.environment.rawValue)))::text[],
                         \(try statement.bind(deliveries.map(\.boundAt.milliseconds)))::bigint[],
@@ -40,10 +40,10 @@ extension PostgresStateStore.Transaction {
             let kept = records.latestOfEachID()
             statement.parts.append(
                 """
-                recorded AS (INSERT INTO sent_messages (message_id, sent_at, decisions)
-                    SELECT * FROM unnest(\(try statement.bind(kept.map(\.id)))::text[], \(try statement.bind(kept.map(\.sentAt.milliseconds)))::bigint[],
-                        \(try statement.bind(kept.map { ByteBuffer(bytes: $0.decisions) }))::bytea[])
-                    ON CONFLICT (message_id) DO UPDATE SET sent_at = excluded.sent_at, decisions = excluded.decisions)
+                recorded AS (INSERT INTO sent_messages (app, message_id, sent_at, decisions)
+                    SELECT \(app), x.* FROM unnest(\(try statement.bind(kept.map(\.id)))::text[], \(try statement.bind(kept.map(\.sentAt.milliseconds)))::bigint[],
+                        \(try statement.bind(kept.map { ByteBuffer(bytes: $0.decisions) }))::bytea[]) AS x
+                    ON CONFLICT (app, message_id) DO UPDATE SET sent_at = excluded.sent_at, decisions = excluded.decisions)
                 """)
         }
         guard !statement.parts.isEmpty else { return }
@@ -69,7 +69,11 @@ extension PostgresStateStore.Transaction {
         if BadgeOverlay.logs(badges, overlay: { overlay }) {
             return try await writeSendEffects(badges: badges, deliveries: [], records: [], forgettingBefore: Instant(milliseconds: .min))
         }
-        try await session.query("INSERT INTO badge_counters (user_id, badge) VALUES (\(key.rawValue), \(Int64(badge))) ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge")
+        try await session.query(
+            """
+            INSERT INTO badge_counters (app, user_id, badge) VALUES (\(app), \(key.rawValue), \(Int64(badge)))
+            ON CONFLICT (app, user_id) DO UPDATE SET badge = excluded.badge
+            """)
         context.changeKept { $0.counted(badges) }
     }
 
@@ -88,7 +92,10 @@ extension PostgresStateStore.Transaction {
         guard PostgresStateStore.pruningIsDue(before: cutoff, prunedBefore: prunedBefore) else { return }
         // Each roll's time is its latest record's: the rolls of the records just forgotten go too.
         try await session.query(
-            "WITH rolls AS (DELETE FROM receiver_rolls WHERE used_at < \(cutoff.milliseconds)) DELETE FROM sent_messages WHERE sent_at < \(cutoff.milliseconds)")
+            """
+            WITH rolls AS (DELETE FROM receiver_rolls WHERE app = \(app) AND used_at < \(cutoff.milliseconds))
+            DELETE FROM sent_messages WHERE app = \(app) AND sent_at < \(cutoff.milliseconds)
+            """)
         context.prunedBefore = cutoff.milliseconds
         if context.holdsWriteLock { context.changeStore { $0.sentMessagesPrunedBefore = max($0.sentMessagesPrunedBefore, cutoff.milliseconds) } }
     }

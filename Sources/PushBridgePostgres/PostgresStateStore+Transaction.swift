@@ -24,7 +24,7 @@ extension PostgresStateStore {
         var appVersion: Int64?
         let holdsWriteLock: Bool
         let start: StartingPoint
-        /// `app_version.data_version` as the write lock read it (`nil` in a read).
+        /// `apps.data_version` as the write lock read it (`nil` in a read).
         private(set) var dataVersion: Int64?
         /// Whether a statement of this transaction moved the data version.
         private(set) var movedDataVersion = false
@@ -76,7 +76,7 @@ extension PostgresStateStore {
         func bumpingCTE() -> String? {
             guard !movedDataVersion else { return nil }
             movedDataVersion = true
-            return "pushbridge_data AS (UPDATE app_version SET data_version = data_version + 1)"
+            return "pushbridge_data AS (UPDATE apps SET data_version = data_version + 1 WHERE key = \(store?.app ?? 0))"
         }
 
         /// ``bumpingCTE()`` as the `WITH` clause that starts a statement (the first of a change to
@@ -90,7 +90,7 @@ extension PostgresStateStore {
         }
     }
 
-    /// The app's configuration as a write last read it, with the `app_version` it had: a send reads
+    /// The app's configuration as a write last read it, with the version (`apps.version`) it had: a send reads
     /// the version with its write lock (one statement it makes anyway) and the tables only when the
     /// version moved (another node, or this one, changed the configuration).
     final class AppConfigurationCache: @unchecked Sendable {
@@ -119,6 +119,8 @@ extension PostgresStateStore {
     /// the store's transactions.
     final class Transaction {
         let session: PostgresLease
+        /// The app whose rows it reads and writes (`apps.key`).
+        let app: Int32
         let writable: Bool
         /// What the transaction shares with the store (versions read, caches to change).
         let context: TransactionContext
@@ -127,8 +129,9 @@ extension PostgresStateStore {
         /// The app's configuration as this transaction last read or wrote it.
         var appConfiguration: AppConfiguration?
 
-        init(_ session: PostgresLease, writable: Bool, context: TransactionContext = TransactionContext()) {
+        init(_ session: PostgresLease, app: Int32, writable: Bool, context: TransactionContext) {
             self.session = session
+            self.app = app
             self.writable = writable
             self.context = context
         }
@@ -155,20 +158,20 @@ extension PostgresStateStore {
 
         /// The app's configuration from its tables (three statements).
         private func readApp() async throws -> AppConfiguration {
-            var app = AppConfiguration()
+            var configuration = AppConfiguration()
             var certificates = try await certificatesByID()
-            for row in try await rows("SELECT certificate_id FROM app_certificates ORDER BY position") {
+            for row in try await rows("SELECT certificate_id FROM app_certificates WHERE app = \(app) ORDER BY position") {
                 let id = try row.int64(0)
                 if certificates[id] == nil { certificates = try await readCertificates() }  // interned by another node since
                 guard let certificate = certificates[id] else {
                     throw StoreError(.unexpectedValue, "app certificate \(id) does not exist", context: "app_certificates")
                 }
-                app.certificates.append(certificate)
+                configuration.certificates.append(certificate)
             }
-            for row in try await rows("SELECT \(unescaped: TemplateColumn.sql) FROM app_templates ORDER BY position") {
-                app.templates.append(try row.pushTemplate())
+            for row in try await rows("SELECT \(unescaped: TemplateColumn.sql) FROM app_templates WHERE app = \(app) ORDER BY position") {
+                configuration.templates.append(try row.pushTemplate())
             }
-            return app
+            return configuration
         }
 
         func setApp(_ app: AppConfiguration) async throws {
@@ -176,18 +179,21 @@ extension PostgresStateStore {
             // The version moves with the change; until this transaction ends no kept copy is used or made.
             context.appVersion = nil
             context.changeStore { $0.keptApp.forget() }
-            try await session.query("UPDATE app_version SET version = version + 1")
+            let key = self.app
+            try await session.query("UPDATE apps SET version = version + 1 WHERE key = \(key)")
             defer { appConfiguration = app }
-            try await session.query("DELETE FROM app_certificates")
-            try await session.query("DELETE FROM app_templates")
+            try await session.query("DELETE FROM app_certificates WHERE app = \(key)")
+            try await session.query("DELETE FROM app_templates WHERE app = \(key)")
             for (position, certificate) in app.certificates.enumerated() {
                 let id = try await certificateID(certificate)
-                try await session.query("INSERT INTO app_certificates (position, certificate_id) VALUES (\(position), \(id))")
+                try await session.query("INSERT INTO app_certificates (app, position, certificate_id) VALUES (\(key), \(position), \(id))")
             }
             for (position, template) in app.templates.enumerated() {
                 try await session.query(
-                    "INSERT INTO app_templates (position, name, title_pattern, content_pattern) VALUES (\(position), \(template.name), \(template.titlePattern), \(template.contentPattern))"
-                )
+                    """
+                    INSERT INTO app_templates (app, position, name, title_pattern, content_pattern)
+                    VALUES (\(key), \(position), \(template.name), \(template.titlePattern), \(template.contentPattern))
+                    """)
             }
         }
 
@@ -206,7 +212,7 @@ extension PostgresStateStore {
         @discardableResult
         func readCertificates() async throws -> [Int64: Certificate] {
             var out: [Int64: Certificate] = [:]
-            for row in try await rows("SELECT \(unescaped: CertificateColumn.sql) FROM certificates") {
+            for row in try await rows("SELECT \(unescaped: CertificateColumn.sql) FROM certificates WHERE app = \(app)") {
                 let (id, certificate) = try row.storedCertificate()
                 out[id] = certificate
             }
@@ -217,13 +223,15 @@ extension PostgresStateStore {
 
         /// The row id of a certificate, inserting it when new (certificates are interned, never changed).
         func certificateID(_ certificate: Certificate) async throws -> Int64 {
-            // No other node can intern one meanwhile: every write holds the schema's write lock. One
+            // No other node can intern one meanwhile: every write holds the app's write lock. One
             // interned by another node since this node last read the table is found by reading it again.
             if let (id, _) = try await certificatesByID().first(where: { $0.value == certificate }) { return id }
             if let (id, _) = try await readCertificates().first(where: { $0.value == certificate }) { return id }
             let row = try await rows(
-                "INSERT INTO certificates (name, busi_id, bundle_id, environment) VALUES (\(certificate.name), \(certificate.busiId), \(certificate.bundleId), \(certificate.environment.rawValue)) RETURNING id"
-            )
+                """
+                INSERT INTO certificates (app, name, busi_id, bundle_id, environment)
+                VALUES (\(app), \(certificate.name), \(certificate.busiId), \(certificate.bundleId), \(certificate.environment.rawValue)) RETURNING id
+                """)
             let id = try row[0].int64(0)
             certificates?[id] = certificate
             context.changeStore { $0.knownCertificates.withLock { $0[id] = certificate } }

@@ -28,7 +28,7 @@ extension PostgresStateStore {
                 // A refusal, or nothing to write, checks nothing: it is decided again on what the lock
                 // reads (what the node keeps may be behind another node's writes).
                 guard let (changes, outcome) = try? decide(read.snapshot), !changes.isEmpty, let commit = keptCommit(of: changes, read: read) else { break }
-                let answer = try await pool.commits.commit(commit, schema: schema, on: pool)
+                let answer = try await pool.commits.commit(commit, scope: commitScope, on: pool)
                 switch self.outcome(of: commit, answer, last: decision == Self.maximumDecisions) {
                 case .committed: return outcome
                 case .countedElsewhere: continue
@@ -176,8 +176,8 @@ extension PostgresStateStore: CommitTurns {
     /// Runs a writer's group at its turn: when the node's statement in flight (its apps' commits
     /// share each one) has ended; the next statement waits briefly for this group's commit.
     public func withCommitTurn<T: Sendable>(_ group: () async throws -> T) async rethrows -> T {
-        await pool.commits.nextTurn(schema: schema)
-        defer { pool.commits.passTurn(schema: schema) }
+        await pool.commits.nextTurn(scope: commitScope)
+        defer { pool.commits.passTurn(scope: commitScope) }
         return try await group()
     }
 }

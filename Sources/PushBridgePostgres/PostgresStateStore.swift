@@ -7,9 +7,10 @@ import Synchronization
 
 /// Push state in PostgreSQL, shared by several service nodes.
 ///
-/// Writers take one transaction-scoped advisory lock per database before they change anything, so
-/// writes are serialised across nodes as SQLite serialises them across processes: a badge counter
-/// read and rewritten by one send cannot lose another node's update. Reads run in a repeatable-read
+/// The apps of a database share its tables, every row keyed by its app. Writers take one
+/// transaction-scoped advisory lock per app before they change anything, so an app's writes are
+/// serialised across nodes as SQLite serialises them across processes: a badge counter read and
+/// rewritten by one send cannot lose another node's update. Reads run in a repeatable-read
 /// snapshot and take no lock. Delivery claims use `FOR UPDATE SKIP LOCKED`, so two nodes never claim
 /// one delivery.
 ///
@@ -23,9 +24,15 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     public let location: PostgresLocation
     /// The node's connections (shared with its other apps' stores when the service opened it).
     let pool: PostgresConnections
-    /// The schema of its tables; also the scope of its advisory lock, so apps sharing a database do
-    /// not wait for each other.
+    /// The schema of its tables, shared by the apps of the location.
     let schema: String
+    /// The app's id (`""`: the store of a location with no app).
+    let appID: String
+    /// The app as the node's commit combiner knows it.
+    var commitScope: CommitScope { CommitScope(schema: schema, app: app) }
+    /// The app's key in the shared tables (`apps.key`), the scope of its advisory lock: apps
+    /// sharing a database do not wait for each other.
+    private(set) var app: Int32 = 0
     /// One writer of this store at a time on this node, awaited (the advisory lock orders the nodes).
     let gate = WriterGate()
     /// The app's configuration between writes, checked by its version.
@@ -51,26 +58,31 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     ///   - logger: postgres-nio's logger (quiet by default).
     /// - Throws: `StoreError` (`unreachable` when the server cannot be reached; `newer-schema`).
     public static func open(location: PostgresLocation, logger: Logger = Logger(label: "pushbridge.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) async throws -> PostgresStateStore {
-        try await open(location: location, pool: PostgresConnections(location: location, limit: 4, logger: logger, runsItself: true))
+        try await open(location: location, app: "", pool: PostgresConnections(location: location, limit: 4, logger: logger, runsItself: true))
     }
 
     /// Opens the store on a node's pool and brings its schema up to date.
     /// - Parameters:
-    ///   - location: the server, database and schema.
+    ///   - location: the server, database and schema of the shared tables.
+    ///   - app: the app's id (`""`: none).
+    ///   - oldSchema: the schema of the app's tables before apps shared them, moved in when found.
     ///   - pool: the node's connections to that server and database.
     ///   - keptReceivers: group members' rows kept between sends (SQLite's store's default).
     ///   - badgeLogLimit: badge counters logged before the log is folded.
     ///   - badgeLogRowLimit: badge log rows before the log is folded.
     static func open(
-        location: PostgresLocation, pool: PostgresConnections, keptReceivers: Int = 400_000, badgeLogLimit: Int = 1_000_000, badgeLogRowLimit: Int = 100_000
+        location: PostgresLocation, app: String, oldSchema: String? = nil, pool: PostgresConnections, keptReceivers: Int = 400_000,
+        badgeLogLimit: Int = 1_000_000, badgeLogRowLimit: Int = 100_000
     ) async throws -> PostgresStateStore {
-        let store = PostgresStateStore(unprepared: location, pool: pool, keptReceivers: keptReceivers, badgeLogLimit: badgeLogLimit, badgeLogRowLimit: badgeLogRowLimit)
-        try await store.prepare()  // a bad database fails here
+        let store = PostgresStateStore(
+            unprepared: location, app: app, pool: pool, keptReceivers: keptReceivers, badgeLogLimit: badgeLogLimit, badgeLogRowLimit: badgeLogRowLimit)
+        try await store.prepare(oldSchema: oldSchema)  // a bad database fails here
         return store
     }
 
-    private init(unprepared location: PostgresLocation, pool: PostgresConnections, keptReceivers: Int, badgeLogLimit: Int, badgeLogRowLimit: Int) {
+    private init(unprepared location: PostgresLocation, app: String, pool: PostgresConnections, keptReceivers: Int, badgeLogLimit: Int, badgeLogRowLimit: Int) {
         self.location = location
+        appID = app
         self.pool = pool
         kept = KeptData(limit: keptReceivers)
         self.badgeLogLimit = badgeLogLimit
@@ -78,9 +90,16 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
         schema = location.schema ?? "public"
     }
 
-    /// Creates the schema when missing and applies the migrations it lacks.
-    private func prepare() async throws {
-        try await pool.use(schema: nil) { try await Self.prepare($0, location, migrations: Self.migrations) }
+    /// Creates the schema when missing, applies the migrations it lacks, finds the app's key (made
+    /// when new) and moves the app's old schema in.
+    private func prepare(oldSchema: String?) async throws {
+        app = try await pool.use(schema: nil) { session in
+            try await Self.prepare(session, location, migrations: Self.migrations)
+            if let oldSchema, let moved = try await Self.moveInOldSchema(oldSchema, app: appID, into: schema, session: session) {
+                return moved
+            }
+            return try await Self.appKey(appID, session: session)
+        }
     }
 
     /// Whether the badge log, with `adding` more entries in one row, is past either limit (folded under the lock).
@@ -88,10 +107,14 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
         overlay.entries + adding > badgeLogLimit || (overlay.firstID > 0 && overlay.lastID - overlay.firstID + 1 >= badgeLogRowLimit)
     }
 
-    /// The first key of the advisory lock every write takes ("PBWR"); the second is the schema's hash.
+    /// The first key of the advisory lock the app directory's binding takes ("PBWR"); an app's writes
+    /// take one 64-bit key, the schema's hash and the app's key (`pushbridge_write_lock`).
     static let writeLock: Int32 = 1_346_524_994
-    /// The first key of the lock that creates a schema ("PBSC").
+    /// The first key of the lock that creates a schema or moves an old one in ("PBSC").
     static let schemaLock: Int32 = 1_346_524_995
+
+    /// The statement that takes the app's write lock alone, as `pushbridge_write_lock` takes it.
+    var writeLockQuery: PostgresQuery { "SELECT pg_advisory_xact_lock(hashtext(\(schema))::bigint << 32 | \(app))" }
 
     /// The identifiers of the migrations the database has, in the order applied.
     public func appliedMigrations() async throws -> [String] {
@@ -106,7 +129,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     func reading<T>(_ body: (Transaction) async throws -> T) async throws -> T {
         try await pool.use(schema: schema) { session in
             try await Self.transaction(session, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
-                let transaction = Transaction(session, writable: false, context: TransactionContext(store: self, start: startingPoint()))
+                let transaction = Transaction(session, app: app, writable: false, context: TransactionContext(store: self, start: startingPoint()))
                 let result = try await body(transaction)
                 return (result, { transaction.context.keepStoreChanges() })
             }
@@ -124,7 +147,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
         try await pool.use(schema: schema) { session in
             try await Self.transaction(session, failed: { kept.forget() }) {
                 let lock = try await lockForWriting(session, readingRecordsOf: ids)
-                let transaction = Transaction(session, writable: true, context: TransactionContext(store: self, lock: lock, start: startingPoint()))
+                let transaction = Transaction(session, app: app, writable: true, context: TransactionContext(store: self, lock: lock, start: startingPoint()))
                 let result = try await body(transaction)
                 return (result, { [self] in committed(transaction.context) })
             }
@@ -177,10 +200,10 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
         var records: [String: StoredSentMessage?]?
     }
 
-    /// The statement that takes the schema's write lock (``writeLock``) and reads the versions, where
+    /// The statement that takes the app's write lock and reads the versions, where
     /// the badge log starts and ends, and the records of `ids` (the schema's function `pushbridge_write_lock`).
     private func lockQuery(_ ids: [String]) -> PostgresQuery {
-        ids.isEmpty ? "SELECT * FROM pushbridge_write_lock(\(schema))" : "SELECT * FROM pushbridge_write_lock(\(schema), \(ids)::text[])"
+"SELECT * FROM pushbridge_write_lock(\(app), \(ids)::text[])"
     }
 
     private static func writeLock(_ rows: [PostgresRow], readingRecordsOf ids: [String]) throws -> WriteLock {
@@ -204,7 +227,7 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
         kept.check(version: lock.dataVersion, firstLog: lock.firstLog, lastLog: lock.lastLog)
         if kept.badges == nil || kept.badges?.isStale == true {
             if kept.badges == nil { kept.badges = BadgeOverlay() }
-            let rows = try await session.query("SELECT id, entries FROM badge_log WHERE id > \(kept.badges?.lastID ?? 0) ORDER BY id").map(Cells.init)
+            let rows = try await session.query("SELECT id, entries FROM badge_log WHERE app = \(app) AND id > \(kept.badges?.lastID ?? 0) ORDER BY id").map(Cells.init)
             for row in rows { try kept.readOn(BadgeLogRow(id: try row.int64(0), entries: try row.row[1].decode(ByteBuffer.self))) }
             kept.badges?.isStale = false
         }

@@ -23,7 +23,7 @@ struct PostgresAwaitedOutboxTests {
         // Node A holds the app's write lock in an open transaction (a long write): node B's claim does not wait for it.
         let claimed = try await a.pool.use(schema: a.schema) { session in
             try await session.execute("BEGIN")
-            _ = try await session.query("SELECT pg_advisory_xact_lock(\(PostgresStateStore.writeLock), hashtext(\(a.schema)))")
+            _ = try await session.query(a.writeLockQuery)
             let claimed = try await outbox.claimDeliveries(dueBy: now, claimUntil: lease, limit: 10)
             try await session.execute("ROLLBACK")
             return claimed

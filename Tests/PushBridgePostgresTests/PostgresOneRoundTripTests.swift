@@ -228,7 +228,7 @@ struct PostgresCommitCombinerTests {
         let pool = PostgresConnections(location: first, limit: 4, logger: .init(label: "node"), runsItself: true, commits: combiner)
         var stores: [PostgresStateStore] = []
         for i in 0..<count {
-            let store = try await PostgresStateStore.open(location: i == 0 ? first : try freshPostgresSchema(url), pool: pool)
+            let store = try await PostgresStateStore.open(location: i == 0 ? first : try freshPostgresSchema(url), app: "", pool: pool)
             let facade = PushFacade(store: store)
             try await facade.configure(FacadeScenario.app)
             for user in ["u1", "u2"] { try await FacadeScenario.register(user, in: facade) }
@@ -268,7 +268,7 @@ struct PostgresCommitCombinerTests {
         let holder = Task {
             try await outside.use(schema: nil) { session in
                 try await session.execute("BEGIN")
-                try await session.query("SELECT pg_advisory_xact_lock(\(PostgresStateStore.writeLock), hashtext(\(store.schema)))")
+                try await session.query(store.writeLockQuery)
                 lockHeld.yield()
                 for await _ in released { break }
                 try await session.execute("COMMIT")

@@ -23,8 +23,8 @@ struct PostgresReceiverCacheTests {
     static func twoNodes(badgeLogLimitA: Int = 1_000_000, badgeLogRowLimitA: Int = 100_000) async throws -> (a: PostgresStateStore, b: PostgresStateStore)? {
         guard let url = testPostgresURL() else { return nil }
         let location = try freshPostgresSchema(url)
-        let a = try await PostgresStateStore.open(location: location, pool: PostgresConnections(location: location, limit: 2, logger: .init(label: "a"), runsItself: true), badgeLogLimit: badgeLogLimitA, badgeLogRowLimit: badgeLogRowLimitA)
-        let b = try await PostgresStateStore.open(location: location, pool: PostgresConnections(location: location, limit: 2, logger: .init(label: "b"), runsItself: true))
+        let a = try await PostgresStateStore.open(location: location, app: "", pool: PostgresConnections(location: location, limit: 2, logger: .init(label: "a"), runsItself: true), badgeLogLimit: badgeLogLimitA, badgeLogRowLimit: badgeLogRowLimitA)
+        let b = try await PostgresStateStore.open(location: location, app: "", pool: PostgresConnections(location: location, limit: 2, logger: .init(label: "b"), runsItself: true))
         let facade = PushFacade(store: a)
         try await facade.configure(FacadeScenario.app)
         for user in members { try await FacadeScenario.register(user, in: facade) }
@@ -215,10 +215,10 @@ struct PostgresReceiverCacheTests {
             let message = FacadeScenario.json(#"{"id":"\#(id)","conversationId":"m3","from":"m0","to":"m3","chatType":"Chat","body":{"type":"text","text":"hi"}}"#)
             return try await PushFacade(store: store).send(message, dialect: "agora-silent", now: FacadeScenario.now).first?.decision.request?.badgeCounter
         }
-        let version = try await Self.count(a, "SELECT data_version FROM app_version")
+        let version = try await Self.count(a, "SELECT data_version FROM apps WHERE id = ''")
         await #expect(try send(a, "p1") == 1)
         await #expect(try send(b, "p2") == 2)
-        await #expect(try Self.count(a, "SELECT data_version FROM app_version") == version, "counters moved no data version")
+        await #expect(try Self.count(a, "SELECT data_version FROM apps WHERE id = ''") == version, "counters moved no data version")
         await #expect(try Self.count(a, "SELECT count(*) FROM badge_log WHERE users = ARRAY[(SELECT id FROM users WHERE name = 'm3')]") == 2, "each row lists m3")
         for i in 3...6 {
             let outcome = try await PostgresOneRoundTripTests.commit(a, [try PostgresOneRoundTripTests.prepare(

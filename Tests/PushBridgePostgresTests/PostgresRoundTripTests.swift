@@ -19,7 +19,7 @@ struct PostgresRoundTripTests {
     static func scenario() async throws -> (PushFacade, PostgresStateStore)? {
         guard let url = testPostgresURL() else { return nil }
         let location = try freshPostgresSchema(url)
-        let store = try await PostgresStateStore.open(location: location, pool: PostgresConnections(location: location, limit: 4, logger: .init(label: "test"), runsItself: true))
+        let store = try await PostgresStateStore.open(location: location, app: "", pool: PostgresConnections(location: location, limit: 4, logger: .init(label: "test"), runsItself: true))
         let facade = PushFacade(store: store, queuesDeliveries: true)
         try await facade.configure(FacadeScenario.app)
         for user in ["u1", "u2"] { try await FacadeScenario.register(user, in: facade) }

@@ -13,9 +13,11 @@ package struct AudienceQuery {
 
     /// - Parameters:
     ///   - audience: whom the task pushes to (not every user).
+    ///   - app: the placeholder of the app's key, where apps share the tables (`nil`: they do not).
     ///   - placeholder: the placeholder of the n-th text parameter (from 1).
-    package init(_ audience: TaskAudience, placeholder: @escaping (Int) -> String) {
+    package init(_ audience: TaskAudience, app: String? = nil, placeholder: @escaping (Int) -> String) {
         self.placeholder = placeholder
+        let sameApp = app == nil ? "" : " AND b.app = a.app"
         var all = audience.all
         var values = audience.attributes
         var any = audience.any
@@ -36,16 +38,19 @@ package struct AudienceQuery {
             grouped = true
             anyValues = []
         }
-        for label in all { conditions.append("EXISTS (SELECT 1 FROM push_label_users b WHERE b.label = \(text(label)) AND b.user_name = a.user_name)") }
+        if let app { conditions.append("a.app = \(app)") }
+        for label in all { conditions.append("EXISTS (SELECT 1 FROM push_label_users b WHERE b.label = \(text(label)) AND b.user_name = a.user_name\(sameApp))") }
         if !any.isEmpty {
-            conditions.append("EXISTS (SELECT 1 FROM push_label_users b WHERE b.label IN (\(any.map { text($0) }.joined(separator: ", "))) AND b.user_name = a.user_name)")
+            conditions.append(
+                "EXISTS (SELECT 1 FROM push_label_users b WHERE b.label IN (\(any.map { text($0) }.joined(separator: ", "))) AND b.user_name = a.user_name\(sameApp))")
         }
         for value in values {
-            conditions.append("EXISTS (SELECT 1 FROM user_attributes b WHERE b.name = \(text(value.name)) AND b.value = \(text(value.value)) AND b.user_name = a.user_name)")
+            conditions.append(
+                "EXISTS (SELECT 1 FROM user_attributes b WHERE b.name = \(text(value.name)) AND b.value = \(text(value.value)) AND b.user_name = a.user_name\(sameApp))")
         }
         if !anyValues.isEmpty {
             let one = anyValues.map { "b.name = \(text($0.name)) AND b.value = \(text($0.value))" }.joined(separator: " OR ")
-            conditions.append("EXISTS (SELECT 1 FROM user_attributes b WHERE (\(one)) AND b.user_name = a.user_name)")
+            conditions.append("EXISTS (SELECT 1 FROM user_attributes b WHERE (\(one)) AND b.user_name = a.user_name\(sameApp))")
         }
     }
 
