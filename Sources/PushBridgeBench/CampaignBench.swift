@@ -304,7 +304,7 @@ private func campaignRun(
         return counts
     }
 
-    // The app (on PostgreSQL made here, then its schema filled by psql), and Easemob credentials.
+    // The app (on PostgreSQL made here, then its rows filled by psql), and Easemob credentials.
     if store != nil {
         let created = try await call(.POST, "/v1/apps", key: adminKey, body: #"{"app":"bench"}"#)
         expect(created, 201, "creating the app")
@@ -313,14 +313,15 @@ private func campaignRun(
     expect(try await call(.PUT, "/v1/apps/bench", key: key, body: #"{"certificates":[{"name":"cert","bundleId":"io.bench.app","environment":"production"}]}"#), 200, "configuring the app")
     if let store {
         let started = ContinuousClock.now
-        let schema = runLoadTool(["psql", "-tA", store, "-c", "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'app_bench_%'"], package: "postgresql-client")
+        let app = runLoadTool(["psql", "-tA", store, "-c", "SELECT key FROM pushbridge_apps.apps WHERE id = 'bench'"], package: "postgresql-client")
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !schema.isEmpty, !schema.contains("\n") else { fail("PostgreSQL: the app's schema is not app_bench_…: \(schema)") }
+        guard Int(app) != nil else { fail("PostgreSQL: the app bench has no number in pushbridge_apps.apps: \(app)") }
         psql(store, """
-            SET search_path TO \(schema);
-            INSERT INTO users (name, configured) SELECT 'u' || i, true FROM generate_series(0, \(users - 1)) i;
-            INSERT INTO devices (token, user_id, certificate_id, bound_at) SELECT lpad(to_hex(u.id), 64, '0'), u.id, (SELECT min(id) FROM certificates), 0 FROM users u;
-            UPDATE app_version SET data_version = data_version + 1;
+            SET search_path TO pushbridge_apps;
+            INSERT INTO users (app, name, configured) SELECT \(app), 'u' || i, true FROM generate_series(0, \(users - 1)) i;
+            INSERT INTO devices (app, token, user_id, certificate_id, bound_at)
+                SELECT \(app), lpad(to_hex(u.id), 64, '0'), u.id, (SELECT min(id) FROM certificates WHERE app = \(app)), 0 FROM users u WHERE u.app = \(app);
+            UPDATE apps SET data_version = data_version + 1 WHERE key = \(app);
             ANALYZE;
             """)
         seedSeconds = seconds(ContinuousClock.now - started)

@@ -49,9 +49,10 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     let schemaURL = url
     psql(schemaURL, """
         SET search_path TO \(schema);
-        INSERT INTO users (name, configured) SELECT 'user-' || i, true FROM generate_series(0, \(members - 1)) i;
-        INSERT INTO devices (token, user_id, certificate_id, bound_at) SELECT lpad(to_hex(u.id), 64, '0'), u.id, (SELECT min(id) FROM certificates), 0 FROM users u;
-        INSERT INTO members (group_id, position, user_id) SELECT 'big', row_number() OVER (ORDER BY id) - 1, id FROM users;
+        INSERT INTO users (app, name, configured) SELECT 1, 'user-' || i, true FROM generate_series(0, \(members - 1)) i;
+        INSERT INTO devices (app, token, user_id, certificate_id, bound_at)
+            SELECT 1, lpad(to_hex(u.id), 64, '0'), u.id, (SELECT min(id) FROM certificates WHERE app = 1), 0 FROM users u WHERE u.app = 1;
+        INSERT INTO members (app, group_id, position, user_id) SELECT 1, 'big', row_number() OVER (ORDER BY id) - 1, id FROM users WHERE app = 1;
         ANALYZE;
         """)
     var postgresMilliseconds: [Double] = []

@@ -11,7 +11,13 @@ extension PostgresStateStore {
     /// opened on a location with no app); a service's apps move in from their old schemas when
     /// each first opens (`PostgresStateStore.moveInOldSchema`). Row ids stay: keys are (app, id),
     /// and the sequences stay above every id moved in. `app` has no default, so a statement that
-    /// forgets it fails rather than writing another app's rows.
+    /// forgets it fails rather than writing another app's rows. A key leads with what names a row
+    /// (an id, a name, a group) and the app follows; only what is read as a range of an app's rows
+    /// (its configuration, badge log, queued and settled deliveries, labels, tasks, users by name)
+    /// leads with the app. An index leading with the app served lookups by id as a scan of the
+    /// app's rows whenever the planner's statistics lagged an app's growth, and always in the
+    /// commit function, whose statements keep one plan made while the tables are nearly empty
+    /// (2 ms a repeat check after a few thousand sends; a one-to-one read 43 ms at 1,000 users).
     static let tablesSharedByApps = Migration(
         identifier: "2026-12-06-tables-shared-by-apps",
         sql: """
@@ -89,43 +95,43 @@ extension PostgresStateStore {
             ALTER TABLE push_tasks ALTER COLUMN app DROP DEFAULT;
             ALTER TABLE push_attribute_names ALTER COLUMN app DROP DEFAULT;
             ALTER TABLE user_attributes ALTER COLUMN app DROP DEFAULT;
-            ALTER TABLE certificates ADD PRIMARY KEY (app, id);
+            ALTER TABLE certificates ADD PRIMARY KEY (id, app);
             ALTER TABLE app_certificates ADD PRIMARY KEY (app, position),
                 ADD FOREIGN KEY (app, certificate_id) REFERENCES certificates (app, id);
             ALTER TABLE app_templates ADD PRIMARY KEY (app, position);
-            ALTER TABLE users ADD PRIMARY KEY (app, id), ADD UNIQUE (app, name),
+            ALTER TABLE users ADD PRIMARY KEY (id, app), ADD UNIQUE (name, app),
                 ADD FOREIGN KEY (app, bound_certificate) REFERENCES certificates (app, id);
-            ALTER TABLE badge_counters ADD PRIMARY KEY (app, user_id), ADD FOREIGN KEY (app, user_id) REFERENCES users (app, id);
-            ALTER TABLE conversation_settings ADD PRIMARY KEY (app, user_id, group_chat, conversation),
+            ALTER TABLE badge_counters ADD PRIMARY KEY (user_id, app), ADD FOREIGN KEY (app, user_id) REFERENCES users (app, id);
+            ALTER TABLE conversation_settings ADD PRIMARY KEY (user_id, group_chat, conversation, app),
                 ADD FOREIGN KEY (app, user_id) REFERENCES users (app, id);
-            ALTER TABLE name_cards ADD PRIMARY KEY (app, user_id, group_id), ADD FOREIGN KEY (app, user_id) REFERENCES users (app, id);
-            ALTER TABLE members ADD PRIMARY KEY (app, group_id, position), ADD UNIQUE (app, group_id, user_id),
+            ALTER TABLE name_cards ADD PRIMARY KEY (user_id, group_id, app), ADD FOREIGN KEY (app, user_id) REFERENCES users (app, id);
+            ALTER TABLE members ADD PRIMARY KEY (group_id, app, position), ADD UNIQUE (group_id, app, user_id),
                 ADD FOREIGN KEY (app, user_id) REFERENCES users (app, id);
-            ALTER TABLE devices ADD PRIMARY KEY (app, token), ADD UNIQUE (app, sequence),
+            ALTER TABLE devices ADD PRIMARY KEY (token, app), ADD UNIQUE (sequence, app),
                 ADD FOREIGN KEY (app, user_id) REFERENCES users (app, id), ADD FOREIGN KEY (app, certificate_id) REFERENCES certificates (app, id);
-            ALTER TABLE sent_messages ADD PRIMARY KEY (app, message_id);
-            ALTER TABLE deliveries ADD PRIMARY KEY (app, id);
+            ALTER TABLE sent_messages ADD PRIMARY KEY (message_id, app);
+            ALTER TABLE deliveries ADD PRIMARY KEY (id, app);
             ALTER TABLE badge_log ADD PRIMARY KEY (app, id);
-            ALTER TABLE receiver_rolls ADD PRIMARY KEY (app, id);
-            ALTER TABLE group_profiles ADD PRIMARY KEY (app, group_id);
-            ALTER TABLE push_bindings ADD PRIMARY KEY (app, user_name, position);
+            ALTER TABLE receiver_rolls ADD PRIMARY KEY (id, app);
+            ALTER TABLE group_profiles ADD PRIMARY KEY (group_id, app);
+            ALTER TABLE push_bindings ADD PRIMARY KEY (user_name, app, position);
             ALTER TABLE push_labels ADD PRIMARY KEY (app, key);
-            ALTER TABLE push_label_users ADD PRIMARY KEY (app, label, user_name),
+            ALTER TABLE push_label_users ADD PRIMARY KEY (label, app, user_name),
                 ADD FOREIGN KEY (app, label) REFERENCES push_labels (app, key);
             ALTER TABLE push_tasks ADD PRIMARY KEY (app, id);
             ALTER TABLE push_attribute_names ADD PRIMARY KEY (app, slot), ADD UNIQUE (app, name);
-            ALTER TABLE user_attributes ADD PRIMARY KEY (app, user_name, name);
+            ALTER TABLE user_attributes ADD PRIMARY KEY (user_name, app, name);
             CREATE INDEX users_by_name_c ON users (app, name COLLATE "C");
-            CREATE INDEX devices_by_user ON devices (app, user_id, sequence);
-            CREATE INDEX sent_messages_by_time ON sent_messages (app, sent_at);
+            CREATE INDEX devices_by_user ON devices (user_id, app, sequence);
+            CREATE INDEX sent_messages_by_time ON sent_messages (sent_at, app);
             CREATE INDEX deliveries_due ON deliveries (app, lane, due_at) WHERE state = 0;
-            CREATE INDEX deliveries_by_message ON deliveries (app, message_id);
+            CREATE INDEX deliveries_by_message ON deliveries (message_id, app);
             CREATE INDEX deliveries_settled ON deliveries (app, updated_at) WHERE state <> 0;
-            CREATE INDEX receiver_rolls_by_time ON receiver_rolls (app, used_at);
-            CREATE INDEX push_label_users_by_user ON push_label_users (app, user_name);
+            CREATE INDEX receiver_rolls_by_time ON receiver_rolls (used_at, app);
+            CREATE INDEX push_label_users_by_user ON push_label_users (user_name, app);
             CREATE INDEX push_tasks_pending ON push_tasks (app, id) WHERE state = 0;
             CREATE INDEX push_tasks_by_creation ON push_tasks (app, created_at);
-            CREATE INDEX user_attributes_by_value ON user_attributes (app, name, value, user_name);
+            CREATE INDEX user_attributes_by_value ON user_attributes (name, value, app, user_name);
             CREATE FUNCTION pushbridge_write_lock(app_key integer, ids text[]) RETURNS TABLE (configuration bigint, data bigint, first_log bigint, last_log bigint, message_id text, sent_at bigint, decisions bytea)
                 LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT AS $$ BEGIN
                 PERFORM pg_advisory_xact_lock(hashtext(current_schema())::bigint << 32 | app_key);  -- the app's lock
