@@ -33,14 +33,17 @@ extension PostgresStateStore.Transaction {
 
     /// One-to-one receivers by name, in the order given, each with its settings for `conversation` and
     /// its devices newest first, the badge log's counters applied; a name with no user is a placeholder.
-    /// One statement whatever their number.
+    /// One statement whatever their number; each name's row found by its key (the `OFFSET 0` keeps
+    /// the lookup a name's: the apps share the table, and statistics that lag an app's growth made
+    /// the planner read the app's rows once and filter them for every name).
     func oneToOneReceivers(_ wanted: [UserID], conversation: ConversationKey) async throws -> [StoredReceiver] {
         let deviceOffset = Self.receiverColumnCount + 3
         let found = try await rows(
             PostgresQuery(
                 unsafeSQL: """
                     SELECT \(Self.receiverColumns), c.remind, c.silent_start, c.silent_until, \(Self.deviceColumns), j.position, j.name
-                    FROM unnest($1::text[]) WITH ORDINALITY AS j(name, position) LEFT JOIN users u ON u.app = $4 AND u.name = j.name \(Self.badgeJoin)
+                    FROM unnest($1::text[]) WITH ORDINALITY AS j(name, position)
+                    LEFT JOIN LATERAL (SELECT * FROM users WHERE name = j.name AND app = $4 OFFSET 0) u ON true \(Self.badgeJoin)
                     LEFT JOIN conversation_settings c ON c.app = u.app AND c.user_id = u.id AND c.group_chat = $2 AND c.conversation = $3
                     LEFT JOIN devices d ON d.app = u.app AND d.user_id = u.id
                     ORDER BY j.position, d.sequence DESC
