@@ -53,7 +53,7 @@ extension PostgresStateStore.Transaction {
                 var binds = PostgresBindings()
                 binds.append(after ?? "")
                 binds.append(limit)
-                try binds.append(app, context: .default)
+                binds.append(app)
                 for text in query.texts { binds.append(text) }
                 found = try await rows(PostgresQuery(unsafeSQL: query.sql(cursor: "$1", limit: "$2"), binds: binds))
             }

@@ -75,7 +75,7 @@ extension PostgresStateStore.Transaction {
     ///   - binds: the group, whether the conversation is a group's, its id, then the filter's (the app's follows).
     func groupReceivers(_ group: String, conversation: ConversationKey, filter: String?, binds: PostgresBindings) async throws -> [StoredReceiver] {
         var binds = binds
-        try binds.append(app, context: .default)
+        binds.append(app)
         let found = try await rows(
             PostgresQuery(
                 unsafeSQL: """
