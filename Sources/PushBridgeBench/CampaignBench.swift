@@ -313,11 +313,12 @@ private func campaignRun(
     expect(try await call(.PUT, "/v1/apps/bench", key: key, body: #"{"certificates":[{"name":"cert","bundleId":"io.bench.app","environment":"production"}]}"#), 200, "configuring the app")
     if let store {
         let started = ContinuousClock.now
-        let app = runLoadTool(["psql", "-tA", store, "-c", "SELECT key FROM pushbridge_apps.apps WHERE id = 'bench'"], package: "postgresql-client")
+        // The service's directory is in schema bench_campaign (its store setting), the apps' tables in bench_campaign_apps.
+        let app = runLoadTool(["psql", "-tA", store, "-c", "SELECT key FROM bench_campaign_apps.apps WHERE id = 'bench'"], package: "postgresql-client")
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        guard Int(app) != nil else { fail("PostgreSQL: the app bench has no number in pushbridge_apps.apps: \(app)") }
+        guard Int(app) != nil else { fail("PostgreSQL: the app bench has no number in bench_campaign_apps.apps: \(app)") }
         psql(store, """
-            SET search_path TO pushbridge_apps;
+            SET search_path TO bench_campaign_apps;
             INSERT INTO users (app, name, configured) SELECT \(app), 'u' || i, true FROM generate_series(0, \(users - 1)) i;
             INSERT INTO devices (app, token, user_id, certificate_id, bound_at)
                 SELECT \(app), lpad(to_hex(u.id), 64, '0'), u.id, (SELECT min(id) FROM certificates WHERE app = \(app)), 0 FROM users u WHERE u.app = \(app);
