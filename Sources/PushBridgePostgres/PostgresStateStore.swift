@@ -51,6 +51,8 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     /// Past this many rows it is folded too: every commit's counters are a row of their own, and one
     /// fold deleting hundreds of thousands of rows would hold the app's lock long.
     let badgeLogRowLimit: Int
+    /// Counters a fold writes in one statement at most (each statement has the location's deadline).
+    let foldedAtOnce: Int
 
     /// Connects (a pool of its own, at most four connections) and brings the schema up to date.
     /// - Parameters:
@@ -70,23 +72,29 @@ public final class PostgresStateStore: PushStateStore, @unchecked Sendable {
     ///   - keptReceivers: group members' rows kept between sends (SQLite's store's default).
     ///   - badgeLogLimit: badge counters logged before the log is folded.
     ///   - badgeLogRowLimit: badge log rows before the log is folded.
+    ///   - foldedAtOnce: counters a fold writes in one statement at most.
     static func open(
         location: PostgresLocation, app: String, oldSchema: String? = nil, pool: PostgresConnections, keptReceivers: Int = 400_000,
-        badgeLogLimit: Int = 1_000_000, badgeLogRowLimit: Int = 100_000
+        badgeLogLimit: Int = 1_000_000, badgeLogRowLimit: Int = 100_000, foldedAtOnce: Int = 50_000
     ) async throws -> PostgresStateStore {
         let store = PostgresStateStore(
-            unprepared: location, app: app, pool: pool, keptReceivers: keptReceivers, badgeLogLimit: badgeLogLimit, badgeLogRowLimit: badgeLogRowLimit)
+            unprepared: location, app: app, pool: pool, keptReceivers: keptReceivers, badgeLogLimit: badgeLogLimit, badgeLogRowLimit: badgeLogRowLimit,
+            foldedAtOnce: foldedAtOnce)
         try await store.prepare(oldSchema: oldSchema)  // a bad database fails here
         return store
     }
 
-    private init(unprepared location: PostgresLocation, app: String, pool: PostgresConnections, keptReceivers: Int, badgeLogLimit: Int, badgeLogRowLimit: Int) {
+    private init(
+        unprepared location: PostgresLocation, app: String, pool: PostgresConnections, keptReceivers: Int, badgeLogLimit: Int, badgeLogRowLimit: Int,
+        foldedAtOnce: Int
+    ) {
         self.location = location
         appID = app
         self.pool = pool
         kept = KeptData(limit: keptReceivers)
         self.badgeLogLimit = badgeLogLimit
         self.badgeLogRowLimit = badgeLogRowLimit
+        self.foldedAtOnce = foldedAtOnce
         schema = location.schema ?? "public"
     }
 

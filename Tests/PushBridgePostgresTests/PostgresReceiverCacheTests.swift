@@ -20,10 +20,10 @@ struct PostgresReceiverCacheTests {
     static let members = (0..<80).map { "m\($0)" }
 
     /// Two nodes' stores on one new schema with the example app and group g1 of ``members``.
-    static func twoNodes(badgeLogLimitA: Int = 1_000_000, badgeLogRowLimitA: Int = 100_000) async throws -> (a: PostgresStateStore, b: PostgresStateStore)? {
+    static func twoNodes(badgeLogLimitA: Int = 1_000_000, badgeLogRowLimitA: Int = 100_000, foldedAtOnceA: Int = 50_000) async throws -> (a: PostgresStateStore, b: PostgresStateStore)? {
         guard let url = testPostgresURL() else { return nil }
         let location = try freshPostgresSchema(url)
-        let a = try await PostgresStateStore.open(location: location, app: "", pool: PostgresConnections(location: location, limit: 2, logger: .init(label: "a"), runsItself: true), badgeLogLimit: badgeLogLimitA, badgeLogRowLimit: badgeLogRowLimitA)
+        let a = try await PostgresStateStore.open(location: location, app: "", pool: PostgresConnections(location: location, limit: 2, logger: .init(label: "a"), runsItself: true), badgeLogLimit: badgeLogLimitA, badgeLogRowLimit: badgeLogRowLimitA, foldedAtOnce: foldedAtOnceA)
         let b = try await PostgresStateStore.open(location: location, app: "", pool: PostgresConnections(location: location, limit: 2, logger: .init(label: "b"), runsItself: true))
         let facade = PushFacade(store: a)
         try await facade.configure(FacadeScenario.app)
@@ -186,7 +186,7 @@ struct PostgresReceiverCacheTests {
 
     @Test("group sends log their counters as one row; reads and the other node see them; past the limit the log is folded")
     func badgeLogAcrossNodes() async throws {
-        guard let (a, b) = try await Self.twoNodes(badgeLogLimitA: 200) else { return }
+        guard let (a, b) = try await Self.twoNodes(badgeLogLimitA: 200, foldedAtOnceA: 30) else { return }  // a fold of 79 counters: 3 statements
         _ = try await Self.send(a, "z1")
         _ = try await Self.send(a, "z2")
         await #expect(try Self.count(a, "SELECT count(*) FROM badge_log") == 2, "one row a group send")
