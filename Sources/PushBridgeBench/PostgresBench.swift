@@ -267,7 +267,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     }
     let (one, two) = (perMessage(oneNodeEight), perMessage(twoNodesEight))
     let cpuRatio = (two.node + two.postgres) / (one.node + one.postgres)
-    target("PostgreSQL one node ≥ 0.5 of one SQLite node (one app)", total(oneNode) / total(sqliteRun), total(oneNode) / total(sqliteRun) >= 0.5, "%.2f")
+    target("PostgreSQL one node ≥ 0.8 of one SQLite node (one app)", total(oneNode) / total(sqliteRun), total(oneNode) / total(sqliteRun) >= 0.8, "%.2f")
     target("one node, 8 apps ≥ 0.75× one node, one app", total(oneNodeEight) / total(oneNode), total(oneNodeEight) / total(oneNode) >= 0.75, "%.2f×")
     target("p99 ≤ 20 ms, 8 apps on one node", p99(oneNodeEight), p99(oneNodeEight) <= 20, "%.1f ms")
     target("p99 ≤ 30 ms, 8 apps on two nodes", p99(twoNodesEight), p99(twoNodesEight) <= 30, "%.1f ms")
@@ -276,8 +276,8 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     target("two nodes' CPU a message (nodes + PostgreSQL) ≤ 1.1× one node's, 8 apps", cpuRatio, cpuRatio <= 1.1, "%.2f×")
     target("warm \(members)-member fan-out on PostgreSQL ≤ 2× SQLite's warm", fanoutRatio, fanoutRatio <= 2, "%.2f×")
     target("p99 of one-to-one on PostgreSQL ≤ 50 ms (one node, one app)", p99(oneNode), p99(oneNode) <= 50, "%.1f ms")
-    print(String(format: "figure  two nodes / one node, one app, its messages spread over %d receivers (beside the target's one receiver): %.2f×", spread,
-        total(twoNodesSpread) / total(oneNodeSpread)))
+    let spreadRatio = total(twoNodesSpread) / total(oneNodeSpread)
+    target("two nodes, one app, its messages spread over \(spread) receivers ≥ 0.9× one node", spreadRatio, spreadRatio >= 0.9, "%.2f×")
     // The scale model (SeveralNodes): what nodes on machines of their own would do, from the CPU a message measured
     // here for 8 apps on two nodes (cross-node reads included). A projection, not a measurement.
     let cores = Double(ProcessInfo.processInfo.activeProcessorCount)

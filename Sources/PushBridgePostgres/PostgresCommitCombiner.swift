@@ -5,10 +5,11 @@ import Synchronization
 
 /// The one-round-trip commits of a node's apps on one database, sent together (many apps cost what one
 /// costs). While ``inFlightLimit`` statements are in flight, commits that arrive wait;
-/// the next statement carries all that waited (at most ``batchLimit``) — one transaction, each app's
-/// `pushbridge_commit_logged` in turn, the apps in order (``CommitScope``), so that two statements never take two
-/// apps' locks in opposite orders. Each app's function checks and writes its own commit as it would
-/// alone. When the statement fails with an error of PostgreSQL's (not a lost connection), each commit
+/// the next statement carries all that waited (at most ``batchLimit``, an app's once) — one
+/// transaction, one call a schema taking its apps' locks in order (``CommitScope``), so that two
+/// statements never take two apps' locks in opposite orders: `pushbridge_commit_apps` for several
+/// apps (each checked as it would be alone, the outbox rows and records of those that pass written
+/// together), `pushbridge_commit_logged` for one. When the statement fails with an error of PostgreSQL's (not a lost connection), each commit
 /// is sent again alone, so that one app's failure fails no other. (A commit whose statement was lost
 /// with its connection may have been written: when its group runs again, its check finds the change.)
 ///
@@ -149,7 +150,7 @@ final class PostgresCommitCombiner: Sendable {
             if let next, let first = next.first { first.continuation?.resume(returning: .send(next)) }
             for writer in woken { writer.resume() }
             if let hold { endHold(hold) }
-            guard let mine else { throw StoreError(.postgres, "a commit was not in its own statement", context: "pushbridge_commit_logged") }
+            guard let mine else { throw StoreError(.postgres, "a commit was not in its own statement", context: "pushbridge_commit_apps") }
             return try mine.get()
         }
     }
@@ -174,10 +175,14 @@ final class PostgresCommitCombiner: Sendable {
         return take(&state)
     }
 
-    /// The waiting commits for one statement, in the apps' order.
+    /// The waiting commits for one statement, each app's at most once (a second waits for the next
+    /// statement: its check must see the first's writes), in the apps' order.
     private func take(_ state: inout State) -> [Waiting] {
-        let batch = state.waiting.prefix(batchLimit)
-        state.waiting.removeFirst(batch.count)
+        var batch: [Waiting] = [], scopes: Set<CommitScope> = [], left: [Waiting] = []
+        for waiting in state.waiting {
+            if batch.count < batchLimit, scopes.insert(waiting.scope).inserted { batch.append(waiting) } else { left.append(waiting) }
+        }
+        state.waiting = left
         return batch.sorted { $0.scope < $1.scope }
     }
 
@@ -201,19 +206,30 @@ final class PostgresCommitCombiner: Sendable {
 
     /// One statement for `commits`: each app's function, its answer numbered by its place.
     private func statement(_ commits: [(scope: CommitScope, commit: KeptDataCommit)], on pool: PostgresConnections) async throws -> [Answer] {
-        let query = try Self.query(commits)
+        let query = Self.query(commits)
         statementCount.add()
         for _ in commits { commitCount.add() }
         let rows = try await pool.use(schema: nil) { session in try await session.query(query) }.map(Cells.init)
         return try Self.answers(rows, count: commits.count)
     }
 
-    /// The statement calling each app's function, its rows numbered by the commit's place.
-    private static func query(_ commits: [(scope: CommitScope, commit: KeptDataCommit)]) throws -> PostgresQuery {
+    /// The statement calling a commit function once a schema with its apps' commits, its rows
+    /// numbered by the commit's place.
+    private static func query(_ commits: [(scope: CommitScope, commit: KeptDataCommit)]) -> PostgresQuery {
         var binds = PostgresBindings()
         var parts: [String] = []
-        for (i, (scope, commit)) in commits.enumerated() {
-            parts.append("SELECT \(i) AS n, c.* FROM \(try commit.call(scope: scope, binds: &binds)) c")
+        var start = 0
+        while start < commits.count {
+            let schema = commits[start].scope.schema
+            var end = start + 1
+            while end < commits.count && commits[end].scope.schema == schema { end += 1 }
+            if end - start == 1 {  // one app's commit: the one-app function (cheaper alone: 200 against 250 µs a call)
+                parts.append("SELECT \(start) AS n, c.* FROM \(commits[start].commit.call(scope: commits[start].scope, binds: &binds)) c")
+            } else {
+                let call = PostgresStateStore.commitCall(schema: schema, commits[start..<end].map { ($0.scope.app, $0.commit) }, binds: &binds)
+                parts.append("SELECT c.n + \(start - 1) AS n, c.committed, c.data, c.log_id, c.entries FROM \(call) c")
+            }
+            start = end
         }
         return PostgresQuery(unsafeSQL: parts.joined(separator: " UNION ALL "), binds: binds)
     }
@@ -231,7 +247,7 @@ final class PostgresCommitCombiner: Sendable {
             }
         }
         return try answers.map { answer in
-            guard let answer else { throw StoreError(.postgres, "a commit returned no row", context: "pushbridge_commit_logged") }
+            guard let answer else { throw StoreError(.postgres, "a commit returned no row", context: "pushbridge_commit_apps") }
             return answer
         }
     }

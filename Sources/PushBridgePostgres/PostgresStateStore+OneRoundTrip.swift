@@ -7,7 +7,7 @@ import PushBridgeStore
 import Synchronization
 
 // An update decided on what the node keeps, then committed in one round trip: the function
-// `pushbridge_commit_logged` takes the write lock, checks that nothing read has changed since
+// `pushbridge_commit_logged` (`pushbridge_commit_apps` beside other apps' commits) takes the write lock, checks that nothing read has changed since
 // (another node's counters only when they are of users read), and writes the sends' effects. When
 // anything read is not kept, the changes are more than a send's effects, or the check finds a
 // change, the update reads and decides again under the write lock (``PostgresStateStore/update(reading:deciding:)``).
@@ -242,7 +242,7 @@ struct KeptDataCommit {
     var pruneBefore: Instant?
 
     /// The call of the app's schema's `pushbridge_commit_logged` with every array, its parameters appended to `binds`.
-    func call(scope: CommitScope, binds: inout PostgresBindings) throws -> String {
+    func call(scope: CommitScope, binds: inout PostgresBindings) -> String {
         let first = binds.count + 1
         let (badges, deliveries, records) = (effects.badges, effects.deliveries, effects.records)
         let reads = self.reads.sorted { $0.key < $1.key }

@@ -222,13 +222,18 @@ struct PostgresRunOfSendsTests {
 struct PostgresCommitCombinerTests {
     /// `count` apps' stores on one pool (a node), each with the example app, u1 and u2, warmed by one send.
     /// - Parameter combiner: how the node sends its apps' commits together.
-    static func apps(_ count: Int, combiner: PostgresCommitCombiner = PostgresCommitCombiner()) async throws -> [PostgresStateStore]? {
+    /// `count` apps on one node's pool, each with the example app, u1 and u2 registered and one send
+    /// made: apps `app0`, `app1`, … sharing one schema's tables (as a service's apps do), or with
+    /// `schemaEach`, the app of a schema of its own each.
+    static func apps(_ count: Int, combiner: PostgresCommitCombiner = PostgresCommitCombiner(), schemaEach: Bool = false) async throws -> [PostgresStateStore]? {
         guard let url = testPostgresURL() else { return nil }
         let first = try freshPostgresSchema(url)
         let pool = PostgresConnections(location: first, limit: 4, logger: .init(label: "node"), runsItself: true, commits: combiner)
         var stores: [PostgresStateStore] = []
         for i in 0..<count {
-            let store = try await PostgresStateStore.open(location: i == 0 ? first : try freshPostgresSchema(url), app: "", pool: pool)
+            let store = try await (schemaEach
+                ? PostgresStateStore.open(location: i == 0 ? first : try freshPostgresSchema(url), app: "", pool: pool)
+                : PostgresStateStore.open(location: first, app: "app\(i)", pool: pool))
             let facade = PushFacade(store: store)
             try await facade.configure(FacadeScenario.app)
             for user in ["u1", "u2"] { try await FacadeScenario.register(user, in: facade) }
@@ -309,6 +314,33 @@ struct PostgresCommitCombinerTests {
         })
     }
 
+    @Test("apps of one schema commit in one call: one whose check finds another node's counter writes nothing and is decided again; the others' rows stay theirs")
+    func appsShareACall() async throws {
+        let combiner = PostgresCommitCombiner(holdMilliseconds: 600_000)
+        guard let stores = try await Self.apps(3, combiner: combiner) else { return }
+        // Another node of app1 counts u2 behind this node's back: app1's next decision read a counter that moved.
+        let otherNode = PostgresConnections(location: stores[1].location, limit: 1, logger: .init(label: "other"), runsItself: true)
+        let elsewhere = try await PostgresStateStore.open(location: stores[1].location, app: "app1", pool: otherNode)
+        #expect(try await Self.sendOne("elsewhere", to: elsewhere).count == 1)
+        let (statements, commits) = (combiner.statementCount.value, combiner.commitCount.value)
+        let (_, release) = try await Self.statementHeldInFlight(stores, combiner)
+        // The same message id in both apps: each app's record and outbox row are its own.
+        let sends = (1..<3).map { i in Task { try await stores[i].withCommitTurn { try await Self.sendOne("together", to: stores[i]) } } }
+        try await Self.eventually { combiner.waitingTurns == 2 }
+        try await release()
+        for send in sends { #expect(try await send.value.count == 1) }
+        #expect(combiner.statementCount.value - statements == 3, "the held statement, app1's and app2's call, app1 decided again alone")
+        #expect(combiner.commitCount.value - commits == 4)
+        #expect(stores[1].oneRoundTrip.recountedCount.value == 1 && stores[2].oneRoundTrip.recountedCount.value == 0)
+        for (store, badge) in zip(stores, [2, 3, 2]) {
+            await #expect(try PushFacade(store: store).user("u2")?.state.badge == badge)
+        }
+        for store in stores[1...] { #expect(try await store.deliveries(ofMessage: "together").count == 1, "one outbox row an app") }
+        #expect(try await stores[0].deliveries(ofMessage: "together").isEmpty)
+        // A repeat in each app is answered from its own record.
+        for store in stores[1...] { #expect(try await Self.sendOne("together", to: store).first?.isRepeat == true) }
+    }
+
     @Test("writers woken by one statement's end commit in the next one together, not the first to come alone")
     func writersWokenTogetherCommitTogether() async throws {
         // A hold far longer than any test's wait: were the next statement sent before all three woken
@@ -343,7 +375,7 @@ struct PostgresCommitCombinerTests {
 
     @Test("an app whose commit PostgreSQL refuses fails alone: the others' commits in its statement are sent again and kept")
     func oneAppsErrorFailsNoOther() async throws {
-        guard let stores = try await Self.apps(4) else { return }
+        guard let stores = try await Self.apps(4, schemaEach: true) else { return }
         try await PostgresReceiverCacheTests.behindTheNodesBack(stores[2], "DROP FUNCTION pushbridge_commit_logged")
         let results = await withTaskGroup(of: (Int, Bool).self) { group in
             for (i, store) in stores.enumerated() {

@@ -96,7 +96,7 @@ struct PostgresStoreTests {
         #expect(try await PostgresStateStore.open(location: location).appliedMigrations() == PostgresStateStore.migrationIdentifiers)
     }
 
-    @Test("The commit function keeps one plan a connection and its own search path")
+    @Test("The commit functions keep one plan a connection and their own search path")
     func theCommitFunctionKeepsOnePlan() async throws {
         guard let url = testPostgresURL() else { return }
         let location = try freshPostgresSchema(url)
@@ -104,16 +104,20 @@ struct PostgresStoreTests {
         let schema = try #require(location.schema)
         // Read by psql from the catalog, not through the store: what every call of the function runs with.
         let run = try runProgram("/usr/bin/env", ["psql", "-At", url, "-c",
-            "SELECT array_to_string(p.proconfig, ',') FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = '\(schema)' AND p.proname = 'pushbridge_commit_logged'"])
+            "SELECT array_to_string(p.proconfig, ',') FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = '\(schema)' AND p.proname LIKE 'pushbridge\\_commit\\_%'"])
         #expect(run.status == 0, "\(run.stderr)")
-        let settings = Set(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",").map(String.init))
-        #expect(settings == ["search_path=\(schema)", "plan_cache_mode=force_generic_plan"], "\(settings)")
+        let lines = run.stdout.split(separator: "\n")
+        #expect(lines.count == 2, "the one-app and the several-apps commit functions: \(run.stdout)")
+        for line in lines {
+            let settings = Set(line.split(separator: ",").map(String.init))
+            #expect(settings == ["search_path=\(schema)", "plan_cache_mode=force_generic_plan"], "\(settings)")
+        }
         // The schema has the functions PushBridge calls and no other: the first commit function,
         // made by a shipped migration, is dropped by a later one.
         let functions = try runProgram("/usr/bin/env", ["psql", "-At", url, "-c",
             "SELECT p.proname || '/' || p.pronargs FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = '\(schema)' ORDER BY 1"])
         #expect(functions.status == 0, "\(functions.stderr)")
-        #expect(functions.stdout.split(separator: "\n").map(String.init) == ["pushbridge_commit_logged/23", "pushbridge_write_lock/2"], "\(functions.stdout)")
+        #expect(functions.stdout.split(separator: "\n").map(String.init) == ["pushbridge_commit_apps/33", "pushbridge_commit_logged/23", "pushbridge_write_lock/2"], "\(functions.stdout)")
     }
 
     @Test("The directory keeps a binding of any family: the store names no vendor")

@@ -6,7 +6,7 @@
 # the release bench (`swift build -c release --product pushbridge-bench`) and pgbench (Debian's postgresql).
 # 1. For each shape (PUSHBRIDGE_BENCH_ONLY of pushbridge-bench --postgres): the bench's line, then from
 #    pg_stat_statements and pg_stat_user_functions, reset when the shape's load starts: calls of
-#    pushbridge_commit_logged a message and µs of its own time a call, the statements inside it, and the
+#    the commit function a message and µs of its own time a call, the statements inside it, and the
 #    node's statements a message.
 # 2. Eight sends committed in one transaction, four ways, with pgbench (prepared, one client, alternated):
 #    all eight to one app in its function (one app's commit); two to each of four apps, the apps'
@@ -47,11 +47,11 @@ wait $bench || { echo "postgres-costs: the bench failed for $shape:" >&2; tail -
 line="$(tail -1 "$WORK/out")"
 echo "== $line"
 messages="$(awk -v s="$SECONDS_EACH" '{ for (i = 1; i <= NF; i++) if ($i ~ /\/s,$/) { sub(/\/s,/, "", $i); print $i * s; exit } }' <<<"$line")"
-# Calls counted by the lock statement each call runs first (pg_stat_statements resets at once; a
-# backend's function counters may still hold calls from before the reset), time by the function's counters.
-psql -q "$U" -At -F ' ' -c "SELECT (SELECT sum(calls) FROM pg_stat_statements WHERE toplevel = false AND query LIKE 'SELECT pg_advisory_xact_lock(1346524994,%'),
-        (SELECT round((sum(self_time) / sum(calls) * 1000)::numeric) FROM pg_stat_user_functions WHERE funcname = 'pushbridge_commit_logged')" |
-    awk -v m="$messages" '{ printf "pushbridge_commit_logged: %d calls, %.2f a message, %d µs of its own time a call\n", $1, $1 / m, $2 }'
+# Calls and time by the commit function's counters (this version's `pushbridge_commit_apps`, or an older
+# bench's `pushbridge_commit_logged`).
+psql -q "$U" -At -F ' ' -c "SELECT funcname, sum(calls), round((sum(self_time) / sum(calls) * 1000)::numeric) FROM pg_stat_user_functions
+        WHERE funcname IN ('pushbridge_commit_apps', 'pushbridge_commit_logged') GROUP BY 1" |
+    awk -v m="$messages" '{ printf "%s: %d calls, %.2f a message, %d µs of its own time a call\n", $1, $2, $2 / m, $3 }'
 psql -q "$U" -c "SELECT sum(calls) AS calls, round((sum(total_exec_time) / sum(calls) * 1000)::numeric, 1) AS µs_a_call, sum(rows) AS rows,
         left(regexp_replace(query, '\s+', ' ', 'g'), 90) AS statement_inside_the_function
     FROM pg_stat_statements WHERE toplevel = false GROUP BY 4 ORDER BY sum(total_exec_time) DESC LIMIT 8"
