@@ -29,7 +29,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         fail("no PostgreSQL: run it as `make bench-postgres` (Tests/Scripts/with-postgres.sh starts a throwaway cluster)")
     }
     // PUSHBRIDGE_BENCH_ONLY: one load shape alone (for a profiler), or one app's two.
-    let shapeNames = ["eight-apps", "eight-apps-two-nodes", "one-app-one-node", "one-app-two-nodes"]
+    let shapeNames = ["eight-apps", "eight-apps-two-nodes", "one-app-one-node", "one-app-two-nodes", "one-app-one-node-spread", "one-app-two-nodes-spread"]
     let only = ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"]
     if let only, !onlyFanOut, !(shapeNames + ["one-app"]).contains(only) {
         fail("PUSHBRIDGE_BENCH_ONLY=\(only) is no load shape of --postgres; one of: \(shapeNames.joined(separator: ", ")), one-app")
@@ -215,11 +215,12 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     let eightAppsOnOneNode = apps.indices.map { (messages(nodeA, apps[$0]), keys[$0], clients / 8) }
     let eightAppsOnTwoNodes = apps.indices.map { (messages($0 % 2 == 0 ? nodeA : nodeB, apps[$0]), keys[$0], clients / 8) }
     // One load shape alone, for a profiler (its pid on standard error when it starts).
-    let shapes = zip(shapeNames, [("8 apps, one node", eightAppsOnOneNode), ("8 apps, two nodes", eightAppsOnTwoNodes),
-                                  ("one app, one node", oneAppOnOneNode), ("one app, two nodes", oneAppOnTwoNodes)])
-    if let only, let (name, (label, shape)) = shapes.first(where: { $0.0 == only }) {
+    let shapes = zip(shapeNames, [("8 apps, one node", eightAppsOnOneNode, 1), ("8 apps, two nodes", eightAppsOnTwoNodes, 1),
+                                  ("one app, one node", oneAppOnOneNode, 1), ("one app, two nodes", oneAppOnTwoNodes, 1),
+                                  ("one app, one node, \(spread) receivers", oneAppOnOneNode, spread), ("one app, two nodes, \(spread) receivers", oneAppOnTwoNodes, spread)])
+    if let only, let (name, (label, shape, receivers)) = shapes.first(where: { $0.0 == only }) {
         FileHandle.standardError.write(Data("start \(name) pid \(getpid())\n".utf8))
-        let run = await load(shape)
+        let run = await load(shape, receivers: receivers)
         let cost = perMessage(run)
         print(String(format: "%@: %.0f/s, CPU a message: nodes %.2f ms, PostgreSQL %.2f ms; statements a message %.2f",
             label as NSString, total(run), cost.node, cost.postgres, cost.statements))
