@@ -110,7 +110,7 @@ struct PostgresStoreTests {
         #expect(lines.count == 2, "the one-app and the several-apps commit functions: \(run.stdout)")
         for line in lines {
             let settings = Set(line.split(separator: ",").map(String.init))
-            #expect(settings == ["search_path=\(schema)", "plan_cache_mode=force_generic_plan"], "\(settings)")
+            #expect(settings == ["search_path=\(schema)", "plan_cache_mode=force_generic_plan", "enable_seqscan=off"], "\(settings)")
         }
         // The schema has the functions PushBridge calls and no other: the first commit function,
         // made by a shipped migration, is dropped by a later one.
