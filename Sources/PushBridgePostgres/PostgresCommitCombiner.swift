@@ -9,9 +9,10 @@ import Synchronization
 /// transaction, one call a schema taking its apps' locks in order (``CommitScope``), so that two
 /// statements never take two apps' locks in opposite orders: `pushbridge_commit_apps` for several
 /// apps (each checked as it would be alone, the outbox rows and records of those that pass written
-/// together), `pushbridge_commit_logged` for one. When the statement fails with an error of PostgreSQL's (not a lost connection), each commit
-/// is sent again alone, so that one app's failure fails no other. (A commit whose statement was lost
-/// with its connection may have been written: when its group runs again, its check finds the change.)
+/// together), `pushbridge_commit_logged` for one. When the statement fails with an error of
+/// PostgreSQL's (not a lost connection), each commit is sent again alone, so that one app's failure
+/// fails no other. (A commit whose statement was lost with its connection may have been written:
+/// when its group runs again, its check finds the change.)
 ///
 /// Writers take their groups at their turns (``nextTurn(scope:)``): a writer that finds a statement in
 /// flight waits for its end, and takes what queued meanwhile; the statement after it waits for the
