@@ -317,22 +317,12 @@ extension PostgresStateStore {
         binds.append(logs.userEnds)
         binds.append(logs.users)
         binds.append(deliveries.app)
-        binds.append(deliveries.items.map(\.messageID))
-        binds.append(deliveries.items.map(\.receiver))
-        binds.append(deliveries.items.map(\.token))
-        binds.append(deliveries.items.map(\.environment.rawValue))
-        binds.append(deliveries.items.map(\.boundAt.milliseconds))
-        binds.append(deliveries.items.map { ByteBuffer(bytes: OutboxDelivery.encode($0.headers)) })
-        binds.append(deliveries.items.map { ByteBuffer(bytes: $0.payload) })
-        binds.append(deliveries.items.map(\.queuedAt.milliseconds))
+        binds.appendOutboxColumns(deliveries.items)
         binds.append(sent.app)
-        binds.append(sent.items.map(\.id))
-        binds.append(sent.items.map(\.sentAt.milliseconds))
-        binds.append(sent.items.map { ByteBuffer(bytes: $0.decisions) })
+        binds.appendRecordColumns(sent.items)
         binds.append(prunes.app)
         binds.append(prunes.before)
-        let placeholders = (first...binds.count).map { "$\($0)" }.joined(separator: ", ")
         // The schema is a checked identifier (PostgresLocation.checkSchema): the call needs no search path.
-        return "\(schema).pushbridge_commit_apps(\(placeholders))"
+        return "\(schema).pushbridge_commit_apps(\(binds.placeholders(from: first)))"
     }
 }

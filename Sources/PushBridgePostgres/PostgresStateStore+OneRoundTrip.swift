@@ -258,21 +258,38 @@ struct KeptDataCommit {
         binds.append(rolls.map(\.value.milliseconds))
         binds.append(badges.isEmpty ? nil : ByteBuffer(bytes: BadgeLogEntries.write(badges)))
         binds.append(BadgeLogEntries.users(of: badges))
-        binds.append(deliveries.map(\.messageID))
-        binds.append(deliveries.map(\.receiver))
-        binds.append(deliveries.map(\.token))
-        binds.append(deliveries.map(\.environment.rawValue))
-        binds.append(deliveries.map(\.boundAt.milliseconds))
-        binds.append(deliveries.map { ByteBuffer(bytes: OutboxDelivery.encode($0.headers)) })
-        binds.append(deliveries.map { ByteBuffer(bytes: $0.payload) })
-        binds.append(deliveries.map(\.queuedAt.milliseconds))
-        binds.append(records.map(\.id))
-        binds.append(records.map(\.sentAt.milliseconds))
-        binds.append(records.map { ByteBuffer(bytes: $0.decisions) })
+        binds.appendOutboxColumns(deliveries)
+        binds.appendRecordColumns(records)
         binds.append(pruneBefore?.milliseconds)
-        let placeholders = (first...binds.count).map { "$\($0)" }.joined(separator: ", ")
         // The schema is a checked identifier (PostgresLocation.checkSchema): the call needs no search path.
-        return "\(scope.schema).pushbridge_commit_logged(\(placeholders))"
+        return "\(scope.schema).pushbridge_commit_logged(\(binds.placeholders(from: first)))"
+    }
+}
+
+extension PostgresBindings {
+    /// Appends outbox rows as the commit functions take them: one array a column (`d_message`,
+    /// `d_receiver`, `d_token`, `d_environment`, `d_bound_at`, `d_headers`, `d_payload`, `d_queued_at`).
+    mutating func appendOutboxColumns(_ deliveries: [OutboxDelivery]) {
+        append(deliveries.map(\.messageID))
+        append(deliveries.map(\.receiver))
+        append(deliveries.map(\.token))
+        append(deliveries.map(\.environment.rawValue))
+        append(deliveries.map(\.boundAt.milliseconds))
+        append(deliveries.map { ByteBuffer(bytes: OutboxDelivery.encode($0.headers)) })
+        append(deliveries.map { ByteBuffer(bytes: $0.payload) })
+        append(deliveries.map(\.queuedAt.milliseconds))
+    }
+
+    /// Appends records as the commit functions take them (`r_message`, `r_sent_at`, `r_decisions`).
+    mutating func appendRecordColumns(_ records: [SentMessage]) {
+        append(records.map(\.id))
+        append(records.map(\.sentAt.milliseconds))
+        append(records.map { ByteBuffer(bytes: $0.decisions) })
+    }
+
+    /// The placeholders of the parameters from `first` (1-based) to the last, for a function call.
+    func placeholders(from first: Int) -> String {
+        (first...count).map { "$\($0)" }.joined(separator: ", ")
     }
 }
 
