@@ -151,7 +151,7 @@ final class PostgresCommitCombiner: Sendable {
             if let next, let first = next.first { first.continuation?.resume(returning: .send(next)) }
             for writer in woken { writer.resume() }
             if let hold { endHold(hold) }
-            guard let mine else { throw StoreError(.postgres, "a commit was not in its own statement", context: "pushbridge_commit_apps") }
+            guard let mine else { throw StoreError(.postgres, "a commit was not in its own statement", context: "the commit statement") }
             return try mine.get()
         }
     }
@@ -248,7 +248,7 @@ final class PostgresCommitCombiner: Sendable {
             }
         }
         return try answers.map { answer in
-            guard let answer else { throw StoreError(.postgres, "a commit returned no row", context: "pushbridge_commit_apps") }
+            guard let answer else { throw StoreError(.postgres, "a commit returned no row", context: "the commit statement") }
             return answer
         }
     }
