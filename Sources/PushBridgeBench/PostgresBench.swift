@@ -23,6 +23,19 @@ func psql(_ url: String, _ sql: String) {
     _ = runLoadTool(["psql", "-q", "-v", "ON_ERROR_STOP=1", url, "-c", sql], package: "postgresql-client")
 }
 
+/// One wrk client of a load shape: its URL and key, its connections, and the apps' paths and keys its
+/// requests go to in turn (empty: the URL's alone).
+struct LoadRun {
+    var url: String
+    var key: String
+    var connections: Int
+    var apps: [(path: String, key: String)] = []
+
+    init(_ url: String, _ key: String, _ connections: Int, apps: [(path: String, key: String)] = []) {
+        (self.url, self.key, self.connections, self.apps) = (url, key, connections, apps)
+    }
+}
+
 /// The whole PostgreSQL benchmark; prints a table and one JSON line.
 func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = false) async throws {
     guard let url = ProcessInfo.processInfo.environment["PUSHBRIDGE_TEST_POSTGRES_URL"] else {
@@ -163,13 +176,14 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         let answer = try await client.execute(request, timeout: .seconds(30))
         if answer.status.code != 200 { fail("setting up receiver r\(i): \(answer.status)") }
     }
-    func messages(_ port: Int, _ app: String) -> String { "http://127.0.0.1:\(port)/v1/apps/\(app)/messages?dialect=agora-silent" }
+    func path(_ app: String) -> String { "/v1/apps/\(app)/messages?dialect=agora-silent" }
+    func messages(_ port: Int, _ app: String) -> String { "http://127.0.0.1:\(port)" + path(app) }
     /// Several wrk runs at once, each on a thread of its own (wrk blocks its thread; the nodes'
     /// handlers need the cooperative threads), with the CPU time PostgreSQL's processes and this
     /// process (both nodes) spent meanwhile.
     var runNumber = 0
     typealias Run = (figures: [WrkFigures], load: CPULoad, statements: Double)
-    func load(_ runs: [(url: String, key: String, connections: Int)], seconds: Int = runSeconds, receivers: Int = 1) async -> Run {
+    func load(_ runs: [LoadRun], seconds: Int = runSeconds, receivers: Int = 1) async -> Run {
         runNumber += 1
         let runNumber = runNumber
         let statementsBefore = await statementsSent()
@@ -182,7 +196,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
                         // an answer counts until the service's own request timeout (wrk's default gives up after 2 s).
                         Thread.detachNewThread {
                             continuation.resume(returning: (i, wrk(url: run.url, body: receivers > 1 ? toMany : oneToOne, connections: run.connections, seconds: seconds, key: run.key,
-                                idPrefix: "r\(runNumber)c\(i)w", timeoutSeconds: 30, receivers: receivers)))
+                                idPrefix: "r\(runNumber)c\(i)w", timeoutSeconds: 30, receivers: receivers, spreadOver: run.apps)))
                         }
                     }
                 }
@@ -195,8 +209,8 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         return (figures, load, await statementsSent() - statementsBefore)
     }
     // Warm-up: every app opened on both nodes (an app's first request on a node opens its store).
-    _ = await load([(messages(sqliteNode, apps[0]), sqliteKey, 4)], seconds: 2)
-    _ = await load(apps.indices.flatMap { [(messages(nodeA, apps[$0]), keys[$0], 1), (messages(nodeB, apps[$0]), keys[$0], 1)] }, seconds: 2)
+    _ = await load([LoadRun(messages(sqliteNode, apps[0]), sqliteKey, 4)], seconds: 2)
+    _ = await load(apps.indices.flatMap { [LoadRun(messages(nodeA, apps[$0]), keys[$0], 1), LoadRun(messages(nodeB, apps[$0]), keys[$0], 1)] }, seconds: 2)
     func total(_ run: Run) -> Double { run.figures.map(\.requestsPerSecond).reduce(0, +) }
     func p99(_ run: Run) -> Double { run.figures.map(\.p99ms).max() ?? .nan }
     // A message's CPU, in the nodes and in PostgreSQL; statements a message.
@@ -209,11 +223,16 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         for (_, group) in nodes { await group.triggerGracefulShutdown() }
     }
     // One app's 16 connections: all on node A, or half on each node.
-    let oneAppOnOneNode = [(messages(nodeA, apps[0]), keys[0], clients)]
-    let oneAppOnTwoNodes = [(messages(nodeA, apps[0]), keys[0], clients / 2), (messages(nodeB, apps[0]), keys[0], clients / 2)]
-    // 8 apps' 16 connections: all on node A, or each app on one of the two nodes.
-    let eightAppsOnOneNode = apps.indices.map { (messages(nodeA, apps[$0]), keys[$0], clients / 8) }
-    let eightAppsOnTwoNodes = apps.indices.map { (messages($0 % 2 == 0 ? nodeA : nodeB, apps[$0]), keys[$0], clients / 8) }
+    let oneAppOnOneNode = [LoadRun(messages(nodeA, apps[0]), keys[0], clients)]
+    let oneAppOnTwoNodes = [LoadRun(messages(nodeA, apps[0]), keys[0], clients / 2), LoadRun(messages(nodeB, apps[0]), keys[0], clients / 2)]
+    // 8 apps' 16 connections: all on node A, or each app on one of the two nodes. One client a node, as
+    // for one app (its requests to each app in turn): the load client costs what it costs one app.
+    func oneClient(spreadOver indices: [Int], on node: Int) -> LoadRun {
+        LoadRun(messages(node, apps[indices[0]]), keys[indices[0]], clients * indices.count / apps.count,
+            apps: indices.map { (path(apps[$0]), keys[$0]) })
+    }
+    let eightAppsOnOneNode = [oneClient(spreadOver: Array(apps.indices), on: nodeA)]
+    let eightAppsOnTwoNodes = [oneClient(spreadOver: apps.indices.filter { $0 % 2 == 0 }, on: nodeA), oneClient(spreadOver: apps.indices.filter { $0 % 2 == 1 }, on: nodeB)]
     // One load shape alone, for a profiler (its pid on standard error when it starts).
     let shapes = zip(shapeNames, [("8 apps, one node", eightAppsOnOneNode, 1), ("8 apps, two nodes", eightAppsOnTwoNodes, 1),
                                   ("one app, one node", oneAppOnOneNode, 1), ("one app, two nodes", oneAppOnTwoNodes, 1),
@@ -236,7 +255,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         try await stopNodes()
         return
     }
-    let sqliteRun = await load([(messages(sqliteNode, apps[0]), sqliteKey, clients)])
+    let sqliteRun = await load([LoadRun(messages(sqliteNode, apps[0]), sqliteKey, clients)])
     let oneNode = await load(oneAppOnOneNode)
     let twoNodes = await load(oneAppOnTwoNodes)
     let oneNodeEight = await load(eightAppsOnOneNode)

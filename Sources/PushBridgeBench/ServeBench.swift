@@ -27,10 +27,23 @@ struct WrkFigures {
 
 /// Runs wrk with a Lua script that posts `body` (with `%ID%` replaced by a unique id per request, and
 /// `%N%` by a unique 32-bit number from `numbers` on: Tencent's `MsgRandom`; `%R%` by one of `0..<receivers`,
-/// spread over the requests).
-func wrk(url: String, body: String, connections: Int, seconds: Int, key: String?, numbers: Int = 0, idPrefix: String = "w", timeoutSeconds: Int = 2, receivers: Int = 1) -> WrkFigures {
+/// spread over the requests). With `paths`, the requests go to each path in turn, with its key (one
+/// client spread over several apps, as one client is over one app).
+func wrk(
+    url: String, body: String, connections: Int, seconds: Int, key: String?, numbers: Int = 0, idPrefix: String = "w", timeoutSeconds: Int = 2, receivers: Int = 1,
+    spreadOver paths: [(path: String, key: String)] = []
+) -> WrkFigures {
     let script = FileManager.default.temporaryDirectory.appendingPathComponent("pushbridge-wrk-\(UUID().uuidString).lua").path
+    func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'" }
     let escaped = body.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
+    // Requests spread over several paths (apps), each with its own key: a request's path in turn.
+    let spread = paths.isEmpty ? "" : """
+        local paths = { \(paths.map { quoted($0.path) }.joined(separator: ", ")) }
+        local keys = { \(paths.map { quoted("Bearer " + $0.key) }.joined(separator: ", ")) }
+        """
+    let format = paths.isEmpty
+        ? "wrk.format(nil, nil, nil, text)"
+        : "wrk.format(nil, paths[pick], { [\"Content-Type\"] = \"application/json\", [\"Authorization\"] = keys[pick] }, text)"
     let lua = """
         local threads = 0
         function setup(thread) threads = threads + 1; thread:set("tid", threads) end
@@ -39,12 +52,15 @@ func wrk(url: String, body: String, connections: Int, seconds: Int, key: String?
         wrk.method = "POST"
         wrk.headers["Content-Type"] = "application/json"
         \(key.map { "wrk.headers[\"Authorization\"] = \"Bearer \($0)\"" } ?? "")
+        \(spread)
         function request()
           counter = counter + 1
           local id = "\(idPrefix)" .. tid .. "-" .. counter .. "-" .. os.time()
           local n = string.format("%d", \(numbers) + tid * 100000000 + counter)
           local r = string.format("%d", (tid * 7919 + counter * 104729) % \(max(1, receivers)))
-          return wrk.format(nil, nil, nil, (string.gsub((string.gsub((string.gsub(template, "%%ID%%", id)), "%%N%%", n)), "%%R%%", r)))
+          local pick = (tid + counter) % \(max(1, paths.count)) + 1
+          local text = (string.gsub((string.gsub((string.gsub(template, "%%ID%%", id)), "%%N%%", n)), "%%R%%", r))
+          return \(format)
         end
         """
     guard FileManager.default.createFile(atPath: script, contents: Data(lua.utf8)) else { fatalError("wrk: cannot write its script to \(script)") }
