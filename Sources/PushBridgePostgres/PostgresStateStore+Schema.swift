@@ -8,7 +8,9 @@ extension PostgresStateStore {
         let sql: String
     }
 
-    /// Every migration, oldest first. Never edit a shipped one: append a new identifier. The first is
+    /// Every migration, oldest first. Never change what a shipped one does to tables and rows: append a
+    /// new identifier. A function a later migration drops or rewrites whole is written only as it is
+    /// now, or not at all where it was dropped (ruling 195): every database ends the same. The first is
     /// SQLite's schema as of its `2026-11-23-delivery-outbox` migration, in PostgreSQL's types: the
     /// same tables and columns, so the two stores answer alike. Instants are epoch milliseconds
     /// (`bigint`); small vocabularies are checked integers, as in SQLite.
@@ -191,221 +193,19 @@ extension PostgresStateStore {
                     PRIMARY KEY (user_name, position)
                 );
                 """),
-        // A node that keeps what a group of sends reads decides it before it locks, and commits it
-        // in one round trip: this function takes the write lock, checks that nothing the
-        // node read has changed since (the configuration and data versions, the badge log's end, no
-        // record of the messages within their repeat windows, the rolls referred to still stored),
-        // and only then writes the sends' effects, in the order a locked send writes them. When
-        // something changed it writes nothing and answers the data version it found. Its search path
-        // is its schema's, whatever the calling connection's: it is called schema-qualified on any
-        // connection, and its statements' plans stay cached across calls (a connection that moved
-        // between apps' schemas would plan them again each call).
-        Migration(
-            identifier: "2026-11-26-postgres-commit-sends",
-            sql: """
-                CREATE FUNCTION pushbridge_commit_sends(
-                    scope text, expected_configuration bigint, expected_data bigint, expected_last_log bigint,
-                    ids text[], cutoffs bigint[], rolls bigint[], rolls_used_at bigint[],
-                    log_entries bytea, counter_users bigint[], counter_badges bigint[],
-                    d_message text[], d_receiver text[], d_token text[], d_environment text[], d_bound_at bigint[],
-                    d_headers bytea[], d_payload bytea[], d_queued_at bigint[],
-                    r_message text[], r_sent_at bigint[], r_decisions bytea[], prune_before bigint)
-                RETURNS TABLE (committed boolean, data bigint, log_id bigint)
-                LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT AS $$
-                DECLARE
-                    seen app_version%ROWTYPE;  -- the versions once the lock is held
-                    changed boolean;  -- whether anything the decisions read has changed
-                    logged bigint;  -- the badge log row written, if any
-                BEGIN
-                    PERFORM pg_advisory_xact_lock(1346524994, hashtext(scope));  -- every write's lock
-                    SELECT * INTO seen FROM app_version;  -- read after the lock (a volatile function's own snapshot)
-                    changed := seen.version <> expected_configuration OR seen.data_version <> expected_data
-                        OR coalesce((SELECT max(id) FROM badge_log), 0) <> expected_last_log;  -- the versions and the log
-                    IF NOT changed AND cardinality(ids) > 0 THEN
-                        changed := EXISTS (SELECT 1 FROM sent_messages s JOIN unnest(ids, cutoffs) AS x(i, c) ON s.message_id = x.i
-                            WHERE s.message_id = ANY(ids) AND s.sent_at >= x.c);  -- a record within its repeat window
-                    END IF;  -- the records
-                    IF NOT changed AND cardinality(rolls) > 0 THEN
-                        changed := (SELECT count(*) FROM receiver_rolls WHERE id = ANY(rolls)) <> cardinality(rolls);  -- a roll pruned
-                    END IF;  -- the rolls
-                    IF changed THEN
-                        RETURN QUERY SELECT false, seen.data_version, NULL::bigint;  -- changed since read: nothing written
-                        RETURN;  -- the node decides again under the lock
-                    END IF;  -- the check passed
-                    IF cardinality(rolls) > 0 THEN
-                        UPDATE receiver_rolls r SET used_at = greatest(r.used_at, x.u) FROM unnest(rolls, rolls_used_at) AS x(i, u)
-                            WHERE r.id = ANY(rolls) AND r.id = x.i;  -- before pruning
-                    END IF;  -- the rolls' times
-                    IF prune_before IS NOT NULL THEN
-                        DELETE FROM receiver_rolls WHERE used_at < prune_before;  -- the rolls of the records forgotten
-                        DELETE FROM sent_messages WHERE sent_at < prune_before;  -- and the records
-                    END IF;  -- pruned
-                    IF log_entries IS NOT NULL THEN
-                        INSERT INTO badge_log (entries) VALUES (log_entries) RETURNING id INTO logged;  -- a group send's counters
-                    END IF;  -- logged
-                    IF cardinality(counter_users) > 0 THEN
-                        INSERT INTO badge_counters (user_id, badge) SELECT * FROM unnest(counter_users, counter_badges)
-                            ON CONFLICT (user_id) DO UPDATE SET badge = excluded.badge;  -- a few counters, in place
-                    END IF;  -- counted
-                    IF log_entries IS NOT NULL OR cardinality(counter_users) > 0 THEN
-                        UPDATE app_version SET data_version = data_version + 1;  -- counters change what nodes keep
-                        seen.data_version := seen.data_version + 1;  -- as committed
-                    END IF;  -- the version moved
-                    IF cardinality(d_message) > 0 THEN
-                        INSERT INTO deliveries (message_id, receiver, token, environment, bound_at, headers, payload, queued_at, due_at, updated_at)
-                            SELECT m, r, t, e, b, h, p, q, q, q FROM unnest(d_message, d_receiver, d_token, d_environment, d_bound_at, d_headers, d_payload, d_queued_at)
-                            AS x(m, r, t, e, b, h, p, q);  -- the outbox rows
-                    END IF;  -- queued
-                    IF cardinality(r_message) > 0 THEN
-                        INSERT INTO sent_messages (message_id, sent_at, decisions) SELECT * FROM unnest(r_message, r_sent_at, r_decisions)
-                            ON CONFLICT (message_id) DO UPDATE SET sent_at = excluded.sent_at, decisions = excluded.decisions;  -- the records
-                    END IF;  -- recorded
-                    RETURN QUERY SELECT true, seen.data_version, logged;  -- committed
-                END $$;
-                """),
-        // Counters no longer move the data version (one app on two nodes): every counter
-        // goes to the badge log as one row of a commit, with the user rows it counted (NULL: many, or
-        // written before — read as touching everyone), and the version moves only with what nodes
-        // keep besides counters (users, devices, settings, members, profiles, a fold). A node's commit
-        // decided before another node's rows were appended still commits when none of those rows
-        // counted a user whose state it read; either way the function answers those rows (committed
-        // NULL, their id and entries), so the node reads the log on without a statement of its own.
-        Migration(
-            identifier: "2026-11-26-postgres-counters-logged",
-            sql: """
-                ALTER TABLE badge_log ADD COLUMN users bigint[];
-                CREATE FUNCTION pushbridge_commit_logged(
-                    scope text, expected_configuration bigint, expected_data bigint, expected_last_log bigint, read_users bigint[],
-                    ids text[], cutoffs bigint[], rolls bigint[], rolls_used_at bigint[],
-                    log_entries bytea, log_users bigint[],
-                    d_message text[], d_receiver text[], d_token text[], d_environment text[], d_bound_at bigint[],
-                    d_headers bytea[], d_payload bytea[], d_queued_at bigint[],
-                    r_message text[], r_sent_at bigint[], r_decisions bytea[], prune_before bigint)
-                RETURNS TABLE (committed boolean, data bigint, log_id bigint, entries bytea)
-                LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT AS $$
-                DECLARE
-                    seen app_version%ROWTYPE;  -- the versions once the lock is held
-                    last_log bigint;  -- the badge log's last row once the lock is held
-                    changed boolean;  -- whether anything the decisions read has changed
-                    logged bigint;  -- the badge log row written, if any
-                BEGIN
-                    PERFORM pg_advisory_xact_lock(1346524994, hashtext(scope));  -- every write's lock
-                    SELECT * INTO seen FROM app_version;  -- read after the lock (a volatile function's own snapshot)
-                    last_log := coalesce((SELECT max(id) FROM badge_log), 0);  -- where the log ends now
-                    changed := seen.version <> expected_configuration OR seen.data_version <> expected_data OR last_log < expected_last_log;  -- the versions
-                    IF NOT changed AND last_log > expected_last_log THEN
-                        changed := read_users IS NULL OR EXISTS (SELECT 1 FROM badge_log WHERE id > expected_last_log AND (users IS NULL OR users && read_users));  -- a row that counted one
-                    END IF;  -- another node counted a user whose state was read
-                    IF NOT changed AND cardinality(ids) > 0 THEN
-                        changed := EXISTS (SELECT 1 FROM sent_messages s JOIN unnest(ids, cutoffs) AS x(i, c) ON s.message_id = x.i
-                            WHERE s.message_id = ANY(ids) AND s.sent_at >= x.c);  -- a record within its repeat window
-                    END IF;  -- the records
-                    IF NOT changed AND cardinality(rolls) > 0 THEN
-                        changed := (SELECT count(*) FROM receiver_rolls WHERE id = ANY(rolls)) <> cardinality(rolls);  -- a roll pruned
-                    END IF;  -- the rolls
-                    IF NOT changed THEN
-                        IF cardinality(rolls) > 0 THEN
-                            UPDATE receiver_rolls r SET used_at = greatest(r.used_at, x.u) FROM unnest(rolls, rolls_used_at) AS x(i, u)
-                                WHERE r.id = ANY(rolls) AND r.id = x.i;  -- before pruning
-                        END IF;  -- the rolls' times
-                        IF prune_before IS NOT NULL THEN
-                            DELETE FROM receiver_rolls WHERE used_at < prune_before;  -- the rolls of the records forgotten
-                            DELETE FROM sent_messages WHERE sent_at < prune_before;  -- and the records
-                        END IF;  -- pruned
-                        IF log_entries IS NOT NULL THEN
-                            INSERT INTO badge_log (entries, users) VALUES (log_entries, log_users) RETURNING id INTO logged;  -- the counters, one row
-                        END IF;  -- logged
-                        IF cardinality(d_message) > 0 THEN
-                            INSERT INTO deliveries (message_id, receiver, token, environment, bound_at, headers, payload, queued_at, due_at, updated_at)
-                                SELECT m, r, t, e, b, h, p, q, q, q FROM unnest(d_message, d_receiver, d_token, d_environment, d_bound_at, d_headers, d_payload, d_queued_at)
-                                AS x(m, r, t, e, b, h, p, q);  -- the outbox rows
-                        END IF;  -- queued
-                        IF cardinality(r_message) > 0 THEN
-                            INSERT INTO sent_messages (message_id, sent_at, decisions) SELECT * FROM unnest(r_message, r_sent_at, r_decisions)
-                                ON CONFLICT (message_id) DO UPDATE SET sent_at = excluded.sent_at, decisions = excluded.decisions;  -- the records
-                        END IF;  -- recorded
-                    END IF;  -- written
-                    RETURN QUERY SELECT NOT changed, seen.data_version, logged, NULL::bytea;  -- the answer
-                    IF seen.version = expected_configuration AND seen.data_version = expected_data AND last_log > expected_last_log THEN
-                        RETURN QUERY SELECT NULL::boolean, NULL::bigint, l.id, l.entries FROM badge_log l
-                            WHERE l.id > expected_last_log AND l.id <= last_log ORDER BY l.id;  -- the rows another node appended since
-                    END IF;  -- read on
-                END $$;
-                """),
-        // The commit function again, same arguments and answers (many apps cost what one
-        // costs). Its statements keep one plan a connection (`plan_cache_mode`): with the default,
-        // PostgreSQL planned the statements over the argument arrays anew at every call, because a
-        // plan for the arrays' actual lengths always looked cheaper — a third of the function's time
-        // when each app's commit carries one or two sends (measured: 0.21 → 0.16 ms of PostgreSQL's
-        // CPU a message, 8 apps on one node). So a plan made once must be right for any argument: the
-        // rows another node appended are looked for between two bounds (an index range whatever the
-        // log's length), and the versions and the log's end are read in one statement.
-        Migration(
-            identifier: "2026-11-27-postgres-commit-one-plan",
-            sql: """
-                CREATE OR REPLACE FUNCTION pushbridge_commit_logged(
-                    scope text, expected_configuration bigint, expected_data bigint, expected_last_log bigint, read_users bigint[],
-                    ids text[], cutoffs bigint[], rolls bigint[], rolls_used_at bigint[],
-                    log_entries bytea, log_users bigint[],
-                    d_message text[], d_receiver text[], d_token text[], d_environment text[], d_bound_at bigint[],
-                    d_headers bytea[], d_payload bytea[], d_queued_at bigint[],
-                    r_message text[], r_sent_at bigint[], r_decisions bytea[], prune_before bigint)
-                RETURNS TABLE (committed boolean, data bigint, log_id bigint, entries bytea)
-                LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT SET plan_cache_mode = force_generic_plan AS $$
-                DECLARE
-                    seen_configuration bigint;  -- the app's version once the lock is held
-                    seen_data bigint;  -- and its data version
-                    last_log bigint;  -- the badge log's last row once the lock is held
-                    changed boolean;  -- whether anything the decisions read has changed
-                    logged bigint;  -- the badge log row written, if any
-                BEGIN
-                    PERFORM pg_advisory_xact_lock(1346524994, hashtext(scope));  -- every write's lock
-                    SELECT a.version, a.data_version, coalesce((SELECT max(id) FROM badge_log), 0)
-                        INTO seen_configuration, seen_data, last_log FROM app_version a;  -- read after the lock
-                    changed := seen_configuration <> expected_configuration OR seen_data <> expected_data OR last_log < expected_last_log;  -- the versions
-                    IF NOT changed AND last_log > expected_last_log THEN
-                        changed := read_users IS NULL OR EXISTS (SELECT 1 FROM badge_log WHERE id > expected_last_log AND id <= last_log
-                            AND (users IS NULL OR users && read_users));  -- a row that counted one
-                    END IF;  -- another node counted a user whose state was read
-                    IF NOT changed AND cardinality(ids) > 0 THEN
-                        changed := EXISTS (SELECT 1 FROM sent_messages s JOIN unnest(ids, cutoffs) AS x(i, c) ON s.message_id = x.i
-                            WHERE s.message_id = ANY(ids) AND s.sent_at >= x.c);  -- a record within its repeat window
-                    END IF;  -- the records
-                    IF NOT changed AND cardinality(rolls) > 0 THEN
-                        changed := (SELECT count(*) FROM receiver_rolls WHERE id = ANY(rolls)) <> cardinality(rolls);  -- a roll pruned
-                    END IF;  -- the rolls
-                    IF NOT changed THEN
-                        IF cardinality(rolls) > 0 THEN
-                            UPDATE receiver_rolls r SET used_at = greatest(r.used_at, x.u) FROM unnest(rolls, rolls_used_at) AS x(i, u)
-                                WHERE r.id = ANY(rolls) AND r.id = x.i;  -- before pruning
-                        END IF;  -- the rolls' times
-                        IF prune_before IS NOT NULL THEN
-                            DELETE FROM receiver_rolls WHERE used_at < prune_before;  -- the rolls of the records forgotten
-                            DELETE FROM sent_messages WHERE sent_at < prune_before;  -- and the records
-                        END IF;  -- pruned
-                        IF log_entries IS NOT NULL THEN
-                            INSERT INTO badge_log (entries, users) VALUES (log_entries, log_users) RETURNING id INTO logged;  -- the counters, one row
-                        END IF;  -- logged
-                        IF cardinality(d_message) > 0 THEN
-                            INSERT INTO deliveries (message_id, receiver, token, environment, bound_at, headers, payload, queued_at, due_at, updated_at)
-                                SELECT m, r, t, e, b, h, p, q, q, q FROM unnest(d_message, d_receiver, d_token, d_environment, d_bound_at, d_headers, d_payload, d_queued_at)
-                                AS x(m, r, t, e, b, h, p, q);  -- the outbox rows
-                        END IF;  -- queued
-                        IF cardinality(r_message) > 0 THEN
-                            INSERT INTO sent_messages (message_id, sent_at, decisions) SELECT * FROM unnest(r_message, r_sent_at, r_decisions)
-                                ON CONFLICT (message_id) DO UPDATE SET sent_at = excluded.sent_at, decisions = excluded.decisions;  -- the records
-                        END IF;  -- recorded
-                    END IF;  -- written
-                    RETURN QUERY SELECT NOT changed, seen_data, logged, NULL::bytea;  -- the answer
-                    IF seen_configuration = expected_configuration AND seen_data = expected_data AND last_log > expected_last_log THEN
-                        RETURN QUERY SELECT NULL::boolean, NULL::bigint, l.id, l.entries FROM badge_log l
-                            WHERE l.id > expected_last_log AND l.id <= last_log ORDER BY l.id;  -- the rows another node appended since
-                    END IF;  -- read on
-                END $$;
-                """),
-        // What no PushBridge calls any more: the first commit function (its checks and writes are the
-        // logged one's). Shipped migrations stay as they were; this one drops what they made and
-        // nothing calls.
+        // Made the first commit function, `pushbridge_commit_sends`, which no PushBridge calls and
+        // `2026-11-28-drop-unused-commit-function` drops: it makes nothing now (ruling 195).
+        Migration(identifier: "2026-11-26-postgres-commit-sends", sql: ""),
+        // Counters no longer move the data version (one app on two nodes): every counter goes to the
+        // badge log as one row of a commit, with the user rows it counted (NULL: many, or written
+        // before — read as touching everyone). It also made the app schema's `pushbridge_commit_logged`,
+        // which `2026-12-06-tables-shared-by-apps` replaces: it makes that no more (ruling 195).
+        Migration(identifier: "2026-11-26-postgres-counters-logged", sql: "ALTER TABLE badge_log ADD COLUMN users bigint[];"),
+        // Remade the app schema's `pushbridge_commit_logged` with one plan a connection; the shared
+        // tables' function (``commitLoggedFunction``) is what it became: it makes nothing now (ruling 195).
+        Migration(identifier: "2026-11-27-postgres-commit-one-plan", sql: ""),
+        // What no PushBridge calls any more: the first commit function, in a database made before
+        // `2026-11-26-postgres-commit-sends` stopped making it.
         Migration(
             identifier: "2026-11-28-drop-unused-commit-function",
             sql: """

@@ -32,7 +32,7 @@ extension PostgresStateStore {
             DROP TABLE app_version;
             DROP FUNCTION pushbridge_write_lock(text);
             DROP FUNCTION pushbridge_write_lock(text, text[]);
-            DROP FUNCTION pushbridge_commit_logged(text, bigint, bigint, bigint, bigint[], text[], bigint[], bigint[], bigint[], bytea, bigint[],
+            DROP FUNCTION IF EXISTS pushbridge_commit_logged(text, bigint, bigint, bigint, bigint[], text[], bigint[], bigint[], bigint[], bytea, bigint[],
                 text[], text[], text[], text[], bigint[], bytea[], bytea[], bigint[], text[], bigint[], bytea[], bigint);
             ALTER TABLE certificates DROP CONSTRAINT certificates_pkey CASCADE;
             ALTER TABLE users DROP CONSTRAINT users_pkey CASCADE, DROP CONSTRAINT users_name_key;
@@ -140,65 +140,7 @@ extension PostgresStateStore {
                     NULL::text, NULL::bigint, NULL::bytea FROM apps a WHERE a.key = app_key;  -- the versions
                 RETURN QUERY SELECT NULL::bigint, NULL::bigint, NULL::bigint, NULL::bigint, s.message_id, s.sent_at, s.decisions FROM sent_messages s
                     WHERE s.app = app_key AND s.message_id = ANY(ids); END $$;
-            CREATE FUNCTION pushbridge_commit_logged(
-                app_key integer, expected_configuration bigint, expected_data bigint, expected_last_log bigint, read_users bigint[],
-                ids text[], cutoffs bigint[], rolls bigint[], rolls_used_at bigint[],
-                log_entries bytea, log_users bigint[],
-                d_message text[], d_receiver text[], d_token text[], d_environment text[], d_bound_at bigint[],
-                d_headers bytea[], d_payload bytea[], d_queued_at bigint[],
-                r_message text[], r_sent_at bigint[], r_decisions bytea[], prune_before bigint)
-            RETURNS TABLE (committed boolean, data bigint, log_id bigint, entries bytea)
-            LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT SET plan_cache_mode = force_generic_plan AS $$
-            DECLARE
-                seen_configuration bigint;  -- the app's version once the lock is held
-                seen_data bigint;  -- and its data version
-                last_log bigint;  -- the app's badge log's last row once the lock is held
-                changed boolean;  -- whether anything the decisions read has changed
-                logged bigint;  -- the badge log row written, if any
-            BEGIN
-                PERFORM pg_advisory_xact_lock(hashtext(current_schema())::bigint << 32 | app_key);  -- every write's lock
-                SELECT a.version, a.data_version, coalesce((SELECT max(l.id) FROM badge_log l WHERE l.app = app_key), 0)
-                    INTO seen_configuration, seen_data, last_log FROM apps a WHERE a.key = app_key;  -- read after the lock
-                changed := seen_configuration <> expected_configuration OR seen_data <> expected_data OR last_log < expected_last_log;  -- the versions
-                IF NOT changed AND last_log > expected_last_log THEN
-                    changed := read_users IS NULL OR EXISTS (SELECT 1 FROM badge_log l WHERE l.app = app_key AND l.id > expected_last_log AND l.id <= last_log
-                        AND (l.users IS NULL OR l.users && read_users));  -- a row that counted one
-                END IF;  -- another node counted a user whose state was read
-                IF NOT changed AND cardinality(ids) > 0 THEN
-                    changed := EXISTS (SELECT 1 FROM sent_messages s JOIN unnest(ids, cutoffs) AS x(i, c) ON s.message_id = x.i
-                        WHERE s.app = app_key AND s.message_id = ANY(ids) AND s.sent_at >= x.c);  -- a record within its repeat window
-                END IF;  -- the records
-                IF NOT changed AND cardinality(rolls) > 0 THEN
-                    changed := (SELECT count(*) FROM receiver_rolls r WHERE r.app = app_key AND r.id = ANY(rolls)) <> cardinality(rolls);  -- a roll pruned
-                END IF;  -- the rolls
-                IF NOT changed THEN
-                    IF cardinality(rolls) > 0 THEN
-                        UPDATE receiver_rolls r SET used_at = greatest(r.used_at, x.u) FROM unnest(rolls, rolls_used_at) AS x(i, u)
-                            WHERE r.app = app_key AND r.id = ANY(rolls) AND r.id = x.i;  -- before pruning
-                    END IF;  -- the rolls' times
-                    IF prune_before IS NOT NULL THEN
-                        DELETE FROM receiver_rolls r WHERE r.app = app_key AND r.used_at < prune_before;  -- the rolls of the records forgotten
-                        DELETE FROM sent_messages s WHERE s.app = app_key AND s.sent_at < prune_before;  -- and the records
-                    END IF;  -- pruned
-                    IF log_entries IS NOT NULL THEN
-                        INSERT INTO badge_log (app, entries, users) VALUES (app_key, log_entries, log_users) RETURNING id INTO logged;  -- the counters, one row
-                    END IF;  -- logged
-                    IF cardinality(d_message) > 0 THEN
-                        INSERT INTO deliveries (app, message_id, receiver, token, environment, bound_at, headers, payload, queued_at, due_at, updated_at)
-                            SELECT app_key, m, r, t, e, b, h, p, q, q, q FROM unnest(d_message, d_receiver, d_token, d_environment, d_bound_at, d_headers, d_payload, d_queued_at)
-                            AS x(m, r, t, e, b, h, p, q);  -- the outbox rows
-                    END IF;  -- queued
-                    IF cardinality(r_message) > 0 THEN
-                        INSERT INTO sent_messages (app, message_id, sent_at, decisions) SELECT app_key, x.* FROM unnest(r_message, r_sent_at, r_decisions) AS x
-                            ON CONFLICT (app, message_id) DO UPDATE SET sent_at = excluded.sent_at, decisions = excluded.decisions;  -- the records
-                    END IF;  -- recorded
-                END IF;  -- written
-                RETURN QUERY SELECT NOT changed, seen_data, logged, NULL::bytea;  -- the answer
-                IF seen_configuration = expected_configuration AND seen_data = expected_data AND last_log > expected_last_log THEN
-                    RETURN QUERY SELECT NULL::boolean, NULL::bigint, l.id, l.entries FROM badge_log l
-                        WHERE l.app = app_key AND l.id > expected_last_log AND l.id <= last_log ORDER BY l.id;  -- the rows another node appended since
-                END IF;  -- read on
-            END $$;
+            \(commitLoggedFunction)
             """)
 
     /// The tables an app's rows live in, in the order their foreign keys allow filling them.

@@ -112,12 +112,38 @@ struct PostgresStoreTests {
             let settings = Set(line.split(separator: ",").map(String.init))
             #expect(settings == ["search_path=\(schema)", "plan_cache_mode=force_generic_plan", "enable_seqscan=off"], "\(settings)")
         }
-        // The schema has the functions PushBridge calls and no other: the first commit function,
-        // made by a shipped migration, is dropped by a later one.
+        // The schema has the functions PushBridge calls and no other: the app schemas' commit
+        // functions are made by no migration now, and dropped where an older PushBridge made them.
         let functions = try runProgram("/usr/bin/env", ["psql", "-At", url, "-c",
             "SELECT p.proname || '/' || p.pronargs FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = '\(schema)' ORDER BY 1"])
         #expect(functions.status == 0, "\(functions.stderr)")
         #expect(functions.stdout.split(separator: "\n").map(String.init) == ["pushbridge_commit_apps/33", "pushbridge_commit_logged/23", "pushbridge_write_lock/2"], "\(functions.stdout)")
+    }
+
+    @Test("A schema whose commit functions an older PushBridge wrote ends with today's: the later migration writes them whole")
+    func olderCommitFunctionsAreRewritten() async throws {
+        guard let url = testPostgresURL() else { return }
+        let location = try freshPostgresSchema(url)
+        _ = try await PostgresStateStore.open(location: location).appliedMigrations()
+        let schema = try #require(location.schema)
+        func psql(_ sql: String) throws -> String {
+            let run = try runProgram("/usr/bin/env", ["psql", "-At", "-v", "ON_ERROR_STOP=1", url, "-c", "SET search_path TO \(schema); " + sql])
+            #expect(run.status == 0, "\(run.stderr)")
+            return run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let bodies = "SELECT string_agg(p.proname || ':' || md5(p.prosrc) || ':' || array_to_string(p.proconfig, ','), ' ' ORDER BY p.proname) FROM pg_proc p "
+            + "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = '\(schema)' AND p.proname LIKE 'pushbridge\\_commit\\_%'"
+        let today = try psql(bodies)
+        // As a database at the migration before: both functions as an older PushBridge left them.
+        let last = try #require(PostgresStateStore.migrationIdentifiers.last)
+        #expect(last == "2026-12-06-commit-functions-look-up-by-key")
+        _ = try psql("""
+            UPDATE pg_proc SET prosrc = 'BEGIN RETURN; END', proconfig = NULL WHERE pronamespace = '\(schema)'::regnamespace AND proname LIKE 'pushbridge\\_commit\\_%';
+            DELETE FROM pushbridge_migrations WHERE identifier = '\(last)';
+            """)
+        #expect(try psql(bodies) != today)
+        #expect(try await PostgresStateStore.open(location: location).appliedMigrations() == PostgresStateStore.migrationIdentifiers)
+        #expect(try psql(bodies) == today)
     }
 
     @Test("The directory keeps a binding of any family: the store names no vendor")
