@@ -41,11 +41,12 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     guard let url = ProcessInfo.processInfo.environment["PUSHBRIDGE_TEST_POSTGRES_URL"] else {
         fail("no PostgreSQL: run it as `make bench-postgres` (Tests/Scripts/with-postgres.sh starts a throwaway cluster)")
     }
-    // PUSHBRIDGE_BENCH_ONLY: one load shape alone (for a profiler), or one app's two.
+    // PUSHBRIDGE_BENCH_ONLY: one load shape alone (for a profiler), one app's two, or one app and 8 apps
+    // alternated (apps-pairs).
     let shapeNames = ["eight-apps", "eight-apps-two-nodes", "one-app-one-node", "one-app-two-nodes", "one-app-one-node-spread", "one-app-two-nodes-spread"]
     let only = ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"]
-    if let only, !onlyFanOut, !(shapeNames + ["one-app"]).contains(only) {
-        fail("PUSHBRIDGE_BENCH_ONLY=\(only) is no load shape of --postgres; one of: \(shapeNames.joined(separator: ", ")), one-app")
+    if let only, !onlyFanOut, !(shapeNames + ["one-app", "apps-pairs"]).contains(only) {
+        fail("PUSHBRIDGE_BENCH_ONLY=\(only) is no load shape of --postgres; one of: \(shapeNames.joined(separator: ", ")), one-app, apps-pairs")
     }
     let base = try PostgresLocation(url: url)
     let now = Instant(iso8601: "2026-03-02T09:15:00Z")!
@@ -243,6 +244,19 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         let cost = perMessage(run)
         print(String(format: "%@: %.0f/s, CPU a message: nodes %.2f ms, PostgreSQL %.2f ms; statements a message %.2f",
             label as NSString, total(run), cost.node, cost.postgres, cost.statements))
+        try await stopNodes()
+        return
+    }
+    if only == "apps-pairs" {  // one app, then 8 apps, on one node, three times: the ratio pair by pair
+        var ratios: [Double] = []
+        for pair in 1...3 {
+            let one = await load(oneAppOnOneNode)
+            let eight = await load(eightAppsOnOneNode)
+            ratios.append(total(eight) / total(one))
+            print(String(format: "pair %d: one app %.0f/s, 8 apps %.0f/s (%.2f×)", pair, total(one), total(eight), ratios.last!))
+        }
+        print(String(format: "8 apps against one app, one node: median of 3 adjacent pairs %.2f× (target ≥ 0.75×: %@)",
+            ratios.sorted()[1], (ratios.sorted()[1] >= 0.75 ? "met" : "NOT MET") as NSString))
         try await stopNodes()
         return
     }
