@@ -27,10 +27,7 @@ extension PostgresStateStore.Transaction {
         guard !ids.isEmpty else { return [] }
         let found = try await rows(
             PostgresQuery(
-                unsafeSQL: """
-                    SELECT \(Self.receiverColumns), \(UserDetailColumn.sql) FROM unnest($2::text[]) AS j(name)
-                    CROSS JOIN LATERAL (SELECT * FROM users WHERE name = j.name AND app = $1 OFFSET 0) u \(Self.badgeJoin)
-                    """,
+                unsafeSQL: "SELECT \(Self.receiverColumns), \(UserDetailColumn.sql) \(Self.usersNamed(columns: "*")) \(Self.badgeJoin)",
                 binds: try binds(app, Array(Set(ids)))))
         guard !found.isEmpty else { return ids.map { _ in nil } }
         let overlay = try await badgeOverlay()
@@ -72,8 +69,14 @@ extension PostgresStateStore.Transaction {
     /// Which of `ids` are users with a record, in one statement.
     func existingUsers(_ ids: [UserID]) async throws -> Set<UserID> {
         guard !ids.isEmpty else { return [] }
-        let query = "SELECT u.name FROM unnest($2::text[]) AS j(name) CROSS JOIN LATERAL (SELECT name FROM users WHERE name = j.name AND app = $1 OFFSET 0) u"
+        let query = "SELECT u.name \(Self.usersNamed(columns: "name"))"
         return Set(try await rows(PostgresQuery(unsafeSQL: query, binds: try binds(app, Array(Set(ids))))).map { try $0.string(0) })
+    }
+
+    /// `FROM` the rows (`u`, with `columns`) of the users named in `$2` (`text[]`) of app `$1`, each
+    /// found by its key: the lateral form keeps a generic or stale plan from scanning every app's users.
+    static func usersNamed(columns: String) -> String {
+        "FROM unnest($2::text[]) AS j(name) CROSS JOIN LATERAL (SELECT \(columns) FROM users WHERE name = j.name AND app = $1 OFFSET 0) u"
     }
 
     func sender(_ id: UserID, group: String?) async throws -> UserState? {

@@ -103,21 +103,19 @@ struct PostgresStoreTests {
         _ = try await PostgresStateStore.open(location: location).appliedMigrations()
         let schema = try #require(location.schema)
         // Read by psql from the catalog, not through the store: what every call of the function runs with.
-        let run = try runProgram("/usr/bin/env", ["psql", "-At", url, "-c",
-            "SELECT array_to_string(p.proconfig, ',') FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = '\(schema)' AND p.proname LIKE 'pushbridge\\_commit\\_%'"])
-        #expect(run.status == 0, "\(run.stderr)")
-        let lines = run.stdout.split(separator: "\n")
-        #expect(lines.count == 2, "the one-app and the several-apps commit functions: \(run.stdout)")
+        let configs = try PostgresSharedTablesTests.psql(location,
+            "SELECT array_to_string(p.proconfig, ',') FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = '\(schema)' AND p.proname LIKE 'pushbridge\\_commit\\_%'")
+        let lines = configs.split(separator: "\n")
+        #expect(lines.count == 2, "the one-app and the several-apps commit functions: \(configs)")
         for line in lines {
             let settings = Set(line.split(separator: ",").map(String.init))
             #expect(settings == ["search_path=\(schema)", "plan_cache_mode=force_generic_plan", "enable_seqscan=off"], "\(settings)")
         }
         // The schema has the functions PushBridge calls and no other: the app schemas' commit
         // functions are made by no migration now, and dropped where an older PushBridge made them.
-        let functions = try runProgram("/usr/bin/env", ["psql", "-At", url, "-c",
-            "SELECT p.proname || '/' || p.pronargs FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = '\(schema)' ORDER BY 1"])
-        #expect(functions.status == 0, "\(functions.stderr)")
-        #expect(functions.stdout.split(separator: "\n").map(String.init) == ["pushbridge_commit_apps/33", "pushbridge_commit_logged/23", "pushbridge_write_lock/2"], "\(functions.stdout)")
+        let functions = try PostgresSharedTablesTests.psql(location,
+            "SELECT p.proname || '/' || p.pronargs FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = '\(schema)' ORDER BY 1")
+        #expect(functions.split(separator: "\n").map(String.init) == ["pushbridge_commit_apps/33", "pushbridge_commit_logged/23", "pushbridge_write_lock/2"], "\(functions)")
     }
 
     @Test("A schema whose commit functions an older PushBridge wrote ends with today's: the later migration writes them whole")
@@ -126,11 +124,7 @@ struct PostgresStoreTests {
         let location = try freshPostgresSchema(url)
         _ = try await PostgresStateStore.open(location: location).appliedMigrations()
         let schema = try #require(location.schema)
-        func psql(_ sql: String) throws -> String {
-            let run = try runProgram("/usr/bin/env", ["psql", "-At", "-v", "ON_ERROR_STOP=1", url, "-c", "SET search_path TO \(schema); " + sql])
-            #expect(run.status == 0, "\(run.stderr)")
-            return run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
+        func psql(_ sql: String) throws -> String { try PostgresSharedTablesTests.psql(location, "SET search_path TO \(schema); " + sql) }
         let bodies = "SELECT string_agg(p.proname || ':' || md5(p.prosrc) || ':' || array_to_string(p.proconfig, ','), ' ' ORDER BY p.proname) FROM pg_proc p "
             + "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = '\(schema)' AND p.proname LIKE 'pushbridge\\_commit\\_%'"
         let today = try psql(bodies)
