@@ -92,6 +92,18 @@ struct PostgresProcessTests {
 
     /// A node's writers hold no thread while PostgreSQL answers a warm send's commit,
     /// so 8 busy apps cost the node no thread of their own.
+    /// The most threads `pid` has, sampled every 5 ms until the task is cancelled.
+    static func mostThreads(of pid: Int32) -> Task<Int, Never> {
+        Task {
+            var most = 0
+            while !Task.isCancelled {
+                most = max(most, threads(of: pid) ?? 0)
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            return most
+        }
+    }
+
     @Test("8 apps under concurrent load on one node hold a bounded number of threads")
     func eightAppsHoldBoundedThreads() async throws {
         guard let url = testPostgresURL() else { return }
@@ -102,6 +114,9 @@ struct PostgresProcessTests {
         defer { server.stopInBackground() }
         let pid = server.process.processIdentifier
         guard Self.threads(of: pid) != nil else { return }  // no /proc here
+        // Threads come and go between samples (dispatch lets idle workers go): "before" is the most
+        // seen while the apps are set up and warmed, one request at a time.
+        let warming = Self.mostThreads(of: pid)
         try await withHTTPClient { client in
             let examples = Repository.root.appendingPathComponent("Examples/facade")
             let app = try String(contentsOf: examples.appendingPathComponent("app.json"), encoding: .utf8)
@@ -116,15 +131,9 @@ struct PostgresProcessTests {
                 keys.append(key)
             }
             let (appKeys, base) = (keys, server.base)
-            let before = try #require(Self.threads(of: pid))
-            let sampling = Task {
-                var most = 0
-                while !Task.isCancelled {
-                    most = max(most, Self.threads(of: pid) ?? 0)
-                    try? await Task.sleep(for: .milliseconds(5))
-                }
-                return most
-            }
+            warming.cancel()
+            let before = await warming.value
+            let sampling = Self.mostThreads(of: pid)
             let created = try await withThrowingTaskGroup(of: Int.self) { group in
                 for worker in 0..<32 {
                     group.addTask {
@@ -144,9 +153,10 @@ struct PostgresProcessTests {
             let most = await sampling.value
             #expect(created == 32 * 25, "every send answered 201")
             // The writers' rounds run on a few shared queues and await PostgreSQL: the load adds a
-            // thread or two (measured: 10 before, 11–12 under it). 8 writers each blocked on its
-            // statements, as in 0.30.0, added one each (9 → 17 when the rounds had a queue per app).
-            #expect(most <= before + 4, "threads: \(before) before the load, at most \(most) under 32 concurrent requests over 8 apps")
+            // few threads (measured: 7 before, 10 under it; 12 on a saturated 2-core machine, where
+            // dispatch adds workers). 8 writers each blocked on its statements, as in 0.30.0, added
+            // one each on top (9 → 17 when the rounds had a queue per app).
+            #expect(most <= before + 6, "threads: \(before) before the load, at most \(most) under 32 concurrent requests over 8 apps")
             print("threads: \(before) before the load, at most \(most) under 32 concurrent requests over 8 apps")
         }
     }
