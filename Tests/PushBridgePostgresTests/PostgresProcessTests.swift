@@ -90,8 +90,6 @@ struct PostgresProcessTests {
         return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces))
     }
 
-    /// A node's writers hold no thread while PostgreSQL answers a warm send's commit,
-    /// so 8 busy apps cost the node no thread of their own.
     /// The most threads `pid` has, sampled every 5 ms until the task is cancelled.
     static func mostThreads(of pid: Int32) -> Task<Int, Never> {
         Task {
@@ -104,6 +102,8 @@ struct PostgresProcessTests {
         }
     }
 
+    /// A node's writers hold no thread while PostgreSQL answers a warm send's commit,
+    /// so 8 busy apps cost the node no thread of their own.
     @Test("8 apps under concurrent load on one node hold a bounded number of threads")
     func eightAppsHoldBoundedThreads() async throws {
         guard let url = testPostgresURL() else { return }
