@@ -41,8 +41,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// page's update about 22 ms of SQLite's writer).
     public var pushTaskPageSize = 750
     /// The most receivers a second an app's push tasks decide (`nil`: as fast as its writer takes
-    /// them): a broadcast is spread over time instead of taking the writer, APNs and the app's users'
-    /// servers all at once.
+    /// them): a broadcast is spread over time, in pages of at most a fiftieth of the rate, instead of
+    /// taking the writer, APNs and the app's users' servers all at once.
     public var pushTaskRate: Int?
     /// The log level of the service's log lines (stderr).
     public var logLevel: Logger.Level

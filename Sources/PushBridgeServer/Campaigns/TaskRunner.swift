@@ -23,8 +23,8 @@ final class TaskRunner: Sendable {
         /// Receivers a page (`ServiceConfiguration.pushTaskPageSize`).
         var pageSize: Int
         /// The most receivers a second the app's tasks decide (`nil`: as fast as the writer takes them):
-        /// pages are spaced so that a broadcast does not take the app's writer, APNs or the devices'
-        /// servers all at once.
+        /// pages are made small (``receiversAPage``) and spaced, so that a broadcast does not take the
+        /// app's writer, APNs or the devices' servers all at once.
         var receiversPerSecond: Int?
         /// How long it sleeps with nothing due, unless woken (a task made through this node wakes it;
         /// one made through another node, or left by a node that died, is found at the next look).
@@ -32,6 +32,18 @@ final class TaskRunner: Sendable {
         /// How long after its app opens it first looks, unless woken: the request that opened the app
         /// goes first, and apps opened together (at start) do not all read at once.
         var firstLookMilliseconds: Int64 = 1_000
+
+        /// The pages a second of a paced task (``receiversPerSecond`` set): its receivers go in that
+        /// many small, even pages rather than in bursts of ``pageSize``, so a chat message waits
+        /// behind a short write, not a long one.
+        static let pacedPagesASecond = 50
+
+        /// Receivers a page: ``pageSize``, and for a paced task at most its rate over
+        /// ``pacedPagesASecond`` (at least one).
+        var receiversAPage: Int {
+            guard let rate = receiversPerSecond else { return pageSize }
+            return min(pageSize, max(1, rate / Self.pacedPagesASecond))
+        }
     }
 
     let tenant: AppTenant
@@ -125,7 +137,7 @@ final class TaskRunner: Sendable {
     @discardableResult
     func runPage(of seen: PushTask) async throws -> Int {
         current.withLock { $0 = nil }
-        let size = settings.pageSize
+        let size = settings.receiversAPage
         guard let (task, receivers) = try await tenant.reading(rerouting: false, { try await $0.nextReceivers(after: seen, limit: size) }) else { return 0 }
         guard let family = families[task.family] else {
             _ = try await tenant.update(rerouting: false) { try await $0.cancelTask(task.id, at: .now) }
