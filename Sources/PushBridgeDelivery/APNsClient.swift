@@ -49,6 +49,11 @@ public final class APNsClient: APNsSender {
         /// The threads of the client's own event loops: APNs traffic never shares a thread with the
         /// service's HTTP requests, so a campaign's deliveries do not hold a chat request's answer.
         public var eventLoopThreads: Int
+        /// The nice value of the event loops' threads (Linux; 0: the process's own, elsewhere ignored):
+        /// above 0, the service's requests and decisions get the CPU first when both want it, and
+        /// deliveries take what is left — a campaign's deliveries then do not slow its deciding or a
+        /// chat request's answer on a busy machine.
+        public var eventLoopNice: Int32
 
         /// The default threads of the client's event loops: one a core.
         public static var defaultEventLoopThreads: Int { System.coreCount }
@@ -60,7 +65,7 @@ public final class APNsClient: APNsSender {
         public init(
             productionURL: String = "https://api.push.apple.com", developmentURL: String = "https://api.development.push.apple.com",
             trustedCAFile: String? = nil, requestTimeoutSeconds: Double = 10, connectionsPerIdentity: Int = Endpoint.defaultConnections,
-            eventLoopThreads: Int = Endpoint.defaultEventLoopThreads
+            eventLoopThreads: Int = Endpoint.defaultEventLoopThreads, eventLoopNice: Int32 = 0
         ) {
             self.productionURL = productionURL
             self.developmentURL = developmentURL
@@ -68,13 +73,17 @@ public final class APNsClient: APNsSender {
             self.requestTimeoutSeconds = requestTimeoutSeconds
             self.connectionsPerIdentity = max(1, connectionsPerIdentity)
             self.eventLoopThreads = max(1, eventLoopThreads)
+            self.eventLoopNice = min(19, max(0, eventLoopNice))
         }
 
         /// Both environments at one base URL (a local APNs).
-        public init(baseURL: String, trustedCAFile: String?, requestTimeoutSeconds: Double = 10, connectionsPerIdentity: Int = Endpoint.defaultConnections) {
+        public init(
+            baseURL: String, trustedCAFile: String?, requestTimeoutSeconds: Double = 10, connectionsPerIdentity: Int = Endpoint.defaultConnections,
+            eventLoopNice: Int32 = 0
+        ) {
             self.init(
                 productionURL: baseURL, developmentURL: baseURL, trustedCAFile: trustedCAFile, requestTimeoutSeconds: requestTimeoutSeconds,
-                connectionsPerIdentity: connectionsPerIdentity)
+                connectionsPerIdentity: connectionsPerIdentity, eventLoopNice: eventLoopNice)
         }
     }
 
@@ -104,6 +113,7 @@ public final class APNsClient: APNsSender {
         }
         let drainTime = TimeAmount.milliseconds(Int64(endpoint.requestTimeoutSeconds * 1000) + 1_000)
         let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: endpoint.eventLoopThreads)
+        if endpoint.eventLoopNice > 0 { Self.lowerPriority(of: eventLoops, nice: endpoint.eventLoopNice) }
         func pools(_ identity: (chain: [NIOSSLCertificate], key: NIOSSLPrivateKey)?) throws -> [APNsEnvironment: APNsConnectionPool] {
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.applicationProtocols = ["h2"]
@@ -152,6 +162,34 @@ public final class APNsClient: APNsSender {
         self.eventLoops = eventLoops
         var seen = Set<ObjectIdentifier>()
         distinctPools = all.flatMap(\.values).filter { seen.insert(ObjectIdentifier($0)).inserted }
+    }
+
+    /// Sets the nice value of each of `eventLoops`' threads, from the thread itself (on Linux a
+    /// thread's nice value is its own); before any connection's work, which the loops run after it.
+    private static func lowerPriority(of eventLoops: MultiThreadedEventLoopGroup, nice: Int32) {
+        #if os(Linux)
+        for loop in eventLoops.makeIterator() {
+            loop.execute { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) }
+        }
+        #endif
+    }
+
+    /// The nice value of each event loop's thread, read on the thread (0 where nice values are not
+    /// per thread).
+    func eventLoopNiceValues() async throws -> [Int32] {
+        var values: [Int32] = []
+        for loop in eventLoops.makeIterator() {
+            values.append(
+                try await loop.submit { () -> Int32 in
+                    #if os(Linux)
+                    errno = 0
+                    return getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+                    #else
+                    return 0
+                    #endif
+                }.get())
+        }
+        return values
     }
 
     /// Closes every connection, then stops the client's event loops.

@@ -35,7 +35,7 @@ extension ServiceConfiguration {
         "listen", "db", "synchronous", "body-limit-bytes", "request-timeout-seconds", "group-commit-max-batch",
         "group-commit-wait-microseconds", "max-open-apps", "store-connections", "postgres-connections", "repeat-window-seconds", "push-task-limit", "push-task-page-size", "push-task-rate", "log-level", "admin-key-sha256",
         "apns-credentials-file", "apns-url", "apns-ca-file", "apns-request-timeout-seconds", "delivery-max-age-seconds",
-        "delivery-retry-base-milliseconds", "delivery-concurrency", "apns-connections", "delivery-retention-seconds", "delivery-lease-seconds", "feedback-url",
+        "delivery-retry-base-milliseconds", "delivery-concurrency", "apns-connections", "apns-thread-nice", "delivery-retention-seconds", "delivery-lease-seconds", "feedback-url",
     ].map { Key(name: $0, isSecret: false) } + [Key(name: "admin-key", isSecret: true), Key(name: "store", isSecret: true)]
 
     /// Reads the configuration: defaults, then the YAML file, then `PUSHBRIDGE_…` variables, then flags.
@@ -207,6 +207,7 @@ extension ServiceConfiguration {
         if let n = try integer("delivery-retry-base-milliseconds", 1...60_000, "milliseconds, 1–60000") { d.retryBaseMilliseconds = Int64(n) }
         if let n = try integer("delivery-concurrency", 1...10_000, "requests in flight, 1–10000") { d.concurrency = n }
         if let n = try integer("apns-connections", 1...64, "HTTP/2 connections per credential, 1–64") { d.connections = n }
+        if let n = try integer("apns-thread-nice", 0...19, "a nice value for the APNs client's threads, 0–19") { d.apnsThreadNice = Int32(n) }
         if let n = try integer("delivery-retention-seconds", 60...(365 * 86_400), "seconds, 60–31536000") { d.retentionSeconds = Int64(n) }
         if let n = try integer("delivery-lease-seconds", 1...3_600, "seconds, 1–3600") { d.leaseSeconds = Int64(n) }
         c.delivery = d
@@ -247,6 +248,7 @@ extension ServiceConfiguration {
             delivery-retry-base-milliseconds: \(d.retryBaseMilliseconds)
             delivery-concurrency: \(d.concurrency)
             apns-connections: \(d.connections)
+            apns-thread-nice: \(d.apnsThreadNice)
             delivery-retention-seconds: \(d.retentionSeconds)
             delivery-lease-seconds: \(d.leaseSeconds)
             feedback-url: \(d.feedbackURL ?? "none")

@@ -37,9 +37,10 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// The most push tasks (campaigns) an app has pending, or made within 5 minutes (the vendors' 3).
     public var pushTaskLimit: Int = 3
     /// Receivers a push task decides together, in one update: a larger page costs fewer updates and
-    /// holds the app's writer longer (750: a million receivers decided in under a minute here, a
-    /// page's update about 22 ms of SQLite's writer).
-    public var pushTaskPageSize = 750
+    /// holds the app's writer longer (250: a million receivers decided in under a minute here, with
+    /// the APNs client's threads below the service's — ``Delivery/apnsThreadNice`` — and a chat
+    /// message waits behind a page's update of about 8 ms of SQLite's writer).
+    public var pushTaskPageSize = 250
     /// The most receivers a second an app's push tasks decide (`nil`: as fast as its writer takes
     /// them): a broadcast is spread over time, in pages of at most a fiftieth of the rate, instead of
     /// taking the writer, APNs and the app's users' servers all at once.
@@ -76,6 +77,10 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public var concurrency: Int = 2_000
         /// HTTP/2 connections per TLS identity (APNs allows up to 1,000 streams on each).
         public var connections: Int = APNsClient.Endpoint.defaultConnections
+        /// The nice value of the APNs client's threads (Linux; 0–19, 0: the process's own): above the
+        /// process's, requests and decisions get the CPU first and deliveries take what is left, so a
+        /// campaign's deliveries slow neither its deciding nor a chat request's answer.
+        public var apnsThreadNice: Int32 = 10
         /// How long delivered and failed deliveries stay readable.
         public var retentionSeconds: Int64 = 86_400
         /// How long a worker's claim on a delivery lasts: a node that dies gives its claimed

@@ -50,10 +50,12 @@ final class ServiceDelivery: Sendable {
         let endpoint =
             settings.apnsURL.map {
                 APNsClient.Endpoint(
-                    baseURL: $0, trustedCAFile: settings.caFile, requestTimeoutSeconds: settings.requestTimeoutSeconds, connectionsPerIdentity: settings.connections)
+                    baseURL: $0, trustedCAFile: settings.caFile, requestTimeoutSeconds: settings.requestTimeoutSeconds, connectionsPerIdentity: settings.connections,
+                    eventLoopNice: settings.apnsThreadNice)
             }
             ?? APNsClient.Endpoint(
-                trustedCAFile: settings.caFile, requestTimeoutSeconds: settings.requestTimeoutSeconds, connectionsPerIdentity: settings.connections)
+                trustedCAFile: settings.caFile, requestTimeoutSeconds: settings.requestTimeoutSeconds, connectionsPerIdentity: settings.connections,
+                eventLoopNice: settings.apnsThreadNice)
         do {
             client = try APNsClient(endpoint: endpoint, credentials: credentials)
         } catch let error as DeliveryError {

@@ -25,6 +25,17 @@ struct DeliveryProcessTests {
         #expect(good.status == 0, "\(good.stderr)")
         #expect(good.stdout.contains("credential: key \(DeliveryKit.keyID) for *"), "\(good.stdout)")
         #expect(good.stdout.contains("apns-credentials-file: \(kit.path("credentials.yaml"))"))
+        // apns-thread-nice: 10 unless set; 0–19, anything else refused naming its source.
+        #expect(good.stdout.contains("apns-thread-nice: 10\n"), "\(good.stdout)")
+        var niced = environment
+        niced["PUSHBRIDGE_APNS_THREAD_NICE"] = "0"
+        let zero = try runTool(["serve", "--db", ":memory:", "--check-config"], environment: niced)
+        #expect(zero.status == 0 && zero.stdout.contains("apns-thread-nice: 0\n"), "\(zero.stdout)\(zero.stderr)")
+        niced["PUSHBRIDGE_APNS_THREAD_NICE"] = "20"
+        let twenty = try runTool(["serve", "--db", ":memory:", "--check-config"], environment: niced)
+        #expect(
+            twenty.status == 2 && twenty.stderr.contains("environment PUSHBRIDGE_APNS_THREAD_NICE: apns-thread-nice: expected a nice value for the APNs client's threads, 0–19, found \"20\""),
+            "\(twenty.stderr)")
         let keyLine = String(kit.key.pemRepresentation.split(separator: "\n")[1])
         #expect(!good.stdout.contains(keyLine) && !good.stdout.contains("PRIVATE KEY"))
         // A key file that is not a P-256 key: exit 2, the file named, its content not shown.
