@@ -182,7 +182,6 @@ public final class APNsClient: APNsSender {
             values.append(
                 try await loop.submit { () -> Int32 in
                     #if os(Linux)
-                    errno = 0
                     return getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
                     #else
                     return 0

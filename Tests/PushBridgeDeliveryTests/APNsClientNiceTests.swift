@@ -11,7 +11,6 @@ struct APNsClientNiceTests {
     @Test("each event loop thread runs at the endpoint's nice value; 0 leaves the process's own")
     func eventLoopNice() async throws {
         #if os(Linux)
-        errno = 0
         let own = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
         // Asked for 0: the process's own; else the value asked (at most 19), or the process's own when
         // that is higher and the process may not lower it.
