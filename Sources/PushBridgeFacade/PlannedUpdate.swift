@@ -2,12 +2,7 @@ import PushBridgeStore
 
 /// A facade operation as read → decide → commit: what it reads, and what it makes of what was read
 /// (a pure function of the snapshot), run as the store's update (`PushStateStore.update(reading:deciding:)`).
-struct PlannedUpdate<Outcome: Sendable>: Sendable {
-    /// What it reads.
-    var keys = StateKeys()
-    /// The changes to write, and what the caller gets back.
-    var decide: @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
-}
+typealias PlannedUpdate = StateUpdate
 
 extension PushFacade {
     /// Runs `planned` as the store's update, awaited.

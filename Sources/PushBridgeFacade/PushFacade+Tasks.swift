@@ -133,53 +133,98 @@ extension PushFacade {
         public var task: PushTask
     }
 
-    /// Decides a page of a task and records it, in one update: its messages are sent — a message to a
-    /// receiver deleted since the page was read is left out and counted `unknown-user` — the task's
-    /// cursor moves from `cursor` to the page's last receiver and its progress grows; it finishes when
+    /// The receivers of each update a page is written in, on a store that lets requests' writes in
+    /// between (`PushStateStore.interleavesBackgroundUpdates`): a request arriving during a page
+    /// waits for about a millisecond of it, not for the whole page.
+    public static let pagePartReceivers = 50
+
+    /// Decides a page of a task and records it: its messages are sent — a message to a receiver
+    /// deleted since the page was read is left out and counted `unknown-user` — the task's cursor
+    /// moves from `cursor` to the page's last receiver and its progress grows; it finishes when
     /// `finished`. Written only while the task is pending with that cursor still: otherwise nothing
     /// is sent or written (another runner had the page, or the task ended). Nobody waits for it: a
-    /// store that orders its writes runs requests' writes first (`PushStateStore.backgroundUpdate(reading:deciding:)`).
+    /// store that orders its writes runs requests' writes first, and where they can come between
+    /// updates the page is written in parts of ``pagePartReceivers``, each its own update recording the
+    /// task's cursor at its last receiver (`PushStateStore.backgroundUpdates(_:)`); a part that finds
+    /// the task moved (cancelled meanwhile) writes nothing, nor do the parts after it.
     /// - Parameters:
     ///   - id: the task.
     ///   - cursor: the task's cursor the page was read after.
     ///   - receivers: the page's receivers, in the order read.
-    ///   - batch: the receivers' messages (``prepare(_:dialect:now:profile:sender:pointer:)``), each
-    ///     with its receiver as its one required target.
+    ///   - batch: the receivers' messages (``prepare(_:dialect:now:profile:sender:pointer:)``), in the
+    ///     receivers' order, each with its receiver as its one required target.
     ///   - finished: whether this is the task's last page.
     ///   - now: when the page is recorded.
-    /// - Returns: what the page did, or `nil` when it was not recorded.
+    /// - Returns: what the page's recorded parts did, or `nil` when none was recorded.
     public func sendPage(
         of id: Int64, from cursor: UserID?, receivers: [UserID], sending batch: [PreparedMessage], finished: Bool, at now: Instant
     ) async throws -> SentPage? {
+        let size = store.interleavesBackgroundUpdates ? Self.pagePartReceivers : max(1, receivers.count)
+        var parts: [PlannedUpdate<SentPage?>] = []
+        var (start, message) = (0, 0)
+        var partCursor = cursor
+        repeat {
+            let end = min(receivers.count, start + size)
+            let part = Array(receivers[start..<end])
+            // The part's messages: those whose receiver is in it (a batch is in receiver order).
+            let names = Set(part)
+            let first = message
+            while message < batch.count && (end == receivers.count || batch[message].requiredTargets.first.map { names.contains($0.id) } ?? true) {
+                message += 1
+            }
+            parts.append(sendingPart(of: id, from: partCursor, receivers: part, sending: Array(batch[first..<message]), offset: first,
+                finished: finished && end == receivers.count, at: now))
+            partCursor = part.last ?? partCursor
+            start = end
+        } while start < receivers.count
+        var page: SentPage?
+        for outcome in try await store.backgroundUpdates(parts) {
+            guard let part = outcome else { break }  // not recorded: neither is what follows it
+            guard var sum = page else {
+                page = part
+                continue
+            }
+            sum.progress.add(part.progress)
+            sum.sent += part.sent
+            sum.task = part.task
+            page = sum
+        }
+        return page
+    }
+
+    /// One part of a page as its own update (``sendPage(of:from:receivers:sending:finished:at:)``).
+    /// - Parameter offset: the part's first message's position in the page's batch.
+    private func sendingPart(
+        of id: Int64, from cursor: UserID?, receivers: [UserID], sending batch: [PreparedMessage], offset: Int, finished: Bool, at now: Instant
+    ) -> PlannedUpdate<SentPage?> {
         let send = sending(batch)
         var keys = send.keys
         let position = keys.addTasks(.task(id))
-        return try await update(
-            PlannedUpdate(keys: keys) { snapshot in
-                guard var task = snapshot.tasks[position].first, task.state == .pending, task.cursor == cursor else { return (StateChanges(), nil) }
-                var (changes, results) = try send.decide(snapshot)
-                var page = SentPage(progress: TaskProgress(targets: receivers.count), sent: [], task: task)
-                var unknown: Set<String> = []
-                for (index, result) in results.enumerated() {
-                    switch result {
-                    case .success(let outcome):
-                        page.sent.append((index, outcome))
-                        for item in outcome.decisions {
-                            switch item.fanOut {
-                            case .push: page.progress.pushed += 1
-                            case .suppressed(let reason): page.progress.suppressed[reason.rawValue, default: 0] += 1
-                            }
+        return PlannedUpdate(keys: keys) { snapshot in
+            guard var task = snapshot.tasks[position].first, task.state == .pending, task.cursor == cursor else { return (StateChanges(), nil) }
+            var (changes, results) = try send.decide(snapshot)
+            var page = SentPage(progress: TaskProgress(targets: receivers.count), sent: [], task: task)
+            var unknown: Set<String> = []
+            for (index, result) in results.enumerated() {
+                switch result {
+                case .success(let outcome):
+                    page.sent.append((offset + index, outcome))
+                    for item in outcome.decisions {
+                        switch item.fanOut {
+                        case .push: page.progress.pushed += 1
+                        case .suppressed(let reason): page.progress.suppressed[reason.rawValue, default: 0] += 1
                         }
-                    case .failure(let refusal as UnknownTargets): unknown.formUnion(refusal.targets)
-                    case .failure(let error): throw error
                     }
+                case .failure(let refusal as UnknownTargets): unknown.formUnion(refusal.targets)
+                case .failure(let error): throw error
                 }
-                if !unknown.isEmpty { page.progress.suppressed["unknown-user", default: 0] += unknown.count }
-                task.record(page: page.progress, to: receivers.last, finished: finished, at: now)
-                changes.tasks.append(task)
-                page.task = task
-                return (changes, page)
-            }, background: true)
+            }
+            if !unknown.isEmpty { page.progress.suppressed["unknown-user", default: 0] += unknown.count }
+            task.record(page: page.progress, to: receivers.last, finished: finished, at: now)
+            changes.tasks.append(task)
+            page.task = task
+            return (changes, page)
+        }
     }
 
     /// Records a page of a task: its cursor moves from `cursor` to `last`, its progress grows, and it

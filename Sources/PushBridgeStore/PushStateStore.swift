@@ -35,6 +35,21 @@ public protocol PushStateStore: AnyObject, Sendable {
         reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
     ) async throws -> Outcome
 
+    /// Background updates, each as ``backgroundUpdate(reading:deciding:)`` runs one, in order; a store
+    /// whose requests' writes can come between them (``interleavesBackgroundUpdates``) runs them in as
+    /// few transactions as requests' writes arriving meanwhile allow, and lets those writes in between.
+    /// - Parameter updates: the updates, in order; each reads what the ones before it wrote.
+    /// - Returns: their outcomes, in order.
+    /// - Throws: as ``update(reading:deciding:)``; the updates before the one that threw may have
+    ///   been written (each is atomic, not all of them together).
+    func backgroundUpdates<Outcome: Sendable>(_ updates: [StateUpdate<Outcome>]) async throws -> [Outcome]
+
+    /// Whether ``backgroundUpdates(_:)`` lets a request's write in between its updates: a caller with
+    /// long background work (a push task's page) then splits it into short updates, so that a request
+    /// waits for one of them, not for all. `false`: each call is one turn whatever its size, and splitting
+    /// would only add commits.
+    var interleavesBackgroundUpdates: Bool { get }
+
     /// Reads `keys` in one consistent snapshot, awaited (a request's reads).
     /// - Parameter keys: what is read.
     func snapshot(_ keys: StateKeys) async throws -> StateSnapshot
@@ -56,6 +71,33 @@ extension PushStateStore {
         reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
     ) async throws -> Outcome {
         try await update(reading: keys, deciding: decide)
+    }
+
+    /// Each update in its turn, all of them: correct for any store.
+    public func backgroundUpdates<Outcome: Sendable>(_ updates: [StateUpdate<Outcome>]) async throws -> [Outcome] {
+        var outcomes: [Outcome] = []
+        outcomes.reserveCapacity(updates.count)
+        for update in updates { outcomes.append(try await backgroundUpdate(reading: update.keys, deciding: update.decide)) }
+        return outcomes
+    }
+
+    public var interleavesBackgroundUpdates: Bool { false }
+}
+
+/// An update as read → decide → commit: what it reads, and what it makes of what was read (a pure
+/// function of the snapshot), for ``PushStateStore/update(reading:deciding:)`` and its kin.
+public struct StateUpdate<Outcome: Sendable>: Sendable {
+    /// What it reads.
+    public var keys: StateKeys
+    /// The changes to write, and what the caller gets back.
+    public var decide: @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
+
+    /// - Parameters:
+    ///   - keys: what it reads.
+    ///   - decide: the changes to write, and what the caller gets back.
+    public init(keys: StateKeys = StateKeys(), decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)) {
+        self.keys = keys
+        self.decide = decide
     }
 }
 

@@ -182,4 +182,32 @@ struct PushTaskTests {
         #expect(try await facade.nextReceivers(after: seen, limit: 2) == nil)
         #expect(try await facade.sendPage(of: 1, from: "u3", receivers: [], sending: [], finished: true, at: FacadeScenario.now) == nil)
     }
+
+    @Test("a page longer than a part is written in parts where requests can come between them: every receiver once, in order, the task's cursor at the last", arguments: FacadeScenario.Backing.allCases)
+    func pageInParts(_ backing: FacadeScenario.Backing) async throws {
+        let facade = await PushFacade(store: try backing.store())
+        try await facade.configure(FacadeScenario.app)
+        let users = (0..<(2 * PushFacade.pagePartReceivers + 20)).map { String(format: "r%03d", $0) }
+        for user in users { try await FacadeScenario.register(user, in: facade) }
+        _ = try await facade.createTask(Self.task(1), labelNames: [], limit: 3, windowSeconds: 300)
+        let seen = try #require(try await facade.tasks(.task(1)).first)
+        let read = try #require(try await facade.nextReceivers(after: seen, limit: users.count))
+        #expect(read.receivers == users)
+        let batch = try users.map { user in
+            var prepared = try facade.prepare(
+                FacadeScenario.json(#"{"id":"task-1-\#(user)","conversationId":"\#(user)","from":"admin","to":"\#(user)","chatType":"Chat","body":{"type":"text","text":"hi"}}"#),
+                dialect: "agora-silent", now: FacadeScenario.now)
+            prepared.requiredTargets = [.user(user)]
+            return prepared
+        }
+        let page = try #require(try await facade.sendPage(of: 1, from: nil, receivers: users, sending: batch, finished: true, at: FacadeScenario.now))
+        #expect(page.sent.map(\.index) == Array(users.indices))
+        #expect(page.sent.map { $0.outcome.decisions.map(\.receiver) } == users.map { [$0] })
+        #expect(page.progress == TaskProgress(targets: users.count, pushed: users.count))
+        #expect(page.task.state == .finished && page.task.cursor == users.last && page.task.progress == page.progress)
+        for user in [users.first!, users[PushFacade.pagePartReceivers], users.last!] {
+            #expect(try await facade.user(user)?.state.badge == 1, "\(user)")
+        }
+        #expect(try await facade.tasks(.task(1)).first == page.task)
+    }
 }

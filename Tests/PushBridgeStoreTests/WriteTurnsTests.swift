@@ -54,3 +54,54 @@ struct WriteTurnsTests {
         #expect(try await turns.transaction(.background) { 42 } == 42)
     }
 }
+
+@Suite("Write turns: background work in steps")
+struct WriteTurnsStepsTests {
+    @Test("a request's write waiting (a claim does not count) has a step stop; the next goes after the requests and claims waiting, ahead of the other background work")
+    func stepsGoOnAhead() async throws {
+        let ran = Mutex<[String]>([])
+        let turns = WriteTurns(DispatchQueue(label: "write-turns-steps"))
+        let note: @Sendable (String) -> @Sendable () -> Void = { name in { ran.withLock { $0.append(name) } } }
+        let steps = Mutex(0)
+        let sawRequest = Mutex(false)
+        let result = try await turns.backgroundSteps { () -> Int? in
+            let step = steps.withLock { steps in
+                steps += 1
+                return steps
+            }
+            note("page-\(step)")()
+            if step == 1 {
+                turns.async(.claim, note("claim-1"))
+                sawRequest.withLock { $0 = turns.requestWaits }  // a claim alone: no
+                turns.async(.request, note("send-1"))
+                turns.async(.background, note("settle-1"))
+                sawRequest.withLock { $0 = !$0 && turns.requestWaits }
+            }
+            return step == 3 ? step : nil
+        }
+        try await turns.transaction(.background) {}  // after settle-1
+        #expect(result == 3)
+        #expect(sawRequest.withLock { $0 })
+        #expect(!turns.requestWaits)
+        #expect(ran.withLock { $0 } == ["page-1", "claim-1", "send-1", "page-2", "page-3", "settle-1"])
+    }
+
+    @Test("a step's error ends the work and reaches its caller; the turns go on")
+    func stepErrors() async throws {
+        struct Refused: Error {}
+        let turns = WriteTurns(DispatchQueue(label: "write-turns-step-errors"))
+        let steps = Mutex(0)
+        await #expect(throws: Refused.self) {
+            _ = try await turns.backgroundSteps { () throws -> Int? in
+                let step = steps.withLock { steps in
+                    steps += 1
+                    return steps
+                }
+                if step == 2 { throw Refused() }
+                return nil
+            }
+        }
+        #expect(steps.withLock { $0 } == 2)
+        #expect(try await turns.transaction(.request) { 42 } == 42)
+    }
+}

@@ -152,12 +152,12 @@ final class TaskRunner: Sendable {
         }) else { return receivers.count }  // another runner had the page, or the task ended: read it again
         tenant.counted(page.sent.map { (messages[$0.index], $0.outcome) }, metrics: metrics, logger: logger)
         metrics.pushTaskPage(page.progress)
-        if finished {
+        if page.task.state == .finished {
             metrics.pushTaskEnded("finished")
             logger.info(
                 "push task finished",
                 metadata: ["app": "\(tenant.id)", "task": "\(task.id)", "targets": "\(page.task.progress.targets)", "pushed": "\(page.task.progress.pushed)"])
-        } else {
+        } else if page.task.state == .pending {
             current.withLock { $0 = page.task }
         }
         return receivers.count

@@ -75,7 +75,7 @@ package final class TransactionOutbox: PushOutbox, @unchecked Sendable {  // `pe
     }
 
     package func claimDeliveries(dueBy now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int) async throws -> [OutboxDelivery] {
-        try await write(.request) { try $0.claimDeliveries(dueBy: now, claimUntil: claimUntil, limit: limit, taskLimit: taskLimit) }
+        try await write(.claim) { try $0.claimDeliveries(dueBy: now, claimUntil: claimUntil, limit: limit, taskLimit: taskLimit) }
     }
 
     package func settleDeliveries(_ settlements: [DeliverySettlement], at now: Instant) async throws {
@@ -84,7 +84,7 @@ package final class TransactionOutbox: PushOutbox, @unchecked Sendable {  // `pe
     }
 
     package func releaseDeliveryClaims() async throws {
-        try await write(.request) { try $0.releaseDeliveryClaims() }
+        try await write(.claim) { try $0.releaseDeliveryClaims() }
     }
 
     package func pruneDeliveries(settledBefore cutoff: Instant) async throws -> Int {

@@ -146,6 +146,33 @@ public final class SQLiteStateStore: TransactionStore, @unchecked Sendable {
         try await updates.transaction(.background) { try self.write { try $0.update(reading: keys, deciding: decide) } }
     }
 
+    /// As ``backgroundUpdate(reading:deciding:)``, the updates one after another in the queue's
+    /// background turn, in one transaction until a request's write (or a delivery claim) waits: then
+    /// what ran is committed, the request goes next, and the rest follows in a transaction of its own
+    /// ahead of the other background work. A page of a push task written in parts holds a request back
+    /// for one part.
+    public func backgroundUpdates<Outcome: Sendable>(_ planned: [StateUpdate<Outcome>]) async throws -> [Outcome] {
+        var outcomes: [Outcome] = []
+        outcomes.reserveCapacity(planned.count)
+        return try await updates.backgroundSteps { [updates] () throws -> [Outcome]? in
+            outcomes += try self.write { transaction in
+                var ran: [Outcome] = []
+                for update in planned[outcomes.count...] {
+                    ran.append(try transaction.update(reading: update.keys, deciding: update.decide))
+                    if updates.requestWaits { break }
+                }
+                return ran
+            }
+            return outcomes.count == planned.count ? outcomes : nil
+        }
+    }
+
+    /// Whether a request's write waits for the store's queue (tests).
+    package var requestWaits: Bool { updates.requestWaits }
+
+    /// `true`: requests' writes go between ``backgroundUpdates(_:)``'s updates.
+    public var interleavesBackgroundUpdates: Bool { true }
+
     /// The outbox: its writes as transactions on the store's update queue, in turn with its updates,
     /// those that wait together in one.
     public var outbox: any PushOutbox { outboxWrites.withLock { $0 } ?? makeOutbox() }
