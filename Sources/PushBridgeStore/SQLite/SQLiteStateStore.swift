@@ -147,10 +147,10 @@ public final class SQLiteStateStore: TransactionStore, @unchecked Sendable {
     }
 
     /// As ``backgroundUpdate(reading:deciding:)``, the updates one after another in the queue's
-    /// background turn, in one transaction until a request's write (or a delivery claim) waits: then
-    /// what ran is committed, the request goes next, and the rest follows in a transaction of its own
-    /// ahead of the other background work. A page of a push task written in parts holds a request back
-    /// for one part.
+    /// background turn, in one transaction until a request's write waits (a delivery claim does not
+    /// stop it): then what ran is committed, the request goes next, and the rest follows in a
+    /// transaction of its own ahead of the other background work. A page of a push task written in
+    /// parts holds a request back for one part.
     public func backgroundUpdates<Outcome: Sendable>(_ planned: [StateUpdate<Outcome>]) async throws -> [Outcome] {
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(planned.count)
