@@ -6,12 +6,8 @@ typealias PlannedUpdate = StateUpdate
 
 extension PushFacade {
     /// Runs `planned` as the store's update, awaited.
-    /// - Parameters:
-    ///   - planned: the update.
-    ///   - background: whether nobody waits for it (`PushStateStore.backgroundUpdate(reading:deciding:)`).
-    func update<Outcome>(_ planned: PlannedUpdate<Outcome>, background: Bool = false) async throws -> Outcome {
-        background
-            ? try await store.backgroundUpdate(reading: planned.keys, deciding: planned.decide)
-            : try await store.update(reading: planned.keys, deciding: planned.decide)
+    /// - Parameter planned: the update.
+    func update<Outcome>(_ planned: PlannedUpdate<Outcome>) async throws -> Outcome {
+        try await store.update(reading: planned.keys, deciding: planned.decide)
     }
 }

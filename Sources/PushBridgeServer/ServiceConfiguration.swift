@@ -36,10 +36,10 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var repeatWindowSeconds: Int64
     /// The most push tasks (campaigns) an app has pending, or made within 5 minutes (the vendors' 3).
     public var pushTaskLimit: Int = 3
-    /// Receivers a push task decides together, in one update: a larger page costs fewer updates and
-    /// holds the app's writer longer (750: a million receivers decided in under a minute here, a
-    /// page's update about 22 ms of SQLite's writer; 250 halves a chat message's p99 during a
-    /// campaign and decided a million in 47–68 s).
+    /// Receivers a push task reads and decides together: a larger page costs fewer reads and updates
+    /// (750: a million receivers decided in under a minute here). SQLite writes a page in parts a
+    /// request's write can come between (`PushFacade.pagePartReceivers`); PostgreSQL in one update,
+    /// where 250 halves a chat message's p99 during a campaign and decides 13 % slower.
     public var pushTaskPageSize = 750
     /// The most receivers a second an app's push tasks decide (`nil`: as fast as its writer takes
     /// them): a broadcast is spread over time, in pages of at most a fiftieth of the rate, instead of
