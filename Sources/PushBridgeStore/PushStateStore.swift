@@ -26,18 +26,10 @@ public protocol PushStateStore: AnyObject, Sendable {
         reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
     ) async throws -> Outcome
 
-    /// ``update(reading:deciding:)`` for a write nobody waits for (a push task's page): a store that
-    /// orders its writes itself runs it when no request's write is waiting.
-    /// - Parameters:
-    ///   - keys: what the decision reads.
-    ///   - decide: the changes to write, and what the caller gets back.
-    func backgroundUpdate<Outcome: Sendable>(
-        reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
-    ) async throws -> Outcome
-
-    /// Background updates, each as ``backgroundUpdate(reading:deciding:)`` runs one, in order; a store
-    /// whose requests' writes can come between them (``interleavesBackgroundUpdates``) runs them in as
-    /// few transactions as requests' writes arriving meanwhile allow, and lets those writes in between.
+    /// Updates nobody waits for (a push task's page), each as ``update(reading:deciding:)`` runs one, in
+    /// order: a store that orders its writes itself runs them when no request's write is waiting, and
+    /// one whose requests' writes can come between them (``interleavesBackgroundUpdates``) runs them in
+    /// as few transactions as requests' writes arriving meanwhile allow, and lets those writes in between.
     /// - Parameter updates: the updates, in order; each reads what the ones before it wrote.
     /// - Returns: their outcomes, in order.
     /// - Throws: as ``update(reading:deciding:)``; the updates before the one that threw may have
@@ -66,18 +58,11 @@ public protocol PushStateStore: AnyObject, Sendable {
 }
 
 extension PushStateStore {
-    /// An update in its turn among the others: correct for any store.
-    public func backgroundUpdate<Outcome: Sendable>(
-        reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
-    ) async throws -> Outcome {
-        try await update(reading: keys, deciding: decide)
-    }
-
-    /// Each update in its turn, all of them: correct for any store.
+    /// Each update in its turn among the others, all of them: correct for any store.
     public func backgroundUpdates<Outcome: Sendable>(_ updates: [StateUpdate<Outcome>]) async throws -> [Outcome] {
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(updates.count)
-        for update in updates { outcomes.append(try await backgroundUpdate(reading: update.keys, deciding: update.decide)) }
+        for update in updates { outcomes.append(try await self.update(reading: update.keys, deciding: update.decide)) }
         return outcomes
     }
 

@@ -138,19 +138,11 @@ public final class SQLiteStateStore: TransactionStore, @unchecked Sendable {
         try await updates.transaction(.request) { try self.write { try $0.update(reading: keys, deciding: decide) } }
     }
 
-    /// As ``update(reading:deciding:)``, in the queue's background turn: it runs when no request's
-    /// write (nor a delivery claim) is waiting.
-    public func backgroundUpdate<Outcome: Sendable>(
-        reading keys: StateKeys, deciding decide: @escaping @Sendable (StateSnapshot) throws -> (changes: StateChanges, outcome: Outcome)
-    ) async throws -> Outcome {
-        try await updates.transaction(.background) { try self.write { try $0.update(reading: keys, deciding: decide) } }
-    }
-
-    /// As ``backgroundUpdate(reading:deciding:)``, the updates one after another in the queue's
-    /// background turn, in one transaction until a request's write waits (a delivery claim does not
-    /// stop it): then what ran is committed, the request goes next, and the rest follows in a
-    /// transaction of its own ahead of the other background work. A page of a push task written in
-    /// parts holds a request back for one part.
+    /// As ``update(reading:deciding:)``, the updates one after another in the queue's background turn
+    /// (it runs when no request's write nor a delivery claim is waiting), in one transaction until a
+    /// request's write waits (a delivery claim does not stop it): then what ran is committed, the
+    /// request goes next, and the rest follows in a transaction of its own ahead of the other
+    /// background work. A page of a push task written in parts holds a request back for one part.
     public func backgroundUpdates<Outcome: Sendable>(_ planned: [StateUpdate<Outcome>]) async throws -> [Outcome] {
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(planned.count)
