@@ -83,13 +83,6 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
         }
     }
 
-    /// The refusal of a synchronous call: it would hold a thread while the server answers.
-    private func refused() -> StoreError {
-        StoreError(
-            .postgres, "this PostgreSQL directory answers awaited calls only: a synchronous call would hold a thread while the server answers",
-            context: location.description)
-    }
-
     /// Whether the database answers a trivial statement now (`/readyz`).
     public func isReachable() async -> Bool {
         (try? await use { try await $0.query("SELECT 1") }) != nil
@@ -154,13 +147,4 @@ public final class PostgresAppDirectory: AppDirectory, @unchecked Sendable {
             !(try await session.query("DELETE FROM vendor_bindings WHERE app = \(app) AND vendor = \(vendor.rawValue) RETURNING 1").isEmpty)
         }
     }
-
-    // The synchronous calls refuse: a node reads a shared directory awaited.
-
-    public func apps() throws -> [RegisteredApp] { throw refused() }
-    public func app(_ id: String) throws -> RegisteredApp? { throw refused() }
-    public func register(_ app: RegisteredApp) throws -> Bool { throw refused() }
-    public func vendorBindings() throws -> [VendorBinding] { throw refused() }
-    public func bind(_ binding: VendorBinding) throws -> Bool { throw refused() }
-    public func unbind(app: String, vendor: VendorBinding.Vendor) throws -> Bool { throw refused() }
 }

@@ -35,11 +35,13 @@ final class KnownApps: @unchecked Sendable {
     /// - Throws: `StoreError` when the directory cannot be read for another reason than being unreachable.
     init(directory: any AppDirectory, isShared: Bool, adminKeyHash: [UInt8]?, changes: DirectoryChanges, logger: Logger) throws {
         self.directory = directory
-        self.isShared = isShared
+        // A directory it cannot read whole now (not a local one) is read as a shared one is.
+        let local = isShared ? nil : directory as? any LocalAppDirectory
+        self.isShared = local == nil
         self.adminKeyHash = adminKeyHash
         self.changes = changes
         self.logger = logger
-        if !isShared { for app in try directory.apps() { known[app.id] = app } }
+        if let local { for app in try local.apps() { known[app.id] = app } }
     }
 
     /// Reads a shared directory's apps, awaited (a directory that cannot be reached now is read on

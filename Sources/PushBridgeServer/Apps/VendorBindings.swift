@@ -23,10 +23,12 @@ final class VendorBindings: @unchecked Sendable {
     /// - Throws: `StoreError` when the directory cannot be read for another reason than being unreachable.
     init(directory: any AppDirectory, isShared: Bool, changes: DirectoryChanges, logger: Logger) throws {
         self.directory = directory
-        self.isShared = isShared
+        // A directory it cannot read whole now (not a local one) is read as a shared one is.
+        let local = isShared ? nil : directory as? any LocalAppDirectory
+        self.isShared = local == nil
         self.changes = changes
         self.logger = logger
-        if !isShared { bindings = Self.indexed(try directory.vendorBindings()) }
+        if let local { bindings = Self.indexed(try local.vendorBindings()) }
     }
 
     /// Reads a shared directory's bindings, awaited (one that cannot be reached now is read on the

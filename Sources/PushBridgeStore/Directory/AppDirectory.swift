@@ -22,73 +22,59 @@ public struct RegisteredApp: Hashable, Sendable {
     }
 }
 
-/// Where the service keeps its apps and their key hashes. ``SQLiteAppDirectory`` persists them;
-/// ``MemoryAppDirectory`` is its twin.
+/// Where the service keeps its apps and their key hashes, awaited: a directory over the network
+/// (PostgreSQL's) holds no thread while it answers, a local one (``SQLiteAppDirectory``) runs each
+/// call on a queue of its own. ``MemoryAppDirectory`` is their twin.
 public protocol AppDirectory: AnyObject, Sendable {
     /// Every registered app, oldest first.
-    func apps() throws -> [RegisteredApp]
+    func apps() async throws -> [RegisteredApp]
     /// Registers an app.
     /// - Parameter app: the new app.
     /// - Returns: `false` (and nothing changes) when the id is taken.
-    func register(_ app: RegisteredApp) throws -> Bool
+    func register(_ app: RegisteredApp) async throws -> Bool
     /// Every vendor binding, by app then vendor.
-    func vendorBindings() throws -> [VendorBinding]
+    func vendorBindings() async throws -> [VendorBinding]
     /// Binds vendor credentials to an app, replacing the app's binding for that vendor.
     /// - Parameter binding: the new binding.
     /// - Returns: `false` (and nothing changes) when another app holds the same vendor key.
-    func bind(_ binding: VendorBinding) throws -> Bool
+    func bind(_ binding: VendorBinding) async throws -> Bool
     /// Removes an app's binding for a vendor.
+    /// - Parameters:
+    ///   - app: the app.
+    ///   - vendor: the vendor family.
     /// - Returns: whether there was one.
-    func unbind(app: String, vendor: VendorBinding.Vendor) throws -> Bool
+    func unbind(app: String, vendor: VendorBinding.Vendor) async throws -> Bool
     /// One registered app, read by its id (a node that does not know an app another node created
     /// reads that one row, not the whole directory).
     /// - Parameter id: the app id.
     /// - Returns: the app, or `nil` when none has that id.
-    func app(_ id: String) throws -> RegisteredApp?
-
-    // The same, awaited: a directory over the network (PostgreSQL) holds no thread while it answers;
-    // a synchronous one runs the call on a dispatch queue.
-
-    /// ``apps()``, awaited.
-    func apps() async throws -> [RegisteredApp]
-    /// ``register(_:)``, awaited.
-    func register(_ app: RegisteredApp) async throws -> Bool
-    /// ``vendorBindings()``, awaited.
-    func vendorBindings() async throws -> [VendorBinding]
-    /// ``bind(_:)``, awaited.
-    func bind(_ binding: VendorBinding) async throws -> Bool
-    /// ``unbind(app:vendor:)``, awaited.
-    func unbind(app: String, vendor: VendorBinding.Vendor) async throws -> Bool
-    /// ``app(_:)``, awaited.
     func app(_ id: String) async throws -> RegisteredApp?
 }
 
-extension AppDirectory {
-    public func apps() async throws -> [RegisteredApp] { try await DispatchQueue.storageCalls.transaction { try self.apps() } }
-    public func register(_ app: RegisteredApp) async throws -> Bool { try await DispatchQueue.storageCalls.transaction { try self.register(app) } }
-    public func vendorBindings() async throws -> [VendorBinding] { try await DispatchQueue.storageCalls.transaction { try self.vendorBindings() } }
-    public func bind(_ binding: VendorBinding) async throws -> Bool { try await DispatchQueue.storageCalls.transaction { try self.bind(binding) } }
-    public func unbind(app: String, vendor: VendorBinding.Vendor) async throws -> Bool {
-        try await DispatchQueue.storageCalls.transaction { try self.unbind(app: app, vendor: vendor) }
-    }
-    public func app(_ id: String) async throws -> RegisteredApp? { try await DispatchQueue.storageCalls.transaction { try self.app(id) } }
-}
-
-extension AppDirectory {
-    public func app(_ id: String) throws -> RegisteredApp? { try apps().first { $0.id == id } }
+/// A directory only this process writes, in its own file or memory: the service reads it whole,
+/// synchronously, when it starts, and never again (nobody else changes it).
+package protocol LocalAppDirectory: AppDirectory {
+    /// Every registered app, oldest first, read now.
+    func apps() throws -> [RegisteredApp]
+    /// Every vendor binding, by app then vendor, read now.
+    func vendorBindings() throws -> [VendorBinding]
 }
 
 /// The in-memory twin of ``SQLiteAppDirectory``.
-public final class MemoryAppDirectory: AppDirectory {
+public final class MemoryAppDirectory: LocalAppDirectory {
     private let registered = Mutex<[RegisteredApp]>([])
     private let bindings = Mutex<[VendorBinding]>([])
 
     /// An empty directory.
     public init() {}
 
-    public func apps() throws -> [RegisteredApp] { registered.withLock { $0 } }
+    package func apps() throws -> [RegisteredApp] { registered.withLock { $0 } }
 
-    public func register(_ app: RegisteredApp) throws -> Bool {
+    public func apps() async throws -> [RegisteredApp] { registered.withLock { $0 } }
+
+    public func app(_ id: String) async throws -> RegisteredApp? { registered.withLock { $0.first { $0.id == id } } }
+
+    public func register(_ app: RegisteredApp) async throws -> Bool {
         registered.withLock { apps in
             guard !apps.contains(where: { $0.id == app.id }) else { return false }
             apps.append(app)
@@ -96,11 +82,15 @@ public final class MemoryAppDirectory: AppDirectory {
         }
     }
 
-    public func vendorBindings() throws -> [VendorBinding] {
+    package func vendorBindings() throws -> [VendorBinding] {
         bindings.withLock { $0.sorted { ($0.app, $0.vendor.rawValue) < ($1.app, $1.vendor.rawValue) } }
     }
 
-    public func bind(_ binding: VendorBinding) throws -> Bool {
+    public func vendorBindings() async throws -> [VendorBinding] {
+        bindings.withLock { $0.sorted { ($0.app, $0.vendor.rawValue) < ($1.app, $1.vendor.rawValue) } }
+    }
+
+    public func bind(_ binding: VendorBinding) async throws -> Bool {
         bindings.withLock { list in
             if list.contains(where: { $0.vendor == binding.vendor && $0.key == binding.key && $0.app != binding.app }) { return false }
             list.removeAll { $0.app == binding.app && $0.vendor == binding.vendor }
@@ -109,7 +99,7 @@ public final class MemoryAppDirectory: AppDirectory {
         }
     }
 
-    public func unbind(app: String, vendor: VendorBinding.Vendor) throws -> Bool {
+    public func unbind(app: String, vendor: VendorBinding.Vendor) async throws -> Bool {
         bindings.withLock { list in
             let before = list.count
             list.removeAll { $0.app == app && $0.vendor == vendor }

@@ -3,7 +3,7 @@ import Foundation
 import PushBridgeCore
 
 /// The service's apps in one SQLite file (WAL, identified migrations, like ``SQLiteStateStore``).
-public final class SQLiteAppDirectory: AppDirectory, @unchecked Sendable {
+public final class SQLiteAppDirectory: LocalAppDirectory, @unchecked Sendable {
     static let migrations: [Migration] = [
         Migration(
             identifier: "2026-11-23-service-apps",
@@ -67,7 +67,7 @@ public final class SQLiteAppDirectory: AppDirectory, @unchecked Sendable {
         try SQLiteStateStore.migrate(connection, migrations: Self.migrations)
     }
 
-    public func apps() throws -> [RegisteredApp] {
+    package func apps() throws -> [RegisteredApp] {
         try lock.withLock {
             let list = try connection.statement("SELECT \(RegisteredAppColumn.sql) FROM apps ORDER BY created_at, id")
             defer { list.reset() }
@@ -77,7 +77,7 @@ public final class SQLiteAppDirectory: AppDirectory, @unchecked Sendable {
         }
     }
 
-    public func register(_ app: RegisteredApp) throws -> Bool {
+    package func register(_ app: RegisteredApp) throws -> Bool {
         try lock.withLock {
             let insert = try connection.statement("INSERT INTO apps (id, key_sha256, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")
             try insert.bind(1, app.id).bind(2, blob: app.keyHash).bind(3, app.createdAt.milliseconds).run()
@@ -85,7 +85,7 @@ public final class SQLiteAppDirectory: AppDirectory, @unchecked Sendable {
         }
     }
 
-    public func vendorBindings() throws -> [VendorBinding] {
+    package func vendorBindings() throws -> [VendorBinding] {
         try lock.withLock {
             let list = try connection.statement("SELECT \(VendorBindingColumn.sql) FROM vendor_bindings ORDER BY app, vendor")
             defer { list.reset() }
@@ -95,7 +95,7 @@ public final class SQLiteAppDirectory: AppDirectory, @unchecked Sendable {
         }
     }
 
-    public func bind(_ binding: VendorBinding) throws -> Bool {
+    package func bind(_ binding: VendorBinding) throws -> Bool {
         try lock.withLock {
             try connection.execute("BEGIN IMMEDIATE")
             do {
@@ -125,11 +125,29 @@ public final class SQLiteAppDirectory: AppDirectory, @unchecked Sendable {
         }
     }
 
-    public func unbind(app: String, vendor: VendorBinding.Vendor) throws -> Bool {
+    package func unbind(app: String, vendor: VendorBinding.Vendor) throws -> Bool {
         try lock.withLock {
             let delete = try connection.statement("DELETE FROM vendor_bindings WHERE app = ? AND vendor = ?")
             try delete.bind(1, app).bind(2, vendor.rawValue).run()
             return sqlite3_changes(connection.handle) == 1
         }
+    }
+
+    // Awaited: each call on the storage calls' queue (no caller's thread waits on the file).
+
+    public func apps() async throws -> [RegisteredApp] { try await DispatchQueue.storageCalls.transaction { try self.apps() } }
+
+    public func app(_ id: String) async throws -> RegisteredApp? {
+        try await DispatchQueue.storageCalls.transaction { try self.apps().first { $0.id == id } }
+    }
+
+    public func register(_ app: RegisteredApp) async throws -> Bool { try await DispatchQueue.storageCalls.transaction { try self.register(app) } }
+
+    public func vendorBindings() async throws -> [VendorBinding] { try await DispatchQueue.storageCalls.transaction { try self.vendorBindings() } }
+
+    public func bind(_ binding: VendorBinding) async throws -> Bool { try await DispatchQueue.storageCalls.transaction { try self.bind(binding) } }
+
+    public func unbind(app: String, vendor: VendorBinding.Vendor) async throws -> Bool {
+        try await DispatchQueue.storageCalls.transaction { try self.unbind(app: app, vendor: vendor) }
     }
 }
