@@ -82,11 +82,12 @@ public final class MemoryAppDirectory: LocalAppDirectory {
         }
     }
 
-    package func vendorBindings() throws -> [VendorBinding] {
-        bindings.withLock { $0.sorted { ($0.app, $0.vendor.rawValue) < ($1.app, $1.vendor.rawValue) } }
-    }
+    package func vendorBindings() throws -> [VendorBinding] { sortedBindings }
 
-    public func vendorBindings() async throws -> [VendorBinding] {
+    public func vendorBindings() async throws -> [VendorBinding] { sortedBindings }
+
+    /// Every binding, by app then vendor.
+    private var sortedBindings: [VendorBinding] {
         bindings.withLock { $0.sorted { ($0.app, $0.vendor.rawValue) < ($1.app, $1.vendor.rawValue) } }
     }
 
