@@ -123,6 +123,20 @@ extension PushFacade {
         return nil
     }
 
+    /// A task's receivers after `cursor`, in code-point order, at most `limit`: a page read ahead of its
+    /// turn, while the page before it is written. The task is not read again here:
+    /// ``sendPage(of:from:receivers:sending:finished:at:)`` writes the page only while the task's cursor
+    /// is still `cursor`.
+    /// - Parameters:
+    ///   - task: the task whose audience is read.
+    ///   - cursor: the receiver the page follows (`nil`: from the first).
+    ///   - limit: the most receivers.
+    public func receivers(of task: PushTask, after cursor: UserID?, limit: Int) async throws -> [UserID] {
+        var keys = StateKeys()
+        let page = keys.addPage(.audience(task.audience, after: cursor, limit: limit))
+        return try await store.snapshot(keys).labelPages[page].users.map(\.user)
+    }
+
     /// What ``sendPage(of:from:receivers:sending:finished:at:)`` did with a page it recorded.
     public struct SentPage: Sendable {
         /// The page's counts, added to the task's progress.

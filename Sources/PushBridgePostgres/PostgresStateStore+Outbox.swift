@@ -34,7 +34,9 @@ enum OutboxStatement {
         try rows.map { try $0.claimedDelivery() }.sorted { $0.id < $1.id }
     }
 
-    /// Records attempts of still-queued deliveries (`nil`: none to record).
+    /// Records attempts of still-queued deliveries (`nil`: none to record). Queued is written `state < 1`
+    /// (states are 0, 1 and 2), which the queued rows' partial index (`state = 0`) cannot serve: the rows
+    /// are found by their key however out of date the planner's count of queued rows is (ruling 194).
     static func settle(app: Int32, _ settlements: [DeliverySettlement], at now: Instant) -> PostgresQuery? {
         guard !settlements.isEmpty else { return nil }
         return """
@@ -46,7 +48,7 @@ enum OutboxStatement {
                 \(settlements.map { $0.reason != nil })::boolean[], \(settlements.map { $0.retryAt?.milliseconds ?? -1 })::bigint[],
                 \(settlements.map(\.deviceRemoved))::boolean[])
                 AS x(id, s, st, r, hr, due, removed)
-            WHERE d.app = \(app) AND d.id = x.id AND d.state = 0
+            WHERE d.app = \(app) AND d.id = x.id AND d.state < 1
             """
     }
 

@@ -4,13 +4,15 @@ import PushBridgeDelivery
 import PushBridgeFacade
 import PushBridgeJSON
 import PushBridgeStore
+import PushBridgeVendorREST
 import Synchronization
 
 /// Runs one app's push tasks: the oldest pending task whose start has come, a page of receivers at a
 /// time — read in code-point order after the task's cursor (one read with the task), then sent as the
 /// task's family makes its messages and recorded (cursor and progress) in one update beside the
 /// app's writer, in the store's background turn (requests' writes waiting go first) — until none is
-/// pending; then it sleeps until the next start or a new task.
+/// pending; then it sleeps until the next start or a new task. While an unpaced task's page is
+/// written in parts, its next page is read and prepared (ruling 197).
 ///
 /// A page is sent only with its record: when the task's cursor moved since the page was read
 /// (another node recorded it) or the task ended, the update writes nothing and the task is read
@@ -56,6 +58,26 @@ final class TaskRunner: Sendable {
     private let stopping = Mutex(false)
     /// The task whose pages run now, as its last page recorded here left it (`nil`: look for one).
     private let current = Mutex<PushTask?>(nil)
+    /// The page after the last one recorded here, read and prepared while that one was written.
+    private let ahead = Mutex<ReadPage?>(nil)
+
+    /// Whether it reads a page ahead: for an unpaced task (a paced one waits between pages anyway), on a
+    /// store that lets requests' writes in between a page's parts. Where a page is one update that
+    /// requests wait for whole (PostgreSQL), a read beside it made that wait longer: the chat p99 during
+    /// a campaign rose by a quarter for 3.5 % of deciding (ruling 197).
+    private var readsAhead: Bool { settings.receiversPerSecond == nil && tenant.facade.store.interleavesBackgroundUpdates }
+
+    /// The page read ahead now (`nil`: none).
+    var pageReadAhead: ReadPage? { ahead.withLock { $0 } }
+
+    /// A page of a task read after `cursor`, its messages made and prepared, not yet sent.
+    struct ReadPage: Sendable {
+        var task: Int64
+        var cursor: UserID?
+        var receivers: [UserID]
+        var messages: [VendorMessage]
+        var batch: [PushFacade.PreparedMessage]
+    }
 
     init(tenant: AppTenant, families: [String: any VendorREST], settings: Settings, metrics: ServiceMetrics, logger: Logger) {
         self.tenant = tenant
@@ -131,25 +153,38 @@ final class TaskRunner: Sendable {
         return .ran(receivers: try await runPage(of: task))
     }
 
-    /// Sends and records the next page of a task.
+    /// Sends and records the next page of a task. Where it reads ahead (``readsAhead``), the following
+    /// page is read and prepared while this one is written: its turn then starts with its write. A page read
+    /// ahead is sent only if the task's cursor is still where it was read after when its turn comes
+    /// (the write checks it too), so it is never sent twice.
     /// - Parameter seen: the task as this runner last saw it (its page is read after its cursor).
     /// - Returns: the receivers it read (none: the task had ended, or its last page came empty).
     @discardableResult
     func runPage(of seen: PushTask) async throws -> Int {
         current.withLock { $0 = nil }
         let size = settings.receiversAPage
-        guard let (task, receivers) = try await tenant.reading(rerouting: false, { try await $0.nextReceivers(after: seen, limit: size) }) else { return 0 }
-        guard let family = families[task.family] else {
-            _ = try await tenant.update(rerouting: false) { try await $0.cancelTask(task.id, at: .now) }
-            logger.error("push task of a family this service does not serve: cancelled", metadata: ["app": "\(tenant.id)", "task": "\(task.id)", "family": "\(task.family)"])
-            return 0
+        let task: PushTask
+        let read: ReadPage
+        if let ready = ahead.withLock({ page in defer { page = nil }; return page }), ready.task == seen.id, ready.cursor == seen.cursor, seen.state == .pending {
+            (task, read) = (seen, ready)
+        } else {
+            guard let (found, receivers) = try await tenant.reading(rerouting: false, { try await $0.nextReceivers(after: seen, limit: size) }) else { return 0 }
+            guard let made = try prepared(found, after: found.cursor, receivers: receivers) else {
+                _ = try await tenant.update(rerouting: false) { try await $0.cancelTask(found.id, at: .now) }
+                logger.error("push task of a family this service does not serve: cancelled", metadata: ["app": "\(tenant.id)", "task": "\(found.id)", "family": "\(found.family)"])
+                return 0
+            }
+            (task, read) = (found, made)
         }
-        let messages = try family.taskMessages(request: try JSONParser.parse(task.request), to: receivers, id: { task.messagePrefix + $0 })
-        let batch = try tenant.prepare(messages, now: .now)
+        let (receivers, messages, batch) = (read.receivers, read.messages, read.batch)
         let finished = receivers.count < size
-        guard let page = try await tenant.updateBesideWriter({
+        async let next = finished || !readsAhead ? nil : readAhead(task, after: receivers.last, limit: size)
+        let written = try await tenant.updateBesideWriter({
             try await $0.sendPage(of: task.id, from: task.cursor, receivers: receivers, sending: batch, finished: finished, at: .now)
-        }) else { return receivers.count }  // another runner had the page, or the task ended: read it again
+        })
+        let following = try? await next  // a page that could not be read ahead is read in its turn
+        guard let page = written else { return receivers.count }  // another runner had the page, or the task ended: read it again
+        ahead.withLock { $0 = page.task.state == .pending ? following : nil }
         tenant.counted(page.sent.map { (messages[$0.index], $0.outcome) }, metrics: metrics, logger: logger)
         metrics.pushTaskPage(page.progress)
         if page.task.state == .finished {
@@ -161,5 +196,19 @@ final class TaskRunner: Sendable {
             current.withLock { $0 = page.task }
         }
         return receivers.count
+    }
+
+    /// A page's messages, made by the task's family and prepared; `nil` when no family of this service
+    /// makes them.
+    private func prepared(_ task: PushTask, after cursor: UserID?, receivers: [UserID]) throws -> ReadPage? {
+        guard let family = families[task.family] else { return nil }
+        let messages = try family.taskMessages(request: try JSONParser.parse(task.request), to: receivers, id: { task.messagePrefix + $0 })
+        return ReadPage(task: task.id, cursor: cursor, receivers: receivers, messages: messages, batch: try tenant.prepare(messages, now: .now))
+    }
+
+    /// The page after `cursor`, read and prepared ahead of its turn (`nil`: none to read, or no family).
+    private func readAhead(_ task: PushTask, after cursor: UserID?, limit: Int) async throws -> ReadPage? {
+        let receivers = try await tenant.reading(rerouting: false) { try await $0.receivers(of: task, after: cursor, limit: limit) }
+        return receivers.isEmpty ? nil : try prepared(task, after: cursor, receivers: receivers)
     }
 }
