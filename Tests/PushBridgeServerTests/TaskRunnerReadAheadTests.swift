@@ -1,10 +1,10 @@
-import Foundation
 import Logging
 import PushBridgeCore
 import PushBridgeFacade
 @testable import PushBridgeServer
 import PushBridgeServiceTestSupport
 import PushBridgeStore
+import PushBridgeTestSupport
 import Testing
 
 /// A push task's runner reads its next page, and prepares its messages, while it writes the page in
@@ -94,14 +94,8 @@ struct TaskRunnerReadAheadTests {
     /// The example app (u1 and u2 with devices) and users up to `u<users>`, members of a group, in a
     /// SQLite store of its own (or the memory twin).
     static func facade(users: Int, sqlite: Bool = true) async throws -> PushFacade {
-        guard sqlite else {
-            let facade = try await exampleDeliveryFacade(MemoryStateStore())
-            try await facade.setMembers((1...users).map { "u\($0)" }, of: "g2")
-            return facade
-        }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("read-ahead-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let facade = try await exampleDeliveryFacade(try SQLiteStateStore(path: directory.appendingPathComponent("app.sqlite").path))
+        let store: any PushStateStore = sqlite ? try SQLiteStateStore(path: temporaryDatabase()) : MemoryStateStore()
+        let facade = try await exampleDeliveryFacade(store)
         try await facade.setMembers((1...users).map { "u\($0)" }, of: "g2")
         return facade
     }
