@@ -9,24 +9,82 @@ import PushBridgeStore
 // connection of its own (``PostgresStateStore/outbox``): a claim skips rows other nodes hold
 // locked and needs no app lock, so a node's delivery worker holds no thread and never waits for sends.
 
+extension PostgresStateStore {
+    /// A claim cursor for push tasks' deliveries (lane 1): a push task queues its deliveries in id
+    /// order, so a claim takes the next ones after the app's cursor and moves the cursor past them,
+    /// writing no delivery row (ruling 198). Until a settlement a row has one version, and no claim
+    /// steps over the entries that earlier claims and settlements left in the queued rows' index.
+    /// A task's delivery is in one of two indexes while queued: `deliveries_fresh_tasks` (lane 1,
+    /// never attempted: what the cursor walks), or `deliveries_due` with the chat pushes (lane 0,
+    /// and lane 1 attempted before and due again).
+    static let taskClaimCursor = Migration(
+        identifier: "2026-12-07-task-claim-cursor",
+        sql: """
+            CREATE TABLE delivery_cursors (
+                app integer PRIMARY KEY,
+                next_id bigint NOT NULL DEFAULT 0,
+                claimed_until bigint NOT NULL DEFAULT 0
+            );
+            INSERT INTO delivery_cursors (app) SELECT key FROM apps;
+            DROP INDEX deliveries_due;
+            CREATE INDEX deliveries_due ON deliveries (app, lane, due_at) WHERE state = 0 AND (lane = 0 OR attempts > 0);
+            CREATE INDEX deliveries_fresh_tasks ON deliveries (app, id) WHERE state = 0 AND lane = 1 AND attempts = 0;
+            """)
+}
+
 /// The outbox's statements, the same whether a transaction or the awaited outbox runs them.
 enum OutboxStatement {
-    /// Claims due deliveries, lane 0 (chat) before lane 1 (push tasks), at most `taskLimit` of lane 1;
-    /// rows another node holds locked are skipped, not waited for (each lane its own `SKIP LOCKED`
-    /// read, since PostgreSQL refuses `FOR UPDATE` under `UNION`; a lane-1 row the outer limit leaves
-    /// out is locked only until the statement ends).
+    /// Claims due deliveries, lane 0 (chat) before lane 1 (push tasks), at most `taskLimit` of lane 1.
+    ///
+    /// Chat pushes, and push tasks' deliveries due again after an attempt, are claimed by writing
+    /// `claimed_until`; rows another node holds locked are skipped, not waited for (each lane its own
+    /// `SKIP LOCKED` read, since PostgreSQL refuses `FOR UPDATE` under `UNION`; a lane-1 row the
+    /// outer limit leaves out is locked only until the statement ends). Push tasks' deliveries not
+    /// yet attempted are claimed by the app's cursor (``PostgresStateStore/taskClaimCursor``): the
+    /// rows after it, in id order, and the cursor moves past the last one taken and holds them until
+    /// `claimUntil` (the cursor's row lock orders two nodes' claims). Rows before the cursor that are
+    /// still queued and never attempted were claimed by a node that has not settled them: they are
+    /// claimed again (the old way, writing `claimed_until`) only once the cursor's claims have all
+    /// lapsed, as a node that died leaves them.
     static func claim(app: Int32, dueBy now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int) -> PostgresQuery {
-        """
-        WITH chat AS (
-            SELECT id, lane, due_at FROM deliveries WHERE app = \(app) AND state = 0 AND lane = 0 AND due_at <= \(now.milliseconds) AND claimed_until <= \(now.milliseconds)
-            ORDER BY due_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED),
-        tasks AS (
-            SELECT id, lane, due_at FROM deliveries WHERE app = \(app) AND state = 0 AND lane = 1 AND due_at <= \(now.milliseconds) AND claimed_until <= \(now.milliseconds)
-            ORDER BY due_at, id LIMIT \(max(0, min(taskLimit, limit))) FOR UPDATE SKIP LOCKED)
-        UPDATE deliveries SET claimed_until = \(claimUntil.milliseconds)
-        WHERE app = \(app) AND id IN (SELECT id FROM (SELECT * FROM chat UNION ALL SELECT * FROM tasks) due ORDER BY lane, due_at, id LIMIT \(limit))
-        RETURNING \(unescaped: ClaimedDeliveryColumn.sql)
-        """
+        let now = now.milliseconds
+        let tasks = max(0, min(taskLimit, limit))
+        let chat = """
+            SELECT id, lane, due_at FROM deliveries WHERE app = \(app) AND state = 0 AND lane = 0 AND due_at <= \(now) AND claimed_until <= \(now)
+            ORDER BY due_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED
+            """
+        guard tasks > 0 else {
+            return """
+                UPDATE deliveries SET claimed_until = \(claimUntil.milliseconds)
+                WHERE app = \(app) AND id IN (SELECT id FROM (\(unescaped: chat)) due)
+                RETURNING \(unescaped: ClaimedDeliveryColumn.sql)
+                """
+        }
+        return """
+            WITH chat AS (\(unescaped: chat)),
+            cursor AS (SELECT next_id, claimed_until FROM delivery_cursors WHERE app = \(app) FOR UPDATE),
+            again AS (
+                SELECT id, lane, due_at FROM deliveries WHERE app = \(app) AND state = 0 AND lane = 1 AND attempts > 0 AND due_at <= \(now) AND claimed_until <= \(now)
+                ORDER BY due_at, id LIMIT \(tasks) FOR UPDATE SKIP LOCKED),
+            lapsed AS (
+                SELECT id, lane, due_at FROM deliveries WHERE app = \(app) AND state = 0 AND lane = 1 AND attempts = 0 AND id <= (SELECT next_id FROM cursor)
+                    AND (SELECT claimed_until FROM cursor) <= \(now) AND due_at <= \(now) AND claimed_until <= \(now)
+                ORDER BY id LIMIT \(tasks) FOR UPDATE SKIP LOCKED),
+            taken AS (
+                SELECT id, lane FROM (SELECT * FROM chat UNION ALL (SELECT * FROM again UNION ALL SELECT * FROM lapsed ORDER BY due_at, id LIMIT \(tasks))) due
+                ORDER BY lane, due_at, id LIMIT \(limit)),
+            claimed AS (
+                UPDATE deliveries SET claimed_until = \(claimUntil.milliseconds) WHERE app = \(app) AND id IN (SELECT id FROM taken)
+                RETURNING \(unescaped: ClaimedDeliveryColumn.sql)),
+            fresh AS (
+                SELECT \(unescaped: ClaimedDeliveryColumn.sql) FROM deliveries
+                WHERE app = \(app) AND state = 0 AND lane = 1 AND attempts = 0 AND id > (SELECT next_id FROM cursor) AND due_at <= \(now) AND claimed_until <= \(now)
+                ORDER BY id LIMIT (SELECT greatest(0, least(\(tasks) - count(*) FILTER (WHERE lane = 1), \(limit) - count(*))) FROM taken)),
+            moved AS (
+                UPDATE delivery_cursors c SET next_id = f.last, claimed_until = greatest(c.claimed_until, \(claimUntil.milliseconds))
+                FROM (SELECT max(id) AS last FROM fresh) f WHERE c.app = \(app) AND f.last IS NOT NULL)
+            SELECT * FROM claimed UNION ALL SELECT * FROM fresh
+            """
     }
 
     /// The claimed deliveries of `rows`, in id order.
@@ -58,16 +116,33 @@ enum OutboxStatement {
     }
 
     /// When the next queued delivery is due.
-    static func nextDue(app: Int32) -> PostgresQuery { "SELECT -1, 0, min(greatest(due_at, claimed_until)) FROM deliveries WHERE app = \(app) AND state = 0" }
+    static func nextDue(app: Int32) -> PostgresQuery { "SELECT -1, 0, min(due) FROM (\(unescaped: queued(app: app))) parts" }
 
     /// The count of each state.
     static func counts(app: Int32) -> PostgresQuery { "SELECT state, count(*), NULL::bigint FROM deliveries WHERE app = \(app) GROUP BY state" }
 
     /// ``counts(app:)`` and ``nextDue(app:)`` in one statement (one snapshot).
-    static func state(app: Int32) -> PostgresQuery { "SELECT count(*), min(greatest(due_at, claimed_until)) FROM deliveries WHERE app = \(app) AND state = 0" }
+    static func state(app: Int32) -> PostgresQuery { "SELECT sum(n)::bigint, min(due) FROM (\(unescaped: queued(app: app))) parts" }
 
-    /// Lets every claim of the app's queued deliveries go.
-    static func release(app: Int32) -> PostgresQuery { "UPDATE deliveries SET claimed_until = 0 WHERE app = \(app) AND state = 0 AND claimed_until <> 0" }
+    /// The count of queued deliveries and the earliest instant one is free (due and not claimed), in
+    /// two rows: one for each index a queued row is in. A push task's delivery the cursor holds is
+    /// free when the cursor's claims lapse.
+    private static func queued(app: Int32) -> String {
+        """
+        SELECT count(*) AS n, min(greatest(due_at, claimed_until)) AS due FROM deliveries WHERE app = \(app) AND state = 0 AND (lane = 0 OR attempts > 0)
+        UNION ALL
+        SELECT count(*), min(greatest(d.due_at, d.claimed_until, CASE WHEN d.id <= c.next_id THEN c.claimed_until ELSE 0 END))
+        FROM deliveries d LEFT JOIN delivery_cursors c ON c.app = \(app) WHERE d.app = \(app) AND d.state = 0 AND d.lane = 1 AND d.attempts = 0
+        """
+    }
+
+    /// Lets every claim of the app's queued deliveries go, the cursor's included.
+    static func release(app: Int32) -> PostgresQuery {
+        """
+        WITH cursor AS (UPDATE delivery_cursors SET claimed_until = 0 WHERE app = \(app))
+        UPDATE deliveries SET claimed_until = 0 WHERE app = \(app) AND state = 0 AND claimed_until <> 0
+        """
+    }
 
     /// The queued count and next due of ``state(app:)``'s row.
     static func look(_ rows: [Cells]) throws -> (queued: Int, nextDue: Instant?) {

@@ -14,7 +14,7 @@ extension PostgresStateStore {
     /// SQLite's schema as of its `2026-11-23-delivery-outbox` migration, in PostgreSQL's types: the
     /// same tables and columns, so the two stores answer alike. Instants are epoch milliseconds
     /// (`bigint`); small vocabularies are checked integers, as in SQLite.
-    static let migrations: [Migration] = appSchemaMigrations + [tablesSharedByApps, oneCommitForApps, commitFunctionsByKey]
+    static let migrations: [Migration] = appSchemaMigrations + [tablesSharedByApps, oneCommitForApps, commitFunctionsByKey, taskClaimCursor]
 
     /// The migrations of the tables as they were when each app had a schema of its own.
     static let appSchemaMigrations: [Migration] = [

@@ -163,7 +163,8 @@ extension PostgresStateStore {
         for _ in 0..<2 {  // a node that made it at the same moment is seen the second time
             let rows = try await session.query(
                 """
-                WITH made AS (INSERT INTO apps (id) VALUES (\(id)) ON CONFLICT (id) DO NOTHING RETURNING key)
+                WITH made AS (INSERT INTO apps (id) VALUES (\(id)) ON CONFLICT (id) DO NOTHING RETURNING key),
+                cursor AS (INSERT INTO delivery_cursors (app) SELECT key FROM made)
                 SELECT key FROM made UNION ALL SELECT key FROM apps WHERE id = \(id)
                 """
             ).map(Cells.init)

@@ -11,8 +11,8 @@ import Synchronization
 /// transaction-scoped advisory lock per app before they change anything, so an app's writes are
 /// serialised across nodes as SQLite serialises them across processes: a badge counter read and
 /// rewritten by one send cannot lose another node's update. Reads run in a repeatable-read
-/// snapshot and take no lock. Delivery claims use `FOR UPDATE SKIP LOCKED`, so two nodes never claim
-/// one delivery.
+/// snapshot and take no lock. Delivery claims use `FOR UPDATE SKIP LOCKED`, and a push task's
+/// deliveries a cursor the app's nodes share (ruling 198), so two nodes never claim one delivery.
 ///
 /// No thread waits for the server: every statement is awaited. A write is
 /// ``update(reading:deciding:)``: its keys read (from what the node keeps when it can, else under the

@@ -1,0 +1,95 @@
+import Foundation
+import PushBridgeCore
+import PushBridgeFacade
+import PushBridgePostgres
+import PushBridgeStore
+import PushBridgeStoreTestSupport
+import Testing
+
+/// Push tasks' deliveries are claimed by the app's cursor on PostgreSQL, writing no delivery row:
+/// two nodes never claim one twice, a node that dies leaves its claims to lapse and be claimed
+/// again, a delivery due again after an attempt is claimed at its time, and a release lets the
+/// cursor's claims go.
+@Suite("PostgreSQL push tasks' claim cursor")
+struct PostgresTaskClaimCursorTests {
+    static let task = PushTask.messagePrefix(of: 11)
+
+    /// Two nodes with `messages` of a push task queued (three receivers each, u2–u4).
+    static func queued(_ messages: Int) async throws -> (PushFacade, PushFacade)? {
+        guard let (a, b) = try await PostgresNodesTests.twoNodes() else { return nil }
+        for i in 0..<messages {
+            _ = try await a.send(FacadeScenario.groupMessage(from: "u1", to: "g1", id: task + "\(i)"), dialect: "agora-silent", now: FacadeScenario.now)
+        }
+        return (a, b)
+    }
+
+    @Test("Two nodes claiming a push task's deliveries at once never claim one twice; the claims lapse together and come back once")
+    func claimsAreExclusiveAndLapse() async throws {
+        guard let (a, b) = try await Self.queued(40) else { return }
+        let now = Instant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+        let lease = now.adding(seconds: 60)
+        let claimed = try await withThrowingTaskGroup(of: [Int64].self) { group in
+            for node in [a, b] {
+                group.addTask {
+                    var ids: [Int64] = []
+                    while true {
+                        let batch = try await node.claimDeliveries(now: now, claimUntil: lease, limit: 7, taskLimit: 7)
+                        if batch.isEmpty { return ids }
+                        #expect(batch.allSatisfy { $0.lane == 1 })
+                        ids += batch.map(\.id)
+                    }
+                }
+            }
+            var all: [[Int64]] = []
+            for try await ids in group { all.append(ids) }
+            return all
+        }
+        let ids = claimed.flatMap { $0 }
+        #expect(ids.count == 120, "40 messages × 3 receivers, each claimed once")
+        #expect(Set(ids).count == ids.count, "no delivery claimed by both nodes")
+        let state = try await b.outboxState()
+        #expect(state.queued == 120 && state.nextDue == lease, "held until the cursor's claims lapse: \(state)")
+        #expect(try await a.claimDeliveries(now: lease.adding(seconds: -1), claimUntil: lease, limit: 500, taskLimit: 500).isEmpty)
+        // Every claim lapsed (the nodes died): each delivery is claimed again, once.
+        let later = lease.adding(seconds: 1)
+        let again = try await b.claimDeliveries(now: later, claimUntil: later.adding(seconds: 60), limit: 500, taskLimit: 500)
+        #expect(again.map(\.id).sorted() == ids.sorted())
+        #expect(try await a.claimDeliveries(now: later, claimUntil: later.adding(seconds: 60), limit: 500, taskLimit: 500).isEmpty)
+        #expect(try await a.outboxState().nextDue == later.adding(seconds: 60))
+    }
+
+    @Test("Settled deliveries leave the queue; one due again is claimed at its time; deliveries queued after the cursor are claimed next, in id order")
+    func settleRetryAndNewRows() async throws {
+        guard let (a, b) = try await Self.queued(2) else { return }
+        let now = Instant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+        let lease = now.adding(seconds: 60)
+        let first = try await a.claimDeliveries(now: now, claimUntil: lease, limit: 10, taskLimit: 4)
+        #expect(first.count == 4 && first.map(\.id) == first.map(\.id).sorted())
+        let retryAt = now.adding(seconds: 5)
+        _ = try await a.settleDeliveries(
+            [DeliverySettlement(id: first[0].id, state: .delivered, status: 200), DeliverySettlement(id: first[1].id, state: .failed, status: 400, reason: "BadDeviceToken"),
+             DeliverySettlement(id: first[2].id, state: .queued, status: 429, reason: "TooManyRequests", retryAt: retryAt),
+             DeliverySettlement(id: first[3].id, state: .delivered, status: 200)],
+            dead: [], at: now)
+        #expect(try await b.outboxCounts() == OutboxCounts(queued: 3, delivered: 2, failed: 1))
+        for i in 2..<4 {
+            _ = try await b.send(FacadeScenario.groupMessage(from: "u1", to: "g1", id: Self.task + "\(i)"), dialect: "agora-silent", now: FacadeScenario.now)
+        }
+        let second = try await b.claimDeliveries(now: now, claimUntil: lease, limit: 100, taskLimit: 100)
+        #expect(second.count == 8 && second.allSatisfy { $0.id > first[3].id }, "the rest, never the one due at \(retryAt.milliseconds)")
+        #expect(try await a.outboxState().nextDue == retryAt)
+        let due = try await a.claimDeliveries(now: retryAt, claimUntil: lease, limit: 100, taskLimit: 100)
+        #expect(due.map(\.id) == [first[2].id] && due.first?.attempts == 1)
+        #expect(try await b.claimDeliveries(now: retryAt, claimUntil: lease, limit: 100, taskLimit: 100).isEmpty)
+        // Released: what the cursor held is claimed again, earliest due first, the task limit binding
+        // those and the ones due again together; chat first.
+        _ = try await a.settleDeliveries([DeliverySettlement(id: first[2].id, state: .queued, status: 429, reason: "TooManyRequests", retryAt: retryAt)], dead: [], at: now)
+        try await a.releaseDeliveryClaims()
+        _ = try await a.send(FacadeScenario.groupMessage(from: "u1", to: "g1", id: "chat-1"), dialect: "agora-silent", now: FacadeScenario.now)
+        let mixed = try await b.claimDeliveries(now: retryAt, claimUntil: lease, limit: 5, taskLimit: 2)
+        #expect(mixed.filter { $0.lane == 0 }.count == 3 && mixed.filter { $0.lane == 1 }.map(\.id) == second.prefix(2).map(\.id), "\(mixed.map(\.id))")
+        let rest = try await a.claimDeliveries(now: retryAt, claimUntil: lease, limit: 100, taskLimit: 100)
+        #expect(rest.map(\.id) == (second.dropFirst(2).map(\.id) + [first[2].id]).sorted(), "each once")
+        #expect(try await b.claimDeliveries(now: retryAt, claimUntil: lease, limit: 100, taskLimit: 100).isEmpty)
+    }
+}
