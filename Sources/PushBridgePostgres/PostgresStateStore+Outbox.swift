@@ -42,10 +42,12 @@ enum OutboxStatement {
     /// outer limit leaves out is locked only until the statement ends). Push tasks' deliveries not
     /// yet attempted are claimed by the app's cursor (``PostgresStateStore/taskClaimCursor``): the
     /// rows after it, in id order, and the cursor moves past the last one taken and holds them until
-    /// `claimUntil` (the cursor's row lock orders two nodes' claims). Rows before the cursor that are
-    /// still queued and never attempted were claimed by a node that has not settled them: they are
-    /// claimed again (the old way, writing `claimed_until`) only once the cursor's claims have all
-    /// lapsed, as a node that died leaves them.
+    /// `claimUntil` (the cursor's row lock orders two nodes' claims; it is taken only when there are
+    /// deliveries after the cursor, so claims of an app without a task's deliveries never wait for each
+    /// other). Rows before the cursor that are still queued and never attempted were claimed by a node
+    /// that has not settled them: they are claimed again (the old way, writing `claimed_until`) only once
+    /// the cursor's claims have all lapsed, as a node that died leaves them (the cursor as the statement's
+    /// snapshot saw it: one moved meanwhile only left fewer rows behind it).
     static func claim(app: Int32, dueBy now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int) -> PostgresQuery {
         let now = now.milliseconds
         let tasks = max(0, min(taskLimit, limit))
@@ -62,13 +64,17 @@ enum OutboxStatement {
         }
         return """
             WITH chat AS (\(unescaped: chat)),
-            cursor AS (SELECT next_id, claimed_until FROM delivery_cursors WHERE app = \(app) FOR UPDATE),
+            cursor AS (
+                SELECT next_id FROM delivery_cursors c WHERE app = \(app)
+                    AND EXISTS (SELECT 1 FROM deliveries WHERE app = \(app) AND state = 0 AND lane = 1 AND attempts = 0 AND id > c.next_id)
+                FOR UPDATE),
+            lease AS (SELECT next_id, claimed_until FROM delivery_cursors WHERE app = \(app)),
             again AS (
                 SELECT id, lane, due_at FROM deliveries WHERE app = \(app) AND state = 0 AND lane = 1 AND attempts > 0 AND due_at <= \(now) AND claimed_until <= \(now)
                 ORDER BY due_at, id LIMIT \(tasks) FOR UPDATE SKIP LOCKED),
             lapsed AS (
-                SELECT id, lane, due_at FROM deliveries WHERE app = \(app) AND state = 0 AND lane = 1 AND attempts = 0 AND id <= (SELECT next_id FROM cursor)
-                    AND (SELECT claimed_until FROM cursor) <= \(now) AND due_at <= \(now) AND claimed_until <= \(now)
+                SELECT id, lane, due_at FROM deliveries WHERE app = \(app) AND state = 0 AND lane = 1 AND attempts = 0 AND id <= (SELECT next_id FROM lease)
+                    AND (SELECT claimed_until FROM lease) <= \(now) AND due_at <= \(now) AND claimed_until <= \(now)
                 ORDER BY id LIMIT \(tasks) FOR UPDATE SKIP LOCKED),
             taken AS (
                 SELECT id, lane FROM (SELECT * FROM chat UNION ALL (SELECT * FROM again UNION ALL SELECT * FROM lapsed ORDER BY due_at, id LIMIT \(tasks))) due

@@ -157,15 +157,17 @@ struct APNsPoolTests {
             let client = try Self.client(mock, kit, connections: 1, timeout: 10)
             mock.script(Self.token(0), [.goAway(then: .ok)])
             #expect(await Self.sendAll(client, count: 1) == [200])
-            // The GOAWAY arrives with or just after the answer: wait until the connection is replaced.
-            var statuses: [Int] = []
+            // The GOAWAY arrives with or just after the answer: wait until the connection is replaced. A
+            // request that went out on the old connection before the client read the GOAWAY may fail (the
+            // server takes no new stream on it; a delivery is retried): the one after the replacement may not.
             for i in 1...50 {
-                statuses = await Self.sendAll(client, count: 1, tokenOffset: i)
+                _ = await Self.sendAll(client, count: 1, tokenOffset: i)
                 if mock.connectionCount == 2 { break }
                 try await Task.sleep(for: .milliseconds(20))
             }
-            #expect(statuses == [200])
             #expect(mock.connectionCount == 2, "a new connection after GOAWAY")
+            #expect(await Self.sendAll(client, count: 1, tokenOffset: 100) == [200], "answered on the new connection")
+            #expect(mock.connectionCount == 2)
             // The replaced one is closed once its requests have had their deadline (10 s, plus 1 s).
             var open = client.openConnections
             for _ in 0..<600 where open != 1 {

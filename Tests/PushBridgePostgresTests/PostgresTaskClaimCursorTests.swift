@@ -1,7 +1,8 @@
 import Foundation
+import Synchronization
 import PushBridgeCore
 import PushBridgeFacade
-import PushBridgePostgres
+@testable import PushBridgePostgres
 import PushBridgeStore
 import PushBridgeStoreTestSupport
 import Testing
@@ -91,5 +92,33 @@ struct PostgresTaskClaimCursorTests {
         let rest = try await a.claimDeliveries(now: retryAt, claimUntil: lease, limit: 100, taskLimit: 100)
         #expect(rest.map(\.id) == (second.dropFirst(2).map(\.id) + [first[2].id]).sorted(), "each once")
         #expect(try await b.claimDeliveries(now: retryAt, claimUntil: lease, limit: 100, taskLimit: 100).isEmpty)
+    }
+
+    @Test("A claim takes the cursor's lock only when a task's deliveries wait after it: chat claims never wait for one another's")
+    func chatClaimsTakeNoCursorLock() async throws {
+        guard let (a, b) = try await Self.queued(1) else { return }
+        let store = try #require(a.store as? PostgresStateStore)
+        let now = Instant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+        let lease = now.adding(seconds: 60)
+        #expect(try await b.claimDeliveries(now: now, claimUntil: lease, limit: 10, taskLimit: 10).count == 3)
+        _ = try await a.send(FacadeScenario.groupMessage(from: "u1", to: "g1", id: "chat-2"), dialect: "agora-silent", now: FacadeScenario.now)
+        // Another node's claim holds the cursor (an open transaction here): a claim with room for a task's
+        // deliveries, none of which waits after the cursor, answers at once.
+        let (claimed, beforeRelease) = try await store.pool.use(schema: store.schema) { session in
+            try await session.execute("BEGIN")
+            _ = try await session.query("SELECT next_id FROM delivery_cursors FOR UPDATE")
+            let answered = Mutex(false)
+            let claim = Task {
+                defer { answered.withLock { $0 = true } }
+                return try await b.claimDeliveries(now: now, claimUntil: lease, limit: 10, taskLimit: 10)
+            }
+            let waited = ContinuousClock.now
+            while !answered.withLock({ $0 }) && ContinuousClock.now - waited < .seconds(20) { try await Task.sleep(for: .milliseconds(20)) }
+            let beforeRelease = answered.withLock { $0 }
+            try await session.execute("ROLLBACK")  // a claim that waited for the lock answers now
+            return (try await claim.value, beforeRelease)
+        }
+        #expect(beforeRelease, "answered while the cursor was locked")
+        #expect(claimed.map(\.messageID) == ["chat-2", "chat-2", "chat-2"], "the chat pushes, without waiting for the cursor's lock")
     }
 }
