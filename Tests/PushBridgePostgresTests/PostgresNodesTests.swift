@@ -82,27 +82,38 @@ struct PostgresNodesTests {
         await #expect(try a.user("u2")?.state.badge == ids.count, "each id counted once")
     }
 
+    /// The deliveries each node claimed, claiming at once until a claim comes back empty.
+    /// - Parameters:
+    ///   - nodes: the nodes claiming.
+    ///   - now: the instant of every claim.
+    ///   - claimUntil: the claims' lease.
+    ///   - limit: a claim's limit.
+    ///   - taskLimit: at most this many of a claim a push task's (`nil`: the facade's default).
+    static func claimAll(from nodes: [PushFacade], now: Instant, claimUntil: Instant, limit: Int, taskLimit: Int? = nil) async throws -> [[OutboxDelivery]] {
+        try await withThrowingTaskGroup(of: [OutboxDelivery].self) { group in
+            for node in nodes {
+                group.addTask {
+                    var claimed: [OutboxDelivery] = []
+                    while true {
+                        let batch = try await node.claimDeliveries(now: now, claimUntil: claimUntil, limit: limit, taskLimit: taskLimit)
+                        if batch.isEmpty { return claimed }
+                        claimed += batch
+                    }
+                }
+            }
+            var all: [[OutboxDelivery]] = []
+            for try await claimed in group { all.append(claimed) }
+            return all
+        }
+    }
+
     @Test("Two nodes claiming deliveries at once never claim the same one")
     func claimsAreExclusive() async throws {
         guard let (a, b) = try await Self.twoNodes() else { return }
         for i in 0..<50 { _ = try await a.send(FacadeScenario.groupMessage(from: "u1", to: "g1", id: "c\(i)"), dialect: "agora-silent", now: FacadeScenario.now) }
         let now = Instant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
-        let claimed = try await withThrowingTaskGroup(of: [Int64].self) { group in
-            for node in [a, b] {
-                group.addTask {
-                    var ids: [Int64] = []
-                    while true {
-                        let batch = try await node.claimDeliveries(now: now, claimUntil: now.adding(seconds: 60), limit: 7)
-                        if batch.isEmpty { return ids }
-                        ids += batch.map(\.id)
-                    }
-                }
-            }
-            var all: [[Int64]] = []
-            for try await ids in group { all.append(ids) }
-            return all
-        }
-        let ids = claimed.flatMap { $0 }
+        let claimed = try await Self.claimAll(from: [a, b], now: now, claimUntil: now.adding(seconds: 60), limit: 7)
+        let ids = claimed.flatMap { $0.map(\.id) }
         #expect(ids.count == 150, "50 messages × 3 receivers, each claimed once")
         #expect(Set(ids).count == ids.count, "no delivery claimed by both nodes")
         // A lapsed lease is claimable again (a node that died): here, after the claims end.

@@ -29,23 +29,9 @@ struct PostgresTaskClaimCursorTests {
         guard let (a, b) = try await Self.queued(40) else { return }
         let now = Instant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
         let lease = now.adding(seconds: 60)
-        let claimed = try await withThrowingTaskGroup(of: [Int64].self) { group in
-            for node in [a, b] {
-                group.addTask {
-                    var ids: [Int64] = []
-                    while true {
-                        let batch = try await node.claimDeliveries(now: now, claimUntil: lease, limit: 7, taskLimit: 7)
-                        if batch.isEmpty { return ids }
-                        #expect(batch.allSatisfy { $0.lane == 1 })
-                        ids += batch.map(\.id)
-                    }
-                }
-            }
-            var all: [[Int64]] = []
-            for try await ids in group { all.append(ids) }
-            return all
-        }
-        let ids = claimed.flatMap { $0 }
+        let claimed = try await PostgresNodesTests.claimAll(from: [a, b], now: now, claimUntil: lease, limit: 7, taskLimit: 7).flatMap { $0 }
+        #expect(claimed.allSatisfy { $0.lane == 1 })
+        let ids = claimed.map(\.id)
         #expect(ids.count == 120, "40 messages × 3 receivers, each claimed once")
         #expect(Set(ids).count == ids.count, "no delivery claimed by both nodes")
         let state = try await b.outboxState()
