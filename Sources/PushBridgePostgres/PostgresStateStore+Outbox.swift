@@ -41,7 +41,8 @@ enum OutboxStatement {
     /// `SKIP LOCKED` read, since PostgreSQL refuses `FOR UPDATE` under `UNION`; a lane-1 row the
     /// outer limit leaves out is locked only until the statement ends). Push tasks' deliveries not
     /// yet attempted are claimed by the app's cursor (``PostgresStateStore/taskClaimCursor``): the
-    /// rows after it, in id order, and the cursor moves past the last one taken and holds them until
+    /// rows after it, in id order (due when queued: one queued by a node whose clock runs ahead is not
+    /// passed over), and the cursor moves past the last one taken and holds them until
     /// `claimUntil` (the cursor's row lock orders two nodes' claims; it is taken only when there are
     /// deliveries after the cursor, so claims of an app without a task's deliveries never wait for each
     /// other). Rows before the cursor that are still queued and never attempted were claimed by a node
@@ -84,7 +85,7 @@ enum OutboxStatement {
                 RETURNING \(unescaped: ClaimedDeliveryColumn.sql)),
             fresh AS (
                 SELECT \(unescaped: ClaimedDeliveryColumn.sql) FROM deliveries
-                WHERE app = \(app) AND state = 0 AND lane = 1 AND attempts = 0 AND id > (SELECT next_id FROM cursor) AND due_at <= \(now) AND claimed_until <= \(now)
+                WHERE app = \(app) AND state = 0 AND lane = 1 AND attempts = 0 AND id > (SELECT next_id FROM cursor) AND claimed_until <= \(now)
                 ORDER BY id LIMIT (SELECT greatest(0, least(\(tasks) - count(*) FILTER (WHERE lane = 1), \(limit) - count(*))) FROM taken)),
             moved AS (
                 UPDATE delivery_cursors c SET next_id = f.last, claimed_until = greatest(c.claimed_until, \(claimUntil.milliseconds))

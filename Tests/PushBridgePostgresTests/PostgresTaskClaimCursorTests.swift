@@ -107,4 +107,14 @@ struct PostgresTaskClaimCursorTests {
         #expect(beforeRelease, "answered while the cursor was locked")
         #expect(claimed.map(\.messageID) == ["chat-2", "chat-2", "chat-2"], "the chat pushes, without waiting for the cursor's lock")
     }
+
+    @Test("A task's delivery queued by a node whose clock runs ahead is claimed in its turn, not passed over by the cursor")
+    func aheadClockIsNotPassedOver() async throws {
+        guard let (a, b) = try await PostgresNodesTests.twoNodes() else { return }
+        let now = Instant(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+        _ = try await a.send(FacadeScenario.groupMessage(from: "u1", to: "g1", id: Self.task + "ahead"), dialect: "agora-silent", now: now.adding(seconds: 30))
+        _ = try await b.send(FacadeScenario.groupMessage(from: "u1", to: "g1", id: Self.task + "behind"), dialect: "agora-silent", now: FacadeScenario.now)
+        let claimed = try await b.claimDeliveries(now: now, claimUntil: now.adding(seconds: 60), limit: 100, taskLimit: 100)
+        #expect(claimed.map(\.messageID) == Array(repeating: Self.task + "ahead", count: 3) + Array(repeating: Self.task + "behind", count: 3))
+    }
 }
