@@ -111,15 +111,7 @@ extension PostgresStateStore.Transaction {
     }
 
     func outboxCounts(ofMessagesStartingWith prefix: String) async throws -> OutboxCounts {
-        var counts = OutboxCounts(queued: 0, delivered: 0, failed: 0)
-        for row in try await rows("SELECT state, count(*) FROM deliveries WHERE app = \(app) AND starts_with(message_id, \(prefix)) GROUP BY state") {
-            switch try StoredCodes.deliveryState(try row.int(0)) {
-            case .queued: counts.queued = try row.int(1)
-            case .delivered: counts.delivered = try row.int(1)
-            case .failed: counts.failed = try row.int(1)
-            }
-        }
-        return counts
+        try await OutboxStatement.counts(rows("SELECT state, count(*) FROM deliveries WHERE app = \(app) AND starts_with(message_id, \(prefix)) GROUP BY state"))
     }
 
     func apply(_ change: LabelChange) async throws {

@@ -122,13 +122,10 @@ enum OutboxStatement {
         "WITH gone AS (DELETE FROM deliveries WHERE app = \(app) AND state <> 0 AND updated_at < \(cutoff.milliseconds) RETURNING 1) SELECT count(*) FROM gone"
     }
 
-    /// When the next queued delivery is due.
-    static func nextDue(app: Int32) -> PostgresQuery { "SELECT -1, 0, min(due) FROM (\(unescaped: queued(app: app))) parts" }
-
     /// The count of each state.
-    static func counts(app: Int32) -> PostgresQuery { "SELECT state, count(*), NULL::bigint FROM deliveries WHERE app = \(app) GROUP BY state" }
+    static func counts(app: Int32) -> PostgresQuery { "SELECT state, count(*) FROM deliveries WHERE app = \(app) GROUP BY state" }
 
-    /// ``counts(app:)`` and ``nextDue(app:)`` in one statement (one snapshot).
+    /// The queued count and when the next queued delivery is due, in one statement (one snapshot).
     static func state(app: Int32) -> PostgresQuery { "SELECT sum(n)::bigint, min(due) FROM (\(unescaped: queued(app: app))) parts" }
 
     /// The count of queued deliveries and the earliest instant one is free (due and not claimed), in
@@ -157,23 +154,17 @@ enum OutboxStatement {
         return (try row.int(0), try row.optionalInt64(1).map(Instant.init(milliseconds:)))
     }
 
-    /// The counts and next due of the rows of ``state(app:)``, ``counts(app:)`` or ``nextDue(app:)``.
-    static func state(_ rows: [Cells]) throws -> (counts: OutboxCounts, nextDue: Instant?) {
+    /// The counts of rows of a state and its count (``counts(app:)``'s, or a push task's).
+    static func counts(_ rows: [Cells]) throws -> OutboxCounts {
         var counts = OutboxCounts(queued: 0, delivered: 0, failed: 0)
-        var nextDue: Instant?
         for row in rows {
-            let state = try row.int(0)
-            if state == -1 {
-                nextDue = try row.optionalInt64(2).map(Instant.init(milliseconds:))
-                continue
-            }
-            switch try StoredCodes.deliveryState(state) {
+            switch try StoredCodes.deliveryState(try row.int(0)) {
             case .queued: counts.queued = try row.int(1)
             case .delivered: counts.delivered = try row.int(1)
             case .failed: counts.failed = try row.int(1)
             }
         }
-        return (counts, nextDue)
+        return counts
     }
 }
 
@@ -194,7 +185,7 @@ extension PostgresStateStore.Transaction {
     }
 
     func nextDeliveryDue() async throws -> Instant? {
-        try await OutboxStatement.state(try rows(OutboxStatement.nextDue(app: app))).nextDue
+        try await OutboxStatement.look(try rows(OutboxStatement.state(app: app))).nextDue
     }
 
     func deliveries(ofMessage id: String) async throws -> [DeliveryRecord] {
@@ -209,7 +200,7 @@ extension PostgresStateStore.Transaction {
     }
 
     func outboxCounts() async throws -> OutboxCounts {
-        try await OutboxStatement.state(try rows(OutboxStatement.counts(app: app))).counts
+        try await OutboxStatement.counts(try rows(OutboxStatement.counts(app: app)))
     }
 }
 
@@ -239,7 +230,7 @@ extension PostgresStateStore: PushOutbox {
     }
 
     public func outboxCounts() async throws -> OutboxCounts {
-        try OutboxStatement.state(try await rows(OutboxStatement.counts(app: app))).counts
+        try OutboxStatement.counts(try await rows(OutboxStatement.counts(app: app)))
     }
 
     /// One statement on the shared tables' schema, awaited.
