@@ -37,8 +37,23 @@ struct CampaignFigures {
     /// The chat user's one-to-one messages before the task, and while its deliveries were being made.
     var chatBefore: ChatProbe.Figures
     var chatDuring: ChatProbe.Figures
+    /// The CPU while the receivers were decided (the deliveries made meanwhile in it), and from then to
+    /// the last delivery recorded (`nil`: the time allowed ran out first).
+    var deciding: CPUSpan
+    var delivering: CPUSpan?
     var decideRate: Double { decidedSeconds.map { Double(users) / $0 } ?? Double(decided) / endedSeconds }
     var rate: Double { Double(delivered) / endedSeconds }
+}
+
+/// The CPU a span of a campaign took: this process (the service and the mock APNs) and PostgreSQL's
+/// processes, the deliveries recorded in it, and its length.
+struct CPUSpan {
+    var load: CPULoad
+    var deliveries: Int
+    var seconds: Double
+
+    /// This process's and PostgreSQL's CPU, in seconds.
+    var cpuSeconds: Double { (load.ownMilliseconds + load.postgresMilliseconds) / 1000 }
 }
 
 /// One-to-one messages to a chat user, one every 50 ms, each timed from its request to its answer and
@@ -204,6 +219,16 @@ func runCampaignBench(users: Int, latency: Int, connections: Int, concurrency: I
             + "during its deliveries %.1f ms and %.1f ms (%d sent, %d missing): %.2f× and %.2f× (target ≤ 2×: %@)",
             b.answerP99Milliseconds, b.apnsP99Milliseconds, b.sent, d.answerP99Milliseconds, d.apnsP99Milliseconds, d.sent, d.missing + b.missing,
             answerRatio, apnsRatio, verdict(answerRatio <= 2 && apnsRatio <= 2 && d.missing + b.missing == 0)))
+        // Where the two cores went: deciding shares them with the deliveries made meanwhile.
+        let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+        let span = run.deciding
+        print(String(format: "  CPU while deciding (%.1f s, %d deliveries recorded meanwhile): this process %.1f s, PostgreSQL %.1f s, "
+            + "the machine %.0f%% busy (%.0f cores); %.0f µs a receiver decided, its deliveries so far included", span.seconds, span.deliveries,
+            span.load.ownMilliseconds / 1000, span.load.postgresMilliseconds / 1000, span.load.busyPercent, cores, span.cpuSeconds * 1e6 / Double(max(1, run.decided))))
+        if let after = run.delivering, after.deliveries > 0 {
+            print(String(format: "  CPU from then to the last delivery (%.1f s, %d deliveries): this process %.1f s, PostgreSQL %.1f s; %.0f µs a delivery",
+                after.seconds, after.deliveries, after.load.ownMilliseconds / 1000, after.load.postgresMilliseconds / 1000, after.cpuSeconds * 1e6 / Double(after.deliveries)))
+        }
     }
 
     var runs: [CampaignFigures] = []
@@ -235,6 +260,10 @@ func runCampaignBench(users: Int, latency: Int, connections: Int, concurrency: I
                 ("chat_p99_answer_ms_during", .double((run.chatDuring.answerP99Milliseconds * 10).rounded() / 10)),
                 ("chat_p99_apns_ms_during", .double((run.chatDuring.apnsP99Milliseconds * 10).rounded() / 10)),
                 ("chat_missing", .int(Int64(run.chatBefore.missing + run.chatDuring.missing))),
+                ("cpu_deciding_process_s", .double((run.deciding.load.ownMilliseconds / 100).rounded() / 10)),
+                ("cpu_deciding_postgres_s", .double((run.deciding.load.postgresMilliseconds / 100).rounded() / 10)),
+                ("deliveries_while_deciding", .int(Int64(run.deciding.deliveries))),
+                ("cpu_us_a_delivery_after", run.delivering.flatMap { $0.deliveries > 0 ? .double(($0.cpuSeconds * 1e6 / Double($0.deliveries)).rounded()) : nil } ?? .null),
             ]))
         })),
     ])))
@@ -362,6 +391,7 @@ private func campaignRun(
     let probeBefore = probe.arrivedCount
     resetPeakMemory()
     let started = ContinuousClock.now
+    let cpuAtStart = CPULoad.sample()
     let accepted = try await call(.POST, "/acme/bench/push/task", key: bearer, body: #"{"pushMessage":{"title":"Sale","content":"Campaign"}}"#)
     let acceptMilliseconds = seconds(ContinuousClock.now - started) * 1000
     expect(accepted, 200, "the push task")
@@ -372,13 +402,19 @@ private func campaignRun(
     var decidedSeconds: Double?
     var decided = 0
     var delivered = 0
+    /// The CPU and the deliveries when every receiver was decided.
+    var atDecided: (load: CPULoad, delivered: Int)?
+    var decidedLoad: CPULoad?
     var lastLine = ContinuousClock.now
     while true {
         if decidedSeconds == nil {
             let listed = try await call(.GET, "/v1/apps/bench/push-tasks", key: key)
             let status = listed.json?["tasks"]?.arrayValue?.first { $0["id"]?.intValue == task }
             decided = min(users, Int(status?["targets"]?.intValue ?? 0))
-            if status?["state"] == "finished" { decidedSeconds = seconds(ContinuousClock.now - started) }
+            if status?["state"] == "finished" {
+                decidedSeconds = seconds(ContinuousClock.now - started)
+                decidedLoad = CPULoad.sample()
+            }
             if ContinuousClock.now - lastLine > .seconds(10) {
                 lastLine = .now
                 FileHandle.standardError.write(Data("  \(decided) of \(users) decided after \(Int(seconds(ContinuousClock.now - started))) s\n".utf8))
@@ -390,6 +426,7 @@ private func campaignRun(
         // A chat push is at the mock for its latency before it is recorded, so near the end the task's own
         // counts (its messages' deliveries) say whether every one of its pushes is recorded.
         delivered = now.delivered - before.delivered - (probe.arrivedCount - probeBefore)
+        if let load = decidedLoad, atDecided == nil { atDecided = (load, delivered) }
         if decidedSeconds != nil && delivered >= campaignUsers - 20 {
             let status = try await call(.GET, "/v1/apps/bench/push-tasks/\(task)", key: key)
             delivered = status.json?["deliveries"]?["delivered"]?.intValue.map(Int.init) ?? delivered
@@ -399,6 +436,10 @@ private func campaignRun(
         try await Task.sleep(for: .milliseconds(100))
     }
     let endedSeconds = seconds(ContinuousClock.now - started)
+    let cpuAtEnd = CPULoad.sample()
+    let deciding = atDecided.map { CPUSpan(load: $0.load.since(cpuAtStart), deliveries: $0.delivered, seconds: decidedSeconds ?? endedSeconds) }
+        ?? CPUSpan(load: cpuAtEnd.since(cpuAtStart), deliveries: delivered, seconds: endedSeconds)
+    let delivering = atDecided.map { CPUSpan(load: cpuAtEnd.since($0.load), deliveries: delivered - $0.delivered, seconds: endedSeconds - (decidedSeconds ?? endedSeconds)) }
     let peak = peakMemoryMegabytes()
     probing.withLock { $0 = false }
     let chatDuring = try await during.value
@@ -409,5 +450,5 @@ private func campaignRun(
     return CampaignFigures(
         store: store == nil ? "SQLite" : "PostgreSQL", users: users, seedSeconds: seedSeconds, acceptMilliseconds: acceptMilliseconds, decidedSeconds: decidedSeconds,
         decided: decidedSeconds == nil ? decided : users, delivered: delivered, endedSeconds: endedSeconds, peakMegabytes: peak,
-        chatBefore: chatBefore, chatDuring: chatDuring)
+        chatBefore: chatBefore, chatDuring: chatDuring, deciding: deciding, delivering: delivering)
 }
