@@ -54,6 +54,9 @@ struct CPUSpan {
 
     /// This process's and PostgreSQL's CPU, in seconds.
     var cpuSeconds: Double { (load.ownMilliseconds + load.postgresMilliseconds) / 1000 }
+    /// The fewest deliveries a span after the deciding needs for its CPU a delivery to mean anything:
+    /// a store whose deliveries kept pace leaves a fraction of a second, most of it the run's end.
+    static let fewestDeliveries = 10_000
 }
 
 /// One-to-one messages to a chat user, one every 50 ms, each timed from its request to its answer and
@@ -225,7 +228,7 @@ func runCampaignBench(users: Int, latency: Int, connections: Int, concurrency: I
         print(String(format: "  CPU while deciding (%.1f s, %d deliveries recorded meanwhile): this process %.1f s, PostgreSQL %.1f s, "
             + "the machine %.0f%% busy (%.0f cores); %.0f µs a receiver decided, its deliveries so far included", span.seconds, span.deliveries,
             span.load.ownMilliseconds / 1000, span.load.postgresMilliseconds / 1000, span.load.busyPercent, cores, span.cpuSeconds * 1e6 / Double(max(1, run.decided))))
-        if let after = run.delivering, after.deliveries > 0 {
+        if let after = run.delivering, after.deliveries >= CPUSpan.fewestDeliveries {
             print(String(format: "  CPU from then to the last delivery (%.1f s, %d deliveries): this process %.1f s, PostgreSQL %.1f s; %.0f µs a delivery",
                 after.seconds, after.deliveries, after.load.ownMilliseconds / 1000, after.load.postgresMilliseconds / 1000, after.cpuSeconds * 1e6 / Double(after.deliveries)))
         }
@@ -263,7 +266,8 @@ func runCampaignBench(users: Int, latency: Int, connections: Int, concurrency: I
                 ("cpu_deciding_process_s", .double((run.deciding.load.ownMilliseconds / 100).rounded() / 10)),
                 ("cpu_deciding_postgres_s", .double((run.deciding.load.postgresMilliseconds / 100).rounded() / 10)),
                 ("deliveries_while_deciding", .int(Int64(run.deciding.deliveries))),
-                ("cpu_us_a_delivery_after", run.delivering.flatMap { $0.deliveries > 0 ? .double(($0.cpuSeconds * 1e6 / Double($0.deliveries)).rounded()) : nil } ?? .null),
+                ("cpu_us_a_delivery_after",
+                    run.delivering.flatMap { $0.deliveries >= CPUSpan.fewestDeliveries ? .double(($0.cpuSeconds * 1e6 / Double($0.deliveries)).rounded()) : nil } ?? .null),
             ]))
         })),
     ])))
