@@ -57,6 +57,8 @@ struct CPUSpan {
     /// The fewest deliveries a span after the deciding needs for its CPU a delivery to mean anything:
     /// a store whose deliveries kept pace leaves a fraction of a second, most of it the run's end.
     static let fewestDeliveries = 10_000
+    /// The CPU a delivery of the span, in µs (`nil`: fewer than ``fewestDeliveries``).
+    var microsecondsADelivery: Double? { deliveries >= Self.fewestDeliveries ? cpuSeconds * 1e6 / Double(deliveries) : nil }
 }
 
 /// One-to-one messages to a chat user, one every 50 ms, each timed from its request to its answer and
@@ -228,9 +230,9 @@ func runCampaignBench(users: Int, latency: Int, connections: Int, concurrency: I
         print(String(format: "  CPU while deciding (%.1f s, %d deliveries recorded meanwhile): this process %.1f s, PostgreSQL %.1f s, "
             + "the machine %.0f%% busy (%.0f cores); %.0f µs a receiver decided, its deliveries so far included", span.seconds, span.deliveries,
             span.load.ownMilliseconds / 1000, span.load.postgresMilliseconds / 1000, span.load.busyPercent, cores, span.cpuSeconds * 1e6 / Double(max(1, run.decided))))
-        if let after = run.delivering, after.deliveries >= CPUSpan.fewestDeliveries {
+        if let after = run.delivering, let each = after.microsecondsADelivery {
             print(String(format: "  CPU from then to the last delivery (%.1f s, %d deliveries): this process %.1f s, PostgreSQL %.1f s; %.0f µs a delivery",
-                after.seconds, after.deliveries, after.load.ownMilliseconds / 1000, after.load.postgresMilliseconds / 1000, after.cpuSeconds * 1e6 / Double(after.deliveries)))
+                after.seconds, after.deliveries, after.load.ownMilliseconds / 1000, after.load.postgresMilliseconds / 1000, each))
         }
     }
 
@@ -266,8 +268,7 @@ func runCampaignBench(users: Int, latency: Int, connections: Int, concurrency: I
                 ("cpu_deciding_process_s", .double((run.deciding.load.ownMilliseconds / 100).rounded() / 10)),
                 ("cpu_deciding_postgres_s", .double((run.deciding.load.postgresMilliseconds / 100).rounded() / 10)),
                 ("deliveries_while_deciding", .int(Int64(run.deciding.deliveries))),
-                ("cpu_us_a_delivery_after",
-                    run.delivering.flatMap { $0.deliveries >= CPUSpan.fewestDeliveries ? .double(($0.cpuSeconds * 1e6 / Double($0.deliveries)).rounded()) : nil } ?? .null),
+                ("cpu_us_a_delivery_after", run.delivering?.microsecondsADelivery.map { .double($0.rounded()) } ?? .null),
             ]))
         })),
     ])))
@@ -408,17 +409,13 @@ private func campaignRun(
     var delivered = 0
     /// The CPU and the deliveries when every receiver was decided.
     var atDecided: (load: CPULoad, delivered: Int)?
-    var decidedLoad: CPULoad?
     var lastLine = ContinuousClock.now
     while true {
         if decidedSeconds == nil {
             let listed = try await call(.GET, "/v1/apps/bench/push-tasks", key: key)
             let status = listed.json?["tasks"]?.arrayValue?.first { $0["id"]?.intValue == task }
             decided = min(users, Int(status?["targets"]?.intValue ?? 0))
-            if status?["state"] == "finished" {
-                decidedSeconds = seconds(ContinuousClock.now - started)
-                decidedLoad = CPULoad.sample()
-            }
+            if status?["state"] == "finished" { decidedSeconds = seconds(ContinuousClock.now - started) }
             if ContinuousClock.now - lastLine > .seconds(10) {
                 lastLine = .now
                 FileHandle.standardError.write(Data("  \(decided) of \(users) decided after \(Int(seconds(ContinuousClock.now - started))) s\n".utf8))
@@ -430,7 +427,7 @@ private func campaignRun(
         // A chat push is at the mock for its latency before it is recorded, so near the end the task's own
         // counts (its messages' deliveries) say whether every one of its pushes is recorded.
         delivered = now.delivered - before.delivered - (probe.arrivedCount - probeBefore)
-        if let load = decidedLoad, atDecided == nil { atDecided = (load, delivered) }
+        if decidedSeconds != nil && atDecided == nil { atDecided = (CPULoad.sample(), delivered) }
         if decidedSeconds != nil && delivered >= campaignUsers - 20 {
             let status = try await call(.GET, "/v1/apps/bench/push-tasks/\(task)", key: key)
             delivered = status.json?["deliveries"]?["delivered"]?.intValue.map(Int.init) ?? delivered
