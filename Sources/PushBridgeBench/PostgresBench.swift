@@ -43,7 +43,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     }
     // PUSHBRIDGE_BENCH_ONLY: one load shape alone (for a profiler), one app's two, or one app and 8 apps
     // alternated (apps-pairs).
-    let shapeNames = ["eight-apps", "eight-apps-two-nodes", "one-app-one-node", "one-app-two-nodes", "one-app-one-node-spread", "one-app-two-nodes-spread"]
+    let shapeNames = ["eight-apps", "eight-apps-two-nodes", "one-app-one-node", "one-app-two-nodes", "one-app-one-node-spread", "one-app-two-nodes-spread", "sqlite-eight-apps", "sqlite-one-app"]
     let only = ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"]
     if let only, !onlyFanOut, !(shapeNames + ["one-app", "apps-pairs"]).contains(only) {
         fail("PUSHBRIDGE_BENCH_ONLY=\(only) is no load shape of --postgres; one of: \(shapeNames.joined(separator: ", ")), one-app, apps-pairs")
@@ -146,7 +146,10 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         return key
     }
     let apps = (0..<8).map { "bench\($0)" }
-    let sqliteKey = try await setUpApp(apps[0], on: sqliteNode)
+    // The 8 apps on the SQLite node too: what 8 apps cost the service without a database server.
+    var sqliteKeys: [String] = []
+    for app in apps { sqliteKeys.append(try await setUpApp(app, on: sqliteNode)) }
+    let sqliteKey = sqliteKeys[0]
     var keys: [String] = []
     for app in apps { keys.append(try await setUpApp(app, on: nodeA)) }
     /// Statements the PostgreSQL nodes have sent so far (each a round trip; from their `/metrics`).
@@ -210,7 +213,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         return (figures, load, await statementsSent() - statementsBefore)
     }
     // Warm-up: every app opened on both nodes (an app's first request on a node opens its store).
-    _ = await load([LoadRun(messages(sqliteNode, apps[0]), sqliteKey, 4)], seconds: 2)
+    _ = await load(apps.indices.map { LoadRun(messages(sqliteNode, apps[$0]), sqliteKeys[$0], 1) }, seconds: 2)
     _ = await load(apps.indices.flatMap { [LoadRun(messages(nodeA, apps[$0]), keys[$0], 1), LoadRun(messages(nodeB, apps[$0]), keys[$0], 1)] }, seconds: 2)
     func total(_ run: Run) -> Double { run.figures.map(\.requestsPerSecond).reduce(0, +) }
     func p99(_ run: Run) -> Double { run.figures.map(\.p99ms).max() ?? .nan }
@@ -233,11 +236,14 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
             apps: indices.map { (path(apps[$0]), keys[$0]) })
     }
     let eightAppsOnOneNode = [oneClient(spreadOver: Array(apps.indices), on: nodeA)]
+    let sqliteOne = [LoadRun(messages(sqliteNode, apps[0]), sqliteKey, clients)]
+    let sqliteEight = [LoadRun(messages(sqliteNode, apps[0]), sqliteKey, clients, apps: apps.indices.map { (path(apps[$0]), sqliteKeys[$0]) })]
     let eightAppsOnTwoNodes = [oneClient(spreadOver: apps.indices.filter { $0 % 2 == 0 }, on: nodeA), oneClient(spreadOver: apps.indices.filter { $0 % 2 == 1 }, on: nodeB)]
     // One load shape alone, for a profiler (its pid on standard error when it starts).
     let shapes = zip(shapeNames, [("8 apps, one node", eightAppsOnOneNode, 1), ("8 apps, two nodes", eightAppsOnTwoNodes, 1),
                                   ("one app, one node", oneAppOnOneNode, 1), ("one app, two nodes", oneAppOnTwoNodes, 1),
-                                  ("one app, one node, \(spread) receivers", oneAppOnOneNode, spread), ("one app, two nodes, \(spread) receivers", oneAppOnTwoNodes, spread)])
+                                  ("one app, one node, \(spread) receivers", oneAppOnOneNode, spread), ("one app, two nodes, \(spread) receivers", oneAppOnTwoNodes, spread),
+                                  ("SQLite, 8 apps", sqliteEight, 1), ("SQLite, one app", sqliteOne, 1)])
     if let only, let (name, (label, shape, receivers)) = shapes.first(where: { $0.0 == only }) {
         FileHandle.standardError.write(Data("start \(name) pid \(getpid())\n".utf8))
         let run = await load(shape, receivers: receivers)
@@ -247,17 +253,21 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         try await stopNodes()
         return
     }
-    if only == "apps-pairs" {  // one app, then 8 apps, on one node, three times: the ratio pair by pair
-        var ratios: [Double] = []
+    if only == "apps-pairs" {  // one app, then 8 apps, on one node, three times, on PostgreSQL and on SQLite: the ratio pair by pair
+        var ratios: [Double] = [], sqliteRatios: [Double] = []
         for pair in 1...3 {
             let one = await load(oneAppOnOneNode)
             let eight = await load(eightAppsOnOneNode)
+            let sqliteOneRun = await load(sqliteOne)
+            let sqliteEightRun = await load(sqliteEight)
             ratios.append(total(eight) / total(one))
-            print(String(format: "pair %d: one app %.0f/s, 8 apps %.0f/s (%.2f×)", pair, total(one), total(eight), ratios.last!))
+            sqliteRatios.append(total(sqliteEightRun) / total(sqliteOneRun))
+            print(String(format: "pair %d: PostgreSQL one app %.0f/s, 8 apps %.0f/s (%.2f×); SQLite one app %.0f/s, 8 apps %.0f/s (%.2f×)",
+                pair, total(one), total(eight), ratios.last!, total(sqliteOneRun), total(sqliteEightRun), sqliteRatios.last!))
         }
         let median = ratios.sorted()[1]
-        print(String(format: "8 apps against one app, one node: median of 3 adjacent pairs %.2f× (target ≥ 0.75×: %@)",
-            median, (median >= 0.75 ? "met" : "NOT MET") as NSString))
+        print(String(format: "8 apps against one app, one node: median of 3 adjacent pairs %.2f× (target ≥ 0.75×: %@); on SQLite %.2f× (no target)",
+            median, (median >= 0.75 ? "met" : "NOT MET") as NSString, sqliteRatios.sorted()[1]))
         try await stopNodes()
         return
     }
@@ -270,7 +280,8 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         try await stopNodes()
         return
     }
-    let sqliteRun = await load([LoadRun(messages(sqliteNode, apps[0]), sqliteKey, clients)])
+    let sqliteRun = await load(sqliteOne)
+    let sqliteEightRun = await load(sqliteEight)
     let oneNode = await load(oneAppOnOneNode)
     let twoNodes = await load(oneAppOnTwoNodes)
     let oneNodeEight = await load(eightAppsOnOneNode)
@@ -278,7 +289,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     let oneNodeSpread = await load(oneAppOnOneNode, receivers: spread)
     let twoNodesSpread = await load(oneAppOnTwoNodes, receivers: spread)
     try await stopNodes()
-    let runs = [sqliteRun, oneNode, twoNodes, oneNodeEight, twoNodesEight, oneNodeSpread, twoNodesSpread]
+    let runs = [sqliteRun, sqliteEightRun, oneNode, twoNodes, oneNodeEight, twoNodesEight, oneNodeSpread, twoNodesSpread]
     let non2xx = runs.flatMap(\.figures).map { $0.non2xx + $0.errors }.reduce(0, +)
 
     let roundTrip = try await statementRoundTrip(base, statements: 5_000)
@@ -287,7 +298,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     print("pushbridge-bench --postgres: PostgreSQL (throwaway cluster, fsync off, loopback) and SQLite, one run; \(clients) wrk connections in all; \(ProcessInfo.processInfo.activeProcessorCount) cores shared by PostgreSQL, the nodes and wrk")
     print(String(format: "fan-out to %d members, PostgreSQL: first %.0f ms, then %.0f / %.0f ms", members, postgresMilliseconds[0], postgresMilliseconds[1], postgresMilliseconds[2]))
     print(String(format: "fan-out to %d members, SQLite:     first %.0f ms, then %.0f / %.0f ms", members, sqliteMilliseconds[0], sqliteMilliseconds[1], sqliteMilliseconds[2]))
-    for (name, run) in [("SQLite, one node, one app", sqliteRun), ("PostgreSQL, one node, one app", oneNode), ("PostgreSQL, two nodes, one app", twoNodes),
+    for (name, run) in [("SQLite, one node, one app", sqliteRun), ("SQLite, one node, 8 apps", sqliteEightRun), ("PostgreSQL, one node, one app", oneNode), ("PostgreSQL, two nodes, one app", twoNodes),
                         ("PostgreSQL, one node, 8 apps", oneNodeEight), ("PostgreSQL, two nodes, 8 apps", twoNodesEight),
                         ("PG, one node, one app, \(spread) rcv", oneNodeSpread), ("PG, two nodes, one app, \(spread) rcv", twoNodesSpread)] {
         let rps = total(run)
@@ -304,6 +315,8 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     let cpuRatio = (two.node + two.postgres) / (one.node + one.postgres)
     target("PostgreSQL one node ≥ 0.8 of one SQLite node (one app)", total(oneNode) / total(sqliteRun), total(oneNode) / total(sqliteRun) >= 0.8, "%.2f")
     target("one node, 8 apps ≥ 0.75× one node, one app", total(oneNodeEight) / total(oneNode), total(oneNodeEight) / total(oneNode) >= 0.75, "%.2f×")
+    // No target: the same ratio with no database server, so that one run tells PostgreSQL's share of it.
+    print(String(format: "reference  8 apps against one app on SQLite (no target: what 8 apps cost the service itself): %.2f×", total(sqliteEightRun) / total(sqliteRun)))
     target("p99 ≤ 20 ms, 8 apps on one node", p99(oneNodeEight), p99(oneNodeEight) <= 20, "%.1f ms")
     target("p99 ≤ 30 ms, 8 apps on two nodes", p99(twoNodesEight), p99(twoNodesEight) <= 30, "%.1f ms")
     target("statements a message ≤ 1.5 at 8 apps (the larger of one and two nodes)", max(one.statements, two.statements), max(one.statements, two.statements) <= 1.5, "%.2f")
@@ -330,12 +343,13 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     w.write(.object(JSONObject([
         ("fanout_members", .int(Int64(members))),
         ("postgres_fanout_ms", .array(postgresMilliseconds.map { .double($0.rounded()) })), ("sqlite_fanout_ms", .array(sqliteMilliseconds.map { .double($0.rounded()) })),
-        ("sqlite_one_node_rps", .double(total(sqliteRun).rounded())), ("one_node_rps", .double(total(oneNode).rounded())), ("two_nodes_rps", .double(total(twoNodes).rounded())),
+        ("sqlite_one_node_rps", .double(total(sqliteRun).rounded())), ("sqlite_8_apps_rps", .double(total(sqliteEightRun).rounded())), ("one_node_rps", .double(total(oneNode).rounded())), ("two_nodes_rps", .double(total(twoNodes).rounded())),
         ("one_node_8_apps_rps", .double(total(oneNodeEight).rounded())), ("two_nodes_8_apps_rps", .double(total(twoNodesEight).rounded())),
         ("one_node_spread_rps", .double(total(oneNodeSpread).rounded())), ("two_nodes_spread_rps", .double(total(twoNodesSpread).rounded())),
         ("one_node_p99_ms", .double(p99(oneNode))), ("one_node_8_apps_p99_ms", .double(p99(oneNodeEight))), ("two_nodes_8_apps_p99_ms", .double(p99(twoNodesEight))),
         ("statements_a_message_8_apps", .double(max(one.statements, two.statements))), ("two_nodes_cpu_ratio_8_apps", .double(cpuRatio)),
         ("one_node_ratio_to_sqlite", .double(total(oneNode) / total(sqliteRun))), ("eight_apps_ratio_to_one_app", .double(total(oneNodeEight) / total(oneNode))),
+        ("sqlite_eight_apps_ratio_to_one_app", .double(total(sqliteEightRun) / total(sqliteRun))),
         ("two_nodes_ratio_to_one_node", .double(total(twoNodes) / total(oneNode))),
         ("non_2xx", .int(Int64(non2xx))),
     ])))
