@@ -8,6 +8,8 @@ to Easemob and to Tencent Cloud IM, and checks the decisions PushBridge made.
 
     PUSHBRIDGE_URL=http://127.0.0.1:8080 PUSHBRIDGE_ADMIN_KEY=… python3 drop_in.py
 
+PUSHBRIDGE_TIMEOUT_SECONDS bounds each request (10 by default).
+
 Exits 0 when every check passes; prints each step.
 """
 import json
@@ -21,6 +23,7 @@ import TLSSigAPIv2
 
 BASE = os.environ.get("PUSHBRIDGE_URL", "http://127.0.0.1:8080")
 ADMIN_KEY = os.environ["PUSHBRIDGE_ADMIN_KEY"]
+TIMEOUT = float(os.environ.get("PUSHBRIDGE_TIMEOUT_SECONDS", "10"))
 APP = "dropin-" + uuid.uuid4().hex[:8]
 SDKAPPID, SECRET_KEY = 1400000000 + int(uuid.uuid4().int % 99999), uuid.uuid4().hex + uuid.uuid4().hex
 ORG, NAME, CLIENT_ID, CLIENT_SECRET = "demo-org", APP, "YXA6" + uuid.uuid4().hex, "YXA6" + uuid.uuid4().hex
@@ -37,7 +40,7 @@ def call(method, path, body=None, token=None, expect=(200, 201)):
     if token:
         request.add_header("Authorization", "Bearer " + token)
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
             status, headers, text = response.status, response.headers, response.read()
     except urllib.error.HTTPError as error:
         status, headers, text = error.code, error.headers, error.read()
