@@ -42,7 +42,7 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
         fail("no PostgreSQL: run it as `make bench-postgres` (Tests/Scripts/with-postgres.sh starts a throwaway cluster)")
     }
     // PUSHBRIDGE_BENCH_ONLY: one load shape alone (for a profiler), one app's two, or one app and 8 apps
-    // alternated (apps-pairs).
+    // alternated on each store (apps-pairs).
     let shapeNames = ["eight-apps", "eight-apps-two-nodes", "one-app-one-node", "one-app-two-nodes", "one-app-one-node-spread", "one-app-two-nodes-spread", "sqlite-eight-apps", "sqlite-one-app"]
     let only = ProcessInfo.processInfo.environment["PUSHBRIDGE_BENCH_ONLY"]
     if let only, !onlyFanOut, !(shapeNames + ["one-app", "apps-pairs"]).contains(only) {
@@ -231,14 +231,17 @@ func runPostgresBench(seconds runSeconds: Int, members: Int, onlyFanOut: Bool = 
     let oneAppOnTwoNodes = [LoadRun(messages(nodeA, apps[0]), keys[0], clients / 2), LoadRun(messages(nodeB, apps[0]), keys[0], clients / 2)]
     // 8 apps' 16 connections: all on node A, or each app on one of the two nodes. One client a node, as
     // for one app (its requests to each app in turn): the load client costs what it costs one app.
-    func oneClient(spreadOver indices: [Int], on node: Int) -> LoadRun {
+    func oneClient(spreadOver indices: [Int], on node: Int, keys: [String]) -> LoadRun {
         LoadRun(messages(node, apps[indices[0]]), keys[indices[0]], clients * indices.count / apps.count,
             apps: indices.map { (path(apps[$0]), keys[$0]) })
     }
-    let eightAppsOnOneNode = [oneClient(spreadOver: Array(apps.indices), on: nodeA)]
+    let eightAppsOnOneNode = [oneClient(spreadOver: Array(apps.indices), on: nodeA, keys: keys)]
+    let eightAppsOnTwoNodes = [
+        oneClient(spreadOver: apps.indices.filter { $0 % 2 == 0 }, on: nodeA, keys: keys), oneClient(spreadOver: apps.indices.filter { $0 % 2 == 1 }, on: nodeB, keys: keys),
+    ]
+    // The same one app and 8 apps on the SQLite node.
     let sqliteOne = [LoadRun(messages(sqliteNode, apps[0]), sqliteKey, clients)]
-    let sqliteEight = [LoadRun(messages(sqliteNode, apps[0]), sqliteKey, clients, apps: apps.indices.map { (path(apps[$0]), sqliteKeys[$0]) })]
-    let eightAppsOnTwoNodes = [oneClient(spreadOver: apps.indices.filter { $0 % 2 == 0 }, on: nodeA), oneClient(spreadOver: apps.indices.filter { $0 % 2 == 1 }, on: nodeB)]
+    let sqliteEight = [oneClient(spreadOver: Array(apps.indices), on: sqliteNode, keys: sqliteKeys)]
     // One load shape alone, for a profiler (its pid on standard error when it starts).
     let shapes = zip(shapeNames, [("8 apps, one node", eightAppsOnOneNode, 1), ("8 apps, two nodes", eightAppsOnTwoNodes, 1),
                                   ("one app, one node", oneAppOnOneNode, 1), ("one app, two nodes", oneAppOnTwoNodes, 1),
